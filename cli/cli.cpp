@@ -1,0 +1,411 @@
+#include "cli.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backend_select.hpp"
+#include "errors.hpp"
+#include "experiment/config.hpp"
+#include "experiment/experiment.hpp"
+#include "experiment/results.hpp"
+#include "replay/delays.hpp"
+#include "schedule/timeline.hpp"
+
+namespace pipelens {
+namespace {
+
+const char* kMainHelp = R"(pipelens-cli: pipeline-parallel training experiments, headless.
+
+Usage: pipelens-cli COMMAND [OPTIONS]
+
+Commands:
+  schedule   print a slot timeline (PD 1F1B, fill-drain or LocalSGD) as CSV or text art
+  delays     PipeDream delay statistics for one S or a range A:B
+  run        run an experiment from a JSON config and write its results to a folder
+  example    print an example config (default, pd, rpd, localsgd, sgd, fill-drain)
+  help       this text; `pipelens-cli COMMAND --help` describes one command
+
+Exit codes: 0 success, 1 bad input (one-line reason on stderr), 2 a run that failed.
+)";
+
+const char* kScheduleHelp = R"(Usage: pipelens-cli schedule --kind pd|fill-drain|localsgd --stages S --microbatches N [options]
+
+Prints the timeline as CSV `slot,stage,op,microbatch` (stages and microbatches from 0), one row
+per operation in slot order then stage order.
+
+Options:
+  --kind K             pd (PipeDream 1F1B), fill-drain (GPipe-style) or localsgd
+  --stages S           pipeline stages (>= 1)
+  --microbatches N     microbatches (>= 1)
+  --noam A             pd: microbatches allowed in flight (default S)
+  --replicas R         localsgd: replicas (default S)
+  --local-steps H      localsgd: local steps per averaging round (default 1)
+  --flush-group G      fill-drain: microbatches per flush (default N)
+  --forward-slots F    slots a forward takes (default 1)
+  --backward-slots B   slots a backward takes (default 1)
+  --latency-slots L    extra slots before a neighbouring stage may use a result (default 0)
+  --end-slot           add an end_slot column (useful with costs above 1)
+  --art                draw the timeline as text instead of CSV
+  --summary            print run length, utilization, bubble fraction and peak stash per stage
+)";
+
+const char* kDelaysHelp = R"(Usage: pipelens-cli delays --stages S|A:B [--microbatches N] [--from F] [--json]
+
+Exact PipeDream delays k - h(m, j) (SPEC section 3) with NOAM = S and unit costs. For each S:
+the maximum, mean and 10th/50th/90th percentiles (nearest rank) over every block read of the
+updates in the window, and the steady-state formula S^2 - S/2 (even S) or S^2 - S/2 - 1/2 (odd S).
+
+Options:
+  --stages S|A:B     one S, or every S from A to B
+  --microbatches N   microbatches per run (default 10 S)
+  --from F           the window starts at update F*K (default 0.5: the second half)
+  --json             a JSON array of objects {stages, microbatches, max, mean, p10, p50, p90,
+                     formula, formula_mean, samples}
+)";
+
+const char* kRunHelp = R"(Usage: pipelens-cli run CONFIG.json --out DIR [options]
+       pipelens-cli run --default --out DIR [options]
+
+Runs every method of the experiment (each on its own thread) and writes, into DIR,
+summary.json, config.json, objective_per_slot.csv, objective_per_update.csv, gap_per_update.csv,
+grad_norm.csv, theorem.csv, sweep.csv, timeline_<i>.csv and delays_<i>.csv (see docs/results.md).
+DIR is replaced only when the run succeeds; a failed run leaves earlier results intact.
+
+Options:
+  --out DIR          results folder (required)
+  --default          the default experiment instead of a config file
+  --backend B        override the config: auto, cpu or opencl
+  --device D         override the config: OpenCL device index or name
+  --threads N        worker threads (default: one per core)
+  --quiet            print nothing but errors
+)";
+
+const char* kExampleHelp = R"(Usage: pipelens-cli example [default|pd|rpd|localsgd|sgd|fill-drain|compare]
+
+Prints an example experiment config as JSON (docs/config.md explains every key).
+)";
+
+// Options of the form --name value, or flags --name.
+class Args {
+public:
+    Args(int argc, char** argv, int first, const std::vector<std::string>& flags) {
+        for (int i = first; i < argc; ++i) {
+            std::string a = argv[i];
+            if (a.rfind("--", 0) == 0) {
+                std::string name = a.substr(2);
+                auto eq = name.find('=');
+                if (eq != std::string::npos) {
+                    values_[name.substr(0, eq)] = name.substr(eq + 1);
+                } else if (std::find(flags.begin(), flags.end(), name) != flags.end()) {
+                    values_[name] = "1";
+                } else if (i + 1 < argc) {
+                    values_[name] = argv[++i];
+                } else {
+                    throw ConfigError("option --" + name + " needs a value");
+                }
+            } else {
+                positional_.push_back(a);
+            }
+        }
+    }
+    bool has(const std::string& k) const { return values_.count(k) > 0; }
+    std::string get(const std::string& k, const std::string& def = "") const {
+        auto it = values_.find(k);
+        return it == values_.end() ? def : it->second;
+    }
+    long long integer(const std::string& k, long long def) const {
+        if (!has(k)) return def;
+        const std::string& v = values_.at(k);
+        char* end = nullptr;
+        long long x = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0') {
+            throw ConfigError("--" + k + " = \"" + v + "\" is not allowed: an integer");
+        }
+        return x;
+    }
+    double number(const std::string& k, double def) const {
+        if (!has(k)) return def;
+        const std::string& v = values_.at(k);
+        char* end = nullptr;
+        double x = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end != '\0') {
+            throw ConfigError("--" + k + " = \"" + v + "\" is not allowed: a number");
+        }
+        return x;
+    }
+    void allowOnly(const std::vector<std::string>& known) const {
+        for (const auto& [k, v] : values_) {
+            if (std::find(known.begin(), known.end(), k) == known.end()) {
+                throw ConfigError("unknown option --" + k + " (see --help)");
+            }
+        }
+    }
+    const std::vector<std::string>& positional() const { return positional_; }
+
+private:
+    std::map<std::string, std::string> values_;
+    std::vector<std::string> positional_;
+};
+
+bool wantsHelp(int argc, char** argv) {
+    for (int i = 2; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--help" || a == "-h") return true;
+    }
+    return false;
+}
+
+int cmdSchedule(const Args& a, std::ostream& out) {
+    a.allowOnly({"kind", "stages", "microbatches", "noam", "replicas", "local-steps", "flush-group",
+                 "forward-slots", "backward-slots", "latency-slots", "art", "summary", "end-slot"});
+    if (!a.has("kind")) throw ConfigError("--kind is missing: one of pd, fill-drain, localsgd");
+    if (!a.has("stages")) throw ConfigError("--stages is missing: an integer >= 1");
+    if (!a.has("microbatches")) throw ConfigError("--microbatches is missing: an integer >= 1");
+    ScheduleParams p;
+    p.kind = parseScheduleKind(a.get("kind"));
+    p.stages = static_cast<int>(a.integer("stages", 0));
+    p.microbatches = static_cast<int>(a.integer("microbatches", 0));
+    p.noam = static_cast<int>(a.integer("noam", 0));
+    p.replicas = static_cast<int>(a.integer("replicas", 0));
+    p.localSteps = static_cast<int>(a.integer("local-steps", 1));
+    p.flushGroup = static_cast<int>(a.integer("flush-group", 0));
+    p.costs.forwardSlots = static_cast<int>(a.integer("forward-slots", 1));
+    p.costs.backwardSlots = static_cast<int>(a.integer("backward-slots", 1));
+    p.costs.latencySlots = static_cast<int>(a.integer("latency-slots", 0));
+    if (a.has("noam") && p.noam < 1) {
+        throw ConfigError("--noam = " + a.get("noam") + " is not allowed: an integer >= 1");
+    }
+    if (a.has("replicas") && p.replicas < 1) {
+        throw ConfigError("--replicas = " + a.get("replicas") + " is not allowed: an integer >= 1");
+    }
+    Timeline tl = buildTimeline(p);
+    if (a.has("art")) {
+        out << timelineArt(tl, 100000);
+    } else if (!a.has("summary")) {
+        out << timelineCsv(tl, a.has("end-slot"));
+    }
+    if (a.has("summary")) {
+        Utilization u = utilization(tl);
+        out << "slots: " << tl.totalSlots << "\nutilization: " << u.overall
+            << "\nbubble_fraction: " << u.bubbleFraction << "\nper_stage_utilization:";
+        for (double v : u.perStage) out << ' ' << v;
+        out << "\npeak_stashed_copies:";
+        for (int v : tl.peakStash) out << ' ' << v;
+        out << "\naveraging_slots:";
+        for (int v : tl.averagingSlots) out << ' ' << v;
+        out << '\n';
+    }
+    return 0;
+}
+
+std::pair<int, int> stageRange(const std::string& text) {
+    auto colon = text.find(':');
+    auto parse = [&](const std::string& s) {
+        char* end = nullptr;
+        long v = std::strtol(s.c_str(), &end, 10);
+        if (s.empty() || *end != '\0' || v < 1 || v > 4096) {
+            throw ConfigError("--stages = \"" + text +
+                              "\" is not allowed: an integer in [1, 4096] or a range A:B");
+        }
+        return static_cast<int>(v);
+    };
+    if (colon == std::string::npos) {
+        int s = parse(text);
+        return {s, s};
+    }
+    int lo = parse(text.substr(0, colon));
+    int hi = parse(text.substr(colon + 1));
+    if (lo > hi) throw ConfigError("--stages = \"" + text + "\" is not allowed: A:B needs A <= B");
+    return {lo, hi};
+}
+
+int cmdDelays(const Args& a, std::ostream& out) {
+    a.allowOnly({"stages", "microbatches", "from", "json"});
+    if (!a.has("stages")) throw ConfigError("--stages is missing: an integer or a range A:B");
+    auto [lo, hi] = stageRange(a.get("stages"));
+    long long n = a.integer("microbatches", 0);
+    if (n < 0) throw ConfigError("--microbatches = " + a.get("microbatches") + " is not allowed: >= 1");
+    double from = a.number("from", 0.5);
+    nlohmann::json arr = nlohmann::json::array();
+    if (!a.has("json")) {
+        out << "stages microbatches    max  formula       mean  S^2/2    p10    p50    p90\n";
+    }
+    for (int S = lo; S <= hi; ++S) {
+        DelayStats d = pipeDreamDelayStats(S, static_cast<int>(n), from);
+        if (a.has("json")) {
+            arr.push_back({{"stages", S},          {"microbatches", d.microbatches},
+                           {"max", d.max},         {"mean", d.mean},
+                           {"p10", d.p10},         {"p50", d.p50},
+                           {"p90", d.p90},         {"formula", d.formulaMax},
+                           {"formula_mean", d.formulaMean}, {"samples", d.samples}});
+        } else {
+            out << std::setw(6) << S << std::setw(13) << d.microbatches << std::setw(7) << d.max
+                << std::setw(9) << d.formulaMax << std::setw(11) << std::fixed
+                << std::setprecision(2) << d.mean << std::setw(7) << std::setprecision(1)
+                << d.formulaMean << std::setw(7) << d.p10 << std::setw(7) << d.p50 << std::setw(7)
+                << d.p90 << std::defaultfloat << '\n';
+        }
+    }
+    if (a.has("json")) out << arr.dump(2) << '\n';
+    return 0;
+}
+
+nlohmann::json exampleJson(const std::string& which) {
+    ExperimentConfig c = defaultExperiment();
+    MethodSpec m;
+    m.step.value = 0.25;
+    if (which == "default" || which == "compare") {
+        if (which == "compare") {
+            MethodSpec sgd;
+            sgd.method = "sgd";
+            sgd.step.value = 0.25;
+            MethodSpec fd;
+            fd.method = "fill-drain";
+            fd.step.value = 0.25;
+            c.methods.push_back(sgd);
+            c.methods.push_back(fd);
+        }
+        return c.toJson();
+    }
+    if (which == "pd") {
+        m.method = "pd";
+        m.step.grid = true;
+        m.step.gridMin = -8;
+        m.step.gridMax = 0;
+    } else if (which == "rpd") {
+        m.method = "rpd";
+        m.delayMode = DelayMode::Uniform;
+        m.delta = 60;
+        m.seed = 7;
+    } else if (which == "localsgd") {
+        m.method = "localsgd";
+        m.replicas = 0;
+        m.localSteps = 5;
+    } else if (which == "sgd") {
+        m.method = "sgd";
+    } else if (which == "fill-drain") {
+        m.method = "fill-drain";
+        m.flushGroup = 8;
+    } else {
+        throw ConfigError("example = \"" + which +
+                          "\" is not allowed: one of default, compare, pd, rpd, localsgd, sgd, fill-drain");
+    }
+    c.name = "example-" + which;
+    c.methods = {m};
+    return c.toJson();
+}
+
+int cmdExample(const Args& a, std::ostream& out) {
+    a.allowOnly({});
+    std::string which = a.positional().empty() ? "default" : a.positional()[0];
+    out << exampleJson(which).dump(2) << '\n';
+    return 0;
+}
+
+int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
+    a.allowOnly({"out", "default", "backend", "device", "threads", "quiet"});
+    if (!a.has("out")) throw ConfigError("--out is missing: the results folder");
+    ExperimentConfig config;
+    if (a.has("default")) {
+        if (!a.positional().empty()) {
+            throw ConfigError("give either a config file or --default, not both");
+        }
+        config = defaultExperiment();
+    } else {
+        if (a.positional().size() != 1) {
+            throw ConfigError("run needs one config file (or --default); see --help");
+        }
+        config = ExperimentConfig::fromFile(a.positional()[0]);
+    }
+    if (a.has("backend")) {
+        std::string b = a.get("backend");
+        if (b != "auto" && b != "cpu" && b != "opencl") {
+            throw ConfigError("--backend = \"" + b + "\" is not allowed: one of auto, cpu, opencl");
+        }
+        config.backend = b;
+    }
+    if (a.has("device")) config.device = a.get("device");
+    long long threads = a.integer("threads", 0);
+    if (threads < 0 || threads > 256) {
+        throw ConfigError("--threads = " + a.get("threads") + " is not allowed: 0 to 256");
+    }
+    const bool quiet = a.has("quiet");
+    std::vector<std::string> notices;
+    BackendChoice backend = selectBackend(config, notices);
+    if (!quiet) {
+        for (const auto& n : notices) err << "notice: " << n << '\n';
+    }
+    RunOptions opt;
+    opt.backend = backend.provider;
+    opt.backendName = backend.name;
+    opt.threads = static_cast<int>(threads);
+    if (!quiet) opt.progress = [&](const std::string& line) { err << "done: " << line << '\n'; };
+    ExperimentResult result = runExperiment(config, opt);
+    result.notices = notices;
+    writeResults(result, a.get("out"));
+    if (!quiet) {
+        out << summaryText(result);
+        out << "results written to " << a.get("out") << '\n';
+    }
+    return 0;
+}
+
+}  // namespace
+
+int runCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
+    if (argc < 2) {
+        err << kMainHelp;
+        return 1;
+    }
+    const std::string cmd = argv[1];
+    try {
+        if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+            out << kMainHelp;
+            return 0;
+        }
+        if (cmd == "--version") {
+            out << "pipelens-cli 0.1.0\n";
+            return 0;
+        }
+        const bool help = wantsHelp(argc, argv);
+        if (cmd == "schedule") {
+            if (help) return out << kScheduleHelp, 0;
+            return cmdSchedule(Args(argc, argv, 2, {"art", "summary", "end-slot"}), out);
+        }
+        if (cmd == "delays") {
+            if (help) return out << kDelaysHelp, 0;
+            return cmdDelays(Args(argc, argv, 2, {"json"}), out);
+        }
+        if (cmd == "run") {
+            if (help) return out << kRunHelp, 0;
+            return cmdRun(Args(argc, argv, 2, {"default", "quiet"}), out, err);
+        }
+        if (cmd == "example") {
+            if (help) return out << kExampleHelp, 0;
+            return cmdExample(Args(argc, argv, 2, {}), out);
+        }
+        err << "pipelens-cli: unknown command \"" << cmd
+            << "\" (allowed: schedule, delays, run, example, help)\n";
+        return 1;
+    } catch (const ConfigError& e) {
+        err << "pipelens-cli: " << e.what() << '\n';
+        return 1;
+    } catch (const DataError& e) {
+        err << "pipelens-cli: " << e.what() << '\n';
+        return 1;
+    } catch (const IoError& e) {
+        err << "pipelens-cli: " << e.what() << '\n';
+        return 2;
+    } catch (const std::exception& e) {
+        err << "pipelens-cli: run failed: " << e.what() << '\n';
+        return 2;
+    }
+}
+
+}  // namespace pipelens

@@ -1,0 +1,10 @@
+#pragma once
+#include <ostream>
+
+namespace pipelens {
+
+// Runs one pipelens-cli command. Returns the process exit code: 0 on success, 1 for bad input
+// (with a one-line reason on `err`), 2 for a failed run.
+int runCli(int argc, char** argv, std::ostream& out, std::ostream& err);
+
+}  // namespace pipelens

@@ -1,0 +1,220 @@
+#include "data/synthetic.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <sstream>
+#include <utility>
+
+#include "errors.hpp"
+
+namespace pipelens {
+namespace {
+
+std::string formatNumber(double value) {
+    std::ostringstream out;
+    out.precision(10);
+    out << value;
+    return out.str();
+}
+
+[[noreturn]] void rejectSpec(const std::string& field, const std::string& value,
+                             const std::string& allowed) {
+    throw ConfigError("synthetic." + field + " = " + value + " is not allowed: " + allowed);
+}
+
+// n x k matrix with orthonormal columns: Q of the QR of a Gaussian matrix, column signs fixed
+// by R's diagonal so the result is Haar-distributed and does not depend on QR conventions.
+Eigen::MatrixXd randomOrthonormal(Rng& rng, Eigen::Index n, Eigen::Index k) {
+    Eigen::MatrixXd G = rng.normalMatrix(n, k);
+    Eigen::HouseholderQR<Eigen::MatrixXd> qr(G);
+    Eigen::MatrixXd Q = qr.householderQ() * Eigen::MatrixXd::Identity(n, k);
+    const Eigen::MatrixXd& R = qr.matrixQR();
+    for (Eigen::Index j = 0; j < k; ++j) {
+        if (R(j, j) < 0.0) Q.col(j) *= -1.0;
+    }
+    return Q;
+}
+
+void addLabelNoise(Rng& rng, Eigen::VectorXd& y, double sigma) {
+    if (sigma == 0.0) return;
+    for (Eigen::Index i = 0; i < y.size(); ++i) y[i] += sigma * rng.normal();
+}
+
+void validate(const SyntheticSpec& spec) {
+    const std::string& kind = spec.kind;
+    if (kind != "random" && kind != "simple" && kind != "tridiagonal" && kind != "logistic") {
+        rejectSpec("kind", "\"" + kind + "\"", "one of random, simple, tridiagonal, logistic");
+    }
+    if (spec.rows < 1) rejectSpec("rows", std::to_string(spec.rows), "an integer >= 1");
+    if (spec.dim < 1) rejectSpec("dim", std::to_string(spec.dim), "an integer >= 1");
+    if (!std::isfinite(spec.labelNoise) || spec.labelNoise < 0.0) {
+        rejectSpec("label_noise", formatNumber(spec.labelNoise), "a finite number >= 0");
+    }
+    if (!std::isfinite(spec.conditionNumber) ||
+        (spec.conditionNumber != 0.0 && spec.conditionNumber <= 1.0)) {
+        rejectSpec("condition_number", formatNumber(spec.conditionNumber),
+                   "0 (use mu) or a finite number > 1");
+    }
+    if (kind != "tridiagonal") return;
+    if (spec.rows < spec.dim) {
+        rejectSpec("rows", std::to_string(spec.rows),
+                   "the tridiagonal data set needs rows >= dim = " + std::to_string(spec.dim));
+    }
+    if (spec.conditionNumber > 0.0) {
+        if (spec.dim < 2) {
+            rejectSpec("condition_number", formatNumber(spec.conditionNumber),
+                       "0 when dim = 1 (A = 2 + mu is 1 x 1 and always has condition number 1)");
+        }
+    } else {
+        // A = T + mu I must be positive definite for its Cholesky factor to exist.
+        double lowest = tridiagonalEigenvalue(spec.dim, 1);
+        if (!std::isfinite(spec.mu) || spec.mu <= -lowest) {
+            rejectSpec("mu", formatNumber(spec.mu),
+                       "a finite number > -lambda_min(T) = " + formatNumber(-lowest) +
+                           " so that T + mu I is positive definite");
+        }
+    }
+}
+
+}  // namespace
+
+double Rng::uniform() {
+    return static_cast<double>(engine_() >> 11) * 0x1.0p-53;
+}
+
+double Rng::normal() {
+    if (hasSpare_) {
+        hasSpare_ = false;
+        return spare_;
+    }
+    // u1 in (0, 1] keeps the logarithm finite.
+    double u1 = 1.0 - uniform();
+    double u2 = uniform();
+    double radius = std::sqrt(-2.0 * std::log(u1));
+    double angle = 2.0 * std::numbers::pi * u2;
+    spare_ = radius * std::sin(angle);
+    hasSpare_ = true;
+    return radius * std::cos(angle);
+}
+
+std::uint64_t Rng::uniformIndex(std::uint64_t n) {
+    if (n <= 1) return 0;
+    // Reject the top partial range so every residue is equally likely.
+    const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() -
+                                std::numeric_limits<std::uint64_t>::max() % n;
+    std::uint64_t x = engine_();
+    while (x >= limit) x = engine_();
+    return x % n;
+}
+
+void Rng::shuffle(std::vector<int>& values) {
+    for (std::size_t i = values.size(); i > 1; --i) {
+        std::size_t j = static_cast<std::size_t>(uniformIndex(i));
+        std::swap(values[i - 1], values[j]);
+    }
+}
+
+Eigen::MatrixXd Rng::normalMatrix(Eigen::Index rows, Eigen::Index cols) {
+    Eigen::MatrixXd m(rows, cols);
+    for (Eigen::Index i = 0; i < rows; ++i) {
+        for (Eigen::Index j = 0; j < cols; ++j) m(i, j) = normal();
+    }
+    return m;
+}
+
+Eigen::VectorXd Rng::normalVector(Eigen::Index size) {
+    Eigen::VectorXd v(size);
+    for (Eigen::Index i = 0; i < size; ++i) v[i] = normal();
+    return v;
+}
+
+double tridiagonalEigenvalue(int dim, int k) {
+    // The sine form avoids the cancellation of 2 - 2 cos(x) for small x (large d).
+    double s = std::sin(static_cast<double>(k) * std::numbers::pi / (2.0 * (dim + 1)));
+    return 4.0 * s * s;
+}
+
+double tridiagonalShiftForCondition(int dim, double kappa) {
+    // (hi + mu) / (lo + mu) = kappa  =>  mu = (hi - kappa lo) / (kappa - 1).
+    double lo = tridiagonalEigenvalue(dim, 1);
+    double hi = tridiagonalEigenvalue(dim, dim);
+    return (hi - kappa * lo) / (kappa - 1.0);
+}
+
+Dataset makeSynthetic(const SyntheticSpec& spec) {
+    validate(spec);
+    const Eigen::Index n = spec.rows;
+    const Eigen::Index d = spec.dim;
+    Rng rng(spec.seed);
+    Dataset data;
+    std::ostringstream description;
+    description << "synthetic " << spec.kind << ": n = " << n << ", d = " << d
+                << ", seed = " << spec.seed;
+
+    // Draw order (fixed, part of the data format): w_true, then the matrix factors, then
+    // labels / noise.
+    if (spec.kind == "random" || spec.kind == "logistic") {
+        Eigen::VectorXd wTrue = rng.normalVector(d);
+        data.X = rng.normalMatrix(n, d);
+        Eigen::VectorXd z = data.X * wTrue;
+        if (spec.kind == "random") {
+            data.y = z;
+            addLabelNoise(rng, data.y, spec.labelNoise);
+            description << ", X ~ N(0,1), y = X w_true";
+        } else {
+            data.y.resize(n);
+            for (Eigen::Index i = 0; i < n; ++i) {
+                // sigma(z) without overflow for large |z|.
+                double e = std::exp(-std::abs(z[i]));
+                double p = z[i] >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+                data.y[i] = rng.uniform() < p ? 1.0 : 0.0;
+            }
+            description << ", X ~ N(0,1), y ~ Bernoulli(sigmoid(X w_true))";
+        }
+    } else if (spec.kind == "simple") {
+        const Eigen::Index r = std::min(n, d);
+        Eigen::VectorXd wTrue = rng.normalVector(d);
+        Eigen::MatrixXd U = randomOrthonormal(rng, n, r);
+        Eigen::MatrixXd V = randomOrthonormal(rng, d, r);
+        // Gram eigenvalues evenly spaced on [1, r], i.e. 1, 2, ..., r.
+        Eigen::VectorXd lambda = Eigen::VectorXd::LinSpaced(r, 1.0, static_cast<double>(r));
+        data.X = std::sqrt(static_cast<double>(n)) * U * lambda.cwiseSqrt().asDiagonal() *
+                 V.transpose();
+        data.y = data.X * wTrue;
+        addLabelNoise(rng, data.y, spec.labelNoise);
+        description << ", X^T X / n has eigenvalues 1, 2, ..., " << r << ", y = X w_true";
+    } else {  // tridiagonal
+        double mu = spec.conditionNumber > 0.0
+                        ? tridiagonalShiftForCondition(spec.dim, spec.conditionNumber)
+                        : spec.mu;
+        Eigen::MatrixXd A = Eigen::MatrixXd::Zero(d, d);
+        for (Eigen::Index i = 0; i < d; ++i) {
+            A(i, i) = 2.0 + mu;
+            if (i + 1 < d) A(i, i + 1) = A(i + 1, i) = -1.0;
+        }
+        Eigen::LLT<Eigen::MatrixXd> llt(A);
+        if (llt.info() != Eigen::Success) {
+            rejectSpec("mu", formatNumber(mu), "a value for which T + mu I is positive definite");
+        }
+        Eigen::VectorXd wTrue = rng.normalVector(d);
+        Eigen::MatrixXd Q = randomOrthonormal(rng, n, d);
+        Eigen::MatrixXd L = llt.matrixL();
+        // X^T X / n = L Q^T Q L^T = A.
+        data.X = std::sqrt(static_cast<double>(n)) * Q * L.transpose();
+        data.y = data.X * wTrue;
+        addLabelNoise(rng, data.y, spec.labelNoise);
+        double lo = tridiagonalEigenvalue(spec.dim, 1) + mu;
+        double hi = tridiagonalEigenvalue(spec.dim, spec.dim) + mu;
+        description << ", X^T X / n = T + mu I with mu = " << formatNumber(mu)
+                    << " (condition number " << formatNumber(hi / lo) << "), y = X w_true";
+    }
+    if (spec.kind != "logistic" && spec.labelNoise > 0.0) {
+        description << " + N(0, " << formatNumber(spec.labelNoise) << "^2) noise";
+    }
+    data.description = description.str();
+    return data;
+}
+
+}  // namespace pipelens

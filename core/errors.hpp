@@ -1,0 +1,27 @@
+#pragma once
+// Typed errors of the engine. Each message names the offending field, its value and what is allowed,
+// so the CLI and the UI can show it to a person unchanged.
+#include <stdexcept>
+#include <string>
+
+namespace pipelens {
+
+// A configuration value is out of range, missing or unknown.
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// A data file or data set is missing, malformed or inconsistent.
+class DataError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Writing results failed (disk, permissions).
+class IoError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+}  // namespace pipelens

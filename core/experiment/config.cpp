@@ -1,0 +1,432 @@
+#include "experiment/config.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "errors.hpp"
+
+namespace pipelens {
+namespace {
+
+using nlohmann::json;
+
+std::string show(const json& v) { return v.dump(); }
+
+// Reads the keys of one JSON object and refuses the ones nobody asked for.
+class ObjectReader {
+public:
+    ObjectReader(const json& obj, std::string path) : obj_(obj), path_(std::move(path)) {
+        if (!obj_.is_object()) {
+            throw ConfigError(where() + " = " + show(obj_) + " is not allowed: a JSON object");
+        }
+    }
+    ~ObjectReader() = default;
+    ObjectReader(const ObjectReader&) = delete;
+    ObjectReader& operator=(const ObjectReader&) = delete;
+
+    bool has(const std::string& key) {
+        known_.insert(key);
+        return obj_.contains(key);
+    }
+    const json& at(const std::string& key) {
+        known_.insert(key);
+        return obj_.at(key);
+    }
+    std::string field(const std::string& key) const {
+        return path_.empty() ? key : path_ + "." + key;
+    }
+
+    long long integer(const std::string& key, long long def, long long lo, long long hi,
+                      const std::string& allowed) {
+        if (!has(key)) return def;
+        const json& v = obj_.at(key);
+        bool ok = v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) ==
+                                                                       v.get<double>());
+        if (!ok) throw ConfigError(field(key) + " = " + show(v) + " is not allowed: " + allowed);
+        long long x = v.is_number_integer() ? v.get<long long>()
+                                            : static_cast<long long>(v.get<double>());
+        if (x < lo || x > hi) {
+            throw ConfigError(field(key) + " = " + show(v) + " is not allowed: " + allowed);
+        }
+        return x;
+    }
+    double number(const std::string& key, double def, double lo, double hi,
+                  const std::string& allowed) {
+        if (!has(key)) return def;
+        const json& v = obj_.at(key);
+        if (!v.is_number()) {
+            throw ConfigError(field(key) + " = " + show(v) + " is not allowed: " + allowed);
+        }
+        double x = v.get<double>();
+        if (!std::isfinite(x) || x < lo || x > hi) {
+            throw ConfigError(field(key) + " = " + show(v) + " is not allowed: " + allowed);
+        }
+        return x;
+    }
+    std::string text(const std::string& key, const std::string& def,
+                     const std::vector<std::string>& choices = {}) {
+        if (!has(key)) return def;
+        const json& v = obj_.at(key);
+        std::string allowed = "a string";
+        if (!choices.empty()) {
+            allowed = "one of";
+            for (size_t i = 0; i < choices.size(); ++i) allowed += (i ? ", " : " ") + choices[i];
+        }
+        if (!v.is_string()) throw ConfigError(field(key) + " = " + show(v) + " is not allowed: " + allowed);
+        std::string s = v.get<std::string>();
+        if (!choices.empty() && std::find(choices.begin(), choices.end(), s) == choices.end()) {
+            throw ConfigError(field(key) + " = " + show(v) + " is not allowed: " + allowed);
+        }
+        return s;
+    }
+    bool boolean(const std::string& key, bool def) {
+        if (!has(key)) return def;
+        const json& v = obj_.at(key);
+        if (!v.is_boolean()) {
+            throw ConfigError(field(key) + " = " + show(v) + " is not allowed: true or false");
+        }
+        return v.get<bool>();
+    }
+    // Call last: any key not read is a typo or an unsupported option.
+    void rejectUnknown() const {
+        for (const auto& [key, value] : obj_.items()) {
+            if (!known_.count(key)) {
+                std::string allowed;
+                for (const auto& k : known_) allowed += (allowed.empty() ? "" : ", ") + k;
+                throw ConfigError("unknown key " + field(key) + " (allowed here: " + allowed + ")");
+            }
+        }
+    }
+
+private:
+    std::string where() const { return path_.empty() ? "config" : path_; }
+    const json& obj_;
+    std::string path_;
+    std::set<std::string> known_;
+};
+
+constexpr long long kBig = 1'000'000'000;
+
+StepSpec readStep(ObjectReader& r) {
+    StepSpec s;
+    if (!r.has("step_size")) {
+        throw ConfigError(r.field("step_size") +
+                          " is missing: a number > 0, or {\"grid\": [a_min, a_max]} for 2^a");
+    }
+    const json& v = r.at("step_size");
+    if (v.is_number()) {
+        s.value = r.number("step_size", 0.0, 0.0, 1e12, "a finite number > 0");
+        if (!(s.value > 0.0)) {
+            throw ConfigError(r.field("step_size") + " = " + show(v) +
+                              " is not allowed: a finite number > 0");
+        }
+        return s;
+    }
+    ObjectReader g(v, r.field("step_size"));
+    if (!g.has("grid")) throw ConfigError(r.field("step_size") + ".grid is missing");
+    const json& range = g.at("grid");
+    if (!range.is_array() || range.size() != 2 || !range[0].is_number_integer() ||
+        !range[1].is_number_integer() || range[0].get<int>() > range[1].get<int>() ||
+        range[0].get<int>() < -60 || range[1].get<int>() > 20) {
+        throw ConfigError(r.field("step_size.grid") + " = " + show(range) +
+                          " is not allowed: [a_min, a_max], integers with -60 <= a_min <= a_max <= 20");
+    }
+    g.rejectUnknown();
+    s.grid = true;
+    s.gridMin = range[0].get<int>();
+    s.gridMax = range[1].get<int>();
+    return s;
+}
+
+json stepJson(const StepSpec& s) {
+    if (s.grid) return json{{"grid", {s.gridMin, s.gridMax}}};
+    return s.value;
+}
+
+MethodSpec readMethod(const json& v, const std::string& path) {
+    ObjectReader r(v, path);
+    MethodSpec m;
+    m.method = r.text("method", "", {"pd", "rpd", "localsgd", "sgd", "fill-drain"});
+    if (m.method.empty()) {
+        throw ConfigError(path + ".method is missing: one of pd, rpd, localsgd, sgd, fill-drain");
+    }
+    m.label = r.text("label", "");
+    m.step = readStep(r);
+    if (m.method == "pd") {
+        m.noam = static_cast<int>(r.integer("noam", 0, 0, kBig, "0 (meaning S) or an integer >= 1"));
+    } else if (m.method == "localsgd") {
+        m.replicas = static_cast<int>(
+            r.integer("replicas", 0, 0, 4096, "0 (meaning S) or an integer in [1, 4096]"));
+        m.localSteps = static_cast<int>(r.integer("local_steps", 5, 1, kBig, "an integer >= 1 (H)"));
+    } else if (m.method == "fill-drain") {
+        m.flushGroup = static_cast<int>(
+            r.integer("flush_group", 0, 0, kBig, "0 (meaning S) or an integer >= 1"));
+    } else if (m.method == "rpd") {
+        m.delayMode = parseDelayMode(r.text("delay_mode", "uniform", {"uniform", "max", "zero", "pd"}));
+        m.delta = r.integer("delta", -1, -1, 10'000'000,
+                            "-1 (meaning S^2 - S/2) or an integer in [0, 10000000]");
+        m.order = parseStageOrder(r.text("order", "uniform", {"uniform", "pd"}));
+        m.seed = static_cast<std::uint64_t>(r.integer("seed", 0, 0, kBig * 1000, "an integer >= 0"));
+    }
+    r.rejectUnknown();
+    return m;
+}
+
+}  // namespace
+
+std::string defaultMethodLabel(const MethodSpec& m, int stages) {
+    std::ostringstream s;
+    if (m.method == "pd") {
+        s << "PipeDream";
+        if (m.noam > 0 && m.noam != stages) s << " (NOAM=" << m.noam << ")";
+    } else if (m.method == "rpd") {
+        s << "RPD (" << delayModeName(m.delayMode);
+        if (m.delayMode != DelayMode::PipeDream && m.delayMode != DelayMode::Zero) {
+            long long d = m.delta >= 0 ? m.delta : pipeDreamMaxDelayFormula(stages);
+            s << ", delta=" << d;
+        }
+        if (m.order == StageOrder::PipeDream) s << ", PD order";
+        s << ")";
+    } else if (m.method == "localsgd") {
+        s << "LocalSGD (R=" << (m.replicas > 0 ? m.replicas : stages) << ", H=" << m.localSteps << ")";
+    } else if (m.method == "sgd") {
+        s << "SGD (sequential)";
+    } else {
+        s << "Fill-drain (G=" << (m.flushGroup > 0 ? m.flushGroup : stages) << ")";
+    }
+    return s.str();
+}
+
+ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& baseDir) {
+    ExperimentConfig c;
+    c.baseDir = baseDir;
+    ObjectReader r(j, "");
+    c.name = r.text("name", "experiment");
+    c.seed = static_cast<std::uint64_t>(r.integer("seed", 1, 0, kBig * 1000, "an integer >= 0"));
+    c.stages = static_cast<int>(r.integer("stages", 4, 1, 4096, "an integer in [1, 4096]"));
+    c.batchSize = static_cast<int>(r.integer("batch_size", 10, 1, kBig, "an integer >= 1"));
+    c.shuffle = r.boolean("shuffle", false);
+    c.backend = r.text("backend", "auto", {"auto", "cpu", "opencl"});
+    if (r.has("device")) {
+        const json& d = r.at("device");
+        if (d.is_number_integer()) {
+            c.device = std::to_string(d.get<long long>());
+        } else if (d.is_string()) {
+            c.device = d.get<std::string>();
+        } else {
+            throw ConfigError("device = " + show(d) + " is not allowed: an index or a name");
+        }
+    }
+    c.allowCpuFallback = r.boolean("allow_cpu_fallback", true);
+    c.precision = r.text("precision", "double", {"double", "float"});
+
+    if (r.has("objective")) {
+        ObjectReader o(r.at("objective"), "objective");
+        c.objective.loss = parseLossKind(o.text("kind", "quadratic", {"quadratic", "logistic"}));
+        c.objective.l2 = o.number("l2", c.objective.loss == LossKind::Logistic ? 1e-4 : 0.0, 0.0,
+                                  1e12, "a finite number >= 0");
+        o.rejectUnknown();
+    }
+    if (r.has("data")) {
+        ObjectReader d(r.at("data"), "data");
+        DataSpec& s = c.data;
+        s.source = d.text("source", "synthetic", {"synthetic", "npy", "csv", "libsvm"});
+        if (s.source == "synthetic") {
+            s.kind = d.text("kind", c.objective.loss == LossKind::Logistic ? "logistic" : "random",
+                            {"random", "simple", "tridiagonal", "logistic"});
+            s.rows = static_cast<int>(d.integer("rows", 600, 1, 100'000'000, "an integer >= 1"));
+            s.dim = static_cast<int>(d.integer("dim", 64, 1, 10'000'000, "an integer >= 1"));
+            s.seed = static_cast<std::uint64_t>(d.integer("seed", static_cast<long long>(c.seed), 0,
+                                                          kBig * 1000, "an integer >= 0"));
+            s.labelNoise = d.number("label_noise", 0.0, 0.0, 1e12, "a finite number >= 0");
+            s.mu = d.number("mu", 0.01, 0.0, 1e12, "a finite number >= 0");
+            s.conditionNumber = d.number("condition_number", 0.0, 0.0, 1e300,
+                                         "0 (use mu) or a number > 1");
+        } else {
+            s.x = d.text("x", "");
+            if (s.x.empty()) throw ConfigError("data.x is missing: the path of the data file");
+            s.y = d.text("y", "");
+            if (s.source == "npy" && s.y.empty()) {
+                throw ConfigError("data.y is missing: the path of the labels .npy file");
+            }
+            s.labelColumn = static_cast<int>(d.integer("label_column", -1, -1, 1'000'000,
+                                                       "-1 (last) or a column index >= 0"));
+            s.libsvmDim = static_cast<int>(d.integer("dim", 0, 0, 10'000'000,
+                                                     "0 (largest index seen) or an integer >= 1"));
+        }
+        d.rejectUnknown();
+    } else if (c.objective.loss == LossKind::Logistic) {
+        c.data.kind = "logistic";
+    }
+    if (r.has("budget")) {
+        ObjectReader b(r.at("budget"), "budget");
+        c.budget.totalSlots = static_cast<int>(b.integer("slots", 0, 0, kBig, "an integer >= 0"));
+        c.budget.microbatches =
+            static_cast<int>(b.integer("microbatches", 0, 0, kBig, "an integer >= 0"));
+        c.budget.epochs = b.number("epochs", 0.0, 0.0, 1e9, "a finite number >= 0");
+        c.budget.compare = b.text("compare", "time", {"time", "updates"});
+        b.rejectUnknown();
+    } else {
+        c.budget.epochs = 5;
+    }
+    if (r.has("costs")) {
+        ObjectReader o(r.at("costs"), "costs");
+        c.costs.forwardSlots =
+            static_cast<int>(o.integer("forward_slots", 1, 1, 1000, "an integer in [1, 1000]"));
+        c.costs.backwardSlots =
+            static_cast<int>(o.integer("backward_slots", 1, 1, 1000, "an integer in [1, 1000]"));
+        c.costs.latencySlots =
+            static_cast<int>(o.integer("latency_slots", 0, 0, 1000, "an integer in [0, 1000]"));
+        o.rejectUnknown();
+    }
+    if (r.has("sampling")) {
+        ObjectReader o(r.at("sampling"), "sampling");
+        c.sampling.objectivePerUpdate = o.boolean("objective_per_update", true);
+        c.sampling.gradNormEvery = o.integer("grad_norm_every", 0, 0, kBig, "an integer >= 0 (0: off)");
+        c.sampling.blowUpFactor = o.number("blow_up_factor", 1e6, 1.0, 1e300, "a number >= 1");
+        o.rejectUnknown();
+    }
+    if (!r.has("methods")) throw ConfigError("methods is missing: a list of methods to run");
+    const json& ms = r.at("methods");
+    if (!ms.is_array() || ms.empty()) {
+        throw ConfigError("methods = " + show(ms) + " is not allowed: a non-empty list");
+    }
+    for (size_t i = 0; i < ms.size(); ++i) {
+        c.methods.push_back(readMethod(ms[i], "methods[" + std::to_string(i) + "]"));
+    }
+    r.rejectUnknown();
+    c.validate();
+    return c;
+}
+
+ExperimentConfig ExperimentConfig::fromFile(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw ConfigError("cannot open config file " + path);
+    json j;
+    try {
+        j = json::parse(in);
+    } catch (const json::parse_error& e) {
+        throw ConfigError("config file " + path + " is not valid JSON: " + e.what());
+    }
+    auto base = std::filesystem::absolute(path).parent_path().string();
+    return fromJson(j, base);
+}
+
+void ExperimentConfig::validate() const {
+    if (data.source == "synthetic" && data.dim < stages) {
+        throw ConfigError("stages = " + std::to_string(stages) +
+                          " is not allowed: the model has d = " + std::to_string(data.dim) +
+                          " coordinates and each stage needs at least one (S <= d)");
+    }
+    if (data.source == "synthetic" && data.rows % batchSize != 0) {
+        throw ConfigError("batch_size = " + std::to_string(batchSize) +
+                          " is not allowed: data.rows = " + std::to_string(data.rows) +
+                          " must be a multiple of it");
+    }
+    if (budget.totalSlots == 0 && budget.microbatches == 0 && !(budget.epochs > 0.0)) {
+        throw ConfigError("budget is empty: set budget.totalSlots, budget.microbatches or budget.epochs > 0");
+    }
+    for (const MethodSpec& m : methods) {
+        if (m.method == "localsgd" && m.replicas > 0 && m.replicas > 4096) {
+            throw ConfigError("replicas = " + std::to_string(m.replicas) + " is not allowed");
+        }
+    }
+}
+
+json ExperimentConfig::toJson() const {
+    json j;
+    j["name"] = name;
+    j["seed"] = seed;
+    j["stages"] = stages;
+    j["batch_size"] = batchSize;
+    j["shuffle"] = shuffle;
+    j["backend"] = backend;
+    if (!device.empty()) j["device"] = device;
+    j["allow_cpu_fallback"] = allowCpuFallback;
+    j["precision"] = precision;
+    j["objective"] = {{"kind", lossKindName(objective.loss)}, {"l2", objective.l2}};
+    json d;
+    d["source"] = data.source;
+    if (data.source == "synthetic") {
+        d["kind"] = data.kind;
+        d["rows"] = data.rows;
+        d["dim"] = data.dim;
+        d["seed"] = data.seed;
+        d["label_noise"] = data.labelNoise;
+        d["mu"] = data.mu;
+        d["condition_number"] = data.conditionNumber;
+    } else {
+        d["x"] = data.x;
+        if (!data.y.empty()) d["y"] = data.y;
+        if (data.source == "csv") d["label_column"] = data.labelColumn;
+        if (data.source == "libsvm") d["dim"] = data.libsvmDim;
+    }
+    j["data"] = d;
+    json b;
+    if (budget.totalSlots > 0) b["slots"] = budget.totalSlots;
+    if (budget.microbatches > 0) b["microbatches"] = budget.microbatches;
+    if (budget.epochs > 0) b["epochs"] = budget.epochs;
+    b["compare"] = budget.compare;
+    j["budget"] = b;
+    j["costs"] = {{"forward_slots", costs.forwardSlots},
+                  {"backward_slots", costs.backwardSlots},
+                  {"latency_slots", costs.latencySlots}};
+    j["sampling"] = {{"objective_per_update", sampling.objectivePerUpdate},
+                     {"grad_norm_every", sampling.gradNormEvery},
+                     {"blow_up_factor", sampling.blowUpFactor}};
+    json ms = json::array();
+    for (const MethodSpec& m : methods) {
+        json o;
+        o["method"] = m.method;
+        if (!m.label.empty()) o["label"] = m.label;
+        o["step_size"] = stepJson(m.step);
+        if (m.method == "pd") o["noam"] = m.noam;
+        if (m.method == "localsgd") {
+            o["replicas"] = m.replicas;
+            o["local_steps"] = m.localSteps;
+        }
+        if (m.method == "fill-drain") o["flush_group"] = m.flushGroup;
+        if (m.method == "rpd") {
+            o["delay_mode"] = delayModeName(m.delayMode);
+            o["delta"] = m.delta;
+            o["order"] = stageOrderName(m.order);
+            o["seed"] = m.seed;
+        }
+        ms.push_back(o);
+    }
+    j["methods"] = ms;
+    return j;
+}
+
+ExperimentConfig defaultExperiment() {
+    ExperimentConfig c;
+    c.name = "default";
+    c.seed = 1;
+    c.objective = {LossKind::Logistic, 1e-4};
+    c.data.source = "synthetic";
+    c.data.kind = "logistic";
+    c.data.rows = 600;
+    c.data.dim = 64;
+    c.data.seed = 1;
+    c.stages = 8;
+    c.batchSize = 10;
+    c.budget.epochs = 5;
+    MethodSpec pd;
+    pd.method = "pd";
+    pd.step.value = 0.25;
+    MethodSpec rpd;
+    rpd.method = "rpd";
+    rpd.step.value = 0.25;
+    rpd.delayMode = DelayMode::Uniform;
+    MethodSpec local;
+    local.method = "localsgd";
+    local.step.value = 0.25;
+    local.localSteps = 5;
+    c.methods = {pd, rpd, local};
+    return c;
+}
+
+}  // namespace pipelens

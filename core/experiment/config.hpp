@@ -1,0 +1,99 @@
+#pragma once
+// An experiment: one objective and data set, one pipeline size, a budget, and the methods to
+// compare. The JSON form (docs/config.md) is shared by the CLI and the desktop app.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "objective/linear_objective.hpp"
+#include "replay/replay.hpp"
+#include "schedule/timeline.hpp"
+
+namespace pipelens {
+
+struct DataSpec {
+    std::string source = "synthetic";  // synthetic | npy | csv | libsvm
+    // synthetic
+    std::string kind = "random";  // random | simple | tridiagonal | logistic
+    int rows = 600;
+    int dim = 64;
+    std::uint64_t seed = 1;
+    double labelNoise = 0.0;
+    double mu = 0.01;
+    double conditionNumber = 0.0;
+    // files (relative paths are resolved against the config file's folder)
+    std::string x;          // npy: X; csv: the table (or X with `y`); libsvm: the file
+    std::string y;          // npy: y; csv: optional separate label file
+    int labelColumn = -1;   // csv without `y`: label column (-1 = last)
+    int libsvmDim = 0;      // libsvm: number of features (0 = largest index seen)
+};
+
+struct ObjectiveSpec {
+    LossKind loss = LossKind::Quadratic;
+    double l2 = 0.0;
+};
+
+// A fixed step size, or a grid {2^a : a in [gridMin, gridMax]} keeping the best run.
+struct StepSpec {
+    double value = 0.0;
+    bool grid = false;
+    int gridMin = -10;
+    int gridMax = 0;
+};
+
+struct MethodSpec {
+    std::string method = "pd";  // pd | rpd | localsgd | sgd | fill-drain
+    std::string label;          // shown in legends; default derived from the parameters
+    StepSpec step;
+    int noam = 0;               // pd: 0 = S
+    int replicas = 0;           // localsgd: 0 = S
+    int localSteps = 5;         // localsgd: H
+    int flushGroup = 0;         // fill-drain: microbatches per flush, 0 = S
+    DelayMode delayMode = DelayMode::Uniform;  // rpd
+    long long delta = -1;       // rpd: -1 = PD's max delay S^2 - S/2
+    StageOrder order = StageOrder::Uniform;    // rpd
+    std::uint64_t seed = 0;     // rpd: draws (0 = the experiment seed)
+};
+
+struct BudgetSpec {
+    // Exactly one is used, in this order: slots, microbatches, epochs.
+    int totalSlots = 0;          // simulated time for every method
+    int microbatches = 0;   // PD microbatches; the slot budget is PD's run length
+    double epochs = 0.0;    // passes over the M batches by PD; budget as for microbatches
+    std::string compare = "time";  // time: equal simulated slots | updates: equal block updates
+};
+
+struct ExperimentConfig {
+    std::string name = "experiment";
+    std::uint64_t seed = 1;
+    DataSpec data;
+    ObjectiveSpec objective;
+    int stages = 4;
+    int batchSize = 10;
+    bool shuffle = false;
+    BudgetSpec budget;
+    OpCosts costs;
+    SamplingOptions sampling;
+    std::vector<MethodSpec> methods;
+    std::string backend = "auto";  // auto | cpu | opencl
+    std::string device;            // OpenCL device index or name substring
+    bool allowCpuFallback = true;
+    std::string precision = "double";  // double | float (OpenCL)
+    std::string baseDir;           // folder of the config file, for relative data paths
+
+    // Parses and validates; every error is a ConfigError naming the key, the value and what is
+    // allowed. Unknown keys are errors too.
+    static ExperimentConfig fromJson(const nlohmann::json& json, const std::string& baseDir = "");
+    static ExperimentConfig fromFile(const std::string& path);
+    nlohmann::json toJson() const;
+    void validate() const;
+};
+
+std::string defaultMethodLabel(const MethodSpec& m, int stages);
+
+// A complete default experiment: logistic regression, S = 8, PD vs RPD vs LocalSGD.
+ExperimentConfig defaultExperiment();
+
+}  // namespace pipelens

@@ -1,0 +1,293 @@
+#include "experiment/experiment.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "data/loaders.hpp"
+#include "data/synthetic.hpp"
+#include "errors.hpp"
+#include "replay/cpu_backend.hpp"
+
+namespace pipelens {
+namespace {
+
+std::string resolvePath(const ExperimentConfig& c, const std::string& p) {
+    if (p.empty() || c.baseDir.empty() || std::filesystem::path(p).is_absolute()) return p;
+    return (std::filesystem::path(c.baseDir) / p).string();
+}
+
+ScheduleParams scheduleFor(const ExperimentConfig& c, const MethodSpec& m) {
+    ScheduleParams p;
+    p.stages = c.stages;
+    p.costs = c.costs;
+    if (m.method == "pd") {
+        p.kind = ScheduleKind::PipeDream;
+        p.noam = m.noam;
+    } else if (m.method == "localsgd") {
+        p.kind = ScheduleKind::LocalSgd;
+        p.replicas = m.replicas > 0 ? m.replicas : c.stages;
+        p.localSteps = m.localSteps;
+    } else if (m.method == "sgd") {
+        // Sequential SGD: one replica, never averaged, so each microbatch waits for the last.
+        p.kind = ScheduleKind::LocalSgd;
+        p.replicas = 1;
+        p.localSteps = 1 << 29;
+    } else {
+        p.kind = ScheduleKind::FillDrain;
+        p.flushGroup = m.flushGroup > 0 ? m.flushGroup : c.stages;
+    }
+    return p;
+}
+
+}  // namespace
+
+BackendProvider cpuBackendProvider() {
+    return [] { return std::make_unique<CpuBackend>(); };
+}
+
+std::shared_ptr<LinearObjective> buildObjective(const ExperimentConfig& c) {
+    Dataset data;
+    const DataSpec& d = c.data;
+    if (d.source == "synthetic") {
+        SyntheticSpec s;
+        s.kind = d.kind;
+        s.rows = d.rows;
+        s.dim = d.dim;
+        s.seed = d.seed;
+        s.labelNoise = d.labelNoise;
+        s.mu = d.mu;
+        s.conditionNumber = d.conditionNumber;
+        data = makeSynthetic(s);
+    } else if (d.source == "npy") {
+        data = loadNpyPair(resolvePath(c, d.x), resolvePath(c, d.y));
+    } else if (d.source == "csv") {
+        data = d.y.empty() ? loadCsv(resolvePath(c, d.x), d.labelColumn)
+                           : loadCsvPair(resolvePath(c, d.x), resolvePath(c, d.y));
+    } else {
+        data = loadLibsvm(resolvePath(c, d.x), d.libsvmDim);
+    }
+    if (c.objective.loss == LossKind::Logistic && d.source == "synthetic" && d.kind != "logistic") {
+        throw ConfigError("data.kind = \"" + d.kind +
+                          "\" is not allowed with objective.kind = logistic: use logistic data");
+    }
+    auto obj = std::make_shared<LinearObjective>(std::move(data), c.objective.loss,
+                                                 c.objective.l2, c.batchSize);
+    splitBlocks(obj->dim(), c.stages);  // S <= d, with the standard message
+    return obj;
+}
+
+ExperimentPlan planExperiment(const ExperimentConfig& c, const LinearObjective& objective) {
+    ExperimentPlan plan;
+    const int M = objective.batches();
+    MethodSpec pdSpec;
+    pdSpec.method = "pd";
+    for (const MethodSpec& m : c.methods) {
+        if (m.method == "pd") {
+            pdSpec = m;
+            break;
+        }
+    }
+    ScheduleParams pd = scheduleFor(c, pdSpec);
+    if (c.budget.totalSlots > 0) {
+        plan.slotBudget = c.budget.totalSlots;
+        plan.pipeDreamMicrobatches = microbatchesForBudget(pd, plan.slotBudget);
+    } else {
+        plan.pipeDreamMicrobatches = c.budget.microbatches > 0
+                                         ? c.budget.microbatches
+                                         : static_cast<int>(std::llround(c.budget.epochs * M));
+        if (plan.pipeDreamMicrobatches < 1) {
+            throw ConfigError("budget.epochs = " + std::to_string(c.budget.epochs) +
+                              " is not allowed: it gives no microbatch (M = " + std::to_string(M) +
+                              " batches per epoch)");
+        }
+        pd.microbatches = plan.pipeDreamMicrobatches;
+        plan.slotBudget = buildTimeline(pd).totalSlots;
+    }
+    if (plan.pipeDreamMicrobatches < 1) {
+        throw ConfigError("budget.totalSlots = " + std::to_string(c.budget.totalSlots) +
+                          " is not allowed: too short for a single PipeDream microbatch");
+    }
+    plan.updateBudget = static_cast<long long>(plan.pipeDreamMicrobatches) * c.stages;
+    for (const MethodSpec& m : c.methods) {
+        RunPlan r;
+        r.spec = m;
+        r.label = m.label.empty() ? defaultMethodLabel(m, c.stages) : m.label;
+        if (m.method == "rpd") {
+            r.pipeline = false;
+            r.updates = plan.updateBudget;
+            r.delta = m.delta >= 0 ? m.delta : pipeDreamMaxDelayFormula(c.stages);
+        } else {
+            r.schedule = scheduleFor(c, m);
+            r.replicas = m.method == "localsgd" ? r.schedule.replicas : 1;
+            if (m.method == "fill-drain") r.stepScale = 1.0 / r.schedule.flushGroup;
+            if (c.budget.compare == "updates") {
+                r.schedule.microbatches = plan.pipeDreamMicrobatches;
+            } else {
+                r.schedule.microbatches = microbatchesForBudget(r.schedule, plan.slotBudget);
+                if (r.schedule.microbatches < 1) {
+                    throw ConfigError("budget of " + std::to_string(plan.slotBudget) +
+                                      " slots is too short for one microbatch of " + r.label);
+                }
+            }
+            if (m.method == "sgd") r.schedule.localSteps = r.schedule.microbatches;
+        }
+        plan.runs.push_back(r);
+    }
+    return plan;
+}
+
+std::unique_ptr<Replay> makeReplay(const ExperimentConfig& c, const RunPlan& plan, double stepSize,
+                                   std::shared_ptr<const LinearObjective> objective,
+                                   const BackendProvider& backend) {
+    if (plan.pipeline) {
+        PipelineReplayConfig cfg;
+        cfg.method = plan.spec.method;
+        cfg.label = plan.label;
+        cfg.timeline = buildTimeline(plan.schedule);
+        cfg.replicas = plan.replicas;
+        cfg.stepSize = stepSize;
+        cfg.stepScale = plan.stepScale;
+        cfg.batchOf = batchSequence(plan.schedule.microbatches, objective->batches(), c.shuffle,
+                                    c.seed);
+        cfg.sampling = c.sampling;
+        return std::make_unique<PipelineReplay>(std::move(objective), backend(), std::move(cfg));
+    }
+    RpdReplayConfig cfg;
+    cfg.label = plan.label;
+    cfg.stages = c.stages;
+    cfg.updates = plan.updates;
+    cfg.stepSize = stepSize;
+    cfg.delayMode = plan.spec.delayMode;
+    cfg.maxDelay = plan.delta;
+    cfg.order = plan.spec.order;
+    cfg.seed = plan.spec.seed != 0 ? plan.spec.seed : c.seed;
+    cfg.sampling = c.sampling;
+    if (cfg.delayMode == DelayMode::PipeDream || cfg.order == StageOrder::PipeDream) {
+        ScheduleParams pd;
+        pd.kind = ScheduleKind::PipeDream;
+        pd.stages = c.stages;
+        pd.costs = c.costs;
+        pd.microbatches =
+            static_cast<int>((plan.updates + c.stages - 1) / std::max(1, c.stages));
+        cfg.pipeDream = std::make_shared<DelayTable>(buildTimeline(pd));
+        cfg.batchOf = batchSequence(pd.microbatches, objective->batches(), c.shuffle, c.seed);
+    }
+    return std::make_unique<RpdReplay>(std::move(objective), backend(), std::move(cfg));
+}
+
+RunResult runOne(const ExperimentConfig& c, const RunPlan& plan, double stepSize,
+                 std::shared_ptr<const LinearObjective> objective, const BackendProvider& backend,
+                 const std::atomic<bool>* cancel) {
+    auto replay = makeReplay(c, plan, stepSize, std::move(objective), backend);
+    // Advance in chunks so a cancel request is seen between them.
+    while (!replay->done()) {
+        if (cancel && cancel->load()) {
+            replay->cancel();
+            replay->advance(1);
+            break;
+        }
+        if (replay->advance(256) == 0) break;
+    }
+    return replay->result();
+}
+
+namespace {
+
+SweepPoint sweepPoint(const RunResult& r) {
+    SweepPoint p;
+    p.stepSize = r.stepSize;
+    double f = r.finalObjective();
+    p.finalGap = f - r.optimum;
+    p.diverged = r.divergence.diverged || !std::isfinite(f) || f > r.initialObjective;
+    return p;
+}
+
+MethodOutcome runMethod(const ExperimentConfig& c, const RunPlan& plan,
+                        std::shared_ptr<const LinearObjective> objective,
+                        const RunOptions& options) {
+    MethodOutcome out;
+    out.plan = plan;
+    BackendProvider backend = options.backend ? options.backend : cpuBackendProvider();
+    if (!plan.spec.step.grid) {
+        out.result = runOne(c, plan, plan.spec.step.value, objective, backend, options.cancel);
+        return out;
+    }
+    bool haveBest = false;
+    double bestGap = 0.0;
+    RunResult fallback;
+    for (int a = plan.spec.step.gridMin; a <= plan.spec.step.gridMax; ++a) {
+        if (options.cancel && options.cancel->load()) break;
+        RunResult r = runOne(c, plan, std::ldexp(1.0, a), objective, backend, options.cancel);
+        SweepPoint p = sweepPoint(r);
+        out.sweep.push_back(p);
+        if (!p.diverged && (!haveBest || p.finalGap < bestGap)) {
+            haveBest = true;
+            bestGap = p.finalGap;
+            out.result = std::move(r);
+        } else if (!haveBest && a == plan.spec.step.gridMin) {
+            fallback = std::move(r);
+        }
+    }
+    if (!haveBest) {
+        out.allDiverged = true;
+        out.result = std::move(fallback);
+    }
+    return out;
+}
+
+}  // namespace
+
+ExperimentResult runExperiment(const ExperimentConfig& c, const RunOptions& options) {
+    ExperimentResult res;
+    res.config = c;
+    auto objective = buildObjective(c);
+    // Cache f* and L before threads share the objective.
+    res.optimum = objective->optimum();
+    res.smoothness = objective->smoothness();
+    res.plan = planExperiment(c, *objective);
+    res.backendName = options.backendName;
+    res.methods.resize(res.plan.runs.size());
+    std::mutex mutex;
+    std::exception_ptr failure;
+    size_t next = 0;
+    auto worker = [&] {
+        for (;;) {
+            size_t i = 0;
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                if (next >= res.plan.runs.size() || failure) return;
+                i = next++;
+            }
+            try {
+                MethodOutcome o = runMethod(c, res.plan.runs[i], objective, options);
+                std::lock_guard<std::mutex> lock(mutex);
+                if (options.progress) {
+                    const RunResult& r = o.result;
+                    std::string line = res.plan.runs[i].label + ": " +
+                                       std::to_string(r.updates) + " block updates";
+                    if (r.divergence.diverged) line += ", " + r.divergence.reason;
+                    options.progress(line);
+                }
+                res.methods[i] = std::move(o);
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(mutex);
+                if (!failure) failure = std::current_exception();
+            }
+        }
+    };
+    unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
+                                           : std::max(1u, std::thread::hardware_concurrency());
+    threads = std::min<unsigned>(threads, static_cast<unsigned>(res.plan.runs.size()));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    if (failure) std::rethrow_exception(failure);
+    res.cancelled = options.cancel && options.cancel->load();
+    return res;
+}
+
+}  // namespace pipelens

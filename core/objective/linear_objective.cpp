@@ -1,0 +1,159 @@
+#include "objective/linear_objective.hpp"
+
+#include <cmath>
+
+#include "errors.hpp"
+
+namespace pipelens {
+namespace {
+
+// softplus(z) - y z, computed without overflow for large |z|.
+Eigen::ArrayXd logisticLoss(const Eigen::ArrayXd& z, const Eigen::ArrayXd& y) {
+    return z.max(0.0) + (-z.abs()).exp().log1p() - y * z;
+}
+
+Eigen::ArrayXd sigmoid(const Eigen::ArrayXd& z) {
+    // 1/(1+e^-z) for z >= 0, e^z/(1+e^z) for z < 0: no overflow either way.
+    Eigen::ArrayXd e = (-z.abs()).exp();
+    return (z >= 0.0).select(1.0 / (1.0 + e), e / (1.0 + e));
+}
+
+}  // namespace
+
+LossKind parseLossKind(const std::string& text) {
+    if (text == "quadratic" || text == "least-squares") return LossKind::Quadratic;
+    if (text == "logistic") return LossKind::Logistic;
+    throw ConfigError("objective.kind = \"" + text +
+                      "\" is not allowed: one of quadratic, logistic");
+}
+
+std::string lossKindName(LossKind kind) {
+    return kind == LossKind::Quadratic ? "quadratic" : "logistic";
+}
+
+std::vector<BlockRange> splitBlocks(int dim, int stages) {
+    if (stages < 1) {
+        throw ConfigError("stages = " + std::to_string(stages) + " is not allowed: an integer >= 1");
+    }
+    if (dim < stages) {
+        throw ConfigError("stages = " + std::to_string(stages) +
+                          " is not allowed: the model has d = " + std::to_string(dim) +
+                          " coordinates and each stage needs at least one (S <= d)");
+    }
+    std::vector<BlockRange> blocks(stages);
+    int base = dim / stages;
+    int extra = dim % stages;
+    int offset = 0;
+    for (int s = 0; s < stages; ++s) {
+        blocks[s] = {offset, base + (s < extra ? 1 : 0)};
+        offset += blocks[s].size;
+    }
+    return blocks;
+}
+
+LinearObjective::LinearObjective(Dataset data, LossKind loss, double l2, int batchSize)
+    : data_(std::move(data)), loss_(loss), l2_(l2), batchSize_(batchSize) {
+    const auto n = data_.X.rows();
+    if (n == 0 || data_.X.cols() == 0) {
+        throw DataError("data set is empty: X has " + std::to_string(n) + " rows and " +
+                        std::to_string(data_.X.cols()) + " columns");
+    }
+    if (data_.y.size() != n) {
+        throw DataError("X and y lengths differ: X has " + std::to_string(n) + " rows, y has " +
+                        std::to_string(data_.y.size()) + " entries");
+    }
+    if (!data_.X.allFinite() || !data_.y.allFinite()) {
+        throw DataError("data set contains NaN or Inf values");
+    }
+    if (batchSize < 1) {
+        throw ConfigError("batch_size = " + std::to_string(batchSize) +
+                          " is not allowed: an integer >= 1");
+    }
+    if (n % batchSize != 0) {
+        throw ConfigError("batch_size = " + std::to_string(batchSize) +
+                          " is not allowed: the data set has n = " + std::to_string(n) +
+                          " rows and n must be a multiple of the batch size");
+    }
+    if (!std::isfinite(l2) || l2 < 0.0) {
+        throw ConfigError("l2 = " + std::to_string(l2) + " is not allowed: a finite number >= 0");
+    }
+    if (loss_ == LossKind::Logistic) {
+        for (Eigen::Index i = 0; i < n; ++i) {
+            if (data_.y[i] != 0.0 && data_.y[i] != 1.0) {
+                throw DataError("logistic regression needs labels y in {0, 1}; row " +
+                                std::to_string(i) + " has y = " + std::to_string(data_.y[i]));
+            }
+        }
+    }
+}
+
+double LinearObjective::valueFromActivation(const Eigen::VectorXd& z, double weightNormSq) const {
+    if (loss_ == LossKind::Quadratic) {
+        return 0.5 * (z - data_.y).squaredNorm() / static_cast<double>(rows());
+    }
+    return logisticLoss(z.array(), data_.y.array()).mean() + 0.5 * l2_ * weightNormSq;
+}
+
+double LinearObjective::value(const Eigen::VectorXd& w) const {
+    return valueFromActivation(data_.X * w, w.squaredNorm());
+}
+
+Eigen::VectorXd LinearObjective::gradient(const Eigen::VectorXd& w) const {
+    Eigen::VectorXd z = data_.X * w;
+    Eigen::VectorXd r;
+    if (loss_ == LossKind::Quadratic) {
+        r = z - data_.y;
+    } else {
+        r = (sigmoid(z.array()) - data_.y.array()).matrix();
+    }
+    Eigen::VectorXd g = data_.X.transpose() * r / static_cast<double>(rows());
+    if (loss_ == LossKind::Logistic) g += l2_ * w;
+    return g;
+}
+
+double LinearObjective::batchValue(int batch, const Eigen::VectorXd& w) const {
+    auto Xb = data_.X.middleRows(static_cast<Eigen::Index>(batch) * batchSize_, batchSize_);
+    auto yb = data_.y.segment(static_cast<Eigen::Index>(batch) * batchSize_, batchSize_);
+    Eigen::VectorXd z = Xb * w;
+    if (loss_ == LossKind::Quadratic) return 0.5 * (z - yb).squaredNorm() / batchSize_;
+    return logisticLoss(z.array(), yb.array()).mean() + 0.5 * l2_ * w.squaredNorm();
+}
+
+Eigen::VectorXd LinearObjective::batchGradient(int batch, const Eigen::VectorXd& w) const {
+    auto Xb = data_.X.middleRows(static_cast<Eigen::Index>(batch) * batchSize_, batchSize_);
+    Eigen::VectorXd g;
+    outputGradient(batch, Xb * w, g);
+    Eigen::VectorXd grad = Xb.transpose() * g;
+    if (loss_ == LossKind::Logistic) grad += l2_ * w;
+    return grad;
+}
+
+void LinearObjective::outputGradient(int batch, const Eigen::VectorXd& activation,
+                                     Eigen::VectorXd& g) const {
+    auto yb = data_.y.segment(static_cast<Eigen::Index>(batch) * batchSize_, batchSize_);
+    if (loss_ == LossKind::Quadratic) {
+        g = (activation - yb) / static_cast<double>(batchSize_);
+    } else {
+        g = ((sigmoid(activation.array()) - yb.array()) / static_cast<double>(batchSize_)).matrix();
+    }
+}
+
+double LinearObjective::smoothness() const {
+    if (!smoothness_) {
+        double lambdaMax = largestEigenvalueOfGram(data_.X);
+        smoothness_ = loss_ == LossKind::Quadratic ? lambdaMax : 0.25 * lambdaMax + l2_;
+    }
+    return *smoothness_;
+}
+
+const Eigen::VectorXd& LinearObjective::minimizer() const {
+    if (!minimizer_) minimizer_ = solveMinimizer(*this);
+    return *minimizer_;
+}
+
+double LinearObjective::optimum() const {
+    if (!optimum_) optimum_ = value(minimizer());
+    return *optimum_;
+}
+
+}  // namespace pipelens

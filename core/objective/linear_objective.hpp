@@ -1,0 +1,77 @@
+#pragma once
+// The finite-sum linear models of SPEC section 1: least squares and L2-regularised logistic
+// regression, f(w) = (1/M) sum_m f_m(w) over M consecutive batches of b rows.
+#include <Eigen/Dense>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pipelens {
+
+enum class LossKind { Quadratic, Logistic };
+LossKind parseLossKind(const std::string& text);  // "quadratic" | "logistic"
+std::string lossKindName(LossKind kind);
+
+// A contiguous slice of coordinates owned by one stage.
+struct BlockRange {
+    int offset = 0;
+    int size = 0;
+};
+// Near-equal contiguous blocks; the first (d mod S) get one extra coordinate. d < S is a ConfigError.
+std::vector<BlockRange> splitBlocks(int dim, int stages);
+
+struct Dataset {
+    Eigen::MatrixXd X;  // n x d
+    Eigen::VectorXd y;  // n
+    std::string description;
+};
+
+class LinearObjective {
+public:
+    // Validates shapes (DataError) and batch size / l2 (ConfigError): n must be a multiple of b.
+    LinearObjective(Dataset data, LossKind loss, double l2, int batchSize);
+
+    const Eigen::MatrixXd& X() const { return data_.X; }
+    const Eigen::VectorXd& y() const { return data_.y; }
+    const Dataset& data() const { return data_; }
+    LossKind loss() const { return loss_; }
+    double l2() const { return l2_; }
+    int rows() const { return static_cast<int>(data_.X.rows()); }
+    int dim() const { return static_cast<int>(data_.X.cols()); }
+    int batchSize() const { return batchSize_; }
+    int batches() const { return rows() / batchSize_; }  // M
+
+    double value(const Eigen::VectorXd& w) const;
+    Eigen::VectorXd gradient(const Eigen::VectorXd& w) const;
+    // f from the activation z = Xw over all rows and ||w||^2 (used for cheap incremental logging).
+    double valueFromActivation(const Eigen::VectorXd& z, double weightNormSq) const;
+
+    double batchValue(int batch, const Eigen::VectorXd& w) const;
+    Eigen::VectorXd batchGradient(int batch, const Eigen::VectorXd& w) const;
+    // The gradient passed back from the last stage: (a - y_b)/b or (sigmoid(a) - y_b)/b.
+    void outputGradient(int batch, const Eigen::VectorXd& activation, Eigen::VectorXd& g) const;
+
+    // L = lambda_max(X^T X / n) (quadratic) or 1/4 lambda_max + l2 (logistic); computed once.
+    double smoothness() const;
+    // f* at the minimiser (least squares, or Newton to gradient norm <= 1e-10); computed once.
+    double optimum() const;
+    const Eigen::VectorXd& minimizer() const;
+    // Known constants (e.g. from a golden case or a generator) skip the computation.
+    void setSmoothness(double L) { smoothness_ = L; }
+    void setOptimum(double fStar) { optimum_ = fStar; }
+
+private:
+    Dataset data_;
+    LossKind loss_;
+    double l2_;
+    int batchSize_;
+    mutable std::optional<double> smoothness_;
+    mutable std::optional<double> optimum_;
+    mutable std::optional<Eigen::VectorXd> minimizer_;
+};
+
+// Reference solvers (objective/solvers.cpp).
+double largestEigenvalueOfGram(const Eigen::MatrixXd& X);  // lambda_max(X^T X / n)
+Eigen::VectorXd solveMinimizer(const LinearObjective& objective);
+
+}  // namespace pipelens

@@ -1,0 +1,406 @@
+#include "replay/replay.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+#include "errors.hpp"
+
+namespace pipelens {
+
+double RunResult::finalObjective() const {
+    if (!objectivePerUpdate.empty()) return objectivePerUpdate.back();
+    if (!objectivePerSlot.empty()) return objectivePerSlot.back();
+    return initialObjective;
+}
+
+std::vector<int> batchSequence(long long microbatches, int batches, bool shufflePerEpoch,
+                               std::uint64_t seed) {
+    std::vector<int> out(static_cast<size_t>(microbatches));
+    std::vector<int> perm(batches);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::mt19937_64 rng(seed);
+    for (long long j = 0; j < microbatches; ++j) {
+        if (shufflePerEpoch && j % batches == 0) {
+            // Fisher-Yates with an explicit draw, so the order does not depend on the library.
+            for (int i = batches - 1; i > 0; --i) {
+                auto r = static_cast<int>(rng() % static_cast<std::uint64_t>(i + 1));
+                std::swap(perm[i], perm[r]);
+            }
+        }
+        out[static_cast<size_t>(j)] = perm[static_cast<size_t>(j % batches)];
+    }
+    return out;
+}
+
+bool Replay::checkObjective(double f, long long updatesDone, int slot) {
+    const double gap0 = std::max(result_.initialObjective - result_.optimum, 1e-300);
+    std::string reason;
+    if (!std::isfinite(f)) {
+        reason = "the objective became " + std::string(std::isnan(f) ? "NaN" : "infinite");
+    } else if (f - result_.optimum > sampling_.blowUpFactor * gap0) {
+        std::ostringstream s;
+        s << "the objective blew up: f - f* = " << (f - result_.optimum) << " exceeds "
+          << sampling_.blowUpFactor << " x the initial gap " << gap0;
+        reason = s.str();
+    }
+    if (reason.empty()) return true;
+    Divergence& d = result_.divergence;
+    d.diverged = true;
+    d.update = updatesDone;
+    d.slot = slot;
+    d.value = f;
+    std::ostringstream msg;
+    msg << "diverged at block update " << updatesDone;
+    if (slot >= 0) msg << " (slot " << slot << ")";
+    msg << ": " << reason << " (step size " << result_.stepSize << ")";
+    d.reason = msg.str();
+    return false;
+}
+
+void Replay::recordGradNorm(ComputeBackend& backend, long long k) {
+    const double g = backend.gradientNormSquared();
+    result_.gradNormUpdates.push_back(k);
+    result_.gradNormSq.push_back(g);
+    gradNormSum_ += g;
+    result_.gradNormRunningMean.push_back(gradNormSum_ /
+                                          static_cast<double>(result_.gradNormSq.size()));
+}
+
+// ---------------------------------------------------------------- PipelineReplay
+
+PipelineReplay::PipelineReplay(std::shared_ptr<const LinearObjective> objective,
+                               std::unique_ptr<ComputeBackend> backend, PipelineReplayConfig config)
+    : objective_(std::move(objective)), backend_(std::move(backend)), config_(std::move(config)) {
+    const Timeline& tl = config_.timeline;
+    const int S = tl.params.stages;
+    const int N = tl.params.microbatches;
+    if (config_.replicas < 1) {
+        throw ConfigError("replicas = " + std::to_string(config_.replicas) +
+                          " is not allowed: an integer >= 1");
+    }
+    if (!std::isfinite(config_.stepSize) || config_.stepSize < 0.0) {
+        std::ostringstream s;
+        s << "step_size = " << config_.stepSize << " is not allowed: a finite number >= 0";
+        throw ConfigError(s.str());
+    }
+    if (static_cast<int>(config_.batchOf.size()) < N) {
+        config_.batchOf = batchSequence(N, objective_->batches(), false, 0);
+    }
+    sampling_ = config_.sampling;
+    PipelineLayout layout;
+    layout.blocks = splitBlocks(objective_->dim(), S);
+    layout.replicas = config_.replicas;
+    layout.stashSlots.resize(S);
+    for (int s = 0; s < S; ++s) layout.stashSlots[s] = std::max(1, tl.peakStash[s]);
+    activationSlots_ = std::max(1, tl.peakStash[0]);
+    layout.activationSlots = activationSlots_;
+    Eigen::VectorXd w0 = Eigen::VectorXd::Zero(objective_->dim());
+    backend_->preparePipeline(*objective_, layout, w0);
+
+    events_ = replayOrder(tl);
+    blockVersion_.assign(static_cast<size_t>(config_.replicas) * S, 0);
+    versionAtForward_.assign(static_cast<size_t>(N) * S, -1);
+    stashOwner_.resize(S);
+    for (int s = 0; s < S; ++s) stashOwner_[s].assign(layout.stashSlots[s], -1);
+
+    result_.method = config_.method;
+    result_.label = config_.label.empty() ? config_.method : config_.label;
+    result_.stages = S;
+    result_.stepSize = config_.stepSize * config_.stepScale;
+    result_.microbatches = N;
+    result_.totalSlots = tl.totalSlots;
+    result_.initialObjective = backend_->objective();
+    result_.optimum = objective_->optimum();
+    result_.smoothness = objective_->smoothness();
+    result_.objectivePerSlot.reserve(static_cast<size_t>(tl.totalSlots) + 1);
+    result_.objectivePerSlot.push_back(result_.initialObjective);
+    if (sampling_.objectivePerUpdate) {
+        result_.objectivePerUpdate.reserve(static_cast<size_t>(N) * S);
+    }
+    result_.blockGradNormSq.reserve(static_cast<size_t>(N) * S);
+    if (sampling_.gradNormEvery > 0) recordGradNorm(*backend_, 0);
+    result_.timeline = tl;
+    result_.utilization = utilization(tl);
+    if (config_.replicas == 1 && config_.recordDelays) {
+        result_.delays = DelayTable(tl);
+    }
+    if (!checkObjective(result_.initialObjective, 0, 0)) return;
+}
+
+long long PipelineReplay::advance(long long maxSlots) {
+    if (done()) return 0;
+    const Timeline& tl = config_.timeline;
+    const int S = tl.params.stages;
+    const double step = config_.stepSize * config_.stepScale;
+    long long taken = 0;
+    while (taken < maxSlots && slot_ < tl.totalSlots) {
+        if (cancelRequested()) {
+            result_.cancelled = true;
+            return taken;
+        }
+        ops_.clear();
+        for (; nextEvent_ < events_.size() && events_[nextEvent_].slot == slot_; ++nextEvent_) {
+            const ReplayEvent& e = events_[nextEvent_];
+            const int replica = e.microbatch % config_.replicas;
+            const int stash = e.microbatch % static_cast<int>(stashOwner_[e.stage].size());
+            const size_t mi = static_cast<size_t>(e.microbatch) * S + e.stage;
+            int& version = blockVersion_[static_cast<size_t>(replica) * S + e.stage];
+            if (e.op == OpKind::Forward) {
+                if (stashOwner_[e.stage][stash] != -1) {
+                    throw std::logic_error("stash slot still in use: schedule and layout disagree");
+                }
+                stashOwner_[e.stage][stash] = e.microbatch;
+                versionAtForward_[mi] = version;
+            } else {
+                // Weight stashing: the backward must read exactly the copy its forward used.
+                if (stashOwner_[e.stage][stash] != e.microbatch || versionAtForward_[mi] < 0) {
+                    throw std::logic_error("version check failed: B(" +
+                                           std::to_string(e.microbatch) + ", " +
+                                           std::to_string(e.stage) + ") lost its stashed copy");
+                }
+                stashOwner_[e.stage][stash] = -1;
+                ++version;
+                ++result_.versionChecks;
+            }
+            ops_.push_back({e.op, e.stage, config_.batchOf[static_cast<size_t>(e.microbatch)],
+                            replica, stash, e.microbatch % activationSlots_});
+        }
+        samples_.clear();
+        const bool anyUpdate = std::any_of(ops_.begin(), ops_.end(),
+                                           [](const auto& o) { return o.op == OpKind::Backward; });
+        if (!ops_.empty()) backend_->runOps(ops_, step, sampling_.objectivePerUpdate, samples_);
+        const long long updatesBefore = result_.updates;
+        for (const PipelineOp& op : ops_) {
+            if (op.op == OpKind::Backward) ++result_.updates;
+        }
+        bool ok = true;
+        // One sample per backward, in order.
+        for (size_t i = 0; i < samples_.size() && ok; ++i) {
+            result_.blockGradNormSq.push_back(samples_[i].blockGradNormSq);
+            result_.gradientBound =
+                std::max(result_.gradientBound, std::sqrt(samples_[i].blockGradNormSq));
+            if (!sampling_.objectivePerUpdate) continue;
+            result_.objectivePerUpdate.push_back(samples_[i].objective);
+            ok = checkObjective(samples_[i].objective, updatesBefore + static_cast<long long>(i) + 1,
+                                slot_);
+        }
+        if (nextAveraging_ < tl.averagingSlots.size() && tl.averagingSlots[nextAveraging_] == slot_) {
+            backend_->averageReplicas();
+            ++nextAveraging_;
+        }
+        const bool averaged = nextAveraging_ > 0 && tl.averagingSlots[nextAveraging_ - 1] == slot_;
+        const double f = (anyUpdate || averaged) ? backend_->objective()
+                                                 : result_.objectivePerSlot.back();
+        result_.objectivePerSlot.push_back(f);
+        if (ok && !sampling_.objectivePerUpdate) ok = checkObjective(f, result_.updates, slot_);
+        if (sampling_.gradNormEvery > 0 && anyUpdate) {
+            // Sample at the first update count that crossed a multiple of gradNormEvery.
+            const long long last = result_.gradNormUpdates.back();
+            if (result_.updates / sampling_.gradNormEvery > last / sampling_.gradNormEvery) {
+                recordGradNorm(*backend_, result_.updates);
+            }
+        }
+        ++slot_;
+        ++taken;
+        if (!ok) {
+            result_.totalSlots = slot_;
+            return taken;
+        }
+    }
+    if (slot_ >= tl.totalSlots) finish();
+    return taken;
+}
+
+void PipelineReplay::finish() {
+    result_.finished = true;
+    if (result_.delays) {
+        result_.delayStats = delayStats(*result_.delays, 0.5);
+        result_.maxDelay = result_.delays->maxDelay();
+    }
+}
+
+// ---------------------------------------------------------------- RpdReplay
+
+DelayMode parseDelayMode(const std::string& text) {
+    if (text == "uniform") return DelayMode::Uniform;
+    if (text == "max") return DelayMode::Max;
+    if (text == "zero") return DelayMode::Zero;
+    if (text == "pd" || text == "pipedream") return DelayMode::PipeDream;
+    throw ConfigError("delay_mode = \"" + text +
+                      "\" is not allowed: one of uniform, max, zero, pd");
+}
+
+std::string delayModeName(DelayMode mode) {
+    switch (mode) {
+        case DelayMode::Uniform: return "uniform";
+        case DelayMode::Max: return "max";
+        case DelayMode::Zero: return "zero";
+        case DelayMode::PipeDream: return "pd";
+    }
+    return "?";
+}
+
+StageOrder parseStageOrder(const std::string& text) {
+    if (text == "uniform") return StageOrder::Uniform;
+    if (text == "pd" || text == "pipedream") return StageOrder::PipeDream;
+    throw ConfigError("order = \"" + text + "\" is not allowed: one of uniform, pd");
+}
+
+std::string stageOrderName(StageOrder order) {
+    return order == StageOrder::Uniform ? "uniform" : "pd";
+}
+
+RpdReplay::RpdReplay(std::shared_ptr<const LinearObjective> objective,
+                     std::unique_ptr<ComputeBackend> backend, RpdReplayConfig config)
+    : objective_(std::move(objective)), backend_(std::move(backend)), config_(std::move(config)) {
+    const int S = config_.stages;
+    const bool needsTable =
+        config_.delayMode == DelayMode::PipeDream || config_.order == StageOrder::PipeDream;
+    if (needsTable && !config_.pipeDream) {
+        throw ConfigError("delay_mode/order = pd needs a PipeDream timeline to follow");
+    }
+    if (needsTable && config_.pipeDream->stages() != S) {
+        throw ConfigError("stages = " + std::to_string(S) +
+                          " does not match the PipeDream timeline's " +
+                          std::to_string(config_.pipeDream->stages()));
+    }
+    if (config_.updates < 0) {
+        throw ConfigError("updates = " + std::to_string(config_.updates) +
+                          " is not allowed: an integer >= 0");
+    }
+    if (needsTable) config_.updates = std::min(config_.updates, config_.pipeDream->updates());
+    if (config_.delayMode == DelayMode::PipeDream) {
+        config_.maxDelay = config_.pipeDream->maxDelay();
+    } else if (config_.delayMode == DelayMode::Zero) {
+        config_.maxDelay = 0;
+    }
+    if (config_.maxDelay < 0 || config_.maxDelay > 10'000'000) {
+        throw ConfigError("delta = " + std::to_string(config_.maxDelay) +
+                          " is not allowed: an integer in [0, 10000000]");
+    }
+    if (!std::isfinite(config_.stepSize) || config_.stepSize < 0.0) {
+        std::ostringstream s;
+        s << "step_size = " << config_.stepSize << " is not allowed: a finite number >= 0";
+        throw ConfigError(s.str());
+    }
+    if (config_.order == StageOrder::PipeDream &&
+        static_cast<int>(config_.batchOf.size()) < config_.pipeDream->microbatches()) {
+        config_.batchOf = batchSequence(config_.pipeDream->microbatches(), objective_->batches(),
+                                        false, 0);
+    }
+    sampling_ = config_.sampling;
+    rngState_ = config_.seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
+    delays_.assign(S, 0);
+    const auto blocks = splitBlocks(objective_->dim(), S);
+    backend_->prepareRpd(*objective_, blocks, static_cast<int>(config_.maxDelay + 1),
+                         Eigen::VectorXd::Zero(objective_->dim()));
+
+    result_.method = "rpd";
+    result_.label = config_.label.empty() ? "rpd" : config_.label;
+    result_.stages = S;
+    result_.stepSize = config_.stepSize;
+    result_.maxDelay = config_.maxDelay;
+    result_.initialObjective = backend_->objective();
+    result_.optimum = objective_->optimum();
+    result_.smoothness = objective_->smoothness();
+    if (sampling_.objectivePerUpdate) {
+        result_.objectivePerUpdate.reserve(static_cast<size_t>(config_.updates));
+    }
+    result_.blockGradNormSq.reserve(static_cast<size_t>(config_.updates));
+    if (sampling_.gradNormEvery > 0) recordGradNorm(*backend_, 0);
+    checkObjective(result_.initialObjective, 0, -1);
+}
+
+std::uint64_t RpdReplay::nextRandom() {
+    // splitmix64: small, fast and identical on every platform.
+    std::uint64_t z = (rngState_ += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+long long RpdReplay::uniformBelow(long long n) {
+    const auto un = static_cast<std::uint64_t>(n);
+    const std::uint64_t limit = UINT64_MAX - UINT64_MAX % un;
+    std::uint64_t r = 0;
+    do {
+        r = nextRandom();
+    } while (r >= limit);
+    return static_cast<long long>(r % un);
+}
+
+long long RpdReplay::advance(long long maxUpdates) {
+    if (done()) return 0;
+    const int S = config_.stages;
+    long long taken = 0;
+    while (taken < maxUpdates && k_ < config_.updates) {
+        if (cancelRequested()) {
+            result_.cancelled = true;
+            return taken;
+        }
+        const long long cap = std::min(config_.maxDelay, k_);
+        int stage = 0;
+        int batch = 0;
+        if (config_.order == StageOrder::PipeDream) {
+            const BlockUpdateInfo& u = config_.pipeDream->update(k_);
+            stage = u.stage;
+            batch = config_.batchOf[static_cast<size_t>(u.microbatch)];
+        }
+        // Delays are fixed before the stage and batch draw (SPEC section 4).
+        for (int j = 0; j < S; ++j) {
+            switch (config_.delayMode) {
+                case DelayMode::Uniform:
+                    delays_[j] = static_cast<int>(uniformBelow(cap + 1));
+                    break;
+                case DelayMode::Max: delays_[j] = static_cast<int>(cap); break;
+                case DelayMode::Zero: delays_[j] = 0; break;
+                case DelayMode::PipeDream:
+                    delays_[j] = static_cast<int>(config_.pipeDream->delay(k_, j));
+                    break;
+            }
+        }
+        if (config_.order == StageOrder::Uniform) {
+            stage = static_cast<int>(uniformBelow(S));
+            batch = static_cast<int>(uniformBelow(objective_->batches()));
+        }
+        const UpdateSample smp = backend_->rpdStep(delays_, stage, batch, config_.stepSize,
+                                                   sampling_.objectivePerUpdate);
+        ++k_;
+        ++taken;
+        result_.updates = k_;
+        result_.blockGradNormSq.push_back(smp.blockGradNormSq);
+        result_.gradientBound = std::max(result_.gradientBound, std::sqrt(smp.blockGradNormSq));
+        bool ok = true;
+        if (sampling_.objectivePerUpdate) {
+            result_.objectivePerUpdate.push_back(smp.objective);
+            ok = checkObjective(smp.objective, k_, -1);
+        } else if (k_ % 256 == 0 || k_ == config_.updates) {
+            ok = checkObjective(backend_->objective(), k_, -1);
+        }
+        if (ok && sampling_.gradNormEvery > 0 && k_ % sampling_.gradNormEvery == 0) {
+            recordGradNorm(*backend_, k_);
+        }
+        if (!ok) return taken;
+    }
+    if (k_ >= config_.updates) finish();
+    return taken;
+}
+
+void RpdReplay::finish() {
+    result_.finished = true;
+    TheoremInputs in;
+    in.stages = config_.stages;
+    in.stepSize = config_.stepSize;
+    in.smoothness = result_.smoothness;
+    in.gradientBound = result_.gradientBound;
+    in.maxDelay = config_.maxDelay;
+    in.updates = result_.updates;
+    in.initialGap = result_.initialObjective - result_.optimum;
+    result_.theorem = theoremBound(in);
+}
+
+}  // namespace pipelens

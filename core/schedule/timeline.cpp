@@ -1,0 +1,312 @@
+#include "schedule/timeline.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "errors.hpp"
+
+namespace pipelens {
+namespace {
+
+constexpr int kNotDone = -1;
+constexpr long long kMaxCells = 400'000'000;  // guards memory: N*S*2 cells
+
+void require(bool ok, const std::string& field, long long value, const std::string& allowed) {
+    if (!ok) {
+        throw ConfigError(field + " = " + std::to_string(value) + " is not allowed: " + allowed);
+    }
+}
+
+ScheduleParams resolved(ScheduleParams p) {
+    if (p.noam == 0) p.noam = p.stages;
+    if (p.replicas == 0) p.replicas = p.stages;
+    if (p.flushGroup == 0) p.flushGroup = std::max(1, p.microbatches);
+    return p;
+}
+
+// Per-stage state of the slot-by-slot simulation.
+struct StageState {
+    int nextForward = 0;
+    int nextBackward = 0;
+    int busyThrough = -1;  // last slot of the op in progress
+    bool ranBackward = false;
+    bool turnIsBackward = false;
+};
+
+class Simulator {
+public:
+    explicit Simulator(const ScheduleParams& p)
+        : p_(p),
+          S_(p.stages),
+          N_(p.microbatches),
+          fEnd_(static_cast<size_t>(S_) * N_, kNotDone),
+          bEnd_(static_cast<size_t>(S_) * N_, kNotDone),
+          stages_(S_) {}
+
+    Timeline run() {
+        Timeline tl;
+        tl.params = p_;
+        tl.cells.reserve(static_cast<size_t>(2) * S_ * N_);
+        std::vector<int> stash(S_, 0);
+        tl.peakStash.assign(S_, 0);
+        int roundSize = roundLength();
+        int lastSlot = -1;
+        for (int t = 0; doneB0_ < N_; ++t) {
+            advanceCompleted(t, tl, roundSize);
+            if (doneB0_ >= N_) break;
+            for (int s = 0; s < S_; ++s) {
+                StageState& st = stages_[s];
+                if (st.busyThrough >= t) continue;
+                bool fReady = forwardReady(s, t);
+                bool bReady = backwardReady(s, t);
+                if (p_.kind == ScheduleKind::FillDrain) {
+                    // Synchronous: forwards first; backwards only after the group's forwards left
+                    // the last stage (checked in backwardReady).
+                    if (fReady) {
+                        startForward(s, t, tl);
+                    } else if (bReady) {
+                        startBackward(s, t, tl);
+                    }
+                } else if (bReady && (!st.ranBackward || st.turnIsBackward || !fReady)) {
+                    startBackward(s, t, tl);
+                    st.ranBackward = true;
+                    st.turnIsBackward = false;
+                } else if (fReady) {
+                    startForward(s, t, tl);
+                    if (st.ranBackward) st.turnIsBackward = true;
+                }
+            }
+            for (int s = 0; s < S_; ++s) {
+                stash[s] = stages_[s].nextForward - stages_[s].nextBackward;
+                tl.peakStash[s] = std::max(tl.peakStash[s], stash[s]);
+                lastSlot = std::max(lastSlot, stages_[s].busyThrough);
+            }
+            if (t > guardSlots()) {
+                throw ConfigError("schedule did not finish within " + std::to_string(guardSlots()) +
+                                  " slots; the parameters admit no progress");
+            }
+        }
+        tl.totalSlots = lastSlot + 1;
+        std::stable_sort(tl.cells.begin(), tl.cells.end(), [](const auto& a, const auto& b) {
+            return a.startSlot != b.startSlot ? a.startSlot < b.startSlot : a.stage < b.stage;
+        });
+        return tl;
+    }
+
+private:
+    int idx(int m, int s) const { return m * S_ + s; }
+    bool finishedBefore(int end, int t, int latency) const {
+        return end != kNotDone && end + latency < t;
+    }
+    int roundLength() const {
+        if (p_.kind == ScheduleKind::LocalSgd) return p_.replicas * p_.localSteps;
+        if (p_.kind == ScheduleKind::FillDrain) return p_.flushGroup;
+        return N_;
+    }
+    long long guardSlots() const {
+        long long per = static_cast<long long>(p_.costs.forwardSlots + p_.costs.backwardSlots +
+                                               2 * p_.costs.latencySlots);
+        return 4 * (static_cast<long long>(N_) + S_ + 2) * per * S_ + 64;
+    }
+
+    // Counts microbatches whose stage-0 backward finished before slot t; records averaging slots.
+    void advanceCompleted(int t, Timeline& tl, int roundSize) {
+        while (doneB0_ < N_ && finishedBefore(bEnd_[idx(doneB0_, 0)], t, 0)) {
+            ++doneB0_;
+            if (p_.kind == ScheduleKind::LocalSgd && doneB0_ % roundSize == 0) {
+                // The round's last stage-0 backward ends in slot t-1 (B on stage 0 is in order).
+                tl.averagingSlots.push_back(bEnd_[idx(doneB0_ - 1, 0)]);
+            }
+        }
+    }
+
+    bool forwardReady(int s, int t) const {
+        int m = stages_[s].nextForward;
+        if (m >= N_) return false;
+        if (s > 0 && !finishedBefore(fEnd_[idx(m, s - 1)], t, p_.costs.latencySlots)) return false;
+        if (s == 0) {
+            if (p_.kind == ScheduleKind::PipeDream && m - doneB0_ >= p_.noam) return false;
+            if (p_.kind != ScheduleKind::PipeDream) {
+                int round = m / roundLength();
+                if (doneB0_ < round * roundLength()) return false;  // full drain between rounds
+            }
+        }
+        if (p_.kind == ScheduleKind::LocalSgd) {
+            int roundStart = (m / roundLength()) * roundLength();
+            int prev = m - p_.replicas;  // the same replica's previous microbatch
+            if (prev >= roundStart && !finishedBefore(bEnd_[idx(prev, s)], t, 0)) return false;
+        }
+        return true;
+    }
+
+    bool backwardReady(int s, int t) const {
+        int m = stages_[s].nextBackward;
+        if (m >= stages_[s].nextForward) return false;
+        if (!finishedBefore(fEnd_[idx(m, s)], t, 0)) return false;
+        if (s < S_ - 1 && !finishedBefore(bEnd_[idx(m, s + 1)], t, p_.costs.latencySlots)) {
+            return false;
+        }
+        if (p_.kind == ScheduleKind::FillDrain) {
+            int group = m / p_.flushGroup;
+            int last = std::min(N_, (group + 1) * p_.flushGroup) - 1;
+            if (!finishedBefore(fEnd_[idx(last, S_ - 1)], t, 0)) return false;
+        }
+        return true;
+    }
+
+    void startForward(int s, int t, Timeline& tl) {
+        int m = stages_[s].nextForward++;
+        int end = t + p_.costs.forwardSlots - 1;
+        fEnd_[idx(m, s)] = end;
+        stages_[s].busyThrough = end;
+        tl.cells.push_back({t, end, s, OpKind::Forward, m});
+    }
+
+    void startBackward(int s, int t, Timeline& tl) {
+        int m = stages_[s].nextBackward++;
+        int end = t + p_.costs.backwardSlots - 1;
+        bEnd_[idx(m, s)] = end;
+        stages_[s].busyThrough = end;
+        tl.cells.push_back({t, end, s, OpKind::Backward, m});
+    }
+
+    ScheduleParams p_;
+    int S_;
+    int N_;
+    std::vector<int> fEnd_;
+    std::vector<int> bEnd_;
+    std::vector<StageState> stages_;
+    int doneB0_ = 0;
+};
+
+}  // namespace
+
+void validateScheduleParams(const ScheduleParams& raw) {
+    require(raw.stages >= 1, "stages", raw.stages, "an integer >= 1");
+    require(raw.stages <= 4096, "stages", raw.stages, "at most 4096");
+    require(raw.microbatches >= 1, "microbatches", raw.microbatches, "an integer >= 1");
+    require(static_cast<long long>(raw.microbatches) * raw.stages * 2 <= kMaxCells, "microbatches",
+            raw.microbatches, "microbatches * stages * 2 must be at most 400000000");
+    require(raw.noam >= 0, "noam", raw.noam, "0 (meaning S) or an integer >= 1");
+    require(raw.replicas >= 0, "replicas", raw.replicas, "0 (meaning S) or an integer >= 1");
+    require(raw.localSteps >= 1, "local_steps", raw.localSteps, "an integer >= 1 (H)");
+    require(raw.flushGroup >= 0, "flush_group", raw.flushGroup, "0 (meaning N) or an integer >= 1");
+    require(raw.costs.forwardSlots >= 1, "forward_slots", raw.costs.forwardSlots, "an integer >= 1");
+    require(raw.costs.backwardSlots >= 1, "backward_slots", raw.costs.backwardSlots,
+            "an integer >= 1");
+    require(raw.costs.latencySlots >= 0, "latency_slots", raw.costs.latencySlots,
+            "an integer >= 0");
+}
+
+Timeline buildTimeline(const ScheduleParams& params) {
+    validateScheduleParams(params);
+    return Simulator(resolved(params)).run();
+}
+
+ScheduleKind parseScheduleKind(const std::string& text) {
+    if (text == "pd" || text == "pipedream") return ScheduleKind::PipeDream;
+    if (text == "fill-drain" || text == "filldrain" || text == "gpipe") return ScheduleKind::FillDrain;
+    if (text == "localsgd" || text == "local-sgd") return ScheduleKind::LocalSgd;
+    throw ConfigError("kind = \"" + text + "\" is not allowed: one of pd, fill-drain, localsgd");
+}
+
+std::string scheduleKindName(ScheduleKind kind) {
+    switch (kind) {
+        case ScheduleKind::PipeDream: return "pd";
+        case ScheduleKind::FillDrain: return "fill-drain";
+        case ScheduleKind::LocalSgd: return "localsgd";
+    }
+    return "?";
+}
+
+Utilization utilization(const Timeline& tl) {
+    Utilization u;
+    int S = tl.params.stages;
+    u.perStage.assign(S, 0.0);
+    if (tl.totalSlots == 0) return u;
+    for (const auto& c : tl.cells) u.perStage[c.stage] += c.endSlot - c.startSlot + 1;
+    double sum = 0.0;
+    for (double& v : u.perStage) {
+        v /= tl.totalSlots;
+        sum += v;
+    }
+    u.overall = sum / S;
+    u.bubbleFraction = 1.0 - u.overall;
+    return u;
+}
+
+int pipeDreamSlotsFormula(int stages, int microbatches) {
+    return 2 * microbatches + 2 * (stages - 1);
+}
+
+int localSgdRoundSlotsFormula(int stages, int localSteps) {
+    return 2 * stages * localSteps + 2 * (stages - 1);
+}
+
+int microbatchesForBudget(ScheduleParams params, int slotBudget) {
+    auto fits = [&](int n) {
+        params.microbatches = n;
+        return buildTimeline(params).totalSlots <= slotBudget;
+    };
+    if (slotBudget <= 0 || !fits(1)) return 0;
+    // Run length grows with N; grow an upper bound, then bisect.
+    int lo = 1;
+    int hi = 2;
+    while (fits(hi)) {
+        lo = hi;
+        hi *= 2;
+    }
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        (fits(mid) ? lo : hi) = mid;
+    }
+    return lo;
+}
+
+std::string timelineCsv(const Timeline& tl, bool withEndSlot) {
+    std::ostringstream out;
+    out << "slot,stage,op,microbatch" << (withEndSlot ? ",end_slot" : "") << '\n';
+    for (const auto& c : tl.cells) {
+        out << c.startSlot << ',' << c.stage << ',' << (c.op == OpKind::Forward ? 'F' : 'B') << ','
+            << c.microbatch;
+        if (withEndSlot) out << ',' << c.endSlot;
+        out << '\n';
+    }
+    return out.str();
+}
+
+std::string timelineArt(const Timeline& tl, int maxSlots) {
+    int S = tl.params.stages;
+    int T = std::min(tl.totalSlots, maxSlots);
+    int width = 2 + static_cast<int>(std::to_string(std::max(0, tl.params.microbatches - 1)).size());
+    std::vector<std::string> rows(S, std::string(static_cast<size_t>(T) * width, '.'));
+    for (const auto& c : tl.cells) {
+        for (int t = c.startSlot; t <= c.endSlot && t < T; ++t) {
+            std::string label = (c.op == OpKind::Forward ? "F" : "B") + std::to_string(c.microbatch);
+            label.resize(static_cast<size_t>(width - 1), ' ');
+            rows[c.stage].replace(static_cast<size_t>(t) * width, label.size(), label);
+            rows[c.stage][static_cast<size_t>(t) * width + width - 1] = ' ';
+        }
+    }
+    std::ostringstream out;
+    out << scheduleKindName(tl.params.kind) << ": S=" << S << " N=" << tl.params.microbatches
+        << " slots=" << tl.totalSlots << (tl.totalSlots > T ? " (first " + std::to_string(T) + " shown)" : "")
+        << '\n';
+    for (int s = 0; s < S; ++s) out << "stage " << s << " | " << rows[s] << '\n';
+    return out.str();
+}
+
+std::vector<ReplayEvent> replayOrder(const Timeline& tl) {
+    std::vector<ReplayEvent> ev;
+    ev.reserve(tl.cells.size());
+    for (const auto& c : tl.cells) {
+        int slot = c.op == OpKind::Forward ? c.startSlot : c.endSlot;
+        ev.push_back({slot, c.stage, c.op, c.microbatch});
+    }
+    std::stable_sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) {
+        return a.slot != b.slot ? a.slot < b.slot : a.stage < b.stage;
+    });
+    return ev;
+}
+
+}  // namespace pipelens
