@@ -1,20 +1,120 @@
 #include "backend_select.hpp"
 
+#include <iostream>
+#include <memory>
+#include <mutex>
+
 #include "errors.hpp"
+#include "replay/cpu_backend.hpp"
+
+#ifdef PIPELENS_HAVE_OPENCL
+#include "cl_error.hpp"
+#include "devices.hpp"
+#include "fallback_backend.hpp"
+#include "opencl_backend.hpp"
+#include "opencl_context.hpp"
+#endif
 
 namespace pipelens {
+namespace {
 
-BackendChoice selectBackend(const ExperimentConfig& config, std::vector<std::string>& notices) {
+BackendChoice cpuChoice() { return {cpuBackendProvider(), "cpu"}; }
+
+void checkBackendName(const ExperimentConfig& config) {
+    if (config.backend != "auto" && config.backend != "cpu" && config.backend != "opencl") {
+        throw ConfigError("backend = \"" + config.backend +
+                          "\" is not allowed: one of auto, cpu, opencl");
+    }
+}
+
+#ifdef PIPELENS_HAVE_OPENCL
+
+std::function<void(const std::string&)> stderrNotice() {
+    return [](const std::string& message) {
+        static std::mutex mutex;
+        std::lock_guard lock(mutex);
+        std::cerr << "notice: " << message << '\n';
+    };
+}
+
+BackendChoice openClChoice(const ExperimentConfig& config, std::vector<std::string>& notices,
+                           std::function<void(const std::string&)> runtimeNotice) {
+    const bool automatic = config.backend == "auto";
+    const gpu::Precision wanted = gpu::parsePrecision(config.precision);
+    std::shared_ptr<gpu::OpenClContext> context;
+    try {
+        gpu::ContextOptions options;
+        options.device = config.device;
+        context = std::make_shared<gpu::OpenClContext>(options);
+    } catch (const ConfigError& e) {
+        // No device at all is what "auto" and a permitted fallback are for; a bad device choice
+        // is the person's mistake and stays an error.
+        const bool noDevice = gpu::listDevices().empty();
+        if (noDevice && (automatic || config.allowCpuFallback)) {
+            notices.push_back(std::string(e.what()) + ": running on the CPU engine");
+            return cpuChoice();
+        }
+        throw;
+    } catch (const gpu::ClError& e) {
+        if (automatic || config.allowCpuFallback) {
+            notices.push_back("OpenCL is not usable (" + std::string(e.what()) +
+                              "): running on the CPU engine");
+            return cpuChoice();
+        }
+        throw;
+    }
+    gpu::Precision precision = wanted;
+    if (!context->supports(precision)) {
+        notices.push_back("precision double is not available on " + context->info().name +
+                          " (no cl_khr_fp64): running in float");
+        precision = gpu::Precision::Float;
+    }
+    const bool allowFallback = config.allowCpuFallback;
+    if (!runtimeNotice) runtimeNotice = stderrNotice();
+    BackendChoice choice;
+    choice.name = context->describe(precision);
+    choice.provider = [context, precision, allowFallback,
+                       runtimeNotice]() -> std::unique_ptr<ComputeBackend> {
+        gpu::OpenClBackendOptions options;
+        options.precision = precision;
+        try {
+            auto primary = std::make_unique<gpu::OpenClBackend>(context, options);
+            if (!allowFallback) return primary;
+            return std::make_unique<gpu::FallbackBackend>(
+                std::move(primary), [] { return std::make_unique<CpuBackend>(); }, runtimeNotice);
+        } catch (const gpu::ClError& e) {
+            if (!allowFallback) throw;
+            runtimeNotice("the OpenCL backend could not start (" + std::string(e.what()) +
+                          "): this run uses the CPU engine");
+            return std::make_unique<CpuBackend>();
+        }
+    };
+    return choice;
+}
+
+#endif
+
+}  // namespace
+
+BackendChoice selectBackend(const ExperimentConfig& config, std::vector<std::string>& notices,
+                            std::function<void(const std::string&)> runtimeNotice) {
+    checkBackendName(config);
+    if (config.backend == "cpu") return cpuChoice();
+#ifdef PIPELENS_HAVE_OPENCL
+    return openClChoice(config, notices, std::move(runtimeNotice));
+#else
+    (void)runtimeNotice;
     if (config.backend == "opencl") {
         if (!config.allowCpuFallback) {
             throw ConfigError("backend = \"opencl\" is not available: this build has no OpenCL "
                               "backend (allowed: cpu, auto)");
         }
         notices.push_back("this build has no OpenCL backend: running on the CPU engine");
-    } else if (config.backend == "auto") {
+    } else {
         notices.push_back("no OpenCL backend in this build: running on the CPU engine");
     }
-    return {cpuBackendProvider(), "cpu"};
+    return cpuChoice();
+#endif
 }
 
 }  // namespace pipelens

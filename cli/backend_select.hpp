@@ -1,6 +1,14 @@
 #pragma once
-// Chooses the compute backend for a run from the config (backend, device, precision) and the
-// devices present; explains the choice in `notices`.
+// Chooses the compute backend for a run from the config (backend, device, precision,
+// allow_cpu_fallback) and the devices present; explains the choice in `notices`.
+//   cpu     the CPU engine.
+//   opencl  the chosen OpenCL device; without one, the CPU engine with a notice if the config
+//           allows a fallback, else a ConfigError.
+//   auto    the first (or the chosen) OpenCL device, else the CPU engine with a notice.
+// The provider makes a fresh backend per run; all runs share one OpenCL context, whose kernels
+// are built once, on the first run's (worker) thread. With a fallback allowed, a device that
+// fails mid-run hands the run to the CPU engine (reported through `runtimeNotice`).
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,6 +22,9 @@ struct BackendChoice {
     std::string name;
 };
 
-BackendChoice selectBackend(const ExperimentConfig& config, std::vector<std::string>& notices);
+// runtimeNotice receives messages that arise during runs (a fallback to the CPU engine); it may
+// be called from worker threads. Empty: they go to stderr as "notice: ...".
+BackendChoice selectBackend(const ExperimentConfig& config, std::vector<std::string>& notices,
+                            std::function<void(const std::string&)> runtimeNotice = {});
 
 }  // namespace pipelens

@@ -16,6 +16,9 @@
 #include "experiment/results.hpp"
 #include "replay/delays.hpp"
 #include "schedule/timeline.hpp"
+#ifdef PIPELENS_HAVE_OPENCL
+#include "devices.hpp"
+#endif
 
 namespace pipelens {
 namespace {
@@ -29,6 +32,7 @@ Commands:
   delays     PipeDream delay statistics for one S or a range A:B
   run        run an experiment from a JSON config and write its results to a folder
   example    print an example config (default, pd, rpd, localsgd, sgd, fill-drain)
+  devices    list the OpenCL platforms and devices runs can use
   help       this text; `pipelens-cli COMMAND --help` describes one command
 
 Exit codes: 0 success, 1 bad input (one-line reason on stderr), 2 a run that failed.
@@ -89,6 +93,19 @@ Options:
 const char* kExampleHelp = R"(Usage: pipelens-cli example [default|pd|rpd|localsgd|sgd|fill-drain|compare]
 
 Prints an example experiment config as JSON (docs/config.md explains every key).
+)";
+
+const char* kDevicesHelp = R"(Usage: pipelens-cli devices [--json]
+
+Lists every OpenCL platform and device: name, vendor, driver, compute units, global memory, fp64
+support and the largest work-group. The index in brackets is what `run --device` and the config's
+"device" take (a part of the name works too). Runs use the first device by default (backend
+"auto"), or the CPU engine, with a notice, when there is none.
+
+Options:
+  --json   a JSON array of objects {index, platform, name, vendor, driver, version, type,
+           compute_units, global_mem_bytes, max_alloc_bytes, local_mem_bytes,
+           max_work_group_size, fp64}
 )";
 
 // Options of the form --name value, or flags --name.
@@ -236,8 +253,10 @@ int cmdDelays(const Args& a, std::ostream& out) {
     if (!a.has("json")) {
         out << "stages microbatches    max  formula       mean  S^2/2    p10    p50    p90\n";
     }
+    const std::vector<DelayStats> all =
+        pipeDreamDelayStatsRange(lo, hi, static_cast<int>(n), from);
     for (int S = lo; S <= hi; ++S) {
-        DelayStats d = pipeDreamDelayStats(S, static_cast<int>(n), from);
+        const DelayStats& d = all[static_cast<size_t>(S - lo)];
         if (a.has("json")) {
             arr.push_back({{"stages", S},          {"microbatches", d.microbatches},
                            {"max", d.max},         {"mean", d.mean},
@@ -246,8 +265,8 @@ int cmdDelays(const Args& a, std::ostream& out) {
                            {"formula_mean", d.formulaMean}, {"samples", d.samples}});
         } else {
             out << std::setw(6) << S << std::setw(13) << d.microbatches << std::setw(7) << d.max
-                << std::setw(9) << d.formulaMax << std::setw(11) << std::fixed
-                << std::setprecision(2) << d.mean << std::setw(7) << std::setprecision(1)
+                << std::setw(9) << static_cast<long long>(d.formulaMax) << std::setw(11)
+                << std::fixed << std::setprecision(2) << d.mean << std::setw(7) << std::setprecision(1)
                 << d.formulaMean << std::setw(7) << d.p10 << std::setw(7) << d.p50 << std::setw(7)
                 << d.p90 << std::defaultfloat << '\n';
         }
@@ -356,6 +375,17 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
     return 0;
 }
 
+int cmdDevices(const Args& a, std::ostream& out) {
+    a.allowOnly({"json"});
+#ifdef PIPELENS_HAVE_OPENCL
+    const auto devices = gpu::listDevices();
+    out << (a.has("json") ? gpu::devicesJson(devices) : gpu::devicesText(devices));
+#else
+    out << (a.has("json") ? "[]\n" : "This build has no OpenCL backend: runs use the CPU engine.\n");
+#endif
+    return 0;
+}
+
 }  // namespace
 
 int runCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
@@ -390,8 +420,12 @@ int runCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
             if (help) return out << kExampleHelp, 0;
             return cmdExample(Args(argc, argv, 2, {}), out);
         }
+        if (cmd == "devices") {
+            if (help) return out << kDevicesHelp, 0;
+            return cmdDevices(Args(argc, argv, 2, {"json"}), out);
+        }
         err << "pipelens-cli: unknown command \"" << cmd
-            << "\" (allowed: schedule, delays, run, example, help)\n";
+            << "\" (allowed: schedule, delays, run, example, devices, help)\n";
         return 1;
     } catch (const ConfigError& e) {
         err << "pipelens-cli: " << e.what() << '\n';

@@ -47,7 +47,9 @@ std::string formatNumber(double value) {
 std::string_view trim(std::string_view s) {
     const char* space = " \t\r\n\v\f";
     std::size_t first = s.find_first_not_of(space);
-    if (first == std::string_view::npos) return {};
+    if (first == std::string_view::npos) {
+        return {};
+    }
     std::size_t last = s.find_last_not_of(space);
     return s.substr(first, last - first + 1);
 }
@@ -57,15 +59,21 @@ std::string_view trim(std::string_view s) {
 bool parseDouble(std::string_view text, double& value) {
     if (!text.empty() && text.front() == '+') {
         text.remove_prefix(1);
-        if (!text.empty() && (text.front() == '+' || text.front() == '-')) return false;
+        if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
+            return false;
+        }
     }
-    if (text.empty()) return false;
+    if (text.empty()) {
+        return false;
+    }
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     return ec == std::errc() && end == text.data() + text.size() && std::isfinite(value);
 }
 
 bool parseIndex(std::string_view text, long long& value) {
-    if (text.empty()) return false;
+    if (text.empty()) {
+        return false;
+    }
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     return ec == std::errc() && end == text.data() + text.size();
 }
@@ -81,8 +89,8 @@ std::ifstream openForReading(const std::string& path, const std::string& kind, b
     }
     std::ifstream in(path, binary ? std::ios::binary : std::ios::in);
     if (!in) {
-        throw DataError(kind + " file " + quoted(path) + " cannot be opened: " +
-                        std::strerror(errno));
+        throw DataError(kind + " file " + quoted(path) +
+                        " cannot be opened: " + std::strerror(errno));
     }
     return in;
 }
@@ -102,17 +110,21 @@ struct NpyArray {
 std::string shapeText(const std::vector<std::int64_t>& shape) {
     std::string text = "(";
     for (std::size_t i = 0; i < shape.size(); ++i) {
-        if (i > 0) text += ", ";
+        if (i > 0) {
+            text += ", ";
+        }
         text += std::to_string(shape[i]);
     }
-    if (shape.size() == 1) text += ",";
+    if (shape.size() == 1) {
+        text += ",";
+    }
     return text + ")";
 }
 
 // The header is a Python dict literal such as
 // {'descr': '<f8', 'fortran_order': False, 'shape': (80, 20), }
 class NpyHeaderParser {
-public:
+  public:
     NpyHeaderParser(std::string_view text, const std::string& path) : text_(text), path_(path) {}
 
     void parse(std::string& descr, bool& fortranOrder, std::vector<std::int64_t>& shape) {
@@ -122,14 +134,17 @@ public:
         expect('{');
         while (true) {
             skipSpace();
-            if (consume('}')) break;
+            if (consume('}')) {
+                break;
+            }
             std::string key = parseString();
             expect(':');
             skipSpace();
             if (key == "descr") {
                 if (peek() != '\'' && peek() != '"') {
-                    fail("the dtype is structured or nested; only plain float64 ('<f8') or "
-                         "float32 ('<f4') arrays are supported");
+                    fail(
+                        "the dtype is structured or nested; only plain float64 ('<f8') or "
+                        "float32 ('<f4') arrays are supported");
                 }
                 descr = parseString();
                 haveDescr = true;
@@ -143,7 +158,9 @@ public:
                 skipValue();
             }
             skipSpace();
-            if (consume('}')) break;
+            if (consume('}')) {
+                break;
+            }
             expect(',');
         }
         if (!haveDescr || !haveOrder || !haveShape) {
@@ -151,10 +168,8 @@ public:
         }
     }
 
-private:
-    [[noreturn]] void fail(const std::string& what) const {
-        npyFail(path_, "bad header: " + what);
-    }
+  private:
+    [[noreturn]] void fail(const std::string& what) const { npyFail(path_, "bad header: " + what); }
     void skipSpace() {
         while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) {
             ++pos_;
@@ -163,7 +178,9 @@ private:
     char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
     bool consume(char c) {
         skipSpace();
-        if (peek() != c) return false;
+        if (peek() != c) {
+            return false;
+        }
         ++pos_;
         return true;
     }
@@ -179,7 +196,9 @@ private:
             fail("expected a quoted string at character " + std::to_string(pos_));
         }
         std::size_t end = text_.find(quote, pos_ + 1);
-        if (end == std::string_view::npos) fail("unterminated string");
+        if (end == std::string_view::npos) {
+            fail("unterminated string");
+        }
         std::string value(text_.substr(pos_ + 1, end - pos_ - 1));
         pos_ = end + 1;
         return value;
@@ -201,7 +220,9 @@ private:
         std::vector<std::int64_t> shape;
         while (true) {
             skipSpace();
-            if (consume(')')) break;
+            if (consume(')')) {
+                break;
+            }
             std::size_t start = pos_;
             while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
                 ++pos_;
@@ -212,10 +233,14 @@ private:
                 fail("'shape' must be a tuple of non-negative integers");
             }
             // Python 2 era files may write long integers as 80L.
-            if (peek() == 'L') ++pos_;
+            if (peek() == 'L') {
+                ++pos_;
+            }
             shape.push_back(value);
             skipSpace();
-            if (consume(')')) break;
+            if (consume(')')) {
+                break;
+            }
             expect(',');
         }
         return shape;
@@ -228,12 +253,18 @@ private:
                 parseString();
                 continue;
             }
-            if (c == '(' || c == '[' || c == '{') ++depth;
+            if (c == '(' || c == '[' || c == '{') {
+                ++depth;
+            }
             if (c == ')' || c == ']' || c == '}') {
-                if (depth == 0) return;
+                if (depth == 0) {
+                    return;
+                }
                 --depth;
             }
-            if (c == ',' && depth == 0) return;
+            if (c == ',' && depth == 0) {
+                return;
+            }
             ++pos_;
         }
     }
@@ -252,10 +283,11 @@ void byteSwap(T& value) {
 template <typename T>
 std::vector<double> readValues(std::ifstream& in, std::uint64_t count, bool swap) {
     std::vector<T> raw(static_cast<std::size_t>(count));
-    in.read(reinterpret_cast<char*>(raw.data()),
-            static_cast<std::streamsize>(count * sizeof(T)));
+    in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(count * sizeof(T)));
     if (swap) {
-        for (T& value : raw) byteSwap(value);
+        for (T& value : raw) {
+            byteSwap(value);
+        }
     }
     if constexpr (std::is_same_v<T, double>) {
         return raw;
@@ -268,7 +300,9 @@ NpyArray readNpy(const std::string& path) {
     std::ifstream in = openForReading(path, "npy", true);
     std::error_code ec;
     const std::uint64_t fileSize = fs::file_size(path, ec);
-    if (ec) npyFail(path, "cannot read its size: " + ec.message());
+    if (ec) {
+        npyFail(path, "cannot read its size: " + ec.message());
+    }
 
     unsigned char prefix[10] = {};
     in.read(reinterpret_cast<char*>(prefix), 8);
@@ -280,18 +314,24 @@ NpyArray readNpy(const std::string& path) {
     std::uint64_t prefixLength = 0;
     if (major == 1) {
         in.read(reinterpret_cast<char*>(prefix + 8), 2);
-        if (in.gcount() < 2) npyFail(path, "truncated header");
+        if (in.gcount() < 2) {
+            npyFail(path, "truncated header");
+        }
         headerLength = prefix[8] | (static_cast<std::uint64_t>(prefix[9]) << 8);
         prefixLength = 10;
     } else if (major == 2 || major == 3) {
         unsigned char length[4] = {};
         in.read(reinterpret_cast<char*>(length), 4);
-        if (in.gcount() < 4) npyFail(path, "truncated header");
-        for (int i = 3; i >= 0; --i) headerLength = (headerLength << 8) | length[i];
+        if (in.gcount() < 4) {
+            npyFail(path, "truncated header");
+        }
+        for (int i = 3; i >= 0; --i) {
+            headerLength = (headerLength << 8) | length[i];
+        }
         prefixLength = 12;
     } else {
-        npyFail(path, "format version " + std::to_string(major) + "." +
-                          std::to_string(prefix[7]) + " is not supported: 1.0, 2.0 or 3.0");
+        npyFail(path, "format version " + std::to_string(major) + "." + std::to_string(prefix[7]) +
+                          " is not supported: 1.0, 2.0 or 3.0");
     }
     if (prefixLength + headerLength > fileSize) {
         npyFail(path, "truncated header: it claims " + std::to_string(headerLength) +
@@ -312,12 +352,12 @@ NpyArray readNpy(const std::string& path) {
                           "with numpy: a.astype('<f8')");
     }
     if (fortranOrder) {
-        npyFail(path, "the array is stored in Fortran (column-major) order, which is not "
-                      "supported: save np.ascontiguousarray(a) instead");
+        npyFail(path,
+                "the array is stored in Fortran (column-major) order, which is not "
+                "supported: save np.ascontiguousarray(a) instead");
     }
-    const bool fileLittle = descr[0] == '<' ||
-                            ((descr[0] == '=' || descr[0] == '|') &&
-                             std::endian::native == std::endian::little);
+    const bool fileLittle = descr[0] == '<' || ((descr[0] == '=' || descr[0] == '|') &&
+                                                std::endian::native == std::endian::little);
     const bool swap = fileLittle != (std::endian::native == std::endian::little);
     const std::uint64_t itemSize = descr[2] == '8' ? 8 : 4;
 
@@ -328,13 +368,15 @@ NpyArray readNpy(const std::string& path) {
         }
         count *= static_cast<std::uint64_t>(extent);
     }
-    if (count > kMaxEntries) npyFail(path, "shape " + shapeText(shape) + " is too large to load");
+    if (count > kMaxEntries) {
+        npyFail(path, "shape " + shapeText(shape) + " is too large to load");
+    }
     const std::uint64_t dataBytes = count * itemSize;
     const std::uint64_t available = fileSize - prefixLength - headerLength;
     const std::string dtypeName = itemSize == 8 ? "float64" : "float32";
     if (available < dataBytes) {
-        npyFail(path, "truncated data: shape " + shapeText(shape) + " of " + dtypeName +
-                          " needs " + std::to_string(dataBytes) + " bytes, the file has " +
+        npyFail(path, "truncated data: shape " + shapeText(shape) + " of " + dtypeName + " needs " +
+                          std::to_string(dataBytes) + " bytes, the file has " +
                           std::to_string(available));
     }
     if (available > dataBytes) {
@@ -344,14 +386,16 @@ NpyArray readNpy(const std::string& path) {
 
     NpyArray array;
     array.shape = shape;
-    array.values = itemSize == 8 ? readValues<double>(in, count, swap)
-                                 : readValues<float>(in, count, swap);
-    if (!in) npyFail(path, "reading the data failed");
+    array.values =
+        itemSize == 8 ? readValues<double>(in, count, swap) : readValues<float>(in, count, swap);
+    if (!in) {
+        npyFail(path, "reading the data failed");
+    }
     return array;
 }
 
-void writeNpy(const std::string& path, const std::vector<std::int64_t>& shape,
-              const double* data, std::size_t count) {
+void writeNpy(const std::string& path, const std::vector<std::int64_t>& shape, const double* data,
+              std::size_t count) {
     std::string dict =
         "{'descr': '<f8', 'fortran_order': False, 'shape': " + shapeText(shape) + ", }";
     // Pad so that the data starts on a 64-byte boundary, as numpy does; the header ends in '\n'.
@@ -367,7 +411,9 @@ void writeNpy(const std::string& path, const std::vector<std::int64_t>& shape,
     };
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) failWrite("cannot create " + quoted(tmp) + ": " + std::strerror(errno));
+        if (!out) {
+            failWrite("cannot create " + quoted(tmp) + ": " + std::strerror(errno));
+        }
         const unsigned char prefix[10] = {0x93,
                                           'N',
                                           'U',
@@ -391,11 +437,15 @@ void writeNpy(const std::string& path, const std::vector<std::int64_t>& shape,
             }
         }
         out.close();
-        if (!out) failWrite("writing " + quoted(tmp) + " failed (disk full?)");
+        if (!out) {
+            failWrite("writing " + quoted(tmp) + " failed (disk full?)");
+        }
     }
     std::error_code ec;
     fs::rename(tmp, path, ec);
-    if (ec) failWrite("renaming " + quoted(tmp) + " failed: " + ec.message());
+    if (ec) {
+        failWrite("renaming " + quoted(tmp) + " failed: " + ec.message());
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -443,8 +493,12 @@ CsvTable readCsv(const std::string& path) {
     while (std::getline(in, line)) {
         ++lineNumber;
         std::string_view view(line);
-        if (lineNumber == 1 && view.substr(0, 3) == "\xEF\xBB\xBF") view.remove_prefix(3);
-        if (trim(view).empty()) continue;
+        if (lineNumber == 1 && view.substr(0, 3) == "\xEF\xBB\xBF") {
+            view.remove_prefix(3);
+        }
+        if (trim(view).empty()) {
+            continue;
+        }
         std::vector<std::string_view> cells = splitCells(view);
 
         row.clear();
@@ -460,7 +514,9 @@ CsvTable readCsv(const std::string& path) {
         if (first) {
             table.cols = static_cast<Eigen::Index>(cells.size());
             first = false;
-            if (badColumn != 0) continue;  // a header line
+            if (badColumn != 0) {
+                continue;  // a header line
+            }
         }
         if (static_cast<Eigen::Index>(cells.size()) != table.cols) {
             csvFail(path, lineNumber,
@@ -480,8 +536,12 @@ CsvTable readCsv(const std::string& path) {
         table.values.insert(table.values.end(), row.begin(), row.end());
         ++table.rows;
     }
-    if (in.bad()) throw DataError("CSV file " + quoted(path) + ": reading failed");
-    if (table.rows == 0) throw DataError("CSV file " + quoted(path) + " has no data rows");
+    if (in.bad()) {
+        throw DataError("CSV file " + quoted(path) + ": reading failed");
+    }
+    if (table.rows == 0) {
+        throw DataError("CSV file " + quoted(path) + " has no data rows");
+    }
     return table;
 }
 
@@ -502,8 +562,7 @@ void checkLengths(const std::string& xPath, Eigen::Index n, const std::string& y
 // LIBSVM
 
 [[noreturn]] void libsvmFail(const std::string& path, long line, const std::string& what) {
-    throw DataError("LIBSVM file " + quoted(path) + ", line " + std::to_string(line) + ": " +
-                    what);
+    throw DataError("LIBSVM file " + quoted(path) + ", line " + std::to_string(line) + ": " + what);
 }
 
 struct SparseEntry {
@@ -517,8 +576,9 @@ struct SparseEntry {
 Eigen::MatrixXd loadNpyMatrix(const std::string& path) {
     NpyArray array = readNpy(path);
     if (array.shape.size() != 2) {
-        npyFail(path, "X must be a 2-D array, this one has shape " + shapeText(array.shape) +
-                          " (" + std::to_string(array.shape.size()) + "-D)");
+        npyFail(path, "expected a 2-D array (a matrix), this one has shape " +
+                          shapeText(array.shape) + " (" + std::to_string(array.shape.size()) +
+                          "-D)");
     }
     return Eigen::Map<const RowMajorMatrix>(array.values.data(), array.shape[0], array.shape[1]);
 }
@@ -527,8 +587,8 @@ Eigen::VectorXd loadNpyVector(const std::string& path) {
     NpyArray array = readNpy(path);
     const bool column = array.shape.size() == 2 && array.shape[1] == 1;
     if (array.shape.size() != 1 && !column) {
-        npyFail(path, "y must be a 1-D array (or n x 1), this one has shape " +
-                          shapeText(array.shape));
+        npyFail(path,
+                "expected a 1-D array (or n x 1), this one has shape " + shapeText(array.shape));
     }
     return Eigen::Map<const Eigen::VectorXd>(array.values.data(), array.shape[0]);
 }
@@ -549,8 +609,9 @@ Dataset loadNpyPair(const std::string& xPath, const std::string& yPath) {
     data.X = loadNpyMatrix(xPath);
     data.y = loadNpyVector(yPath);
     checkLengths(xPath, data.X.rows(), yPath, data.y.size());
-    data.description = "X from " + quoted(xPath) + ", y from " + quoted(yPath) + ": n = " +
-                       std::to_string(data.X.rows()) + ", d = " + std::to_string(data.X.cols());
+    data.description = "X from " + quoted(xPath) + ", y from " + quoted(yPath) +
+                       ": n = " + std::to_string(data.X.rows()) +
+                       ", d = " + std::to_string(data.X.cols());
     return data;
 }
 
@@ -616,7 +677,9 @@ Dataset loadLibsvm(const std::string& path, int dim) {
             view = view.substr(0, hash);
         }
         view = trim(view);
-        if (view.empty()) continue;
+        if (view.empty()) {
+            continue;
+        }
 
         std::istringstream tokens{std::string(view)};
         std::string token;
@@ -660,8 +723,12 @@ Dataset loadLibsvm(const std::string& path, int dim) {
                        "feature index " + std::to_string(*duplicate) + " appears twice");
         }
     }
-    if (in.bad()) throw DataError("LIBSVM file " + quoted(path) + ": reading failed");
-    if (labels.empty()) throw DataError("LIBSVM file " + quoted(path) + " has no data rows");
+    if (in.bad()) {
+        throw DataError("LIBSVM file " + quoted(path) + ": reading failed");
+    }
+    if (labels.empty()) {
+        throw DataError("LIBSVM file " + quoted(path) + " has no data rows");
+    }
     const Eigen::Index n = static_cast<Eigen::Index>(labels.size());
     const Eigen::Index d = dim > 0 ? dim : static_cast<Eigen::Index>(maxIndex);
     if (d == 0) {
@@ -683,7 +750,9 @@ Dataset loadLibsvm(const std::string& path, int dim) {
     const bool plusMinus = std::all_of(distinct.begin(), distinct.end(),
                                        [](double v) { return v == -1.0 || v == 1.0; });
     if (zeroOne) {
-        for (double v : distinct) mapping[v] = v;
+        for (double v : distinct) {
+            mapping[v] = v;
+        }
         mappingText = "labels {0, 1}";
     } else if (plusMinus) {
         mapping = {{-1.0, 0.0}, {1.0, 1.0}};
@@ -703,16 +772,20 @@ Dataset loadLibsvm(const std::string& path, int dim) {
             }
             values += (values.empty() ? "" : ", ") + formatNumber(v);
         }
-        throw DataError("LIBSVM file " + quoted(path) + " has " +
-                        std::to_string(distinct.size()) + " distinct labels {" + values +
+        throw DataError("LIBSVM file " + quoted(path) + " has " + std::to_string(distinct.size()) +
+                        " distinct labels {" + values +
                         "}: binary classification needs two ({-1, +1}, {0, 1} or any two values)");
     }
 
     Dataset data;
     data.X = Eigen::MatrixXd::Zero(n, d);
-    for (const SparseEntry& e : entries) data.X(e.row, e.col) = e.value;
+    for (const SparseEntry& e : entries) {
+        data.X(e.row, e.col) = e.value;
+    }
     data.y.resize(n);
-    for (Eigen::Index i = 0; i < n; ++i) data.y[i] = mapping.at(labels[static_cast<std::size_t>(i)]);
+    for (Eigen::Index i = 0; i < n; ++i) {
+        data.y[i] = mapping.at(labels[static_cast<std::size_t>(i)]);
+    }
     data.description = "LIBSVM " + quoted(path) + ": n = " + std::to_string(n) +
                        ", d = " + std::to_string(d) + ", " + mappingText;
     return data;

@@ -32,14 +32,20 @@ Eigen::MatrixXd randomOrthonormal(Rng& rng, Eigen::Index n, Eigen::Index k) {
     Eigen::MatrixXd Q = qr.householderQ() * Eigen::MatrixXd::Identity(n, k);
     const Eigen::MatrixXd& R = qr.matrixQR();
     for (Eigen::Index j = 0; j < k; ++j) {
-        if (R(j, j) < 0.0) Q.col(j) *= -1.0;
+        if (R(j, j) < 0.0) {
+            Q.col(j) *= -1.0;
+        }
     }
     return Q;
 }
 
 void addLabelNoise(Rng& rng, Eigen::VectorXd& y, double sigma) {
-    if (sigma == 0.0) return;
-    for (Eigen::Index i = 0; i < y.size(); ++i) y[i] += sigma * rng.normal();
+    if (sigma == 0.0) {
+        return;
+    }
+    for (Eigen::Index i = 0; i < y.size(); ++i) {
+        y[i] += sigma * rng.normal();
+    }
 }
 
 void validate(const SyntheticSpec& spec) {
@@ -47,8 +53,12 @@ void validate(const SyntheticSpec& spec) {
     if (kind != "random" && kind != "simple" && kind != "tridiagonal" && kind != "logistic") {
         rejectSpec("kind", "\"" + kind + "\"", "one of random, simple, tridiagonal, logistic");
     }
-    if (spec.rows < 1) rejectSpec("rows", std::to_string(spec.rows), "an integer >= 1");
-    if (spec.dim < 1) rejectSpec("dim", std::to_string(spec.dim), "an integer >= 1");
+    if (spec.rows < 1) {
+        rejectSpec("rows", std::to_string(spec.rows), "an integer >= 1");
+    }
+    if (spec.dim < 1) {
+        rejectSpec("dim", std::to_string(spec.dim), "an integer >= 1");
+    }
     if (!std::isfinite(spec.labelNoise) || spec.labelNoise < 0.0) {
         rejectSpec("label_noise", formatNumber(spec.labelNoise), "a finite number >= 0");
     }
@@ -57,7 +67,9 @@ void validate(const SyntheticSpec& spec) {
         rejectSpec("condition_number", formatNumber(spec.conditionNumber),
                    "0 (use mu) or a finite number > 1");
     }
-    if (kind != "tridiagonal") return;
+    if (kind != "tridiagonal") {
+        return;
+    }
     if (spec.rows < spec.dim) {
         rejectSpec("rows", std::to_string(spec.rows),
                    "the tridiagonal data set needs rows >= dim = " + std::to_string(spec.dim));
@@ -100,12 +112,16 @@ double Rng::normal() {
 }
 
 std::uint64_t Rng::uniformIndex(std::uint64_t n) {
-    if (n <= 1) return 0;
+    if (n <= 1) {
+        return 0;
+    }
     // Reject the top partial range so every residue is equally likely.
-    const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() -
-                                std::numeric_limits<std::uint64_t>::max() % n;
+    const std::uint64_t limit =
+        std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % n;
     std::uint64_t x = engine_();
-    while (x >= limit) x = engine_();
+    while (x >= limit) {
+        x = engine_();
+    }
     return x % n;
 }
 
@@ -119,14 +135,18 @@ void Rng::shuffle(std::vector<int>& values) {
 Eigen::MatrixXd Rng::normalMatrix(Eigen::Index rows, Eigen::Index cols) {
     Eigen::MatrixXd m(rows, cols);
     for (Eigen::Index i = 0; i < rows; ++i) {
-        for (Eigen::Index j = 0; j < cols; ++j) m(i, j) = normal();
+        for (Eigen::Index j = 0; j < cols; ++j) {
+            m(i, j) = normal();
+        }
     }
     return m;
 }
 
 Eigen::VectorXd Rng::normalVector(Eigen::Index size) {
     Eigen::VectorXd v(size);
-    for (Eigen::Index i = 0; i < size; ++i) v[i] = normal();
+    for (Eigen::Index i = 0; i < size; ++i) {
+        v[i] = normal();
+    }
     return v;
 }
 
@@ -180,8 +200,8 @@ Dataset makeSynthetic(const SyntheticSpec& spec) {
         Eigen::MatrixXd V = randomOrthonormal(rng, d, r);
         // Gram eigenvalues evenly spaced on [1, r], i.e. 1, 2, ..., r.
         Eigen::VectorXd lambda = Eigen::VectorXd::LinSpaced(r, 1.0, static_cast<double>(r));
-        data.X = std::sqrt(static_cast<double>(n)) * U * lambda.cwiseSqrt().asDiagonal() *
-                 V.transpose();
+        data.X =
+            std::sqrt(static_cast<double>(n)) * U * lambda.cwiseSqrt().asDiagonal() * V.transpose();
         data.y = data.X * wTrue;
         addLabelNoise(rng, data.y, spec.labelNoise);
         description << ", X^T X / n has eigenvalues 1, 2, ..., " << r << ", y = X w_true";
@@ -192,7 +212,9 @@ Dataset makeSynthetic(const SyntheticSpec& spec) {
         Eigen::MatrixXd A = Eigen::MatrixXd::Zero(d, d);
         for (Eigen::Index i = 0; i < d; ++i) {
             A(i, i) = 2.0 + mu;
-            if (i + 1 < d) A(i, i + 1) = A(i + 1, i) = -1.0;
+            if (i + 1 < d) {
+                A(i, i + 1) = A(i + 1, i) = -1.0;
+            }
         }
         Eigen::LLT<Eigen::MatrixXd> llt(A);
         if (llt.info() != Eigen::Success) {

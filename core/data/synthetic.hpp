@@ -13,26 +13,26 @@ namespace pipelens {
 // Seeded std::mt19937_64 (its output sequence is fixed by the standard) with our own uniform,
 // normal and shuffle, so a seed gives the same numbers with every standard library.
 class Rng {
-public:
+  public:
     explicit Rng(std::uint64_t seed) : engine_(seed) {}
 
     std::uint64_t nextU64() { return engine_(); }
-    double uniform();                              // [0, 1), 53 random bits
-    double normal();                               // N(0, 1), Box-Muller (pairs; caches one)
-    std::uint64_t uniformIndex(std::uint64_t n);   // uniform on {0, ..., n-1}, unbiased; n >= 1
-    void shuffle(std::vector<int>& values);        // Fisher-Yates with uniformIndex
+    double uniform();                             // [0, 1), 53 random bits
+    double normal();                              // N(0, 1), Box-Muller (pairs; caches one)
+    std::uint64_t uniformIndex(std::uint64_t n);  // uniform on {0, ..., n-1}, unbiased; n >= 1
+    void shuffle(std::vector<int>& values);       // Fisher-Yates with uniformIndex
     // Matrices are filled row by row, so the first rows do not depend on the row count.
     Eigen::MatrixXd normalMatrix(Eigen::Index rows, Eigen::Index cols);
     Eigen::VectorXd normalVector(Eigen::Index size);
 
-private:
+  private:
     std::mt19937_64 engine_;
     bool hasSpare_ = false;
     double spare_ = 0.0;
 };
 
 struct SyntheticSpec {
-    std::string kind = "random";   // "random" | "simple" | "tridiagonal" | "logistic"
+    std::string kind = "random";  // "random" | "simple" | "tridiagonal" | "logistic"
     int rows = 600;
     int dim = 64;
     std::uint64_t seed = 0;

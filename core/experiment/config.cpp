@@ -125,6 +125,10 @@ StepSpec readStep(ObjectReader& r) {
         }
         return s;
     }
+    if (!v.is_object()) {
+        throw ConfigError(r.field("step_size") + " = " + show(v) +
+                          " is not allowed: a finite number > 0, or {\"grid\": [a_min, a_max]}");
+    }
     ObjectReader g(v, r.field("step_size"));
     if (!g.has("grid")) throw ConfigError(r.field("step_size") + ".grid is missing");
     const json& range = g.at("grid");
@@ -327,7 +331,8 @@ void ExperimentConfig::validate() const {
                           " must be a multiple of it");
     }
     if (budget.totalSlots == 0 && budget.microbatches == 0 && !(budget.epochs > 0.0)) {
-        throw ConfigError("budget is empty: set budget.totalSlots, budget.microbatches or budget.epochs > 0");
+        throw ConfigError("budget is empty: set budget.slots, budget.microbatches or budget.epochs "
+                          "> 0");
     }
     for (const MethodSpec& m : methods) {
         if (m.method == "localsgd" && m.replicas > 0 && m.replicas > 4096) {

@@ -107,7 +107,7 @@ ExperimentPlan planExperiment(const ExperimentConfig& c, const LinearObjective& 
         plan.slotBudget = buildTimeline(pd).totalSlots;
     }
     if (plan.pipeDreamMicrobatches < 1) {
-        throw ConfigError("budget.totalSlots = " + std::to_string(c.budget.totalSlots) +
+        throw ConfigError("budget.slots = " + std::to_string(c.budget.totalSlots) +
                           " is not allowed: too short for a single PipeDream microbatch");
     }
     plan.updateBudget = static_cast<long long>(plan.pipeDreamMicrobatches) * c.stages;

@@ -45,6 +45,9 @@ public:
     Eigen::VectorXd gradient(const Eigen::VectorXd& w) const;
     // f from the activation z = Xw over all rows and ||w||^2 (used for cheap incremental logging).
     double valueFromActivation(const Eigen::VectorXd& z, double weightNormSq) const;
+    // The same with a caller-owned scratch array (no allocation on the per-update path).
+    double valueFromActivation(const Eigen::VectorXd& z, double weightNormSq,
+                               Eigen::ArrayXd& scratch) const;
 
     double batchValue(int batch, const Eigen::VectorXd& w) const;
     Eigen::VectorXd batchGradient(int batch, const Eigen::VectorXd& w) const;
@@ -56,6 +59,8 @@ public:
     // f* at the minimiser (least squares, or Newton to gradient norm <= 1e-10); computed once.
     double optimum() const;
     const Eigen::VectorXd& minimizer() const;
+    bool hasOptimum() const { return optimum_.has_value(); }
+    bool hasSmoothness() const { return smoothness_.has_value(); }
     // Known constants (e.g. from a golden case or a generator) skip the computation.
     void setSmoothness(double L) { smoothness_ = L; }
     void setOptimum(double fStar) { optimum_ = fStar; }

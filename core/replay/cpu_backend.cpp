@@ -37,13 +37,17 @@ void CpuBackend::applyBlockUpdate(int stage, const Eigen::VectorXd& delta, doubl
         activationAll_.noalias() = objective_->X() * average_;
         updatesSinceResync_ = 0;
     } else {
-        activationAll_.noalias() +=
-            objective_->X().middleCols(blk.offset, blk.size) * (averageWeight * delta);
+        if (averageWeight == 1.0) {
+            activationAll_.noalias() += objective_->X().middleCols(blk.offset, blk.size) * delta;
+        } else {
+            activationAll_.noalias() +=
+                objective_->X().middleCols(blk.offset, blk.size) * (averageWeight * delta);
+        }
     }
 }
 
 double CpuBackend::sampleObjective() {
-    return objective_->valueFromActivation(activationAll_, average_.squaredNorm());
+    return objective_->valueFromActivation(activationAll_, average_.squaredNorm(), scratchRows_);
 }
 
 void CpuBackend::runOps(std::span<const PipelineOp> ops, double stepSize, bool sample,
@@ -73,9 +77,9 @@ void CpuBackend::runOps(std::span<const PipelineOp> ops, double stepSize, bool s
         } else {
             blockGrad_.noalias() = Xb.transpose() * outputGrad_.col(op.actSlot);
             if (l2 != 0.0) blockGrad_ += l2 * stash;
-            Eigen::VectorXd delta = -stepSize * blockGrad_;
-            weights_.col(op.replica).segment(blk.offset, blk.size) += delta;
-            applyBlockUpdate(op.stage, delta, replicaWeight);
+            delta_.noalias() = -stepSize * blockGrad_;
+            weights_.col(op.replica).segment(blk.offset, blk.size) += delta_;
+            applyBlockUpdate(op.stage, delta_, replicaWeight);
             samples.push_back({sample ? sampleObjective() : 0.0, blockGrad_.squaredNorm()});
         }
     }
@@ -94,7 +98,19 @@ void CpuBackend::prepareRpd(const LinearObjective& objective, const std::vector<
     objective_ = &objective;
     blocks_ = blocks;
     rpdMode_ = true;
-    weights_ = w0.replicate(1, depth);
+    // Each block keeps at most depth versions: enough even if every one of the last depth
+    // iterates updated it. Memory is depth * d, independent of the number of updates.
+    rings_.assign(blocks.size(), {});
+    for (size_t j = 0; j < blocks.size(); ++j) {
+        BlockRing& r = rings_[j];
+        r.values.resize(blocks[j].size, depth);
+        r.from.assign(static_cast<size_t>(depth), 0);
+        r.values.col(0) = w0.segment(blocks[j].offset, blocks[j].size);
+        r.from[0] = 0;
+        r.start = 0;
+        r.count = 1;
+    }
+    ringDepth_ = depth;
     average_ = w0;
     activationAll_ = objective.X() * w0;
     point_ = w0;
@@ -105,35 +121,56 @@ void CpuBackend::prepareRpd(const LinearObjective& objective, const std::vector<
 UpdateSample CpuBackend::rpdStep(std::span<const int> delays, int stage, int batch,
                                  double stepSize, bool sample) {
     const int b = objective_->batchSize();
-    const auto depth = weights_.cols();
+    const auto rows = static_cast<Eigen::Index>(batch) * b;
     // z_k: block j of the iterate k - delays[j]; accumulate the activation stage by stage as a
     // pipeline would.
     scratchA_.setZero(b);
     for (size_t j = 0; j < blocks_.size(); ++j) {
-        if (delays[j] < 0 || delays[j] >= depth || delays[j] > rpdIndex_) {
+        if (delays[j] < 0 || delays[j] >= ringDepth_ || delays[j] > rpdIndex_) {
             throw std::logic_error("RPD delay out of range for the ring");
         }
+        const BlockRing& r = rings_[j];
+        const long long want = rpdIndex_ - delays[j];
+        // The newest version valid at iterate `want`: binary search over the ring's versions
+        // (ordered oldest to newest by `from`).
+        int lo = 0;
+        int hi = r.count - 1;
+        while (lo < hi) {
+            const int mid = (lo + hi + 1) / 2;
+            const int phys = (r.start + mid) % ringDepth_;
+            if (r.from[static_cast<size_t>(phys)] <= want) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
         const BlockRange& blk = blocks_[j];
-        auto col = static_cast<Eigen::Index>((rpdIndex_ - delays[j]) % depth);
-        point_.segment(blk.offset, blk.size) = weights_.col(col).segment(blk.offset, blk.size);
-        scratchA_.noalias() += objective_->X().block(static_cast<Eigen::Index>(batch) * b,
-                                                     blk.offset, b, blk.size) *
-                               point_.segment(blk.offset, blk.size);
+        auto version = r.values.col((r.start + lo) % ringDepth_);
+        point_.segment(blk.offset, blk.size) = version;
+        scratchA_.noalias() += objective_->X().block(rows, blk.offset, b, blk.size) * version;
     }
     objective_->outputGradient(batch, scratchA_, scratchG_);
     const BlockRange& blk = blocks_[stage];
     blockGrad_.noalias() =
-        objective_->X().block(static_cast<Eigen::Index>(batch) * b, blk.offset, b, blk.size)
-            .transpose() *
-        scratchG_;
+        objective_->X().block(rows, blk.offset, b, blk.size).transpose() * scratchG_;
     if (regularisation() != 0.0) blockGrad_ += regularisation() * point_.segment(blk.offset, blk.size);
-    Eigen::VectorXd delta = -stepSize * blockGrad_;
-    auto current = static_cast<Eigen::Index>(rpdIndex_ % depth);
-    auto next = static_cast<Eigen::Index>((rpdIndex_ + 1) % depth);
-    if (next != current) weights_.col(next) = weights_.col(current);
-    weights_.col(next).segment(blk.offset, blk.size) += delta;
+    delta_.noalias() = -stepSize * blockGrad_;
+    // w_{k+1}: block `stage` of w_k plus delta becomes the newest version of that block.
+    BlockRing& r = rings_[stage];
+    const int newest = (r.start + r.count - 1) % ringDepth_;
+    int slot = 0;
+    if (r.count < ringDepth_) {
+        slot = (r.start + r.count) % ringDepth_;
+        ++r.count;
+    } else {
+        slot = r.start;  // drop the oldest: no read can reach back that far any more
+        r.start = (r.start + 1) % ringDepth_;
+    }
+    if (slot != newest) r.values.col(slot) = r.values.col(newest);
+    r.values.col(slot) += delta_;
+    r.from[static_cast<size_t>(slot)] = rpdIndex_ + 1;
     ++rpdIndex_;
-    applyBlockUpdate(stage, delta, 1.0);
+    applyBlockUpdate(stage, delta_, 1.0);
     UpdateSample out;
     out.blockGradNormSq = blockGrad_.squaredNorm();
     if (sample) out.objective = sampleObjective();

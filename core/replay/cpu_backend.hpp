@@ -29,16 +29,27 @@ private:
     const LinearObjective* objective_ = nullptr;
     std::vector<BlockRange> blocks_;
     bool rpdMode_ = false;
-    // Pipelines: one column per replica. RPD: the ring of the last `depth` iterates.
+    // Pipelines: one column per replica.
     Eigen::MatrixXd weights_;
     Eigen::VectorXd average_;       // replica average (pipelines) or w_k (RPD)
     Eigen::VectorXd activationAll_; // X * average_, kept up to date incrementally
     std::vector<Eigen::MatrixXd> stash_;  // per stage: block size x stash slots
     Eigen::MatrixXd activation_;    // b x activation slots
     Eigen::MatrixXd outputGrad_;    // b x activation slots
-    long long rpdIndex_ = 0;        // k of the newest iterate in the ring
+    // RPD: per block, the versions it took in the last delta+1 iterates and the iterate index
+    // from which each is valid (a block changes only when updated, so most reads are shared).
+    struct BlockRing {
+        Eigen::MatrixXd values;      // block size x capacity
+        std::vector<long long> from; // capacity
+        int start = 0;               // physical index of the oldest version
+        int count = 0;
+    };
+    std::vector<BlockRing> rings_;
+    long long rpdIndex_ = 0;        // k of the newest iterate
+    int ringDepth_ = 1;
+    Eigen::ArrayXd scratchRows_;
     Eigen::VectorXd point_;         // RPD mixed point z_k
-    Eigen::VectorXd scratchA_, scratchG_, blockGrad_;
+    Eigen::VectorXd scratchA_, scratchG_, blockGrad_, delta_;
     long long updatesSinceResync_ = 0;
 };
 

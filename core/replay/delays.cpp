@@ -1,8 +1,13 @@
 #include "replay/delays.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
 #include <cmath>
-#include <map>
+#include <cstdint>
+#include <span>
+#include <unordered_map>
 
 #include "errors.hpp"
 
@@ -15,15 +20,21 @@ DelayTable::DelayTable(const Timeline& timeline)
     version_.assign(cells, 0);
     updates_.reserve(cells);
     std::vector<int> blockVersion(stages_, 0);
-    for (const ReplayEvent& e : replayOrder(timeline)) {
-        size_t i = static_cast<size_t>(e.microbatch) * stages_ + e.stage;
-        if (e.op == OpKind::Forward) {
+    auto record = [&](OpKind op, int stage, int microbatch, int slot) {
+        size_t i = static_cast<size_t>(microbatch) * stages_ + stage;
+        if (op == OpKind::Forward) {
             h_[i] = static_cast<long long>(updates_.size());
-            version_[i] = blockVersion[e.stage];
+            version_[i] = blockVersion[stage];
         } else {
-            updates_.push_back({e.stage, e.microbatch, e.slot});
-            ++blockVersion[e.stage];
+            updates_.push_back({stage, microbatch, slot});
+            ++blockVersion[stage];
         }
+    };
+    if (timeline.params.costs.backwardSlots == 1) {
+        // Every op acts in its start slot: the cells are already in replay order.
+        for (const TimelineCell& c : timeline.cells) record(c.op, c.stage, c.microbatch, c.startSlot);
+    } else {
+        for (const ReplayEvent& e : replayOrder(timeline)) record(e.op, e.stage, e.microbatch, e.slot);
     }
 }
 
@@ -43,11 +54,11 @@ long long pipeDreamMaxDelayFormula(int stages) {
 
 namespace {
 
-// A group of identical delay multisets: sorted update indices and sorted forward indices, both
-// relative to the smallest forward index, and how many microbatches share them.
+// A group of identical delay multisets: ascending update indices and ascending forward
+// indices, both relative to the smallest forward index, and how many microbatches share them.
 struct Pattern {
-    std::vector<long long> k;  // ascending
-    std::vector<long long> h;  // ascending
+    std::vector<long long> k;
+    std::vector<long long> h;
     long long count = 0;
 };
 
@@ -63,8 +74,51 @@ long long pairsAtMost(const Pattern& p, long long x) {
     return n;
 }
 
-DelayStats statsFromPatterns(const std::map<std::vector<long long>, Pattern>& patterns, int stages,
-                             int microbatches) {
+// Deduplicates per-microbatch (k, h) lists: in steady state every microbatch repeats the
+// previous one shifted by a constant, so only startup and drain produce new patterns.
+class PatternSet {
+public:
+    void add(std::span<const long long> k, std::span<const long long> h) {
+        if (k.empty()) return;
+        const long long base = h.front();
+        std::uint64_t hash = 1469598103934665603ULL;
+        auto mix = [&hash](long long v) {
+            hash ^= static_cast<std::uint64_t>(v) + 0x9E3779B97F4A7C15ULL + (hash << 6) + (hash >> 2);
+        };
+        for (long long v : k) mix(v - base);
+        mix(-1);
+        for (long long v : h) mix(v - base);
+        auto [lo, hi] = index_.equal_range(hash);
+        for (auto it = lo; it != hi; ++it) {
+            Pattern& p = patterns_[it->second];
+            if (sameShifted(p.k, k, base) && sameShifted(p.h, h, base)) {
+                ++p.count;
+                return;
+            }
+        }
+        Pattern p;
+        for (long long v : k) p.k.push_back(v - base);
+        for (long long v : h) p.h.push_back(v - base);
+        p.count = 1;
+        index_.emplace(hash, patterns_.size());
+        patterns_.push_back(std::move(p));
+    }
+    const std::vector<Pattern>& patterns() const { return patterns_; }
+
+private:
+    static bool sameShifted(const std::vector<long long>& a, std::span<const long long> b,
+                            long long base) {
+        if (a.size() != b.size()) return false;
+        for (size_t i = 0; i < a.size(); ++i) {
+            if (a[i] != b[i] - base) return false;
+        }
+        return true;
+    }
+    std::vector<Pattern> patterns_;
+    std::unordered_multimap<std::uint64_t, size_t> index_;
+};
+
+DelayStats statsFromPatterns(const std::vector<Pattern>& patterns, int stages, int microbatches) {
     DelayStats st;
     st.stages = stages;
     st.microbatches = microbatches;
@@ -73,7 +127,7 @@ DelayStats statsFromPatterns(const std::map<std::vector<long long>, Pattern>& pa
     st.formulaMean = static_cast<double>(stages) * stages / 2.0;
     long double sum = 0.0L;
     long long hi = 0;
-    for (const auto& [key, p] : patterns) {
+    for (const Pattern& p : patterns) {
         long long sumK = 0;
         long long sumH = 0;
         for (long long k : p.k) sumK += k;
@@ -94,7 +148,7 @@ DelayStats statsFromPatterns(const std::map<std::vector<long long>, Pattern>& pa
         while (up - lo > 1) {
             long long mid = lo + (up - lo) / 2;
             long long c = 0;
-            for (const auto& [key, p] : patterns) c += p.count * pairsAtMost(p, mid);
+            for (const Pattern& p : patterns) c += p.count * pairsAtMost(p, mid);
             (c >= need ? up : lo) = mid;
         }
         return up;
@@ -107,25 +161,33 @@ DelayStats statsFromPatterns(const std::map<std::vector<long long>, Pattern>& pa
     return st;
 }
 
-void addPattern(std::map<std::vector<long long>, Pattern>& patterns, std::vector<long long> k,
-                std::vector<long long> h) {
-    if (k.empty()) return;
-    std::sort(k.begin(), k.end());
-    std::sort(h.begin(), h.end());
-    const long long base = h.front();
-    for (auto& v : k) v -= base;
-    for (auto& v : h) v -= base;
-    std::vector<long long> key;
-    key.reserve(k.size() + h.size() + 1);
-    key.insert(key.end(), k.begin(), k.end());
-    key.push_back(-1);
-    key.insert(key.end(), h.begin(), h.end());
-    auto [it, inserted] = patterns.try_emplace(std::move(key));
-    if (inserted) {
-        it->second.k = std::move(k);
-        it->second.h = std::move(h);
+// Statistics from h(m, j) (N x S, row-major) and each microbatch's window updates
+// (ks[m*S .. m*S + count[m]), ascending).
+DelayStats statsFromLists(int S, int N, const std::vector<long long>& hAll,
+                          const std::vector<long long>& ks, const std::vector<int>& count) {
+    PatternSet patterns;
+    std::vector<long long> h(S);
+    long long bestDelay = -1;
+    int bestBlock = 0;
+    for (int m = 0; m < N; ++m) {
+        if (count[m] == 0) continue;
+        std::copy_n(hAll.begin() + static_cast<std::ptrdiff_t>(m) * S, S, h.begin());
+        // The largest delay of this microbatch: its last update's read of the block whose forward
+        // came first (the earliest block with the smallest h).
+        const auto firstMin = std::min_element(h.begin(), h.end());
+        const long long largest = ks[static_cast<size_t>(m) * S + count[m] - 1] - *firstMin;
+        if (largest > bestDelay) {
+            bestDelay = largest;
+            bestBlock = static_cast<int>(firstMin - h.begin());
+        }
+        // Forwards run stage after stage, so h is already ascending; sort defensively if not.
+        if (!std::is_sorted(h.begin(), h.end())) std::sort(h.begin(), h.end());
+        patterns.add(std::span<const long long>(ks.data() + static_cast<size_t>(m) * S, count[m]),
+                     h);
     }
-    ++it->second.count;
+    DelayStats st = statsFromPatterns(patterns.patterns(), S, N);
+    st.maxBlock = bestBlock;  // SPEC: in steady state always a read of block 1 (index 0)
+    return st;
 }
 
 }  // namespace
@@ -136,39 +198,86 @@ DelayStats delayStats(const DelayTable& table, double fromFraction) {
                           " is not allowed: a number in [0, 1)");
     }
     const int S = table.stages();
+    const int N = table.microbatches();
     const long long first = static_cast<long long>(std::ceil(fromFraction * table.updates()));
-    // Updates of each microbatch that fall in the window.
-    std::vector<std::vector<long long>> ks(table.microbatches());
-    for (long long k = first; k < table.updates(); ++k) ks[table.update(k).microbatch].push_back(k);
-    std::map<std::vector<long long>, Pattern> patterns;
-    std::vector<long long> h(S);
-    for (int m = 0; m < table.microbatches(); ++m) {
-        if (ks[m].empty()) continue;
-        for (int j = 0; j < S; ++j) h[j] = table.forwardIndex(m, j);
-        addPattern(patterns, std::move(ks[m]), h);
+    // Each microbatch has at most S updates (one per stage); gather its window updates in order.
+    std::vector<long long> ks(static_cast<size_t>(N) * S);
+    std::vector<int> count(N, 0);
+    for (long long k = first; k < table.updates(); ++k) {
+        const int m = table.update(k).microbatch;
+        ks[static_cast<size_t>(m) * S + count[m]++] = k;
     }
-    DelayStats st = statsFromPatterns(patterns, S, table.microbatches());
-    // Which block's read attains the maximum (SPEC: always block 1 in steady state).
-    for (long long k = first; k < table.updates() && st.max > 0; ++k) {
-        bool found = false;
-        for (int j = 0; j < S; ++j) {
-            if (table.delay(k, j) == st.max) {
-                st.maxBlock = j;
-                found = true;
-                break;
-            }
-        }
-        if (found) break;
+    std::vector<long long> h(static_cast<size_t>(N) * S);
+    for (int m = 0; m < N; ++m) {
+        for (int j = 0; j < S; ++j) h[static_cast<size_t>(m) * S + j] = table.forwardIndex(m, j);
     }
-    return st;
+    return statsFromLists(S, N, h, ks, count);
 }
 
 DelayStats pipeDreamDelayStats(int stages, int microbatches, double fromFraction) {
+    if (!(fromFraction >= 0.0 && fromFraction < 1.0)) {
+        throw ConfigError("from_fraction = " + std::to_string(fromFraction) +
+                          " is not allowed: a number in [0, 1)");
+    }
     ScheduleParams p;
     p.kind = ScheduleKind::PipeDream;
     p.stages = stages;
     p.microbatches = microbatches > 0 ? microbatches : 10 * stages;
-    return delayStats(DelayTable(buildTimeline(p)), fromFraction);
+    const int S = p.stages;
+    const int N = p.microbatches;
+    // With unit costs the simulator emits cells in replay order, so h(m, j) and the update
+    // indices can be recorded as the schedule is simulated, without a timeline or table.
+    const long long K = static_cast<long long>(N) * S;
+    const long long first = static_cast<long long>(std::ceil(fromFraction * static_cast<double>(K)));
+    std::vector<long long> h(static_cast<size_t>(N) * S);
+    std::vector<long long> ks(static_cast<size_t>(N) * S);
+    std::vector<int> count(N, 0);
+    long long k = 0;
+    simulateSchedule(p, [&](const TimelineCell& c) {
+        if (c.op == OpKind::Forward) {
+            h[static_cast<size_t>(c.microbatch) * S + c.stage] = k;
+        } else {
+            if (k >= first) ks[static_cast<size_t>(c.microbatch) * S + count[c.microbatch]++] = k;
+            ++k;
+        }
+    });
+    return statsFromLists(S, N, h, ks, count);
+}
+
+std::vector<DelayStats> pipeDreamDelayStatsRange(int firstStages, int lastStages,
+                                                 int microbatches, double fromFraction,
+                                                 int threads) {
+    if (firstStages < 1 || lastStages < firstStages) {
+        throw ConfigError("stages = " + std::to_string(firstStages) + ":" +
+                          std::to_string(lastStages) + " is not allowed: A:B with 1 <= A <= B");
+    }
+    const int count = lastStages - firstStages + 1;
+    std::vector<DelayStats> out(static_cast<size_t>(count));
+    // Work is ~S^3 per S: hand out the largest S first so threads finish together.
+    std::atomic<int> next{0};
+    std::exception_ptr failure;
+    std::mutex failureMutex;
+    auto worker = [&] {
+        for (int i = next++; i < count; i = next++) {
+            const int S = lastStages - i;
+            try {
+                out[static_cast<size_t>(S - firstStages)] =
+                    pipeDreamDelayStats(S, microbatches, fromFraction);
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(failureMutex);
+                if (!failure) failure = std::current_exception();
+            }
+        }
+    };
+    unsigned n = threads > 0 ? static_cast<unsigned>(threads)
+                             : std::max(1u, std::thread::hardware_concurrency());
+    n = std::min<unsigned>(n, static_cast<unsigned>(count));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < n; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    if (failure) std::rethrow_exception(failure);
+    return out;
 }
 
 }  // namespace pipelens

@@ -72,4 +72,10 @@ DelayStats delayStats(const DelayTable& table, double fromFraction = 0.5);
 // are counted once.
 DelayStats pipeDreamDelayStats(int stages, int microbatches = 0, double fromFraction = 0.5);
 
+// pipeDreamDelayStats for every S in [firstStages, lastStages], spread over `threads` worker
+// threads (0: one per hardware thread). Results are in order of S.
+std::vector<DelayStats> pipeDreamDelayStatsRange(int firstStages, int lastStages,
+                                                 int microbatches = 0, double fromFraction = 0.5,
+                                                 int threads = 0);
+
 }  // namespace pipelens

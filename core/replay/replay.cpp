@@ -114,8 +114,10 @@ PipelineReplay::PipelineReplay(std::shared_ptr<const LinearObjective> objective,
     result_.microbatches = N;
     result_.totalSlots = tl.totalSlots;
     result_.initialObjective = backend_->objective();
-    result_.optimum = objective_->optimum();
-    result_.smoothness = objective_->smoothness();
+    // f* and L are not computed here (they can cost more than the run on large problems): the
+    // experiment layer computes them first; unknown, f* is bounded below by 0 for both losses.
+    result_.optimum = objective_->hasOptimum() ? objective_->optimum() : 0.0;
+    result_.smoothness = objective_->hasSmoothness() ? objective_->smoothness() : 0.0;
     result_.objectivePerSlot.reserve(static_cast<size_t>(tl.totalSlots) + 1);
     result_.objectivePerSlot.push_back(result_.initialObjective);
     if (sampling_.objectivePerUpdate) {
@@ -305,8 +307,8 @@ RpdReplay::RpdReplay(std::shared_ptr<const LinearObjective> objective,
     result_.stepSize = config_.stepSize;
     result_.maxDelay = config_.maxDelay;
     result_.initialObjective = backend_->objective();
-    result_.optimum = objective_->optimum();
-    result_.smoothness = objective_->smoothness();
+    result_.optimum = objective_->hasOptimum() ? objective_->optimum() : 0.0;
+    result_.smoothness = objective_->smoothness();  // the theorem needs L
     if (sampling_.objectivePerUpdate) {
         result_.objectivePerUpdate.reserve(static_cast<size_t>(config_.updates));
     }

@@ -1,6 +1,7 @@
 #include "schedule/timeline.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <sstream>
 
 #include "errors.hpp"
@@ -35,39 +36,51 @@ struct StageState {
 
 class Simulator {
 public:
-    explicit Simulator(const ScheduleParams& p)
+    using Visit = std::function<void(const TimelineCell&)>;
+    Simulator(const ScheduleParams& p, const Visit* visit)
         : p_(p),
           S_(p.stages),
           N_(p.microbatches),
           fEnd_(static_cast<size_t>(S_) * N_, kNotDone),
           bEnd_(static_cast<size_t>(S_) * N_, kNotDone),
-          stages_(S_) {}
+          stages_(S_),
+          visit_(visit) {}
 
     Timeline run() {
         Timeline tl;
         tl.params = p_;
-        tl.cells.reserve(static_cast<size_t>(2) * S_ * N_);
-        std::vector<int> stash(S_, 0);
+        if (!visit_) tl.cells.reserve(static_cast<size_t>(2) * S_ * N_);
         tl.peakStash.assign(S_, 0);
-        int roundSize = roundLength();
-        int lastSlot = -1;
+        peakStash_ = &tl.peakStash;
+        const int roundSize = roundLength();
+        const long long guard = guardSlots();
+        const bool fillDrain = p_.kind == ScheduleKind::FillDrain;
         for (int t = 0; doneB0_ < N_; ++t) {
             advanceCompleted(t, tl, roundSize);
             if (doneB0_ >= N_) break;
             for (int s = 0; s < S_; ++s) {
                 StageState& st = stages_[s];
                 if (st.busyThrough >= t) continue;
-                bool fReady = forwardReady(s, t);
-                bool bReady = backwardReady(s, t);
-                if (p_.kind == ScheduleKind::FillDrain) {
+                if (fillDrain) {
                     // Synchronous: forwards first; backwards only after the group's forwards left
                     // the last stage (checked in backwardReady).
-                    if (fReady) {
+                    if (forwardReady(s, t)) {
                         startForward(s, t, tl);
-                    } else if (bReady) {
+                    } else if (backwardReady(s, t)) {
                         startBackward(s, t, tl);
                     }
-                } else if (bReady && (!st.ranBackward || st.turnIsBackward || !fReady)) {
+                    continue;
+                }
+                // 1F1B: a ready backward runs if the stage never ran one, if it is its turn, or
+                // if no forward is ready (evaluated lazily: the common cases need one test).
+                const bool bReady = backwardReady(s, t);
+                bool runBackward = bReady && (!st.ranBackward || st.turnIsBackward);
+                bool fReady = false;
+                if (!runBackward) {
+                    fReady = forwardReady(s, t);
+                    runBackward = bReady && !fReady;
+                }
+                if (runBackward) {
                     startBackward(s, t, tl);
                     st.ranBackward = true;
                     st.turnIsBackward = false;
@@ -76,20 +89,14 @@ public:
                     if (st.ranBackward) st.turnIsBackward = true;
                 }
             }
-            for (int s = 0; s < S_; ++s) {
-                stash[s] = stages_[s].nextForward - stages_[s].nextBackward;
-                tl.peakStash[s] = std::max(tl.peakStash[s], stash[s]);
-                lastSlot = std::max(lastSlot, stages_[s].busyThrough);
-            }
-            if (t > guardSlots()) {
-                throw ConfigError("schedule did not finish within " + std::to_string(guardSlots()) +
+            if (t > guard) {
+                throw ConfigError("schedule did not finish within " + std::to_string(guard) +
                                   " slots; the parameters admit no progress");
             }
         }
-        tl.totalSlots = lastSlot + 1;
-        std::stable_sort(tl.cells.begin(), tl.cells.end(), [](const auto& a, const auto& b) {
-            return a.startSlot != b.startSlot ? a.startSlot < b.startSlot : a.stage < b.stage;
-        });
+        // Cells were appended slot by slot and, within a slot, stage by stage: already in
+        // (startSlot, stage) order, no sort needed.
+        tl.totalSlots = lastSlot_ + 1;
         return tl;
     }
 
@@ -154,12 +161,24 @@ private:
         return true;
     }
 
+    void emit(const TimelineCell& cell, Timeline& tl) {
+        if (visit_) {
+            (*visit_)(cell);
+        } else {
+            tl.cells.push_back(cell);
+        }
+    }
+
     void startForward(int s, int t, Timeline& tl) {
-        int m = stages_[s].nextForward++;
+        StageState& st = stages_[s];
+        int m = st.nextForward++;
         int end = t + p_.costs.forwardSlots - 1;
         fEnd_[idx(m, s)] = end;
-        stages_[s].busyThrough = end;
-        tl.cells.push_back({t, end, s, OpKind::Forward, m});
+        st.busyThrough = end;
+        lastSlot_ = std::max(lastSlot_, end);
+        // Stashed copies only grow when a forward starts.
+        (*peakStash_)[s] = std::max((*peakStash_)[s], st.nextForward - st.nextBackward);
+        emit({t, end, s, OpKind::Forward, m}, tl);
     }
 
     void startBackward(int s, int t, Timeline& tl) {
@@ -167,7 +186,8 @@ private:
         int end = t + p_.costs.backwardSlots - 1;
         bEnd_[idx(m, s)] = end;
         stages_[s].busyThrough = end;
-        tl.cells.push_back({t, end, s, OpKind::Backward, m});
+        lastSlot_ = std::max(lastSlot_, end);
+        emit({t, end, s, OpKind::Backward, m}, tl);
     }
 
     ScheduleParams p_;
@@ -177,6 +197,9 @@ private:
     std::vector<int> bEnd_;
     std::vector<StageState> stages_;
     int doneB0_ = 0;
+    int lastSlot_ = -1;
+    std::vector<int>* peakStash_ = nullptr;
+    const Visit* visit_ = nullptr;
 };
 
 }  // namespace
@@ -200,7 +223,13 @@ void validateScheduleParams(const ScheduleParams& raw) {
 
 Timeline buildTimeline(const ScheduleParams& params) {
     validateScheduleParams(params);
-    return Simulator(resolved(params)).run();
+    return Simulator(resolved(params), nullptr).run();
+}
+
+Timeline simulateSchedule(const ScheduleParams& params,
+                          const std::function<void(const TimelineCell&)>& visit) {
+    validateScheduleParams(params);
+    return Simulator(resolved(params), &visit).run();
 }
 
 ScheduleKind parseScheduleKind(const std::string& text) {
@@ -282,7 +311,8 @@ std::string timelineArt(const Timeline& tl, int maxSlots) {
     std::vector<std::string> rows(S, std::string(static_cast<size_t>(T) * width, '.'));
     for (const auto& c : tl.cells) {
         for (int t = c.startSlot; t <= c.endSlot && t < T; ++t) {
-            std::string label = (c.op == OpKind::Forward ? "F" : "B") + std::to_string(c.microbatch);
+            std::string label(1, c.op == OpKind::Forward ? 'F' : 'B');
+            label += std::to_string(c.microbatch);
             label.resize(static_cast<size_t>(width - 1), ' ');
             rows[c.stage].replace(static_cast<size_t>(t) * width, label.size(), label);
             rows[c.stage][static_cast<size_t>(t) * width + width - 1] = ' ';
@@ -290,8 +320,9 @@ std::string timelineArt(const Timeline& tl, int maxSlots) {
     }
     std::ostringstream out;
     out << scheduleKindName(tl.params.kind) << ": S=" << S << " N=" << tl.params.microbatches
-        << " slots=" << tl.totalSlots << (tl.totalSlots > T ? " (first " + std::to_string(T) + " shown)" : "")
-        << '\n';
+        << " slots=" << tl.totalSlots;
+    if (tl.totalSlots > T) out << " (first " << T << " shown)";
+    out << '\n';
     for (int s = 0; s < S; ++s) out << "stage " << s << " | " << rows[s] << '\n';
     return out.str();
 }
@@ -303,6 +334,8 @@ std::vector<ReplayEvent> replayOrder(const Timeline& tl) {
         int slot = c.op == OpKind::Forward ? c.startSlot : c.endSlot;
         ev.push_back({slot, c.stage, c.op, c.microbatch});
     }
+    // With one-slot backwards every op acts in its start slot: the cell order is the replay order.
+    if (tl.params.costs.backwardSlots == 1) return ev;
     std::stable_sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) {
         return a.slot != b.slot ? a.slot < b.slot : a.stage < b.stage;
     });

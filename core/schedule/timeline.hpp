@@ -1,6 +1,7 @@
 #pragma once
 // Slot timelines of SPEC section 2: which stage runs which forward or backward in which slot.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,11 @@ struct Timeline {
 
 // Validates parameters (throws ConfigError naming the field) and builds the timeline.
 Timeline buildTimeline(const ScheduleParams& params);
+
+// The same schedule without storing its cells: `visit` sees each cell in (startSlot, stage)
+// order. The returned timeline has everything but `cells` (used by long sweeps).
+Timeline simulateSchedule(const ScheduleParams& params,
+                          const std::function<void(const TimelineCell&)>& visit);
 
 // Throws ConfigError if any parameter is out of range.
 void validateScheduleParams(const ScheduleParams& params);

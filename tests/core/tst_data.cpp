@@ -19,17 +19,17 @@
 using namespace pipelens;
 
 // Fails the test unless `expr` throws `Type` whose message contains `needle`.
-#define EXPECT_THROW_WITH(Type, expr, needle)                                                 \
-    do {                                                                                      \
-        bool thrown_ = false;                                                                 \
-        try {                                                                                 \
-            (void)(expr);                                                                     \
-        } catch (const Type& e_) {                                                            \
-            thrown_ = true;                                                                   \
-            QVERIFY2(std::string(e_.what()).find(needle) != std::string::npos,                \
+#define EXPECT_THROW_WITH(Type, expr, needle)                                                  \
+    do {                                                                                       \
+        bool thrown_ = false;                                                                  \
+        try {                                                                                  \
+            (void)(expr);                                                                      \
+        } catch (const Type& e_) {                                                             \
+            thrown_ = true;                                                                    \
+            QVERIFY2(std::string(e_.what()).find(needle) != std::string::npos,                 \
                      (std::string("message lacks '") + (needle) + "': " + e_.what()).c_str()); \
-        }                                                                                     \
-        QVERIFY2(thrown_, "expected " #Type " from " #expr);                                  \
+        }                                                                                      \
+        QVERIFY2(thrown_, "expected " #Type " from " #expr);                                   \
     } while (0)
 
 namespace {
@@ -51,7 +51,9 @@ std::string npyBytes(const std::string& dict, const std::string& payload, int ma
     std::size_t length = header.size();
     bytes += static_cast<char>(length & 0xff);
     bytes += static_cast<char>((length >> 8) & 0xff);
-    if (major != 1) bytes += std::string(2, '\0');
+    if (major != 1) {
+        bytes += std::string(2, '\0');
+    }
     return bytes + header + payload;
 }
 
@@ -81,7 +83,7 @@ Eigen::VectorXd gramEigenvalues(const Eigen::MatrixXd& X) {
 class TestData : public QObject {
     Q_OBJECT
 
-private:
+  private:
     QTemporaryDir tmp_;
 
     std::string path(const std::string& name) const {
@@ -94,7 +96,7 @@ private:
         return p;
     }
 
-private slots:
+  private slots:
     void initTestCase() { QVERIFY(tmp_.isValid()); }
 
     // ---- .npy ----------------------------------------------------------------------------
@@ -105,14 +107,14 @@ private slots:
         QTest::addColumn<int>("cols");
         QTest::addColumn<double>("x00");
         QTest::addColumn<double>("yLast");
-        QTest::newRow("pd-quadratic-S4") << "pd-quadratic-S4" << 60 << 26 << 2.0409191213851825
-                                         << -4.061230014051948;
-        QTest::newRow("pd-logistic-S5") << "pd-logistic-S5" << 50 << 17 << -0.8019314252534474
-                                        << 1.0;
+        QTest::newRow("pd-quadratic-S4")
+            << "pd-quadratic-S4" << 60 << 26 << 2.0409191213851825 << -4.061230014051948;
+        QTest::newRow("pd-logistic-S5")
+            << "pd-logistic-S5" << 50 << 17 << -0.8019314252534474 << 1.0;
         QTest::newRow("localsgd") << "localsgd-quadratic-S4-R4-H2" << 80 << 20
                                   << -0.04731862445049805 << 3.8085795339845614;
-        QTest::newRow("filldrain") << "filldrain-S4-N6" << 80 << 20 << -0.04731862445049805
-                                   << 3.8085795339845614;
+        QTest::newRow("filldrain")
+            << "filldrain-S4-N6" << 80 << 20 << -0.04731862445049805 << 3.8085795339845614;
     }
     void goldenNpy() {
         QFETCH(QString, name);
@@ -134,7 +136,9 @@ private slots:
         QCOMPARE(data.y, y);
         QVERIFY(!data.description.empty());
         if (name.contains("logistic")) {
-            for (Eigen::Index i = 0; i < y.size(); ++i) QVERIFY(y[i] == 0.0 || y[i] == 1.0);
+            for (Eigen::Index i = 0; i < y.size(); ++i) {
+                QVERIFY(y[i] == 0.0 || y[i] == 1.0);
+            }
         }
     }
 
@@ -267,8 +271,7 @@ private slots:
         const std::string other = goldenDir("pd-quadratic-S4");
         EXPECT_THROW_WITH(DataError, loadNpyPair(dir + "/X.npy", other + "/y.npy"),
                           "X has 50 rows, y has 60 entries");
-        EXPECT_THROW_WITH(DataError, loadNpyPair(dir + "/X.npy", path("gone_y.npy")),
-                          "gone_y.npy");
+        EXPECT_THROW_WITH(DataError, loadNpyPair(dir + "/X.npy", path("gone_y.npy")), "gone_y.npy");
     }
 
     void npySaveFailure() {
@@ -327,14 +330,30 @@ private slots:
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("content");
         QTest::addColumn<QString>("needle");
-        QTest::newRow("ragged") << "ragged.csv" << "1,2,3\n4,5\n" << "line 2";
-        QTest::newRow("ragged after header") << "ragged2.csv" << "a,b\n1,2\n3,4,5\n" << "line 3";
-        QTest::newRow("non-numeric") << "word.csv" << "1,2,3\n4,abc,6\n" << "line 2, column 2";
-        QTest::newRow("empty cell") << "emptycell.csv" << "1,2,3\n4,,6\n" << "column 2";
-        QTest::newRow("nan") << "nan.csv" << "1,2\nnan,3\n" << "line 2, column 1";
-        QTest::newRow("only header") << "header.csv" << "a,b,c\n" << "no data rows";
-        QTest::newRow("empty") << "nothing.csv" << "" << "no data rows";
-        QTest::newRow("one column") << "single.csv" << "1\n2\n" << "at least 2";
+        QTest::newRow("ragged") << "ragged.csv"
+                                << "1,2,3\n4,5\n"
+                                << "line 2";
+        QTest::newRow("ragged after header") << "ragged2.csv"
+                                             << "a,b\n1,2\n3,4,5\n"
+                                             << "line 3";
+        QTest::newRow("non-numeric") << "word.csv"
+                                     << "1,2,3\n4,abc,6\n"
+                                     << "line 2, column 2";
+        QTest::newRow("empty cell") << "emptycell.csv"
+                                    << "1,2,3\n4,,6\n"
+                                    << "column 2";
+        QTest::newRow("nan") << "nan.csv"
+                             << "1,2\nnan,3\n"
+                             << "line 2, column 1";
+        QTest::newRow("only header") << "header.csv"
+                                     << "a,b,c\n"
+                                     << "no data rows";
+        QTest::newRow("empty") << "nothing.csv"
+                               << ""
+                               << "no data rows";
+        QTest::newRow("one column") << "single.csv"
+                                    << "1\n2\n"
+                                    << "at least 2";
     }
     void csvMalformed() {
         QFETCH(QString, name);
@@ -398,14 +417,30 @@ private slots:
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("content");
         QTest::addColumn<QString>("needle");
-        QTest::newRow("no colon") << "nocolon.svm" << "1 1:1\n-1 2 3\n" << "line 2";
-        QTest::newRow("word index") << "word.svm" << "1 x:1\n" << "bad token 'x:1'";
-        QTest::newRow("zero index") << "zero.svm" << "1 0:1\n" << "bad token '0:1'";
-        QTest::newRow("bad value") << "value.svm" << "1 1:abc\n" << "bad token '1:abc'";
-        QTest::newRow("bad label") << "label.svm" << "yes 1:1\n" << "label 'yes'";
-        QTest::newRow("duplicate") << "dup.svm" << "1 2:1 2:3\n" << "appears twice";
-        QTest::newRow("empty") << "empty.svm" << "# nothing\n" << "no data rows";
-        QTest::newRow("labels only") << "labels.svm" << "1\n-1\n" << "no features";
+        QTest::newRow("no colon") << "nocolon.svm"
+                                  << "1 1:1\n-1 2 3\n"
+                                  << "line 2";
+        QTest::newRow("word index") << "word.svm"
+                                    << "1 x:1\n"
+                                    << "bad token 'x:1'";
+        QTest::newRow("zero index") << "zero.svm"
+                                    << "1 0:1\n"
+                                    << "bad token '0:1'";
+        QTest::newRow("bad value") << "value.svm"
+                                   << "1 1:abc\n"
+                                   << "bad token '1:abc'";
+        QTest::newRow("bad label") << "label.svm"
+                                   << "yes 1:1\n"
+                                   << "label 'yes'";
+        QTest::newRow("duplicate") << "dup.svm"
+                                   << "1 2:1 2:3\n"
+                                   << "appears twice";
+        QTest::newRow("empty") << "empty.svm"
+                               << "# nothing\n"
+                               << "no data rows";
+        QTest::newRow("labels only") << "labels.svm"
+                                     << "1\n-1\n"
+                                     << "no features";
     }
     void libsvmMalformed() {
         QFETCH(QString, name);
@@ -423,7 +458,9 @@ private slots:
         // The engine is std::mt19937_64: its 10000th output for the default seed is fixed.
         Rng engine(5489u);
         std::uint64_t x = 0;
-        for (int i = 0; i < 10000; ++i) x = engine.nextU64();
+        for (int i = 0; i < 10000; ++i) {
+            x = engine.nextU64();
+        }
         QCOMPARE(x, std::uint64_t(9981545732273789042ULL));
 
         Rng rng(1);
@@ -442,7 +479,9 @@ private slots:
             QVERIFY(rng.uniformIndex(7) < 7);
         }
         std::vector<int> values(50);
-        for (int i = 0; i < 50; ++i) values[i] = i;
+        for (int i = 0; i < 50; ++i) {
+            values[i] = i;
+        }
         std::vector<int> shuffled = values;
         rng.shuffle(shuffled);
         QVERIFY(shuffled != values);
@@ -525,7 +564,9 @@ private slots:
         Eigen::MatrixXd A = Eigen::MatrixXd::Zero(dim, dim);
         for (int i = 0; i < dim; ++i) {
             A(i, i) = 2.0 + mu;
-            if (i + 1 < dim) A(i, i + 1) = A(i + 1, i) = -1.0;
+            if (i + 1 < dim) {
+                A(i, i + 1) = A(i + 1, i) = -1.0;
+            }
         }
         const double err = (gram(data.X) - A).cwiseAbs().maxCoeff();
         QVERIFY2(err < 1e-10, qPrintable(QString("max |X^T X/n - A| = %1").arg(err)));
@@ -562,11 +603,13 @@ private slots:
         Dataset data = makeSynthetic(spec);
         const int r = std::min(rows, dim);
         Eigen::VectorXd ev = gramEigenvalues(data.X);  // ascending, d of them
-        for (int k = 0; k < dim - r; ++k) QVERIFY(std::abs(ev[k]) < 1e-10);
+        for (int k = 0; k < dim - r; ++k) {
+            QVERIFY(std::abs(ev[k]) < 1e-10);
+        }
         for (int k = 0; k < r; ++k) {
-            QVERIFY2(std::abs(ev[dim - r + k] - (k + 1.0)) < 1e-10 * r,
-                     qPrintable(QString("eigenvalue %1 = %2").arg(k).arg(ev[dim - r + k], 0, 'g',
-                                                                          17)));
+            QVERIFY2(
+                std::abs(ev[dim - r + k] - (k + 1.0)) < 1e-10 * r,
+                qPrintable(QString("eigenvalue %1 = %2").arg(k).arg(ev[dim - r + k], 0, 'g', 17)));
         }
     }
 
@@ -593,19 +636,19 @@ private slots:
         QTest::addColumn<double>("mu");
         QTest::addColumn<double>("kappa");
         QTest::addColumn<QString>("needle");
-        QTest::newRow("kind") << "gaussian" << 10 << 3 << 0.0 << 0.01 << 0.0 << "kind = \"gaussian\"";
+        QTest::newRow("kind") << "gaussian" << 10 << 3 << 0.0 << 0.01 << 0.0
+                              << "kind = \"gaussian\"";
         QTest::newRow("rows") << "random" << 0 << 3 << 0.0 << 0.01 << 0.0 << "rows = 0";
         QTest::newRow("dim") << "simple" << 10 << -2 << 0.0 << 0.01 << 0.0 << "dim = -2";
         QTest::newRow("tridiagonal rows < dim")
             << "tridiagonal" << 5 << 8 << 0.0 << 0.01 << 0.0 << "rows >= dim = 8";
         QTest::newRow("kappa 1") << "tridiagonal" << 10 << 3 << 0.0 << 0.01 << 1.0
                                  << "condition_number = 1";
-        QTest::newRow("kappa 0.5") << "random" << 10 << 3 << 0.0 << 0.01 << 0.5
-                                   << "condition_number = 0.5";
-        QTest::newRow("kappa with d 1") << "tridiagonal" << 10 << 1 << 0.0 << 0.01 << 5.0
-                                        << "condition_number = 5";
-        QTest::newRow("noise") << "random" << 10 << 3 << -1.0 << 0.01 << 0.0
-                               << "label_noise = -1";
+        QTest::newRow("kappa 0.5")
+            << "random" << 10 << 3 << 0.0 << 0.01 << 0.5 << "condition_number = 0.5";
+        QTest::newRow("kappa with d 1")
+            << "tridiagonal" << 10 << 1 << 0.0 << 0.01 << 5.0 << "condition_number = 5";
+        QTest::newRow("noise") << "random" << 10 << 3 << -1.0 << 0.01 << 0.0 << "label_noise = -1";
         QTest::newRow("mu") << "tridiagonal" << 10 << 3 << 0.0 << -5.0 << 0.0 << "mu = -5";
     }
     void syntheticBadSpecs() {

@@ -17,17 +17,17 @@
 using namespace pipelens;
 
 // Fails the test unless `expr` throws `Type` whose message contains `needle`.
-#define EXPECT_THROW_WITH(Type, expr, needle)                                                 \
-    do {                                                                                      \
-        bool thrown_ = false;                                                                 \
-        try {                                                                                 \
-            (void)(expr);                                                                     \
-        } catch (const Type& e_) {                                                            \
-            thrown_ = true;                                                                   \
-            QVERIFY2(std::string(e_.what()).find(needle) != std::string::npos,                \
+#define EXPECT_THROW_WITH(Type, expr, needle)                                                  \
+    do {                                                                                       \
+        bool thrown_ = false;                                                                  \
+        try {                                                                                  \
+            (void)(expr);                                                                      \
+        } catch (const Type& e_) {                                                             \
+            thrown_ = true;                                                                    \
+            QVERIFY2(std::string(e_.what()).find(needle) != std::string::npos,                 \
                      (std::string("message lacks '") + (needle) + "': " + e_.what()).c_str()); \
-        }                                                                                     \
-        QVERIFY2(thrown_, "expected " #Type " from " #expr);                                  \
+        }                                                                                      \
+        QVERIFY2(thrown_, "expected " #Type " from " #expr);                                   \
     } while (0)
 
 namespace {
@@ -40,7 +40,9 @@ Dataset randomData(int n, int d, std::uint64_t seed, bool logistic, double noise
     spec.seed = seed;
     spec.labelNoise = logistic ? 0.0 : noise;
     Dataset data = makeSynthetic(spec);
-    if (logistic) data.X *= 0.3;  // softer margins: labels stay mixed, f* well inside (0, log 2)
+    if (logistic) {
+        data.X *= 0.3;  // softer margins: labels stay mixed, f* well inside (0, log 2)
+    }
     return data;
 }
 
@@ -73,7 +75,7 @@ double sigmaMaxSquaredOverN(const Eigen::MatrixXd& X) {
 class TestObjective : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void gradients_data() {
         QTest::addColumn<bool>("logistic");
         QTest::addColumn<double>("l2");
@@ -103,7 +105,7 @@ private slots:
                          "batch gradient vs differences");
 
                 // The pipeline's view: X_b^T g with g from the last stage, plus l2 w.
-                auto Xb = obj.X().middleRows(3 * b, 3);
+                auto Xb = obj.X().middleRows(Eigen::Index{3} * b, 3);
                 Eigen::VectorXd out;
                 obj.outputGradient(b, Xb * w, out);
                 QCOMPARE(out.size(), Eigen::Index(3));
@@ -178,10 +180,50 @@ private slots:
         }
     }
 
+    void leastSquaresPaths_data() {
+        QTest::addColumn<double>("kappa");
+        QTest::addColumn<bool>("duplicateColumn");
+        QTest::newRow("kappa 1e6 (normal equations)") << 1e6 << false;
+        QTest::newRow("kappa 1e10 (pivoted QR)") << 1e10 << false;
+        QTest::newRow("duplicate column (rank-deficient)") << 0.0 << true;
+    }
+    void leastSquaresPaths() {
+        QFETCH(double, kappa);
+        QFETCH(bool, duplicateColumn);
+        SyntheticSpec spec;
+        spec.kind = "tridiagonal";
+        spec.rows = 120;
+        spec.dim = 30;
+        spec.seed = 77;
+        spec.conditionNumber = kappa;
+        spec.labelNoise = duplicateColumn ? 0.1 : 0.0;
+        Dataset data = makeSynthetic(spec);
+        if (duplicateColumn) {
+            data.X.col(5) = data.X.col(4);
+        }
+        LinearObjective obj(data, LossKind::Quadratic, 0.0, 10);
+        const Eigen::VectorXd& w = obj.minimizer();
+        Eigen::VectorXd reference =
+            data.X.jacobiSvd(Eigen::ComputeThinU | Eigen::ComputeThinV).solve(data.y);
+        const double fRef = obj.value(reference);
+        if (duplicateColumn) {
+            // The minimum-norm minimiser splits the weight evenly over the two equal columns.
+            QVERIFY(std::abs(w[4] - w[5]) < 1e-9 * std::abs(w[4]));
+            QVERIFY(relativeError(w, reference) < 1e-9);
+            QVERIFY(std::abs(obj.optimum() - fRef) <= 1e-12 * fRef);
+        } else {
+            // Noise-free labels: f* is zero up to rounding, and w reproduces y.
+            QVERIFY2(obj.optimum() <= 1e-20, qPrintable(QString("f* = %1").arg(obj.optimum())));
+            QVERIFY(relativeError(w, reference) < 1e-12 * kappa);
+        }
+    }
+
     void separableLogisticThrows() {
         Dataset data = randomData(20, 5, 8, true);
         Eigen::VectorXd direction = Eigen::VectorXd::LinSpaced(5, 1.0, -1.0);
-        for (int i = 0; i < 20; ++i) data.y[i] = data.X.row(i).dot(direction) > 0.0 ? 1.0 : 0.0;
+        for (int i = 0; i < 20; ++i) {
+            data.y[i] = data.X.row(i).dot(direction) > 0.0 ? 1.0 : 0.0;
+        }
         LinearObjective obj(data, LossKind::Logistic, 0.0, 10);
         EXPECT_THROW_WITH(DataError, obj.optimum(), "separable");
         // A regulariser makes the minimiser exist.
@@ -224,7 +266,8 @@ private slots:
         const double exact = largestEigenvalueOfGramExact(X);
         const double iterative = largestEigenvalueOfGramIterative(X);
         QVERIFY2(std::abs(exact - iterative) <= 1e-10 * exact,
-                 qPrintable(QString("exact %1, iterative %2").arg(exact, 0, 'g', 17)
+                 qPrintable(QString("exact %1, iterative %2")
+                                .arg(exact, 0, 'g', 17)
                                 .arg(iterative, 0, 'g', 17)));
         QVERIFY(std::abs(exact - sigmaMaxSquaredOverN(X)) <= 1e-12 * exact);
         QCOMPARE(largestEigenvalueOfGram(X), exact);  // below the size limit: the exact path
@@ -236,7 +279,9 @@ private slots:
         // (1600 vs 1599) has a known lambda_max and needs many restarts.
         const int n = 1600;
         Eigen::MatrixXd X = Eigen::MatrixXd::Zero(n, n);
-        for (int i = 0; i < n; ++i) X(i, i) = std::sqrt(static_cast<double>(n) * (i + 1));
+        for (int i = 0; i < n; ++i) {
+            X(i, i) = std::sqrt(static_cast<double>(n) * (i + 1));
+        }
         auto start = std::chrono::steady_clock::now();
         double lambda = largestEigenvalueOfGram(X);
         double seconds =
@@ -269,14 +314,16 @@ private slots:
 
         const double L = spec["L"].get<double>();
         QVERIFY2(std::abs(obj.smoothness() - L) <= 1e-9 * L,
-                 qPrintable(QString("L = %1, case.json %2").arg(obj.smoothness(), 0, 'g', 17)
+                 qPrintable(QString("L = %1, case.json %2")
+                                .arg(obj.smoothness(), 0, 'g', 17)
                                 .arg(L, 0, 'g', 17)));
         const double fStar = spec["f_star"].get<double>();
         const double ours = obj.optimum();
         if (logistic) {
-            QVERIFY2(std::abs(ours - fStar) <= 1e-9 * fStar,
-                     qPrintable(QString("f* = %1, case.json %2").arg(ours, 0, 'g', 17)
-                                    .arg(fStar, 0, 'g', 17)));
+            QVERIFY2(
+                std::abs(ours - fStar) <= 1e-9 * fStar,
+                qPrintable(
+                    QString("f* = %1, case.json %2").arg(ours, 0, 'g', 17).arg(fStar, 0, 'g', 17)));
         } else {
             QVERIFY2(std::abs(ours - fStar) <= 1e-12,
                      qPrintable(QString("f* = %1, case.json %2").arg(ours).arg(fStar)));
@@ -289,11 +336,15 @@ private slots:
             std::vector<int> out;
             int offset = 0;
             for (const BlockRange& b : splitBlocks(d, s)) {
-                if (b.offset != offset) return std::vector<int>{-1};
+                if (b.offset != offset) {
+                    return std::vector<int>{-1};
+                }
                 out.push_back(b.size);
                 offset += b.size;
             }
-            if (offset != d) return std::vector<int>{-2};
+            if (offset != d) {
+                return std::vector<int>{-2};
+            }
             return out;
         };
         QCOMPARE(sizes(10, 3), (std::vector<int>{4, 3, 3}));

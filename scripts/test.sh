@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test (core, OpenCL on PoCL, the UI offscreen).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$here/scripts/setup.sh"
+build="${PIPELENS_BUILD_DIR:-$here/build}"
+# PoCL compiles kernels on first use; keep its cache inside the build folder.
+export POCL_CACHE_DIR="$build/pocl-cache"
+mkdir -p "$POCL_CACHE_DIR"
+ctest --test-dir "$build" --output-on-failure -j 2
