@@ -1,0 +1,405 @@
+// pipelens-cli, driven as a user would: the real binary through QProcess. Checks the output
+// formats against the golden cases and the closed forms, the help texts, the exit codes and the
+// one-line error messages, and runs every config in examples/.
+#include <QtTest>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "experiment/config.hpp"
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CliResult {
+    int exitCode = -1;
+    QString out;
+    QString err;
+};
+
+CliResult runCli(const QStringList& args, int timeoutMs = 60000) {
+    QProcess p;
+    p.start(QString(PIPELENS_CLI_PATH), args);
+    CliResult r;
+    if (!p.waitForStarted(10000)) {
+        r.err = "could not start " + QString(PIPELENS_CLI_PATH);
+        return r;
+    }
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        r.err = "timed out: pipelens-cli " + args.join(' ');
+        return r;
+    }
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+QString readFile(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return QString::fromUtf8(f.readAll());
+}
+
+void writeFile(const QString& path, const std::string& text) {
+    std::ofstream out(path.toStdString(), std::ios::binary);
+    out << text;
+}
+
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+    std::map<std::string, std::string> files;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+        if (!e.is_regular_file()) continue;
+        std::ifstream in(e.path(), std::ios::binary);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        files[fs::relative(e.path(), dir).string()] = ss.str();
+    }
+    return files;
+}
+
+// Entries of `dir` other than those named in `keep`.
+QStringList strayEntries(const QString& dir, const QStringList& keep) {
+    QStringList out;
+    for (const QString& e : QDir(dir).entryList(QDir::AllEntries | QDir::NoDotAndDotDot)) {
+        if (!keep.contains(e)) out << e;
+    }
+    return out;
+}
+
+// A small, fast experiment on the CPU engine (no notices on stderr).
+json smallConfig() {
+    return json::parse(R"({
+        "name": "cli-small",
+        "backend": "cpu",
+        "stages": 4,
+        "batch_size": 10,
+        "data": {"kind": "random", "rows": 60, "dim": 8, "seed": 2},
+        "budget": {"epochs": 2},
+        "methods": [
+            {"method": "pd", "step_size": 0.05},
+            {"method": "rpd", "step_size": 0.05, "delta": 6},
+            {"method": "localsgd", "step_size": 0.05, "local_steps": 2}
+        ]
+    })");
+}
+
+// The failure contract: a non-zero exit, exactly one line on stderr that contains every
+// fragment, and nothing on stdout.
+void expectFailure(const CliResult& r, const QStringList& fragments) {
+    QVERIFY2(r.exitCode > 0, qPrintable(QString("exit %1, stderr: %2").arg(r.exitCode).arg(r.err)));
+    const QStringList errLines = r.err.split('\n', Qt::SkipEmptyParts);
+    QVERIFY2(errLines.size() == 1, qPrintable("stderr is not one line:\n" + r.err));
+    for (const QString& f : fragments) {
+        QVERIFY2(errLines[0].contains(f), qPrintable("\"" + f + "\" missing from: " + errLines[0]));
+    }
+    QVERIFY2(r.out.isEmpty(), qPrintable("stdout: " + r.out));
+}
+
+}  // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private slots:
+    void scheduleCsvEqualsGolden_data() {
+        QTest::addColumn<QString>("name");
+        const QDir golden(PIPELENS_GOLDEN_DIR);
+        for (const QString& d : golden.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+            if (QFile::exists(golden.filePath(d + "/timeline.csv")))
+                QTest::newRow(qPrintable(d)) << d;
+        }
+    }
+    void scheduleCsvEqualsGolden() {
+        QFETCH(QString, name);
+        const QString dir = QString(PIPELENS_GOLDEN_DIR) + "/" + name;
+        const json c = json::parse(readFile(dir + "/case.json").toStdString());
+        QStringList args{"schedule",
+                         "--kind",
+                         QString::fromStdString(c["method"].get<std::string>()),
+                         "--stages",
+                         QString::number(c["stages"].get<int>()),
+                         "--microbatches",
+                         QString::number(c["microbatches"].get<int>())};
+        if (c.contains("noam")) args << "--noam" << QString::number(c["noam"].get<int>());
+        if (c.contains("replicas"))
+            args << "--replicas" << QString::number(c["replicas"].get<int>());
+        if (c.contains("local_steps")) {
+            args << "--local-steps" << QString::number(c["local_steps"].get<int>());
+        }
+        const CliResult r = runCli(args);
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.err.isEmpty(), qPrintable(r.err));
+        QCOMPARE(r.out, readFile(dir + "/timeline.csv"));
+    }
+
+    void scheduleArtAndSummary() {
+        const CliResult r =
+            runCli({"schedule", "--kind", "pd", "--stages", "4", "--microbatches", "6", "--art"});
+        QCOMPARE(r.exitCode, 0);
+        const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
+        QStringList rows;
+        for (const QString& l : lines) {
+            if (l.startsWith("stage ")) rows << l;
+        }
+        QCOMPARE(rows.size(), 4);
+        QVERIFY(rows[0].contains("F0") && rows[0].contains("B5"));
+        QVERIFY(!r.out.contains("slot,stage"));
+        const CliResult s = runCli({"schedule", "--kind", "localsgd", "--stages", "4",
+                                    "--microbatches", "16", "--local-steps", "2", "--summary"});
+        QCOMPARE(s.exitCode, 0);
+        // Two rounds of 2 S H + 2 (S - 1) = 22 slots.
+        QVERIFY2(s.out.contains("slots: 44"), qPrintable(s.out));
+        QVERIFY2(s.out.contains("averaging_slots: 21 43"), qPrintable(s.out));
+        const CliResult e = runCli({"schedule", "--kind", "pd", "--stages", "2", "--microbatches",
+                                    "1", "--backward-slots", "2", "--end-slot"});
+        QCOMPARE(e.exitCode, 0);
+        QCOMPARE(e.out, QString("slot,stage,op,microbatch,end_slot\n0,0,F,0,0\n1,1,F,0,1\n"
+                                "2,1,B,0,3\n4,0,B,0,5\n"));
+    }
+
+    void delaysJson() {
+        const CliResult r = runCli({"delays", "--stages", "2:8", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        const json arr = json::parse(r.out.toStdString());
+        QVERIFY(arr.is_array());
+        QCOMPARE(arr.size(), size_t(7));
+        for (size_t i = 0; i < arr.size(); ++i) {
+            const json& o = arr[i];
+            const int S = static_cast<int>(i) + 2;
+            for (const char* key : {"stages", "max", "mean", "p10", "formula"}) {
+                QVERIFY2(o.contains(key), key);
+            }
+            QCOMPARE(o["stages"].get<int>(), S);
+            QCOMPARE(o["microbatches"].get<int>(), 10 * S);
+            QCOMPARE(o["max"].get<long long>(),
+                     static_cast<long long>(std::floor(S * S - S / 2.0)));
+            QCOMPARE(o["formula"].get<double>(), std::floor(S * S - S / 2.0));
+            QVERIFY(o["p10"].get<long long>() <= o["max"].get<long long>());
+            QVERIFY(std::abs(o["mean"].get<double>() / (S * S / 2.0) - 1.0) < 0.3);
+        }
+        // As a table: columns stages, microbatches, max, formula, mean, S^2/2, p10, p50, p90.
+        const CliResult t = runCli({"delays", "--stages", "2:16"});
+        QCOMPARE(t.exitCode, 0);
+        const QStringList lines = t.out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 16);
+        for (int S = 2; S <= 16; ++S) {
+            const QStringList cols = lines[S - 1].split(' ', Qt::SkipEmptyParts);
+            QCOMPARE(cols.size(), 9);
+            QCOMPARE(cols[0], QString::number(S));
+            const QString want =
+                QString::number(static_cast<long long>(std::floor(S * S - S / 2.0)));
+            QCOMPARE(cols[2], want);  // max
+            QCOMPARE(cols[3], want);  // formula
+        }
+        QCOMPARE(lines[15].split(' ', Qt::SkipEmptyParts).value(2), QString("248"));
+    }
+
+    void runWritesResults() {
+        QTemporaryDir tmp;
+        const QString cfg = tmp.filePath("small.json");
+        writeFile(cfg, smallConfig().dump(2));
+        const QString out = tmp.filePath("out");
+        const CliResult r = runCli({"run", cfg, "--out", out});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        for (const char* f : {"summary.json", "config.json", "objective_per_slot.csv",
+                              "objective_per_update.csv", "gap_per_update.csv", "theorem.csv",
+                              "timeline_0.csv", "delays_0.csv", "timeline_2.csv"}) {
+            QVERIFY2(QFile::exists(out + "/" + f), f);
+        }
+        const json s = json::parse(readFile(out + "/summary.json").toStdString());
+        QCOMPARE(s["methods"].size(), size_t(3));
+        QVERIFY(r.out.contains("results written to"));
+        QCOMPARE(strayEntries(tmp.path(), {"small.json", "out"}), QStringList());
+        // --quiet prints nothing.
+        const CliResult q = runCli({"run", cfg, "--out", out, "--quiet"});
+        QCOMPARE(q.exitCode, 0);
+        QVERIFY(q.out.isEmpty() && q.err.isEmpty());
+    }
+
+    void helpForEveryCommand_data() {
+        QTest::addColumn<QString>("command");
+        QTest::addColumn<QStringList>("mentions");
+        QTest::newRow("schedule") << "schedule"
+                                  << QStringList{"--kind",
+                                                 "--stages",
+                                                 "--microbatches",
+                                                 "--noam",
+                                                 "--replicas",
+                                                 "--local-steps",
+                                                 "--art",
+                                                 "pd",
+                                                 "fill-drain",
+                                                 "localsgd",
+                                                 "slot,stage,op,microbatch"};
+        QTest::newRow("delays") << "delays"
+                                << QStringList{"--stages", "A:B", "--json", "--microbatches",
+                                               "--from"};
+        QTest::newRow("run") << "run"
+                             << QStringList{"CONFIG.json", "--out", "--backend", "--threads",
+                                            "docs/results.md"};
+        QTest::newRow("example") << "example"
+                                 << QStringList{"pd", "rpd", "localsgd", "sgd", "fill-drain"};
+    }
+    void helpForEveryCommand() {
+        QFETCH(QString, command);
+        QFETCH(QStringList, mentions);
+        for (const QString& flag : {QString("--help"), QString("-h")}) {
+            const CliResult r = runCli({command, flag});
+            QCOMPARE(r.exitCode, 0);
+            QVERIFY(r.err.isEmpty());
+            for (const QString& m : mentions) {
+                QVERIFY2(r.out.contains(m), qPrintable(m + " missing from " + command + " --help"));
+            }
+        }
+        // Help wins over otherwise bad options.
+        QCOMPARE(runCli({command, "--bogus", "1", "--help"}).exitCode, 0);
+    }
+
+    void mainHelp() {
+        for (const QString& a : {QString("help"), QString("--help")}) {
+            const CliResult r = runCli({a});
+            QCOMPARE(r.exitCode, 0);
+            for (const char* c : {"schedule", "delays", "run", "example"})
+                QVERIFY(r.out.contains(c));
+        }
+        const CliResult none = runCli({});
+        QVERIFY(none.exitCode != 0);
+    }
+
+    void badInputsFailWithOneLine() {
+        expectFailure(runCli({"schedule", "--kind", "pd", "--stages", "0", "--microbatches", "4"}),
+                      {"stages", "0"});
+        expectFailure(runCli({"schedule", "--kind", "foo", "--stages", "4", "--microbatches", "4"}),
+                      {"kind", "foo", "pd, fill-drain, localsgd"});
+        expectFailure(
+            runCli({"schedule", "--kind", "pd", "--stages", "four", "--microbatches", "4"}),
+            {"--stages", "four"});
+        expectFailure(runCli({"schedule", "--kind", "pd", "--stages", "4"}), {"--microbatches"});
+        expectFailure(runCli({"schedule", "--kind", "localsgd", "--stages", "4", "--microbatches",
+                              "8", "--local-steps", "0"}),
+                      {"local_steps", "0"});
+        expectFailure(runCli({"schedule", "--kind", "pd", "--stages", "4", "--microbatches", "4",
+                              "--frobnicate", "2"}),
+                      {"--frobnicate"});
+        expectFailure(runCli({"schedule", "--kind", "pd", "--stages"}), {"--stages"});
+        expectFailure(runCli({"delays", "--stages", "8:2"}), {"--stages", "8:2"});
+        expectFailure(runCli({"delays", "--stages", "0"}), {"--stages"});
+        expectFailure(runCli({"frobnicate"}), {"frobnicate"});
+        expectFailure(runCli({"example", "adam"}), {"adam"});
+    }
+
+    void badRunsFailWithOneLineAndNoOutput() {
+        QTemporaryDir tmp;
+        const QString out = tmp.filePath("out");
+        auto check = [&](const QStringList& args, const QStringList& fragments) {
+            expectFailure(runCli(args), fragments);
+            QVERIFY2(!QFileInfo::exists(out),
+                     qPrintable("output folder created by " + args.join(' ')));
+            const QStringList stray =
+                strayEntries(tmp.path(), {"bad.json", "malformed.json", "nodata.json"});
+            QVERIFY2(stray.isEmpty(), qPrintable(stray.join(", ")));
+        };
+        const QString missing = tmp.filePath("missing.json");
+        check({"run", missing, "--out", out}, {missing});
+        check({"run", "--out", out}, {"config"});
+        json bad = smallConfig();
+        bad["stagez"] = 4;
+        writeFile(tmp.filePath("bad.json"), bad.dump());
+        check({"run", tmp.filePath("bad.json"), "--out", out}, {"stagez"});
+        bad = smallConfig();
+        bad["methods"][0]["step_size"] = -1;
+        writeFile(tmp.filePath("bad.json"), bad.dump());
+        check({"run", tmp.filePath("bad.json"), "--out", out}, {"methods[0].step_size", "-1"});
+        bad = smallConfig();
+        bad["methods"][2]["local_steps"] = 0;
+        writeFile(tmp.filePath("bad.json"), bad.dump());
+        check({"run", tmp.filePath("bad.json"), "--out", out}, {"local_steps", "0"});
+        writeFile(tmp.filePath("malformed.json"), "{\"stages\": 4");
+        check({"run", tmp.filePath("malformed.json"), "--out", out},
+              {tmp.filePath("malformed.json"), "JSON"});
+        json nodata = smallConfig();
+        nodata["data"] = {{"source", "npy"}, {"x", "nowhere-X.npy"}, {"y", "nowhere-y.npy"}};
+        writeFile(tmp.filePath("nodata.json"), nodata.dump());
+        check({"run", tmp.filePath("nodata.json"), "--out", out}, {tmp.filePath("nowhere-X.npy")});
+        check({"run", tmp.filePath("nodata.json")}, {"--out"});
+        check({"run", tmp.filePath("nodata.json"), "--out", out, "--threads", "x"}, {"--threads"});
+    }
+
+    void failedRunKeepsEarlierResults() {
+        QTemporaryDir tmp;
+        const QString cfg = tmp.filePath("small.json");
+        writeFile(cfg, smallConfig().dump());
+        const QString out = tmp.filePath("results");
+        QCOMPARE(runCli({"run", cfg, "--out", out, "--quiet"}).exitCode, 0);
+        const auto before = snapshot(out.toStdString());
+        QVERIFY(before.count("summary.json"));
+        json nodata = smallConfig();
+        nodata["data"] = {{"source", "csv"}, {"x", "absent.csv"}};
+        writeFile(tmp.filePath("nodata.json"), nodata.dump());
+        expectFailure(runCli({"run", tmp.filePath("nodata.json"), "--out", out}), {"absent.csv"});
+        QVERIFY(snapshot(out.toStdString()) == before);
+        QCOMPARE(strayEntries(tmp.path(), {"small.json", "nodata.json", "results"}), QStringList());
+        // With backend auto the run may print notices first; the reason is still one line.
+        nodata["backend"] = "auto";
+        writeFile(tmp.filePath("nodata.json"), nodata.dump());
+        const CliResult r = runCli({"run", tmp.filePath("nodata.json"), "--out", out});
+        QVERIFY(r.exitCode > 0);
+        QStringList reasons;
+        for (const QString& l : r.err.split('\n', Qt::SkipEmptyParts)) {
+            if (!l.startsWith("notice: ")) reasons << l;
+        }
+        QCOMPARE(reasons.size(), 1);
+        QVERIFY(reasons[0].contains("absent.csv"));
+        QVERIFY(snapshot(out.toStdString()) == before);
+    }
+
+    void exampleCommandPrintsValidConfigs() {
+        for (const char* which :
+             {"default", "compare", "pd", "rpd", "localsgd", "sgd", "fill-drain"}) {
+            const CliResult r = runCli({"example", which});
+            QCOMPARE(r.exitCode, 0);
+            const pipelens::ExperimentConfig c =
+                pipelens::ExperimentConfig::fromJson(json::parse(r.out.toStdString()));
+            QVERIFY(!c.methods.empty());
+        }
+    }
+
+    void everyExampleRuns_data() {
+        QTest::addColumn<QString>("file");
+        const QDir examples(QString(PIPELENS_SOURCE_DIR) + "/examples");
+        const QStringList files = examples.entryList({"*.json"}, QDir::Files, QDir::Name);
+        QVERIFY2(files.size() >= 6, "examples/ should hold one config per method and a comparison");
+        for (const QString& f : files) QTest::newRow(qPrintable(f)) << examples.filePath(f);
+    }
+    void everyExampleRuns() {
+        QFETCH(QString, file);
+        QTemporaryDir tmp;
+        const QString out = tmp.filePath("x");
+        QElapsedTimer timer;
+        timer.start();
+        const CliResult r = runCli({"run", file, "--out", out}, 120000);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        qInfo("%s ran in %lld ms", qPrintable(QFileInfo(file).fileName()), timer.elapsed());
+        const json s = json::parse(readFile(out + "/summary.json").toStdString());
+        const json cfg = json::parse(readFile(file).toStdString());
+        QCOMPARE(s["methods"].size(), cfg["methods"].size());
+        for (const json& m : s["methods"]) {
+            QVERIFY2(m["finished"].get<bool>(), m["label"].get<std::string>().c_str());
+            QVERIFY2(!m["diverged"].get<bool>(), m["label"].get<std::string>().c_str());
+            QVERIFY(m["final_gap"].get<double>() <
+                    m["initial_objective"].get<double>() - s["f_star"].get<double>());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"

@@ -1,0 +1,478 @@
+// The experiment config (docs/config.md): every key parses, JSON round trips, and every bad input
+// is a typed error whose message names the key, the value and what is allowed.
+#include <QtTest>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "data/loaders.hpp"
+#include "errors.hpp"
+#include "experiment/config.hpp"
+#include "experiment/experiment.hpp"
+
+using namespace pipelens;
+using nlohmann::json;
+
+namespace {
+
+json minimal() {
+    return json::parse(R"({
+        "stages": 2,
+        "batch_size": 5,
+        "data": {"rows": 20, "dim": 4},
+        "budget": {"microbatches": 6},
+        "methods": [{"method": "pd", "step_size": 0.1}]
+    })");
+}
+
+json everyKey() {
+    return json::parse(R"({
+        "name": "all-keys", "seed": 42, "stages": 3, "batch_size": 4, "shuffle": true,
+        "backend": "cpu", "device": "1", "allow_cpu_fallback": false, "precision": "float",
+        "objective": {"kind": "logistic", "l2": 0.001},
+        "data": {"source": "synthetic", "kind": "logistic", "rows": 48, "dim": 6, "seed": 9,
+                 "label_noise": 0.5, "mu": 0.02, "condition_number": 100},
+        "budget": {"slots": 200, "microbatches": 10, "epochs": 2.5, "compare": "updates"},
+        "costs": {"forward_slots": 2, "backward_slots": 3, "latency_slots": 1},
+        "sampling": {"objective_per_update": false, "grad_norm_every": 7, "blow_up_factor": 1000},
+        "methods": [
+            {"method": "pd", "label": "P", "step_size": 0.5, "noam": 2},
+            {"method": "rpd", "step_size": {"grid": [-3, 1]}, "delay_mode": "max", "delta": 12,
+             "order": "pd", "seed": 77},
+            {"method": "localsgd", "step_size": 0.25, "replicas": 2, "local_steps": 3},
+            {"method": "sgd", "step_size": 0.125},
+            {"method": "fill-drain", "step_size": 1, "flush_group": 5}
+        ]
+    })");
+}
+
+// Expects `f` to throw E with every fragment in its message.
+template <typename E>
+void expectError(const std::function<void()>& f, const QStringList& fragments) {
+    try {
+        f();
+    } catch (const E& e) {
+        const QString msg = QString::fromStdString(e.what());
+        for (const QString& part : fragments) {
+            QVERIFY2(msg.contains(part), qPrintable("\"" + part + "\" missing from: " + msg));
+        }
+        return;
+    } catch (const std::exception& e) {
+        QFAIL(qPrintable(QString("wrong exception type: ") + e.what()));
+    }
+    QFAIL(qPrintable("no error; expected one mentioning " + fragments.join(", ")));
+}
+
+void expectConfigError(const json& j, const QStringList& fragments) {
+    expectError<ConfigError>([&] { ExperimentConfig::fromJson(j); }, fragments);
+}
+
+std::string writeText(const QTemporaryDir& dir, const QString& name, const std::string& text) {
+    const std::string path = dir.filePath(name).toStdString();
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    return path;
+}
+
+}  // namespace
+
+class TestConfig : public QObject {
+    Q_OBJECT
+private slots:
+    void everyKeyParses() {
+        const ExperimentConfig c = ExperimentConfig::fromJson(everyKey(), "/base");
+        QCOMPARE(c.name, std::string("all-keys"));
+        QCOMPARE(c.seed, 42ULL);
+        QCOMPARE(c.stages, 3);
+        QCOMPARE(c.batchSize, 4);
+        QCOMPARE(c.shuffle, true);
+        QCOMPARE(c.backend, std::string("cpu"));
+        QCOMPARE(c.device, std::string("1"));
+        QCOMPARE(c.allowCpuFallback, false);
+        QCOMPARE(c.precision, std::string("float"));
+        QCOMPARE(c.baseDir, std::string("/base"));
+        QCOMPARE(c.objective.loss, LossKind::Logistic);
+        QCOMPARE(c.objective.l2, 0.001);
+        QCOMPARE(c.data.source, std::string("synthetic"));
+        QCOMPARE(c.data.kind, std::string("logistic"));
+        QCOMPARE(c.data.rows, 48);
+        QCOMPARE(c.data.dim, 6);
+        QCOMPARE(c.data.seed, 9ULL);
+        QCOMPARE(c.data.labelNoise, 0.5);
+        QCOMPARE(c.data.mu, 0.02);
+        QCOMPARE(c.data.conditionNumber, 100.0);
+        QCOMPARE(c.budget.totalSlots, 200);
+        QCOMPARE(c.budget.microbatches, 10);
+        QCOMPARE(c.budget.epochs, 2.5);
+        QCOMPARE(c.budget.compare, std::string("updates"));
+        QCOMPARE(c.costs.forwardSlots, 2);
+        QCOMPARE(c.costs.backwardSlots, 3);
+        QCOMPARE(c.costs.latencySlots, 1);
+        QCOMPARE(c.sampling.objectivePerUpdate, false);
+        QCOMPARE(c.sampling.gradNormEvery, 7LL);
+        QCOMPARE(c.sampling.blowUpFactor, 1000.0);
+        QCOMPARE(c.methods.size(), size_t(5));
+        const MethodSpec& pd = c.methods[0];
+        QCOMPARE(pd.method, std::string("pd"));
+        QCOMPARE(pd.label, std::string("P"));
+        QCOMPARE(pd.step.value, 0.5);
+        QVERIFY(!pd.step.grid);
+        QCOMPARE(pd.noam, 2);
+        const MethodSpec& rpd = c.methods[1];
+        QVERIFY(rpd.step.grid);
+        QCOMPARE(rpd.step.gridMin, -3);
+        QCOMPARE(rpd.step.gridMax, 1);
+        QCOMPARE(rpd.delayMode, DelayMode::Max);
+        QCOMPARE(rpd.delta, 12LL);
+        QCOMPARE(rpd.order, StageOrder::PipeDream);
+        QCOMPARE(rpd.seed, 77ULL);
+        QCOMPARE(c.methods[2].replicas, 2);
+        QCOMPARE(c.methods[2].localSteps, 3);
+        QCOMPARE(c.methods[3].method, std::string("sgd"));
+        QCOMPARE(c.methods[3].step.value, 0.125);
+        QCOMPARE(c.methods[4].flushGroup, 5);
+        QCOMPARE(c.methods[4].step.value, 1.0);
+    }
+
+    void defaults() {
+        const ExperimentConfig c = ExperimentConfig::fromJson(json::parse(
+            R"({"methods": [{"method": "localsgd", "step_size": 0.1},
+                            {"method": "rpd", "step_size": 0.1}]})"));
+        QCOMPARE(c.name, std::string("experiment"));
+        QCOMPARE(c.seed, 1ULL);
+        QCOMPARE(c.stages, 4);
+        QCOMPARE(c.batchSize, 10);
+        QCOMPARE(c.shuffle, false);
+        QCOMPARE(c.backend, std::string("auto"));
+        QCOMPARE(c.allowCpuFallback, true);
+        QCOMPARE(c.precision, std::string("double"));
+        QCOMPARE(c.objective.loss, LossKind::Quadratic);
+        QCOMPARE(c.objective.l2, 0.0);
+        QCOMPARE(c.data.source, std::string("synthetic"));
+        QCOMPARE(c.data.kind, std::string("random"));
+        QCOMPARE(c.data.rows, 600);
+        QCOMPARE(c.data.dim, 64);
+        QCOMPARE(c.data.seed, 1ULL);
+        QCOMPARE(c.budget.epochs, 5.0);
+        QCOMPARE(c.budget.compare, std::string("time"));
+        QCOMPARE(c.costs.forwardSlots, 1);
+        QCOMPARE(c.costs.backwardSlots, 1);
+        QCOMPARE(c.costs.latencySlots, 0);
+        QCOMPARE(c.sampling.objectivePerUpdate, true);
+        QCOMPARE(c.sampling.gradNormEvery, 0LL);
+        QCOMPARE(c.sampling.blowUpFactor, 1e6);
+        QCOMPARE(c.methods[0].replicas, 0);
+        QCOMPARE(c.methods[0].localSteps, 5);
+        QCOMPARE(c.methods[1].delayMode, DelayMode::Uniform);
+        QCOMPARE(c.methods[1].delta, -1LL);
+        QCOMPARE(c.methods[1].order, StageOrder::Uniform);
+        QCOMPARE(c.methods[1].seed, 0ULL);
+        // A logistic objective defaults to logistic data and l2 = 1e-4; the data seed to the
+        // experiment's.
+        const ExperimentConfig l = ExperimentConfig::fromJson(json::parse(
+            R"({"seed": 5, "objective": {"kind": "logistic"}, "data": {"rows": 60},
+                "methods": [{"method": "pd", "step_size": 0.1}]})"));
+        QCOMPARE(l.data.kind, std::string("logistic"));
+        QCOMPARE(l.objective.l2, 1e-4);
+        QCOMPARE(l.data.seed, 5ULL);
+        const ExperimentConfig n = ExperimentConfig::fromJson(json::parse(
+            R"({"objective": {"kind": "logistic"},
+                "methods": [{"method": "pd", "step_size": 1}]})"));
+        QCOMPARE(n.data.kind, std::string("logistic"));
+    }
+
+    void roundTrip() {
+        auto check = [](const json& j) {
+            const ExperimentConfig a = ExperimentConfig::fromJson(j);
+            const json once = a.toJson();
+            const ExperimentConfig b = ExperimentConfig::fromJson(once);
+            QCOMPARE(QString::fromStdString(b.toJson().dump()),
+                     QString::fromStdString(once.dump()));
+        };
+        check(everyKey());
+        check(minimal());
+        check(defaultExperiment().toJson());
+        json files = minimal();
+        files["data"] = {{"source", "npy"}, {"x", "X.npy"}, {"y", "y.npy"}};
+        check(files);
+        files["data"] = {{"source", "csv"}, {"x", "t.csv"}, {"label_column", 0}};
+        check(files);
+        files["data"] = {{"source", "csv"}, {"x", "X.csv"}, {"y", "y.csv"}};
+        check(files);
+        files["data"] = {{"source", "libsvm"}, {"x", "a.svm"}, {"dim", 12}};
+        check(files);
+        // Every field survives, not only the JSON text.
+        const ExperimentConfig a = ExperimentConfig::fromJson(everyKey());
+        const ExperimentConfig b = ExperimentConfig::fromJson(a.toJson());
+        QCOMPARE(b.methods[1].delayMode, DelayMode::Max);
+        QCOMPARE(b.methods[1].step.gridMin, -3);
+        QCOMPARE(b.budget.epochs, 2.5);
+        QCOMPARE(b.sampling.gradNormEvery, 7LL);
+        QCOMPARE(b.device, std::string("1"));
+    }
+
+    void badValuesNameKeyValueAndAllowed() {
+        json j = minimal();
+        j["stages"] = 0;
+        expectConfigError(j, {"stages = 0", "not allowed", "[1, 4096]"});
+        j["stages"] = "4";
+        expectConfigError(j, {"stages = \"4\"", "not allowed"});
+        j = minimal();
+        j["stages"] = 5;  // d = 4
+        expectConfigError(j, {"stages = 5", "d = 4", "S <= d"});
+        j = minimal();
+        j["data"]["rows"] = 22;
+        expectConfigError(j, {"batch_size = 5", "rows = 22", "multiple"});
+        j = minimal();
+        j["batch_size"] = 0;
+        expectConfigError(j, {"batch_size = 0", ">= 1"});
+        for (const json& bad : {json(-0.5), json(0), json(0.0), json("0.1"), json(true),
+                                json(std::nan("")), json(INFINITY)}) {
+            j = minimal();
+            j["methods"][0]["step_size"] = bad;
+            expectConfigError(j, {"methods[0].step_size", "not allowed", "> 0"});
+        }
+        j = minimal();
+        j["methods"][0]["step_size"] = -0.5;
+        expectConfigError(j, {"methods[0].step_size = -0.5"});
+        j["methods"][0]["step_size"] = "0.1";
+        expectConfigError(j, {"methods[0].step_size = \"0.1\""});
+        j = minimal();
+        j["methods"][0].erase("step_size");
+        expectConfigError(j, {"methods[0].step_size is missing"});
+        j["methods"][0]["step_size"] = {{"grid", {2, 1}}};
+        expectConfigError(j, {"methods[0].step_size.grid = [2,1]", "a_min <= a_max"});
+        j["methods"][0]["step_size"] = {{"grid", {-1, 1}}, {"base", 3}};
+        expectConfigError(j, {"unknown key methods[0].step_size.base"});
+        j = minimal();
+        j["methods"][0] = {{"method", "localsgd"}, {"step_size", 0.1}, {"local_steps", 0}};
+        expectConfigError(j, {"methods[0].local_steps = 0", "not allowed", ">= 1"});
+        j["methods"][0]["local_steps"] = 2.5;
+        expectConfigError(j, {"methods[0].local_steps = 2.5", "integer"});
+        j = minimal();
+        j["methods"][0]["noam"] = -1;
+        expectConfigError(j, {"methods[0].noam = -1", "not allowed"});
+        j = minimal();
+        j["methods"].push_back({{"method", "rpd"}, {"step_size", 0.1}, {"delay_mode", "some"}});
+        expectConfigError(j, {"methods[1].delay_mode = \"some\"", "uniform, max, zero, pd"});
+        j["methods"][1]["delay_mode"] = "max";
+        j["methods"][1]["delta"] = -2;
+        expectConfigError(j, {"methods[1].delta = -2", "-1"});
+        j["methods"][1]["delta"] = 3;
+        j["methods"][1]["order"] = "random";
+        expectConfigError(j, {"methods[1].order = \"random\"", "uniform, pd"});
+        j = minimal();
+        j["objective"] = {{"kind", "hinge"}};
+        expectConfigError(j, {"objective.kind = \"hinge\"", "quadratic, logistic"});
+        j = minimal();
+        j["objective"] = {{"l2", -1}};
+        expectConfigError(j, {"objective.l2 = -1", ">= 0"});
+        j = minimal();
+        j["data"]["source"] = "parquet";
+        expectConfigError(j, {"data.source = \"parquet\"", "synthetic, npy, csv, libsvm"});
+        j = minimal();
+        j["data"]["kind"] = "spiral";
+        expectConfigError(j, {"data.kind = \"spiral\"", "random, simple, tridiagonal, logistic"});
+        j = minimal();
+        j["budget"] = {{"compare", "energy"}};
+        expectConfigError(j, {"budget.compare = \"energy\"", "time, updates"});
+        j["budget"] = {{"compare", "time"}};
+        expectConfigError(j, {"budget", "slots", "microbatches", "epochs"});
+        j["budget"] = {{"epochs", -1}};
+        expectConfigError(j, {"budget.epochs = -1"});
+        j = minimal();
+        j["costs"] = {{"backward_slots", 0}};
+        expectConfigError(j, {"costs.backward_slots = 0", "[1, 1000]"});
+        j = minimal();
+        j["sampling"] = {{"blow_up_factor", 0.5}};
+        expectConfigError(j, {"sampling.blow_up_factor = 0.5", ">= 1"});
+        j = minimal();
+        j["shuffle"] = "yes";
+        expectConfigError(j, {"shuffle = \"yes\"", "true or false"});
+        j = minimal();
+        j["backend"] = "cuda";
+        expectConfigError(j, {"backend = \"cuda\"", "auto, cpu, opencl"});
+        j = minimal();
+        j["data"] = {{"source", "npy"}, {"x", "X.npy"}};
+        expectConfigError(j, {"data.y is missing"});
+        j["data"] = {{"source", "csv"}};
+        expectConfigError(j, {"data.x is missing"});
+        expectConfigError(json::array({1, 2}), {"config", "JSON object"});
+    }
+
+    void unknownKeysAndMethods() {
+        json j = minimal();
+        j["stagez"] = 4;
+        expectConfigError(j, {"unknown key stagez", "stages"});
+        j = minimal();
+        j["data"]["rowz"] = 4;
+        expectConfigError(j, {"unknown key data.rowz", "rows"});
+        j = minimal();
+        // noam belongs to pd; on a LocalSGD method it is a mistake, not silently ignored.
+        j["methods"][0] = {{"method", "localsgd"}, {"step_size", 0.1}, {"noam", 2}};
+        expectConfigError(j, {"unknown key methods[0].noam", "local_steps"});
+        j = minimal();
+        j["methods"][0]["method"] = "adam";
+        expectConfigError(j,
+                          {"methods[0].method = \"adam\"", "pd, rpd, localsgd, sgd, fill-drain"});
+        j = minimal();
+        j["methods"][0].erase("method");
+        expectConfigError(j, {"methods[0].method is missing"});
+        j = minimal();
+        j.erase("methods");
+        expectConfigError(j, {"methods is missing"});
+        j["methods"] = json::array();
+        expectConfigError(j, {"methods = []", "non-empty"});
+    }
+
+    void filesAndData() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        // A malformed or missing config file.
+        const std::string bad = writeText(dir, "bad.json", "{\"stages\": 4,,}");
+        expectError<ConfigError>([&] { ExperimentConfig::fromFile(bad); },
+                                 {QString::fromStdString(bad), "not valid JSON"});
+        const std::string none = dir.filePath("none.json").toStdString();
+        expectError<ConfigError>([&] { ExperimentConfig::fromFile(none); },
+                                 {QString::fromStdString(none)});
+
+        // Real data files, relative to the config's folder.
+        Eigen::MatrixXd X = Eigen::MatrixXd::Random(12, 3);
+        Eigen::VectorXd y = Eigen::VectorXd::Random(12);
+        saveNpy(dir.filePath("X.npy").toStdString(), X);
+        saveNpy(dir.filePath("y.npy").toStdString(), y);
+        saveNpy(dir.filePath("y10.npy").toStdString(), Eigen::VectorXd(y.head(10)));
+        json j = minimal();
+        j["batch_size"] = 4;
+        j["data"] = {{"source", "npy"}, {"x", "X.npy"}, {"y", "y.npy"}};
+        writeText(dir, "ok.json", j.dump());
+        ExperimentConfig ok = ExperimentConfig::fromFile(dir.filePath("ok.json").toStdString());
+        auto obj = buildObjective(ok);
+        QCOMPARE(obj->rows(), 12);
+        QCOMPARE(obj->dim(), 3);
+        QVERIFY((obj->X() - X).norm() == 0.0);
+
+        auto fails = [&](const json& data, int stages, int batch) {
+            json c = minimal();
+            c["data"] = data;
+            c["stages"] = stages;
+            c["batch_size"] = batch;
+            writeText(dir, "c.json", c.dump());
+            ExperimentConfig cfg = ExperimentConfig::fromFile(dir.filePath("c.json").toStdString());
+            return [cfg] { buildObjective(cfg); };
+        };
+        // S > d and n not a multiple of b, found only once the data is loaded.
+        expectError<ConfigError>(fails({{"source", "npy"}, {"x", "X.npy"}, {"y", "y.npy"}}, 4, 4),
+                                 {"stages = 4", "d = 3"});
+        expectError<ConfigError>(fails({{"source", "npy"}, {"x", "X.npy"}, {"y", "y.npy"}}, 2, 5),
+                                 {"batch_size = 5", "n = 12", "multiple"});
+        // A missing file, mismatched lengths, malformed files: DataError naming the file.
+        const QString missing = dir.filePath("missing.npy");
+        expectError<DataError>(
+            fails({{"source", "npy"}, {"x", "missing.npy"}, {"y", "y.npy"}}, 2, 4),
+            {missing, "does not exist"});
+        expectError<DataError>(fails({{"source", "npy"}, {"x", "X.npy"}, {"y", "y10.npy"}}, 2, 4),
+                               {"X has 12 rows", "y has 10", dir.filePath("y10.npy")});
+        writeText(dir, "junk.npy", "this is not a numpy file at all, just text\n");
+        expectError<DataError>(fails({{"source", "npy"}, {"x", "junk.npy"}, {"y", "y.npy"}}, 2, 4),
+                               {dir.filePath("junk.npy")});
+        writeText(dir, "t.csv", "a,b,label\n1,2,3\n4,oops,6\n");
+        expectError<DataError>(fails({{"source", "csv"}, {"x", "t.csv"}}, 2, 1),
+                               {dir.filePath("t.csv"), "line 3"});
+        writeText(dir, "Xc.csv", "1,2\n3,4\n5,6\n");
+        writeText(dir, "yc.csv", "1\n2\n");
+        expectError<DataError>(fails({{"source", "csv"}, {"x", "Xc.csv"}, {"y", "yc.csv"}}, 2, 1),
+                               {"3 rows", "2", dir.filePath("yc.csv")});
+        writeText(dir, "a.svm", "+1 1:0.5 2:1\n-1 1:x\n");
+        expectError<DataError>(fails({{"source", "libsvm"}, {"x", "a.svm"}}, 2, 1),
+                               {dir.filePath("a.svm"), "line 2"});
+        expectError<DataError>(fails({{"source", "libsvm"}, {"x", "none.svm"}}, 2, 1),
+                               {dir.filePath("none.svm")});
+        // A good CSV and LIBSVM file load.
+        writeText(dir, "good.csv", "x1,x2,y\n1,2,3\n4,5,6\n");
+        json c = minimal();
+        c["data"] = {{"source", "csv"}, {"x", "good.csv"}};
+        c["batch_size"] = 1;
+        writeText(dir, "c.json", c.dump());
+        auto csv = buildObjective(ExperimentConfig::fromFile(dir.filePath("c.json").toStdString()));
+        QCOMPARE(csv->rows(), 2);
+        QCOMPARE(csv->y()[1], 6.0);
+        writeText(dir, "good.svm", "+1 1:0.5 3:1\n-1 2:2\n");
+        c["data"] = {{"source", "libsvm"}, {"x", "good.svm"}};
+        c["objective"] = {{"kind", "logistic"}};
+        writeText(dir, "c.json", c.dump());
+        auto svm = buildObjective(ExperimentConfig::fromFile(dir.filePath("c.json").toStdString()));
+        QCOMPARE(svm->dim(), 3);
+        QCOMPARE(svm->y()[0], 1.0);
+        QCOMPARE(svm->y()[1], 0.0);
+    }
+
+    void logisticNeedsLogisticData() {
+        json j = minimal();
+        j["objective"] = {{"kind", "logistic"}};
+        j["data"]["kind"] = "random";
+        const ExperimentConfig c = ExperimentConfig::fromJson(j);
+        expectError<ConfigError>([&] { buildObjective(c); },
+                                 {"data.kind = \"random\"", "logistic"});
+    }
+
+    void documentedExamplesParseAndMatchTheFiles() {
+        // Every ```json block of docs/config.md is a valid config; the ones named like a file of
+        // examples/ are that file, so the documentation cannot drift from what the tests run.
+        QFile doc(QString(PIPELENS_SOURCE_DIR) + "/docs/config.md");
+        QVERIFY(doc.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(doc.readAll());
+        std::map<std::string, json> files;
+        const QDir examples(QString(PIPELENS_SOURCE_DIR) + "/examples");
+        for (const QString& f : examples.entryList({"*.json"}, QDir::Files)) {
+            QFile file(examples.filePath(f));
+            QVERIFY(file.open(QIODevice::ReadOnly));
+            const json j = json::parse(file.readAll().toStdString());
+            ExperimentConfig::fromJson(j);
+            files[j.value("name", "")] = j;
+        }
+        int blocks = 0;
+        int matched = 0;
+        qsizetype at = 0;
+        while ((at = text.indexOf("```json\n", at)) >= 0) {
+            const qsizetype begin = at + 8;
+            const qsizetype end = text.indexOf("```", begin);
+            QVERIFY(end > begin);
+            const json j = json::parse(text.mid(begin, end - begin).toStdString());
+            try {
+                ExperimentConfig::fromJson(j);
+            } catch (const ConfigError& e) {
+                QFAIL(qPrintable(QString("docs/config.md block %1: %2").arg(blocks).arg(e.what())));
+            }
+            const auto it = files.find(j.value("name", ""));
+            if (it != files.end()) {
+                QCOMPARE(QString::fromStdString(j.dump()),
+                         QString::fromStdString(it->second.dump()));
+                ++matched;
+            }
+            ++blocks;
+            at = end + 3;
+        }
+        QVERIFY(blocks >= 6);
+        QCOMPARE(matched, static_cast<int>(files.size()));
+    }
+
+    void defaultMethodLabels() {
+        MethodSpec m;
+        m.method = "rpd";
+        m.delayMode = DelayMode::Uniform;
+        QCOMPARE(QString::fromStdString(defaultMethodLabel(m, 8)),
+                 QString("RPD (uniform, delta=60)"));
+        m.method = "localsgd";
+        m.localSteps = 5;
+        QCOMPARE(QString::fromStdString(defaultMethodLabel(m, 16)),
+                 QString("LocalSGD (R=16, H=5)"));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestConfig)
+#include "tst_config.moc"
