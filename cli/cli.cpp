@@ -31,7 +31,7 @@ Commands:
   schedule   print a slot timeline (PD 1F1B, fill-drain or LocalSGD) as CSV or text art
   delays     PipeDream delay statistics for one S or a range A:B
   run        run an experiment from a JSON config and write its results to a folder
-  example    print an example config (default, pd, rpd, localsgd, sgd, fill-drain)
+  example    print an example config (default, compare, pd, rpd, localsgd, sgd, fill-drain)
   devices    list the OpenCL platforms and devices runs can use
   help       this text; `pipelens-cli COMMAND --help` describes one command
 
@@ -264,11 +264,13 @@ int cmdDelays(const Args& a, std::ostream& out) {
                            {"p90", d.p90},         {"formula", d.formulaMax},
                            {"formula_mean", d.formulaMean}, {"samples", d.samples}});
         } else {
+            // The formula is an integer: print it as one (as a double it would inherit the
+            // precision 1 left by the previous row's S^2/2 column and read "1e+01").
             out << std::setw(6) << S << std::setw(13) << d.microbatches << std::setw(7) << d.max
                 << std::setw(9) << static_cast<long long>(d.formulaMax) << std::setw(11)
-                << std::fixed << std::setprecision(2) << d.mean << std::setw(7) << std::setprecision(1)
-                << d.formulaMean << std::setw(7) << d.p10 << std::setw(7) << d.p50 << std::setw(7)
-                << d.p90 << std::defaultfloat << '\n';
+                << std::fixed << std::setprecision(2) << d.mean << std::setw(7)
+                << std::setprecision(1) << d.formulaMean << std::setw(7) << d.p10 << std::setw(7)
+                << d.p50 << std::setw(7) << d.p90 << std::defaultfloat << '\n';
         }
     }
     if (a.has("json")) out << arr.dump(2) << '\n';

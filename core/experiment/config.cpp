@@ -232,6 +232,12 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
         c.objective.loss = parseLossKind(o.text("kind", "quadratic", {"quadratic", "logistic"}));
         c.objective.l2 = o.number("l2", c.objective.loss == LossKind::Logistic ? 1e-4 : 0.0, 0.0,
                                   1e12, "a finite number >= 0");
+        // Least squares has no regulariser in the model: a nonzero value would be silently lost.
+        if (c.objective.loss == LossKind::Quadratic && c.objective.l2 != 0.0) {
+            throw ConfigError("objective.l2 = " + o.at("l2").dump() +
+                              " is not allowed with objective.kind = quadratic: 0 (least squares "
+                              "has no regulariser)");
+        }
         o.rejectUnknown();
     }
     if (r.has("data")) {

@@ -272,6 +272,9 @@ private slots:
         j["objective"] = {{"l2", -1}};
         expectConfigError(j, {"objective.l2 = -1", ">= 0"});
         j = minimal();
+        j["objective"] = {{"kind", "quadratic"}, {"l2", 0.5}};
+        expectConfigError(j, {"objective.l2 = 0.5", "quadratic", "0"});
+        j = minimal();
         j["data"]["source"] = "parquet";
         expectConfigError(j, {"data.source = \"parquet\"", "synthetic, npy, csv, libsvm"});
         j = minimal();

@@ -1,0 +1,425 @@
+// GanttChart: hover text against the timeline, stash depth, exports, zoom, large timelines.
+#include <QApplication>
+#include <QFile>
+#include <QHelpEvent>
+#include <QImage>
+#include <QSet>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QToolTip>
+#include <QtTest>
+#include <memory>
+
+#include "gantt_chart.hpp"
+#include "replay/delays.hpp"
+#include "schedule/timeline.hpp"
+
+using pipelens::DelayTable;
+using pipelens::OpKind;
+using pipelens::ScheduleKind;
+using pipelens::ScheduleParams;
+using pipelens::Timeline;
+using pipelens::TimelineCell;
+using pipelens::ui::GanttChart;
+
+namespace {
+
+std::shared_ptr<const Timeline> makeTimeline(ScheduleKind kind, int stages, int microbatches,
+                                             int localSteps = 1) {
+    ScheduleParams p;
+    p.kind = kind;
+    p.stages = stages;
+    p.microbatches = microbatches;
+    p.localSteps = localSteps;
+    return std::make_shared<const Timeline>(pipelens::buildTimeline(p));
+}
+
+// The cell busy on `stage` at `slot`, found by a plain scan (independent of the chart's index).
+const TimelineCell* scanCell(const Timeline& tl, int stage, int slot) {
+    for (const TimelineCell& c : tl.cells) {
+        if (c.stage == stage && c.startSlot <= slot && slot <= c.endSlot) return &c;
+    }
+    return nullptr;
+}
+
+// Copies held on `stage` during `slot`: F started at or before the slot, B not finished before.
+int scanStashDepth(const Timeline& tl, int stage, int slot) {
+    int depth = 0;
+    for (int m = 0; m < tl.params.microbatches; ++m) {
+        int fStart = -1;
+        int bEnd = -1;
+        for (const TimelineCell& c : tl.cells) {
+            if (c.stage != stage || c.microbatch != m) continue;
+            if (c.op == OpKind::Forward) fStart = c.startSlot;
+            if (c.op == OpKind::Backward) bEnd = c.endSlot;
+        }
+        if (fStart >= 0 && fStart <= slot && bEnd >= slot) ++depth;
+    }
+    return depth;
+}
+
+// Weight version read by F(m, s): backwards of stage s that finished before the forward began.
+int scanVersion(const Timeline& tl, int microbatch, int stage) {
+    const TimelineCell* f = nullptr;
+    for (const TimelineCell& c : tl.cells) {
+        if (c.stage == stage && c.microbatch == microbatch && c.op == OpKind::Forward) f = &c;
+    }
+    int version = 0;
+    for (const TimelineCell& c : tl.cells) {
+        if (c.stage == stage && c.op == OpKind::Backward && c.endSlot < f->startSlot) ++version;
+    }
+    return version;
+}
+
+int distinctColours(const QImage& image, int enough = 1000) {
+    QSet<QRgb> seen;
+    for (int y = 0; y < image.height(); y += 2) {
+        for (int x = 0; x < image.width(); x += 2) {
+            seen.insert(image.pixel(x, y));
+            if (seen.size() >= enough) return static_cast<int>(seen.size());
+        }
+    }
+    return static_cast<int>(seen.size());
+}
+
+// Counts pixels close to a colour (the forward blue / backward orange of the chart).
+int pixelsNear(const QImage& image, QColor colour, int tolerance = 40) {
+    int n = 0;
+    for (int y = 0; y < image.height(); ++y) {
+        for (int x = 0; x < image.width(); ++x) {
+            const QColor c = image.pixelColor(x, y);
+            if (std::abs(c.red() - colour.red()) + std::abs(c.green() - colour.green()) +
+                    std::abs(c.blue() - colour.blue()) <=
+                tolerance)
+                ++n;
+        }
+    }
+    return n;
+}
+
+}  // namespace
+
+class TestGanttChart : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void showsEmptyStateWithoutTimeline() {
+        GanttChart chart;
+        chart.resize(600, 300);
+        QCOMPARE(chart.cellDescription(0, 0), QString());
+        QImage image(chart.size(), QImage::Format_ARGB32);
+        image.fill(Qt::black);
+        chart.render(&image);
+        QVERIFY(distinctColours(image) >= 2);  // white background and the grey message
+        QCOMPARE(chart.focusPolicy(), Qt::StrongFocus);
+        QVERIFY(chart.sizeHint().width() > 0 && chart.sizeHint().height() > 0);
+    }
+
+    void fitsTheWholeRunForSmallAndLargeTimelines_data() {
+        QTest::addColumn<int>("stages");
+        QTest::addColumn<int>("microbatches");
+        QTest::newRow("S=2 N=4") << 2 << 4;
+        QTest::newRow("S=128 N=9873") << 128 << 9873;
+    }
+    void fitsTheWholeRunForSmallAndLargeTimelines() {
+        QFETCH(int, stages);
+        QFETCH(int, microbatches);
+        auto tl = makeTimeline(ScheduleKind::PipeDream, stages, microbatches);
+        QCOMPARE(tl->totalSlots, 2 * microbatches + 2 * (stages - 1));
+        GanttChart chart;
+        chart.resize(1200, 600);
+        chart.setTimeline(tl, std::make_shared<const DelayTable>(*tl));
+        QCOMPARE(chart.timeline(), tl);
+        QCOMPARE(chart.visibleFirstSlot(), 0.0);
+        QCOMPARE(chart.visibleLastSlot(), double(tl->totalSlots));
+        // The last stage's first forward is F(m=0) at slot S-1.
+        QVERIFY(chart.cellDescription(stages - 1, stages - 1)
+                    .startsWith(QStringLiteral("F(m=0) on stage %1,").arg(stages)));
+        QImage image(chart.size(), QImage::Format_ARGB32_Premultiplied);
+        chart.render(&image);
+        QVERIFY(distinctColours(image) > 3);
+        chart.setTimeline(nullptr);
+        QCOMPARE(chart.cellDescription(0, 0), QString());
+    }
+
+    void describesEveryCellOfAPipeDreamRun() {
+        auto tl = makeTimeline(ScheduleKind::PipeDream, 4, 12);
+        auto delays = std::make_shared<const DelayTable>(*tl);
+        GanttChart chart;
+        chart.setTimeline(tl, delays);
+        int busy = 0;
+        for (int s = 0; s < 4; ++s) {
+            for (int t = 0; t < tl->totalSlots; ++t) {
+                const TimelineCell* c = scanCell(*tl, s, t);
+                const QString text = chart.cellDescription(s, t);
+                if (!c) {
+                    QVERIFY2(text.isEmpty(), qPrintable(text));
+                    continue;
+                }
+                ++busy;
+                const bool fwd = c->op == OpKind::Forward;
+                const int version = scanVersion(*tl, c->microbatch, s);
+                QCOMPARE(version, delays->versionRead(c->microbatch, s));
+                const QString expected =
+                    QStringLiteral("%1(m=%2) on stage %3, slots %4\u2013%5, %6 %7, stash depth %8")
+                        .arg(fwd ? "F" : "B")
+                        .arg(c->microbatch)
+                        .arg(s + 1)
+                        .arg(t)
+                        .arg(t)
+                        .arg(fwd ? "reads weight version" : "uses stashed weight version")
+                        .arg(version)
+                        .arg(scanStashDepth(*tl, s, t));
+                QCOMPARE(text, expected);
+            }
+        }
+        QCOMPARE(busy, 2 * 4 * 12);
+        // Out of range: nothing.
+        QCOMPARE(chart.cellDescription(4, 0), QString());
+        QCOMPARE(chart.cellDescription(0, tl->totalSlots), QString());
+        QCOMPARE(chart.cellDescription(-1, 3), QString());
+    }
+
+    void describesMultiSlotCellsWithTheirSpan() {
+        ScheduleParams p;
+        p.stages = 3;
+        p.microbatches = 5;
+        p.costs.backwardSlots = 2;
+        auto tl = std::make_shared<const Timeline>(pipelens::buildTimeline(p));
+        GanttChart chart;
+        chart.setTimeline(tl);
+        const TimelineCell* b = nullptr;
+        for (const TimelineCell& c : tl->cells) {
+            if (c.op == OpKind::Backward && c.stage == 1 && c.microbatch == 2) b = &c;
+        }
+        QVERIFY(b && b->endSlot == b->startSlot + 1);
+        const QString prefix = QStringLiteral("B(m=2) on stage 2, slots %1\u2013%2, stash depth")
+                                   .arg(b->startSlot)
+                                   .arg(b->endSlot);
+        QVERIFY2(chart.cellDescription(1, b->startSlot).startsWith(prefix),
+                 qPrintable(chart.cellDescription(1, b->startSlot)));
+        QVERIFY(chart.cellDescription(1, b->endSlot).startsWith(prefix));
+    }
+
+    void stashDepthOfStageOneIsSInSteadyState() {
+        // PD, S = 4, N = 12 (hand-checked): stage 1 admits F(m) only while fewer than 4
+        // microbatches are in flight, so from its first backward (slot 2S-1 = 7) until it admits
+        // its last forward it holds exactly 4 stashed copies in every slot; in the drain the
+        // copies go one per backward.
+        auto tl = makeTimeline(ScheduleKind::PipeDream, 4, 12);
+        GanttChart chart;
+        chart.setTimeline(tl);
+        const TimelineCell* firstB = nullptr;
+        const TimelineCell* lastF = nullptr;
+        for (const TimelineCell& c : tl->cells) {
+            if (c.stage != 0) continue;
+            if (c.op == OpKind::Backward && !firstB) firstB = &c;
+            if (c.op == OpKind::Forward) lastF = &c;
+        }
+        QCOMPARE(firstB->startSlot, 7);
+        QCOMPARE(lastF->microbatch, 11);
+        for (int t = firstB->startSlot; t <= lastF->startSlot; ++t)
+            QCOMPARE(chart.stashDepth(0, t), 4);
+        // Startup: one more copy per slot (F0 at slot 0, F1 at slot 1, ...).
+        QCOMPARE(chart.stashDepth(0, 0), 1);
+        QCOMPARE(chart.stashDepth(0, 2), 3);
+        // After the run nothing is held.
+        QCOMPARE(chart.stashDepth(0, tl->totalSlots), 0);
+        // The peak over the run equals the timeline's peakStash on every stage.
+        for (int s = 0; s < 4; ++s) {
+            int peak = 0;
+            for (int t = 0; t < tl->totalSlots; ++t) peak = std::max(peak, chart.stashDepth(s, t));
+            QCOMPARE(peak, tl->peakStash[static_cast<size_t>(s)]);
+        }
+    }
+
+    void describesLocalSgdReplicas() {
+        auto tl = makeTimeline(ScheduleKind::LocalSgd, 4, 32, 2);
+        QVERIFY(!tl->averagingSlots.empty());
+        GanttChart chart;
+        chart.setTimeline(tl);
+        const TimelineCell& c = tl->cells.back();
+        const QString text = chart.cellDescription(c.stage, c.startSlot);
+        QVERIFY2(text.endsWith(QStringLiteral(", replica %1, round %2")
+                                   .arg(c.microbatch % 4 + 1)
+                                   .arg(c.microbatch / 8 + 1)),
+                 qPrintable(text));
+    }
+
+    void exportsPngAtTheRequestedScale_data() {
+        QTest::addColumn<double>("scale");
+        QTest::newRow("1x") << 1.0;
+        QTest::newRow("2x") << 2.0;
+    }
+    void exportsPngAtTheRequestedScale() {
+        QFETCH(double, scale);
+        QTemporaryDir dir;
+        auto tl = makeTimeline(ScheduleKind::PipeDream, 4, 12);
+        GanttChart chart;
+        chart.resize(700, 260);
+        chart.setTimeline(tl, std::make_shared<const DelayTable>(*tl));
+        chart.setCursorSlot(20);
+        const QString path = dir.filePath(QStringLiteral("gantt.png"));
+        QString error;
+        QVERIFY2(chart.exportPng(path, scale, &error), qPrintable(error));
+        QImage image(path);
+        QCOMPARE(image.size(), QSize(qRound(700 * scale), qRound(260 * scale)));
+        QVERIFY(distinctColours(image) > 3);
+        // Forward blue and backward orange are both drawn.
+        QVERIFY(pixelsNear(image, QColor(0, 114, 178)) > 100);
+        QVERIFY(pixelsNear(image, QColor(230, 159, 0)) > 100);
+        QVERIFY(!chart.exportPng(path, 0.0, &error));
+        QVERIFY(!error.isEmpty());
+    }
+
+    void exportsParseableSvg() {
+        QTemporaryDir dir;
+        auto tl = makeTimeline(ScheduleKind::LocalSgd, 4, 16, 2);
+        GanttChart chart;
+        chart.resize(800, 300);
+        chart.setTimeline(tl);
+        const QString path = dir.filePath(QStringLiteral("gantt.svg"));
+        QString error;
+        QVERIFY2(chart.exportSvg(path, &error), qPrintable(error));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray svg = file.readAll();
+        QVERIFY(svg.startsWith("<?xml"));
+        QVERIFY(svg.contains("<svg"));
+        QVERIFY(svg.contains("</svg>"));
+        QVERIFY(svg.contains("#0072b2"));  // vector forward cells
+        QVERIFY(!chart.exportSvg(dir.filePath(QStringLiteral("missing/x.svg")), &error));
+    }
+
+    void exportsCsvOfTheCells() {
+        QTemporaryDir dir;
+        auto tl = makeTimeline(ScheduleKind::PipeDream, 3, 7);
+        auto delays = std::make_shared<const DelayTable>(*tl);
+        GanttChart chart;
+        chart.setTimeline(tl, delays);
+        const QString path = dir.filePath(QStringLiteral("gantt.csv"));
+        QVERIFY(chart.exportCsv(path));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = file.readAll().trimmed().split('\n');
+        QCOMPARE(lines.front(), QByteArray("slot,stage,op,microbatch,end_slot,version_read"));
+        QCOMPARE(lines.size(), qsizetype(tl->cells.size() + 1));
+        for (qsizetype i = 1; i < lines.size(); ++i) {
+            const QList<QByteArray> f = lines[i].split(',');
+            QCOMPARE(f.size(), qsizetype(6));
+            const TimelineCell& c = tl->cells[static_cast<size_t>(i - 1)];
+            QCOMPARE(f[0].toInt(), c.startSlot);
+            QCOMPARE(f[1].toInt(), c.stage);
+            QCOMPARE(f[2], QByteArray(c.op == OpKind::Forward ? "F" : "B"));
+            QCOMPARE(f[3].toInt(), c.microbatch);
+            QCOMPARE(f[4].toInt(), c.endSlot);
+            QCOMPARE(f[5].toInt(), scanVersion(*tl, c.microbatch, c.stage));
+        }
+    }
+
+    void zoomsAndFitsAll() {
+        auto tl = makeTimeline(ScheduleKind::PipeDream, 4, 40);
+        GanttChart chart;
+        chart.resize(800, 300);
+        chart.setTimeline(tl);
+        QSignalSpy spy(&chart, &GanttChart::visibleRangeChanged);
+        chart.setVisibleRange(10.0, 30.0);
+        QCOMPARE(spy.count(), 1);
+        QCOMPARE(chart.visibleFirstSlot(), 10.0);
+        QCOMPARE(chart.visibleLastSlot(), 30.0);
+        QCOMPARE(spy.last().at(0).toDouble(), 10.0);
+        // Keyboard: '+' zooms in around the centre, Home fits all.
+        QTest::keyClick(&chart, Qt::Key_Plus);
+        QVERIFY(chart.visibleLastSlot() - chart.visibleFirstSlot() < 20.0);
+        QTest::keyClick(&chart, Qt::Key_Right);
+        QTest::keyClick(&chart, Qt::Key_Home);
+        QCOMPARE(chart.visibleFirstSlot(), 0.0);
+        QCOMPARE(chart.visibleLastSlot(), double(tl->totalSlots));
+        QCOMPARE(spy.last().at(1).toDouble(), double(tl->totalSlots));
+        const int before = static_cast<int>(spy.count());
+        chart.fitAll();  // already fitted: no signal
+        QCOMPARE(spy.count(), before);
+        // Ranges are clamped to the run.
+        chart.setVisibleRange(-50.0, 10.0);
+        QCOMPARE(chart.visibleFirstSlot(), 0.0);
+        QCOMPARE(chart.visibleLastSlot(), 60.0);
+        chart.setVisibleRange(5.0, 5.5);
+        QVERIFY(chart.visibleLastSlot() - chart.visibleFirstSlot() >= 4.0);
+        chart.fitAll();
+        QCOMPARE(chart.visibleLastSlot(), double(tl->totalSlots));
+    }
+
+    void movesTheCursor() {
+        auto tl = makeTimeline(ScheduleKind::PipeDream, 4, 12);
+        GanttChart chart;
+        chart.setTimeline(tl);
+        QSignalSpy spy(&chart, &GanttChart::cursorSlotChanged);
+        QCOMPARE(chart.cursorSlot(), -1);
+        chart.setCursorSlot(10);
+        QCOMPARE(chart.cursorSlot(), 10);
+        chart.setCursorSlot(10);
+        QCOMPARE(spy.count(), 1);
+        chart.setCursorSlot(1000);
+        QCOMPARE(chart.cursorSlot(), tl->totalSlots);
+        chart.setCursorSlot(-5);
+        QCOMPARE(chart.cursorSlot(), -1);
+        QCOMPARE(spy.count(), 3);
+    }
+
+    void mapsPositionsToCells() {
+        auto tl = makeTimeline(ScheduleKind::PipeDream, 4, 12);
+        GanttChart chart;
+        chart.resize(800, 300);
+        chart.setTimeline(tl);
+        int stage = -1;
+        int slot = -1;
+        QVERIFY(!chart.cellAtPosition(QPointF(1, 1), &stage, &slot));
+        // Scan a horizontal line through the plot: slots grow left to right, one stage.
+        int lastSlot = -1;
+        int found = 0;
+        for (int x = 0; x < 800; x += 4) {
+            if (!chart.cellAtPosition(QPointF(x, 150), &stage, &slot)) continue;
+            ++found;
+            QVERIFY(slot >= lastSlot);
+            lastSlot = slot;
+        }
+        QVERIFY(found > 100);
+        QCOMPARE(lastSlot, tl->totalSlots - 1);
+        // Hovering shows the description of the cell under the pointer.
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        for (int x = 0; x < 800; x += 4) {
+            if (!chart.cellAtPosition(QPointF(x, 150), &stage, &slot)) continue;
+            const QString text = chart.cellDescription(stage, slot);
+            if (text.isEmpty()) continue;
+            QHelpEvent help(QEvent::ToolTip, QPoint(x, 150), chart.mapToGlobal(QPoint(x, 150)));
+            QApplication::sendEvent(&chart, &help);
+            QCOMPARE(QToolTip::text(), text);
+            break;
+        }
+    }
+
+    void paintsAggregatedLargeRuns() {
+        // S = 128 with about 20,000 slots in 1200 x 600 pixels: many slots per pixel column.
+        auto tl = makeTimeline(ScheduleKind::PipeDream, 128, 9873);
+        GanttChart chart;
+        chart.resize(1200, 600);
+        chart.setTimeline(tl, std::make_shared<const DelayTable>(*tl));
+        chart.setCursorSlot(tl->totalSlots / 2);
+        QImage image(1200, 600, QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::black);
+        chart.render(&image);
+        QVERIFY(distinctColours(image) > 3);
+        // Zoomed in to 200 slots and at 2x device pixels, nothing faded.
+        chart.setCursorSlot(-1);
+        chart.setVisibleRange(10000, 10200);
+        QImage hidpi(2400, 1200, QImage::Format_ARGB32_Premultiplied);
+        hidpi.setDevicePixelRatio(2.0);
+        chart.render(&hidpi);
+        QVERIFY(pixelsNear(hidpi, QColor(0, 114, 178)) > 1000);
+        QVERIFY(pixelsNear(hidpi, QColor(230, 159, 0)) > 1000);
+    }
+};
+
+QTEST_MAIN(TestGanttChart)
+#include "tst_gantt_chart.moc"

@@ -1,0 +1,352 @@
+// StalenessHeatmap: the delays it encodes against the engine and the golden cases, statistics,
+// aggregation, exports, zoom.
+#include <QApplication>
+#include <QFile>
+#include <QHelpEvent>
+#include <QImage>
+#include <QSet>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QToolTip>
+#include <QtTest>
+#include <cmath>
+#include <memory>
+
+#include "core/golden_case.hpp"
+#include "replay/delays.hpp"
+#include "schedule/timeline.hpp"
+#include "staleness_heatmap.hpp"
+
+using pipelens::DelayTable;
+using pipelens::ScheduleKind;
+using pipelens::ScheduleParams;
+using pipelens::ui::StalenessHeatmap;
+
+namespace {
+
+std::shared_ptr<const DelayTable> pdDelays(int stages, int microbatches) {
+    ScheduleParams p;
+    p.kind = ScheduleKind::PipeDream;
+    p.stages = stages;
+    p.microbatches = microbatches;
+    return std::make_shared<const DelayTable>(pipelens::buildTimeline(p));
+}
+
+// Max and mean of every block's delay over updates [ceil(shown/2), shown), by brute force.
+std::pair<long long, double> secondHalfStats(const DelayTable& t, long long shown) {
+    const auto first = static_cast<long long>(std::ceil(shown / 2.0));
+    long long max = 0;
+    double sum = 0;
+    long long n = 0;
+    for (long long k = first; k < shown; ++k) {
+        for (int j = 0; j < t.stages(); ++j) {
+            max = std::max(max, t.delay(k, j));
+            sum += static_cast<double>(t.delay(k, j));
+            ++n;
+        }
+    }
+    return {max, n ? sum / static_cast<double>(n) : 0.0};
+}
+
+int distinctColours(const QImage& image) {
+    QSet<QRgb> seen;
+    for (int y = 0; y < image.height(); y += 2) {
+        for (int x = 0; x < image.width(); x += 2) seen.insert(image.pixel(x, y));
+    }
+    return static_cast<int>(seen.size());
+}
+
+}  // namespace
+
+class TestStalenessHeatmap : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void showsEmptyStateWithoutDelays() {
+        StalenessHeatmap map;
+        map.resize(500, 200);
+        QCOMPARE(map.valueAt(0, 0), -1LL);
+        QCOMPARE(map.cellDescription(0, 0), QString());
+        QCOMPARE(map.measuredMax(), 0.0);
+        QImage image(map.size(), QImage::Format_ARGB32);
+        image.fill(Qt::black);
+        map.render(&image);
+        QVERIFY(distinctColours(image) >= 2);
+        QCOMPARE(map.focusPolicy(), Qt::StrongFocus);
+    }
+
+    void encodesTheGoldenDelays_data() {
+        QTest::addColumn<QString>("goldenCase");
+        QTest::addColumn<int>("stages");
+        QTest::addColumn<int>("microbatches");
+        QTest::newRow("S=4 N=24") << "pd-quadratic-S4" << 4 << 24;
+        QTest::newRow("S=5 N=30") << "pd-logistic-S5" << 5 << 30;
+    }
+    void encodesTheGoldenDelays() {
+        QFETCH(QString, goldenCase);
+        QFETCH(int, stages);
+        QFETCH(int, microbatches);
+        auto table = pdDelays(stages, microbatches);
+        StalenessHeatmap map;
+        map.resize(900, 300);
+        map.setDelays(table);
+        QCOMPARE(map.delays(), table);
+        const auto rows = golden::csvRows(golden::dir(goldenCase.toStdString()) + "/delays.csv");
+        QCOMPARE(static_cast<long long>(rows.size()), table->updates());
+        QCOMPARE(table->updates(), static_cast<long long>(stages) * microbatches);
+        for (long long k = 0; k < table->updates(); ++k) {
+            const auto& row = rows[static_cast<size_t>(k)];
+            for (int j = 0; j < stages; ++j) {
+                QCOMPARE(map.valueAt(k, j), table->delay(k, j));
+                QCOMPARE(map.valueAt(k, j), std::stoll(row.at(static_cast<size_t>(3 + j))));
+            }
+        }
+        QCOMPARE(map.valueAt(table->updates(), 0), -1LL);
+        QCOMPARE(map.valueAt(0, stages), -1LL);
+    }
+
+    void reportsTheSteadyStateMaximum_data() {
+        QTest::addColumn<int>("stages");
+        QTest::addColumn<double>("expectedMax");  // S^2 - S/2 (SPEC section 3)
+        QTest::newRow("S=4") << 4 << 14.0;
+        QTest::newRow("S=8") << 8 << 60.0;
+        QTest::newRow("S=5") << 5 << 22.0;  // odd: S^2 - S/2 - 1/2
+    }
+    void reportsTheSteadyStateMaximum() {
+        QFETCH(int, stages);
+        QFETCH(double, expectedMax);
+        auto table = pdDelays(stages, 10 * stages);
+        StalenessHeatmap map;
+        map.setDelays(table);
+        QCOMPARE(map.measuredMax(), expectedMax);
+        QCOMPARE(map.formulaMax(), expectedMax);
+        const auto [max, mean] = secondHalfStats(*table, table->updates());
+        QCOMPARE(map.measuredMax(), double(max));
+        QVERIFY(std::abs(map.measuredMean() - mean) < 1e-9);
+        // The engine's statistics agree.
+        const pipelens::DelayStats engine = pipelens::delayStats(*table, 0.5);
+        QCOMPARE(map.measuredMax(), double(engine.max));
+        QVERIFY(std::abs(map.measuredMean() - engine.mean) < 1e-9);
+        QCOMPARE(map.formulaMax(), engine.formulaMax);
+        // SPEC: the mean is about S^2 / 2.
+        QVERIFY(std::abs(map.measuredMean() - stages * stages / 2.0) < 0.25 * stages * stages);
+    }
+
+    void statisticsFollowTheCursor() {
+        auto table = pdDelays(6, 60);
+        StalenessHeatmap map;
+        map.setDelays(table);
+        const double fullMax = map.measuredMax();
+        const double fullMean = map.measuredMean();
+        for (long long cursor : {1LL, 7LL, 40LL, 101LL, 200LL, 359LL}) {
+            map.setCursorUpdate(cursor);
+            QCOMPARE(map.cursorUpdate(), cursor);
+            const auto [max, mean] = secondHalfStats(*table, cursor);
+            QCOMPARE(map.measuredMax(), double(max));
+            QVERIFY2(std::abs(map.measuredMean() - mean) < 1e-9,
+                     qPrintable(QString::number(cursor)));
+            QCOMPARE(map.valueAt(cursor - 1, 0), table->delay(cursor - 1, 0));
+            QCOMPARE(map.valueAt(cursor, 0), -1LL);  // not run yet
+        }
+        map.setCursorUpdate(table->updates());
+        QCOMPARE(map.measuredMax(), fullMax);
+        QVERIFY(std::abs(map.measuredMean() - fullMean) < 1e-9);
+        map.setCursorUpdate(0);
+        QCOMPARE(map.measuredMax(), 0.0);
+        map.setCursorUpdate(-1);
+        QCOMPARE(map.measuredMax(), fullMax);
+    }
+
+    void describesCells() {
+        auto table = pdDelays(4, 24);
+        StalenessHeatmap map;
+        map.setDelays(table);
+        for (long long k : {0LL, 17LL, 50LL, 95LL}) {
+            for (int j = 0; j < 4; ++j) {
+                const auto& u = table->update(k);
+                const long long h = table->forwardIndex(u.microbatch, j);
+                QCOMPARE(map.cellDescription(k, j),
+                         QStringLiteral("update k=%1: B(m=%2) on stage %3 read block %4 with delay "
+                                        "%5 (version from update h(m, j) = %6)")
+                             .arg(k)
+                             .arg(u.microbatch)
+                             .arg(u.stage + 1)
+                             .arg(j + 1)
+                             .arg(k - h)
+                             .arg(h));
+            }
+        }
+        QCOMPARE(map.cellDescription(96, 0), QString());
+        // Hovering a cell (one update per pixel column or more) shows its description.
+        map.resize(900, 300);
+        map.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&map));
+        long long k = 0;
+        long long first = 0;
+        long long last = 0;
+        int j = 0;
+        QVERIFY(map.cellAtPosition(QPointF(450, 150), &k, &j, &first, &last));
+        QCOMPARE(first, last);
+        QHelpEvent help(QEvent::ToolTip, QPoint(450, 150), map.mapToGlobal(QPoint(450, 150)));
+        QApplication::sendEvent(&map, &help);
+        QCOMPARE(QToolTip::text(), map.cellDescription(k, j));
+    }
+
+    void aggregatedColumnsShowTheirLargestDelay() {
+        // 20 PD updates per pixel column or so: the hover target is the largest delay covered.
+        auto table = pdDelays(8, 400);
+        StalenessHeatmap map;
+        map.resize(400, 300);
+        map.setDelays(table);
+        int checked = 0;
+        for (int x = 0; x < 400; x += 3) {
+            for (int y = 0; y < 300; y += 10) {
+                long long k = 0;
+                long long first = 0;
+                long long last = 0;
+                int j = 0;
+                if (!map.cellAtPosition(QPointF(x, y), &k, &j, &first, &last)) continue;
+                QVERIFY(first <= k && k <= last && last < table->updates());
+                QVERIFY(last > first);
+                long long best = -1;
+                for (long long u = first; u <= last; ++u) best = std::max(best, table->delay(u, j));
+                QCOMPARE(table->delay(k, j), best);
+                ++checked;
+            }
+        }
+        QVERIFY(checked > 100);
+    }
+
+    void binnedAggregationIsExact() {
+        // S = 64, N = 2000: 128,000 updates, more delays than the aggregation tree keeps per
+        // update, so columns combine whole bins (full view) or bins plus partial ones (zoomed).
+        auto table = pdDelays(64, 2000);
+        StalenessHeatmap map;
+        map.resize(900, 400);
+        map.setDelays(table);
+        auto checkColumns = [&]() {
+            int checked = 0;
+            for (int x = 0; x < 900; x += 7) {
+                for (int y = 0; y < 400; y += 37) {
+                    long long k = 0;
+                    long long first = 0;
+                    long long last = 0;
+                    int j = 0;
+                    if (!map.cellAtPosition(QPointF(x, y), &k, &j, &first, &last)) continue;
+                    long long best = -1;
+                    for (long long u = first; u <= last; ++u)
+                        best = std::max(best, table->delay(u, j));
+                    if (table->delay(k, j) != best) return -1;
+                    ++checked;
+                }
+            }
+            return checked;
+        };
+        QVERIFY(checkColumns() > 500);
+        map.setVisibleRange(50001, 70003);
+        QVERIFY(checkColumns() > 500);
+        // Statistics over prefixes that end inside a bin.
+        for (long long cursor : {1001LL, 64007LL, 127999LL}) {
+            map.setCursorUpdate(cursor);
+            const auto [max, mean] = secondHalfStats(*table, cursor);
+            QCOMPARE(map.measuredMax(), double(max));
+            QVERIFY(std::abs(map.measuredMean() - mean) < 1e-9);
+        }
+    }
+
+    void exportsPngAtTheRequestedScale_data() {
+        QTest::addColumn<double>("scale");
+        QTest::newRow("1x") << 1.0;
+        QTest::newRow("2x") << 2.0;
+    }
+    void exportsPngAtTheRequestedScale() {
+        QFETCH(double, scale);
+        QTemporaryDir dir;
+        StalenessHeatmap map;
+        map.resize(640, 240);
+        map.setDelays(pdDelays(4, 24));
+        const QString path = dir.filePath(QStringLiteral("heatmap.png"));
+        QString error;
+        QVERIFY2(map.exportPng(path, scale, &error), qPrintable(error));
+        QImage image(path);
+        QCOMPARE(image.size(), QSize(qRound(640 * scale), qRound(240 * scale)));
+        QVERIFY(distinctColours(image) > 3);
+    }
+
+    void exportsParseableSvg() {
+        QTemporaryDir dir;
+        StalenessHeatmap map;
+        map.resize(640, 240);
+        map.setDelays(pdDelays(4, 12));
+        const QString path = dir.filePath(QStringLiteral("heatmap.svg"));
+        QString error;
+        QVERIFY2(map.exportSvg(path, &error), qPrintable(error));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray svg = file.readAll();
+        QVERIFY(svg.startsWith("<?xml"));
+        QVERIFY(svg.contains("<svg"));
+        QVERIFY(svg.contains("</svg>"));
+    }
+
+    void exportsCsvOfTheShownUpdates() {
+        QTemporaryDir dir;
+        auto table = pdDelays(5, 30);
+        StalenessHeatmap map;
+        map.setDelays(table);
+        const QString path = dir.filePath(QStringLiteral("delays.csv"));
+        QVERIFY(map.exportCsv(path));
+        // Same layout as the golden delays.csv, row for row.
+        const auto mine = golden::csvRows(path.toStdString());
+        const auto reference = golden::csvRows(golden::dir("pd-logistic-S5") + "/delays.csv");
+        QCOMPARE(mine.size(), reference.size());
+        for (size_t i = 0; i < mine.size(); ++i) QVERIFY(mine[i] == reference[i]);
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(file.readLine().trimmed(),
+                 QByteArray("block_update,updated_stage,microbatch,delay_block0,delay_block1,"
+                            "delay_block2,delay_block3,delay_block4"));
+        map.setCursorUpdate(40);
+        QVERIFY(map.exportCsv(path));
+        QCOMPARE(golden::csvRows(path.toStdString()).size(), size_t(40));
+    }
+
+    void zoomsAndFitsAll() {
+        auto table = pdDelays(4, 40);
+        StalenessHeatmap map;
+        map.resize(700, 250);
+        map.setDelays(table);
+        QCOMPARE(map.visibleLastUpdate(), double(table->updates()));
+        QSignalSpy spy(&map, &StalenessHeatmap::visibleRangeChanged);
+        map.setVisibleRange(20.0, 60.0);
+        QCOMPARE(spy.count(), 1);
+        QCOMPARE(map.visibleFirstUpdate(), 20.0);
+        QCOMPARE(map.visibleLastUpdate(), 60.0);
+        QTest::keyClick(&map, Qt::Key_Minus);
+        QVERIFY(map.visibleLastUpdate() - map.visibleFirstUpdate() > 40.0);
+        map.fitAll();
+        QCOMPARE(map.visibleFirstUpdate(), 0.0);
+        QCOMPARE(map.visibleLastUpdate(), double(table->updates()));
+        QCOMPARE(spy.last().at(0).toDouble(), 0.0);
+        QCOMPARE(spy.last().at(1).toDouble(), double(table->updates()));
+    }
+
+    void paintsAggregatedLargeRuns() {
+        auto table = pdDelays(128, 9873);
+        StalenessHeatmap map;
+        map.resize(1200, 600);
+        map.setDelays(table);
+        QCOMPARE(map.measuredMax(), double(128 * 128 - 64));
+        QImage image(1200, 600, QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::black);
+        map.render(&image);
+        QVERIFY(distinctColours(image) > 3);
+        map.setCursorUpdate(table->updates() / 3);
+        map.setVisibleRange(100000, 100200);
+        map.render(&image);
+        QVERIFY(distinctColours(image) > 3);
+    }
+};
+
+QTEST_MAIN(TestStalenessHeatmap)
+#include "tst_staleness_heatmap.moc"

@@ -1,0 +1,159 @@
+#include "chart_support.hpp"
+
+#include <QImage>
+#include <QPainter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+#include <algorithm>
+#include <cmath>
+
+namespace pipelens::ui::chart {
+
+bool XRange::set(double newFirst, double newLast, double total, double minSpan) {
+    if (!std::isfinite(newFirst) || !std::isfinite(newLast)) return false;
+    if (newLast < newFirst) std::swap(newFirst, newLast);
+    total = std::max(total, 1e-9);
+    const double span = std::clamp(newLast - newFirst, std::min(minSpan, total), total);
+    // Keep the requested centre when the span had to grow.
+    double start = (newFirst + newLast) / 2.0 - span / 2.0;
+    if (newLast - newFirst == span) start = newFirst;
+    start = std::clamp(start, 0.0, total - span);
+    const bool changed = start != first || start + span != last;
+    first = start;
+    last = start + span;
+    return changed;
+}
+
+bool XRange::zoom(double anchor, double factor, double total, double minSpan) {
+    if (!(factor > 0.0)) return false;
+    return set(anchor - (anchor - first) * factor, anchor + (last - anchor) * factor, total,
+               minSpan);
+}
+
+bool XRange::pan(double delta, double total, double minSpan) {
+    return set(first + delta, last + delta, total, minSpan);
+}
+
+double niceTickStep(double pixelsPerUnit, double minPixels, double minStep) {
+    if (!(pixelsPerUnit > 0.0)) return minStep;
+    const double raw = std::max(minStep, minPixels / pixelsPerUnit);
+    const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double m : {1.0, 2.0, 5.0, 10.0}) {
+        if (m * decade >= raw) return m * decade;
+    }
+    return 10.0 * decade;
+}
+
+void fillAround(QPainter& painter, const QRectF& outer, const QRectF& inner, const QColor& colour) {
+    painter.fillRect(QRectF(outer.left(), outer.top(), outer.width(), inner.top() - outer.top()),
+                     colour);
+    painter.fillRect(
+        QRectF(outer.left(), inner.bottom(), outer.width(), outer.bottom() - inner.bottom()),
+        colour);
+    painter.fillRect(QRectF(outer.left(), inner.top(), inner.left() - outer.left(), inner.height()),
+                     colour);
+    painter.fillRect(
+        QRectF(inner.right(), inner.top(), outer.right() - inner.right(), inner.height()), colour);
+}
+
+void drawEmptyState(QPainter& painter, const QRectF& rect, const QString& text) {
+    painter.save();
+    painter.setPen(QColor(110, 110, 110));
+    painter.drawText(rect, Qt::AlignCenter | Qt::TextWordWrap, text);
+    painter.restore();
+}
+
+namespace {
+
+void setError(QString* error, const QString& message) {
+    if (error) *error = message;
+}
+
+}  // namespace
+
+bool exportPngImage(const QString& path, const QSize& logicalSize, double scale,
+                    const PaintFunction& paint, QString* error) {
+    if (!(scale > 0.0) || scale > 16.0) {
+        setError(error,
+                 QStringLiteral("scale = %1 is not allowed: a number in (0, 16]").arg(scale));
+        return false;
+    }
+    const QSize pixels(qRound(logicalSize.width() * scale), qRound(logicalSize.height() * scale));
+    if (pixels.isEmpty()) {
+        setError(error, QStringLiteral("the chart has no area to export (%1 x %2 pixels)")
+                            .arg(pixels.width())
+                            .arg(pixels.height()));
+        return false;
+    }
+    QImage image(pixels, QImage::Format_ARGB32_Premultiplied);
+    image.setDevicePixelRatio(scale);
+    image.fill(Qt::white);
+    {
+        QPainter painter(&image);
+        paint(painter);
+    }
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) {
+        setError(error, QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
+        return false;
+    }
+    if (!image.save(&file, "PNG")) {
+        file.cancelWriting();
+        setError(error, QStringLiteral("cannot encode PNG for %1").arg(path));
+        return false;
+    }
+    if (!file.commit()) {
+        setError(error, QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
+        return false;
+    }
+    return true;
+}
+
+bool exportSvgImage(const QString& path, const QSize& logicalSize, const QString& title,
+                    const PaintFunction& paint, QString* error) {
+    if (logicalSize.isEmpty()) {
+        setError(error, QStringLiteral("the chart has no area to export"));
+        return false;
+    }
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) {
+        setError(error, QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
+        return false;
+    }
+    {
+        QSvgGenerator generator;
+        generator.setOutputDevice(&file);
+        generator.setSize(logicalSize);
+        generator.setViewBox(QRect(QPoint(0, 0), logicalSize));
+        generator.setTitle(title);
+        generator.setDescription(QStringLiteral("Exported by PipeLens"));
+        QPainter painter;
+        if (!painter.begin(&generator)) {
+            file.cancelWriting();
+            setError(error, QStringLiteral("cannot start an SVG painter for %1").arg(path));
+            return false;
+        }
+        paint(painter);
+        painter.end();
+    }
+    if (!file.commit()) {
+        setError(error, QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
+        return false;
+    }
+    return true;
+}
+
+bool writeTextFileAtomically(const QString& path, const QByteArray& contents, QString* error) {
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) {
+        setError(error, QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
+        return false;
+    }
+    if (file.write(contents) != contents.size() || !file.commit()) {
+        setError(error, QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
+        return false;
+    }
+    return true;
+}
+
+}  // namespace pipelens::ui::chart

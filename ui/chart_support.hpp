@@ -1,0 +1,54 @@
+#pragma once
+// Helpers shared by the hand-drawn charts (GanttChart, StalenessHeatmap): the zoomable x range,
+// tick spacing, colours, and atomic PNG / SVG / CSV export. Internal to ui/.
+#include <QColor>
+#include <QRgb>
+#include <QSize>
+#include <QString>
+#include <functional>
+
+class QPainter;
+class QRectF;
+
+namespace pipelens::ui::chart {
+
+// Okabe-Ito colours: distinguishable under the common colour-vision deficiencies.
+inline constexpr QRgb kBlue = 0xff0072b2;
+inline constexpr QRgb kOrange = 0xffe69f00;
+inline constexpr QRgb kPurple = 0xffcc79a7;
+inline constexpr QRgb kVermillion = 0xffd55e00;
+
+// The part of [0, total) shown along x. Spans never exceed `total` nor go below `minSpan`.
+struct XRange {
+    double first = 0.0;
+    double last = 1.0;
+
+    double span() const { return last - first; }
+    // Returns true if the range changed.
+    bool set(double newFirst, double newLast, double total, double minSpan);
+    // Scales the span by `factor` keeping the value at `anchor` where it is.
+    bool zoom(double anchor, double factor, double total, double minSpan);
+    bool pan(double delta, double total, double minSpan);
+};
+
+// A tick step of 1, 2 or 5 times a power of ten (at least `minStep`) whose ticks are at least
+// `minPixels` apart when one unit is `pixelsPerUnit` wide.
+double niceTickStep(double pixelsPerUnit, double minPixels, double minStep = 1.0);
+
+// Fills `outer` except `inner` (four bands).
+void fillAround(QPainter& painter, const QRectF& outer, const QRectF& inner, const QColor& colour);
+
+// Draws `text` centred in `rect` in a muted colour (the empty state of a chart).
+void drawEmptyState(QPainter& painter, const QRectF& rect, const QString& text);
+
+using PaintFunction = std::function<void(QPainter&)>;
+
+// Paints at `logicalSize` * `scale` pixels (the painter sees logical coordinates) and writes the
+// PNG through a temporary file that is renamed into place.
+bool exportPngImage(const QString& path, const QSize& logicalSize, double scale,
+                    const PaintFunction& paint, QString* error);
+bool exportSvgImage(const QString& path, const QSize& logicalSize, const QString& title,
+                    const PaintFunction& paint, QString* error);
+bool writeTextFileAtomically(const QString& path, const QByteArray& contents, QString* error);
+
+}  // namespace pipelens::ui::chart
