@@ -358,10 +358,9 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
     }
     const bool quiet = a.has("quiet");
     std::vector<std::string> notices;
+    // Notices (e.g. "no OpenCL device: CPU engine") are reported with the results, in the
+    // summary and summary.json, so a run that fails prints its one-line reason and nothing else.
     BackendChoice backend = selectBackend(config, notices);
-    if (!quiet) {
-        for (const auto& n : notices) err << "notice: " << n << '\n';
-    }
     RunOptions opt;
     opt.backend = backend.provider;
     opt.backendName = backend.name;
