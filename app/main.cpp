@@ -1,0 +1,73 @@
+// The PipeLens desktop workbench. Options:
+//   --preset NAME        start with a built-in experiment (default: "default")
+//   --config FILE.json   start with an experiment file (the command-line tool's format)
+//   --screenshot FILE    run to the end, save the window as PNG (or SVG) and exit
+//   --scale F            scale factor of the screenshot (default 1)
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QTimer>
+#include <cstdio>
+
+#include "app_info.hpp"
+#include "main_window.hpp"
+#include "presets.hpp"
+
+namespace {
+
+int fail(const QString& message) {
+    std::fprintf(stderr, "pipelens: %s\n", qPrintable(message));
+    return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setApplicationName("PipeLens");
+    QApplication::setOrganizationName("PipeLens");
+    QApplication::setApplicationVersion(pipelens::ui::applicationVersion());
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        "A workbench for pipeline-parallel training: PipeDream, Randomized PipeDream and "
+        "LocalSGD on a slot-accurate simulator.\nPresets: " +
+        pipelens::ui::presetIds().join(", "));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption preset("preset", "Start with the built-in experiment NAME.", "NAME");
+    const QCommandLineOption config("config", "Start with the experiment in FILE (JSON).", "FILE");
+    const QCommandLineOption screenshot(
+        "screenshot", "Run to the end, save the window to FILE (.png or .svg) and exit.", "FILE");
+    const QCommandLineOption scale("scale", "Scale factor of the screenshot (default 1).", "F",
+                                   "1");
+    parser.addOptions({preset, config, screenshot, scale});
+    parser.process(app);
+    if (parser.isSet(preset) && parser.isSet(config)) {
+        return fail("--preset and --config are exclusive: give one of them");
+    }
+    bool scaleOk = false;
+    const double scaleFactor = parser.value(scale).toDouble(&scaleOk);
+    if (!scaleOk || !(scaleFactor > 0.0) || scaleFactor > 8.0) {
+        return fail("--scale " + parser.value(scale) + " is not allowed: a number in (0, 8]");
+    }
+
+    pipelens::ui::MainWindow window;
+    QString error;
+    if (parser.isSet(preset) && !window.loadPreset(parser.value(preset), &error)) {
+        return fail(error);
+    }
+    if (parser.isSet(config) && !window.openConfig(parser.value(config), &error)) {
+        return fail(error);
+    }
+    if (!parser.isSet(screenshot)) {
+        window.show();
+        return QApplication::exec();
+    }
+    // Screenshot mode: the window at its default size, results in, playback at the end.
+    window.resize(1500, 950);
+    window.show();
+    if (!window.waitForResults(300'000, &error)) return fail(error);
+    QApplication::processEvents();
+    if (!window.exportWindow(parser.value(screenshot), scaleFactor, &error)) return fail(error);
+    return 0;
+}

@@ -1,0 +1,153 @@
+// Invalid field values are refused in place: the config keeps its value, the field shows a
+// message that says what is allowed; valid values go through.
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTest>
+
+#include "controls_panel.hpp"
+#include "experiment_controller.hpp"
+#include "log_slider.hpp"
+#include "method_list_editor.hpp"
+#include "ui_test_support.hpp"
+
+using namespace pipelens;
+using namespace pipelens::ui;
+
+class TestControls : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { test::isolateSettings(); }
+
+    void stagesAboveTheDimensionAreRefused() {
+        ExperimentController c;
+        ControlsPanel panel(&c);
+        QWidget* field = panel.stagesField()->parentWidget();
+        panel.stagesField()->setValue(100);  // d = 64
+        QCOMPARE(c.config().stages, 8);
+        QVERIFY2(panel.errors().message(field).contains("S <= d"),
+                 qPrintable(panel.errors().message(field)));
+        QCOMPARE(panel.errors().refused().size(), 1);
+        panel.stagesField()->setValue(16);  // valid: accepted, message gone
+        QCOMPARE(c.config().stages, 16);
+        QVERIFY(panel.errors().message(field).isEmpty());
+        QCOMPARE(panel.stagesSlider()->value(), 16);
+        panel.stagesSlider()->setValue(12);  // the slider edits S too
+        QCOMPARE(c.config().stages, 12);
+        QCOMPARE(panel.stagesField()->value(), 12);
+    }
+
+    void rowsThatAreNotAMultipleOfTheBatchAreRefused() {
+        ExperimentController c;
+        ControlsPanel panel(&c);
+        panel.rowsField()->setValue(605);
+        QCOMPARE(c.config().data.rows, 600);
+        QVERIFY(panel.errors().message(panel.rowsField()).contains("multiple"));
+        panel.batchField()->setValue(7);
+        QCOMPARE(c.config().batchSize, 10);
+        QVERIFY(!panel.errors().message(panel.batchField()).isEmpty());
+    }
+
+    void textFieldsRefuseNonNumbers() {
+        ExperimentController c;
+        ControlsPanel panel(&c);
+        panel.l2Field()->setText("-1");
+        emit panel.l2Field()->editingFinished();
+        QCOMPARE(c.config().objective.l2, 1e-4);
+        QVERIFY(panel.errors().message(panel.l2Field()).contains("≥ 0"));
+        panel.seedField()->setText("abc");
+        emit panel.seedField()->editingFinished();
+        QCOMPARE(c.config().seed, 1ULL);
+        QVERIFY(panel.errors().message(panel.seedField()).contains("integer"));
+        panel.seedField()->setText("42");
+        emit panel.seedField()->editingFinished();
+        QCOMPARE(c.config().seed, 42ULL);
+        QVERIFY(panel.errors().message(panel.seedField()).isEmpty());
+    }
+
+    void theStepSizeFieldIsExactAndBounded() {
+        ExperimentController c;
+        ControlsPanel panel(&c);
+        MethodListEditor* m = panel.methods();
+        m->list()->setCurrentRow(0);  // PipeDream
+        LogSlider* step = m->stepSlider();
+        step->field()->setText("0");
+        emit step->field()->editingFinished();
+        QCOMPARE(c.config().methods[0].step.value, 0.25);
+        QVERIFY(step->errorText().contains("not allowed"));
+        step->field()->setText("0.0123456789");
+        emit step->field()->editingFinished();
+        QCOMPARE(c.config().methods[0].step.value, 0.0123456789);  // exact, not slider-rounded
+        QVERIFY(step->errorText().isEmpty());
+        step->slider()->setValue(step->slider()->maximum());
+        QCOMPARE(c.config().methods[0].step.value, 100.0);
+    }
+
+    void methodParametersAndTheListAreEdited() {
+        ExperimentController c;
+        ControlsPanel panel(&c);
+        MethodListEditor* m = panel.methods();
+        m->list()->setCurrentRow(1);  // RPD
+        m->deltaField()->setValue(30);
+        QCOMPARE(c.config().methods[1].delta, 30LL);
+        m->delayModeField()->setCurrentIndex(m->delayModeField()->findData("max"));
+        QCOMPARE(c.config().methods[1].delayMode, DelayMode::Max);
+        m->list()->setCurrentRow(2);  // LocalSGD
+        m->localStepsField()->setValue(3);
+        QCOMPARE(c.config().methods[2].localSteps, 3);
+        m->replicasField()->setValue(4);
+        QCOMPARE(c.config().methods[2].replicas, 4);
+        // Unchecking leaves the method out of the config but keeps it in the list.
+        m->list()->item(2)->setCheckState(Qt::Unchecked);
+        QCOMPARE(c.config().methods.size(), size_t(2));
+        QCOMPARE(m->list()->count(), 3);
+        m->list()->item(2)->setCheckState(Qt::Checked);
+        QCOMPARE(c.config().methods.size(), size_t(3));
+        QCOMPARE(c.config().methods[2].localSteps, 3);
+        m->addMethod("fill-drain");
+        QCOMPARE(c.config().methods.size(), size_t(4));
+        QCOMPARE(c.config().methods[3].method, std::string("fill-drain"));
+        // The last checked method cannot be unchecked: the engine needs at least one.
+        for (int i = 1; i < m->list()->count(); ++i) m->list()->item(i)->setCheckState(Qt::Unchecked);
+        QCOMPARE(c.config().methods.size(), size_t(1));
+        m->list()->item(0)->setCheckState(Qt::Unchecked);
+        QCOMPARE(m->list()->item(0)->checkState(), Qt::Checked);
+        QCOMPARE(c.config().methods.size(), size_t(1));
+    }
+
+    void objectiveAndBudgetEdits() {
+        ExperimentController c;
+        ControlsPanel panel(&c);
+        panel.objectiveField()->setCurrentIndex(panel.objectiveField()->findData("quadratic"));
+        QCOMPARE(c.config().objective.loss, LossKind::Quadratic);
+        QCOMPARE(c.config().data.kind, std::string("random"));  // logistic data switched too
+        panel.budgetKindField()->setCurrentIndex(panel.budgetKindField()->findData("slots"));
+        panel.budgetField()->setValue(500);
+        QCOMPARE(c.config().budget.totalSlots, 500);
+        QCOMPARE(c.config().budget.epochs, 0.0);
+        panel.compareField()->setCurrentIndex(panel.compareField()->findData("updates"));
+        QCOMPARE(c.config().budget.compare, std::string("updates"));
+        panel.deviceField()->setCurrentIndex(panel.deviceField()->findData("cpu"));
+        QCOMPARE(c.config().backend, std::string("cpu"));
+    }
+
+    void fieldsFollowAConfigChangedElsewhere() {
+        ExperimentController c;
+        ControlsPanel panel(&c);
+        panel.stagesField()->setValue(100);  // refused, message shown
+        ExperimentConfig other = c.config();
+        other.stages = 5;
+        other.data.rows = 300;
+        c.setConfig(other);
+        QCOMPARE(panel.stagesField()->value(), 5);
+        QCOMPARE(panel.rowsField()->value(), 300);
+        QVERIFY(panel.errors().refused().isEmpty());
+    }
+};
+
+QTEST_MAIN(TestControls)
+#include "tst_controls.moc"

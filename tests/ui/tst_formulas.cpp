@@ -1,0 +1,131 @@
+// Every number the figure strip and the theorem overlay show equals the engine's, recomputed
+// here independently from the run's schedule (and checked against the closed forms by hand).
+#include <QLineSeries>
+#include <QTest>
+#include <cmath>
+
+#include "experiment_controller.hpp"
+#include "figure_strip.hpp"
+#include "loss_chart.hpp"
+#include "replay/delays.hpp"
+#include "replay/theorem.hpp"
+#include "ui_test_support.hpp"
+
+using namespace pipelens;
+using namespace pipelens::ui;
+
+class TestFormulas : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { test::isolateSettings(); }
+
+    void theFigureStripShowsTheEnginesNumbers_data() {
+        QTest::addColumn<int>("stages");
+        QTest::newRow("S=8") << 8;
+        QTest::newRow("S=5 (odd)") << 5;
+    }
+    void theFigureStripShowsTheEnginesNumbers() {
+        QFETCH(int, stages);
+        ExperimentController c;
+        QCOMPARE(c.tryModify([&](ExperimentConfig& x) { x.stages = stages; }), QString());
+        c.runNow();
+        QVERIFY(test::waitForCurrentResults(c));
+        const SnapshotPtr s = c.latest();
+        FigureStrip strip;
+        strip.setSnapshot(s);
+        const int S = stages;
+        // Closed forms, by hand: S^2 - S/2 (even S), S^2 - S/2 - 1/2 (odd S); mean ~ S^2/2.
+        const double handMax = S % 2 == 0 ? S * S - S / 2.0 : S * S - S / 2.0 - 0.5;
+        for (size_t i = 0; i < s->runs.size(); ++i) {
+            const RunResult& r = s->result(i);
+            const QString label = s->runs[i].label;
+            if (!r.timeline) continue;
+            const Timeline tl = buildTimeline(r.timeline->params);  // independent rebuild
+            const Utilization u = utilization(tl);
+            QCOMPARE(strip.value("utilization", label), 100.0 * u.overall);
+            QCOMPARE(strip.value("bubble", label), 100.0 * u.bubbleFraction);
+            QCOMPARE(strip.value("slots", label), static_cast<double>(tl.totalSlots));
+            for (int st = 0; st < S; ++st) {
+                QCOMPARE(strip.value(QStringLiteral("stash stage %1").arg(st + 1), label),
+                         static_cast<double>(tl.peakStash[static_cast<size_t>(st)]));
+            }
+            if (s->runs[i].method == "pd") {
+                const DelayStats d = delayStats(DelayTable(tl), 0.5);
+                QCOMPARE(strip.value("max delay", label), static_cast<double>(d.max));
+                QCOMPARE(strip.value("mean delay", label), d.mean);
+                QCOMPARE(strip.value("formula max delay", label), handMax);
+                QCOMPARE(strip.value("formula mean delay", label), S * S / 2.0);
+                QCOMPARE(strip.value("max delay", label), handMax);  // PD meets its formula
+                const int N = static_cast<int>(r.microbatches);
+                QCOMPARE(strip.value("pd slots formula", label), 2.0 * N + 2.0 * (S - 1));
+                QCOMPARE(strip.value("pd slots formula", label), static_cast<double>(tl.totalSlots));
+            }
+            if (s->runs[i].method == "localsgd") {
+                const int H = tl.params.localSteps;
+                QCOMPARE(strip.value("localsgd round slots formula", label),
+                         2.0 * S * H + 2.0 * (S - 1));
+            }
+        }
+        QCOMPARE(strip.value("pd max delay formula", QStringLiteral("S=%1").arg(S)),
+                 std::floor(handMax));
+    }
+
+    void theMaxDelayAgainstStagesIsTheEngines() {
+        ExperimentController c;
+        c.runNow();
+        QVERIFY(test::waitForCurrentResults(c));
+        FigureStrip strip;
+        strip.setSnapshot(c.latest());
+        for (int S : {2, 3, 4, 8, 16, 17, 32}) {
+            const QString key = QStringLiteral("S=%1").arg(S);
+            QCOMPARE(strip.value("max delay vs S", key),
+                     static_cast<double>(pipeDreamDelayStats(S).max));
+            QCOMPARE(strip.value("formula max delay vs S", key),
+                     static_cast<double>(S * S - (S + 1) / 2));  // floor(S^2 - S/2)
+        }
+        QCOMPARE(strip.value("max delay vs S", "S=4"), 14.0);   // SPEC section 3
+        QCOMPARE(strip.value("max delay vs S", "S=8"), 60.0);
+        QCOMPARE(strip.value("max delay vs S", "S=16"), 248.0);
+    }
+
+    void theTheoremOverlayIsTheEnginesBound() {
+        ExperimentController c;
+        QCOMPARE(c.tryModify([](ExperimentConfig& x) { x.sampling.gradNormEvery = 40; }), QString());
+        c.runNow();
+        QVERIFY(test::waitForCurrentResults(c));
+        const SnapshotPtr s = c.latest();
+        LossChart chart;
+        chart.setTheoremOverlay(true);
+        chart.setSnapshot(s);
+        chart.setXAxis(LossChart::XAxis::Updates);
+        // One RPD run in the default experiment: mean, total and three terms.
+        QCOMPARE(chart.theoremSeries().size(), 5);
+        size_t rpd = 0;
+        while (s->runs[rpd].method != "rpd") ++rpd;
+        const RunResult& r = s->result(rpd);
+        QVERIFY(r.theorem.has_value());
+        QLineSeries* mean = chart.theoremSeries()[0];
+        QLineSeries* total = chart.theoremSeries()[1];
+        QCOMPARE(mean->at(mean->count() - 1).y(), r.gradNormRunningMean.back());
+        // At the end of the run (K = all updates, G = the largest seen) the drawn bound is the
+        // engine's own theorem result.
+        const QPointF last = total->at(total->count() - 1);
+        QCOMPARE(static_cast<long long>(last.x()), r.updates);
+        QCOMPARE(last.y(), r.theorem->total);
+        QCOMPARE(chart.theoremSeries()[2]->at(total->count() - 1).y(), r.theorem->optimisation);
+        QCOMPARE(chart.theoremSeries()[3]->at(total->count() - 1).y(), r.theorem->noise);
+        QCOMPARE(chart.theoremSeries()[4]->at(total->count() - 1).y(), r.theorem->staleness);
+        // And by hand from SPEC section 4 at that point.
+        const double D0 = r.initialObjective - r.optimum;
+        const double G = r.gradientBound;
+        const double g = r.stepSize;
+        const double L = r.smoothness;
+        const double K = static_cast<double>(r.updates);
+        const double d = static_cast<double>(r.maxDelay);
+        QVERIFY(std::abs(last.y() - (2 * r.stages * D0 / (g * K) + g * r.stages * L * G * G +
+                                     g * g * L * L * d * d * G * G)) <= 1e-9 * last.y());
+    }
+};
+
+QTEST_MAIN(TestFormulas)
+#include "tst_formulas.moc"

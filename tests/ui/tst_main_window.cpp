@@ -1,0 +1,142 @@
+// The whole window: it builds with every preset and shows real results; a parameter change
+// reruns and the charts receive the new data; the heatmap shows the engine's delays; playback
+// moves every view together; log axes carry readable labels.
+#include <QChart>
+#include <QComboBox>
+#include <QLineSeries>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTest>
+#include <QTextBrowser>
+
+#include "controls_panel.hpp"
+#include "experiment_controller.hpp"
+#include "figure_strip.hpp"
+#include "gantt_chart.hpp"
+#include "loss_chart.hpp"
+#include "main_window.hpp"
+#include "playback_bar.hpp"
+#include "presets.hpp"
+#include "replay/delays.hpp"
+#include "staleness_heatmap.hpp"
+#include "ui_test_support.hpp"
+
+using namespace pipelens;
+using namespace pipelens::ui;
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { test::isolateSettings(); }
+
+    void buildsWithEveryPreset_data() {
+        QTest::addColumn<QString>("preset");
+        for (const QString& id : presetIds()) QTest::newRow(qPrintable(id)) << id;
+    }
+    void buildsWithEveryPreset() {
+        QFETCH(QString, preset);
+        MainWindow w;
+        w.show();
+        QString error;
+        QVERIFY2(w.loadPreset(preset, &error), qPrintable(error));
+        QVERIFY2(w.waitForResults(120000, &error), qPrintable(error));
+        const ExperimentConfig& c = w.controller()->config();
+        QCOMPARE(w.lossChart()->methodSeries().size(), static_cast<int>(c.methods.size()));
+        for (QLineSeries* s : w.lossChart()->methodSeries()) QVERIFY(s->count() > 1);
+        QVERIFY(w.gantt()->timeline() != nullptr);
+        QCOMPARE(w.gantt()->timeline()->params.stages, c.stages);
+        QVERIFY(!w.figureStrip()->values().empty());
+        QVERIFY(!w.lessonView()->toPlainText().trimmed().isEmpty());
+        QCOMPARE(w.playback()->cursor(), w.playback()->totalSlots());
+        QVERIFY(w.windowTitle().contains("PipeLens"));
+    }
+
+    void aParameterChangeRerunsAndTheChartsReceiveIt() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.waitForResults(60000));
+        const auto before = w.controller()->latest()->generation;
+        QSignalSpy started(w.controller(), &ExperimentController::runStarted);
+        w.controls()->stagesField()->setValue(4);  // as if typed
+        QCOMPARE(w.controller()->config().stages, 4);
+        QVERIFY(started.wait(5000));
+        QVERIFY(w.waitForResults(60000));
+        const SnapshotPtr s = w.controller()->latest();
+        QVERIFY(s->generation > before);
+        QCOMPARE(w.lossChart()->snapshot(), s);
+        QCOMPARE(w.gantt()->timeline()->params.stages, 4);
+        QCOMPARE(w.heatmap()->delays()->stages(), 4);
+        QCOMPARE(w.figureStrip()->value("formula max delay", s->runs[0].label),
+                 static_cast<double>(pipeDreamMaxDelayFormula(4)));
+    }
+
+    void theHeatmapShowsTheEnginesDelays() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.waitForResults(60000));
+        const SnapshotPtr s = w.controller()->latest();
+        const int pd = w.heatmapMethodIndex();
+        QVERIFY(pd >= 0);
+        QCOMPARE(s->runs[static_cast<size_t>(pd)].method, std::string("pd"));
+        // Recompute PD's delays from its schedule, independently of the run.
+        const DelayTable expected(buildTimeline(s->result(static_cast<size_t>(pd)).timeline->params));
+        QCOMPARE(w.heatmap()->delays()->updates(), expected.updates());
+        for (long long k = 0; k < expected.updates(); ++k) {
+            for (int j = 0; j < expected.stages(); ++j) {
+                QCOMPARE(w.heatmap()->valueAt(k, j), expected.delay(k, j));
+            }
+        }
+        QCOMPARE(w.heatmap()->formulaMax(),
+                 static_cast<double>(pipeDreamMaxDelayFormula(expected.stages())));
+    }
+
+    void playbackMovesEveryViewTogether() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.waitForResults(60000));
+        const SnapshotPtr s = w.controller()->latest();
+        const int slot = 100;
+        w.playback()->setCursor(slot);
+        QCOMPARE(w.gantt()->cursorSlot(), slot);
+        QCOMPARE(w.lossChart()->cursorSlot(), slot);
+        const auto& run = s->runs[static_cast<size_t>(w.heatmapMethodIndex())];
+        QCOMPARE(w.heatmap()->cursorUpdate(), run.updatesBefore(slot));
+        // Updates happen in slots before the cursor, none at or after it.
+        const long long k = run.updatesBefore(slot);
+        QVERIFY(k > 0);
+        QVERIFY(run.updateSlot[static_cast<size_t>(k - 1)] < slot);
+        QVERIFY(run.updateSlot[static_cast<size_t>(k)] >= slot);
+        for (QLineSeries* series : w.lossChart()->methodSeries()) {
+            QVERIFY(series->count() > 0);
+            QVERIFY(series->at(series->count() - 1).x() <= slot);
+        }
+        w.playback()->stepForward();
+        QCOMPARE(w.gantt()->cursorSlot(), slot + 1);
+        w.playback()->setSlotsPerSecond(1000);
+        w.playback()->play();
+        QVERIFY(QTest::qWaitFor([&] { return w.gantt()->cursorSlot() > slot + 5; }, 3000));
+        w.playback()->pause();
+        QVERIFY(!w.playback()->playing());
+        w.playback()->toEnd();
+        QCOMPARE(w.gantt()->cursorSlot(), s->totalSlots);
+    }
+
+    void logAxisLabelsAreReadable() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.waitForResults(60000));
+        w.lossChart()->setLogY(true);
+        QTest::qWait(50);
+        const QStringList labels = w.lossChart()->yAxisLabels();
+        // Three decades at least: f - f* falls from about 0.6 to below 0.1.
+        QVERIFY2(labels.size() >= 3, qPrintable(labels.join(" | ")));
+        for (const QString& l : labels) {
+            QVERIFY2(l != "0.0" && l != "0", qPrintable(labels.join(" | ")));
+            QVERIFY2(l.contains('e'), qPrintable(l));  // 1e-01, not 0.1 / 0.0
+        }
+        QCOMPARE(QSet<QString>(labels.begin(), labels.end()).size(), labels.size());
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_main_window.moc"

@@ -1,0 +1,7 @@
+#include "app_info.hpp"
+
+namespace pipelens::ui {
+
+QString applicationVersion() { return QStringLiteral(PIPELENS_VERSION); }
+
+}  // namespace pipelens::ui

@@ -1,0 +1,344 @@
+#include "controls_panel.hpp"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSlider>
+#include <QSpinBox>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "device_list.hpp"
+#include "experiment_controller.hpp"
+#include "log_slider.hpp"
+#include "method_list_editor.hpp"
+
+namespace pipelens::ui {
+namespace {
+
+QSpinBox* spin(int lo, int hi) {
+    auto* s = new QSpinBox;
+    s->setRange(lo, hi);
+    s->setKeyboardTracking(false);
+    return s;
+}
+
+// Combos sized by a short minimum, not by their longest item, so the dock can stay narrow.
+QComboBox* combo() {
+    auto* c = new QComboBox;
+    c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    c->setMinimumContentsLength(12);
+    return c;
+}
+
+QFormLayout* group(QVBoxLayout* into, const QString& title) {
+    auto* box = new QGroupBox(title);
+    auto* form = new QFormLayout(box);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    into->addWidget(box);
+    return form;
+}
+
+}  // namespace
+
+ControlsPanel::ControlsPanel(ExperimentController* controller, QWidget* parent)
+    : QWidget(parent), controller_(controller) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+
+    // Objective and data.
+    QFormLayout* data = group(layout, tr("Objective and data"));
+    objective_ = combo();
+    objective_->addItem(tr("Least squares (quadratic)"), "quadratic");
+    objective_->addItem(tr("Logistic regression"), "logistic");
+    errors_.addRow(data, tr("Objective"), objective_,
+                   tr("f(w) = ½·mean((Xw − y)²), or mean(softplus(Xw) − y·Xw) + (λ/2)‖w‖²"));
+    dataKind_ = combo();
+    dataKind_->addItem(tr("Synthetic: random"), "random");
+    dataKind_->addItem(tr("Synthetic: simple spectrum"), "simple");
+    dataKind_->addItem(tr("Synthetic: tridiagonal Hessian"), "tridiagonal");
+    dataKind_->addItem(tr("Synthetic: logistic"), "logistic");
+    dataKind_->addItem(tr("File (.npy, .csv, LIBSVM)"), "file");
+    errors_.addRow(data, tr("Data"), dataKind_,
+                   tr("A synthetic data set (SPEC §1) or your own X and y from a file"));
+    auto* fileRow = new QWidget;
+    auto* fileLayout = new QHBoxLayout(fileRow);
+    fileLayout->setContentsMargins(0, 0, 0, 0);
+    dataFile_ = new QLabel(tr("(no file)"));
+    dataFile_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    browse_ = new QPushButton(tr("Browse…"));
+    fileLayout->addWidget(dataFile_, 1);
+    fileLayout->addWidget(browse_);
+    errors_.addRow(data, tr("File"), fileRow,
+                   tr("CSV (label in the last column), LIBSVM (.svm/.libsvm/.txt), or a pair of "
+                      ".npy files (X, then y)"));
+    rows_ = spin(1, 100'000'000);
+    errors_.addRow(data, tr("Rows n"), rows_,
+                   tr("Number of data rows; must be a multiple of the batch size"));
+    dim_ = spin(1, 10'000'000);
+    errors_.addRow(data, tr("Dimension d"), dim_,
+                   tr("Number of model coordinates, cut into S blocks (needs d ≥ S)"));
+    l2_ = new QLineEdit;
+    errors_.addRow(data, tr("λ (L2)"), l2_,
+                   tr("L2 regularisation of logistic regression (a number ≥ 0); Enter applies"));
+    dataSeed_ = spin(0, 2'000'000'000);
+    errors_.addRow(data, tr("Data seed"), dataSeed_, tr("Seed of the synthetic data generator"));
+
+    // Pipeline and budget.
+    QFormLayout* pipe = group(layout, tr("Pipeline and budget"));
+    auto* stagesRow = new QWidget;
+    auto* stagesLayout = new QHBoxLayout(stagesRow);
+    stagesLayout->setContentsMargins(0, 0, 0, 0);
+    stages_ = spin(1, 4096);
+    stagesSlider_ = new QSlider(Qt::Horizontal);
+    stagesSlider_->setRange(1, 128);
+    stagesSlider_->setToolTip(tr("Drag to change S (1 to 128); the type-in field goes higher"));
+    stagesLayout->addWidget(stagesSlider_, 1);
+    stagesLayout->addWidget(stages_);
+    errors_.addRow(pipe, tr("Stages S"), stagesRow,
+                   tr("Pipeline stages (devices); each holds one block of the parameters"));
+    batch_ = spin(1, 1'000'000'000);
+    errors_.addRow(pipe, tr("Batch size b"), batch_,
+                   tr("Rows per microbatch; the data set is cut into M = n / b batches"));
+    budgetKind_ = combo();
+    budgetKind_->addItem(tr("Epochs of PipeDream"), "epochs");
+    budgetKind_->addItem(tr("PipeDream microbatches"), "microbatches");
+    budgetKind_->addItem(tr("Slots (simulated time)"), "slots");
+    errors_.addRow(pipe, tr("Budget"), budgetKind_,
+                   tr("How long every method runs: PipeDream's run length for a number of "
+                      "epochs or microbatches, or a number of slots"));
+    budget_ = new QDoubleSpinBox;
+    budget_->setKeyboardTracking(false);
+    budget_->setRange(0.0, 1e9);
+    errors_.addRow(pipe, tr("Amount"), budget_, tr("Epochs (may be fractional), microbatches or "
+                                                    "slots, depending on the budget kind"));
+    compare_ = combo();
+    compare_->addItem(tr("Equal simulated time"), "time");
+    compare_->addItem(tr("Equal block updates"), "updates");
+    errors_.addRow(pipe, tr("Compare at"), compare_,
+                   tr("Each method gets as many microbatches as fit in the time, or the same "
+                      "number of microbatches as PipeDream"));
+    seed_ = new QLineEdit;
+    errors_.addRow(pipe, tr("Seed"), seed_,
+                   tr("The experiment seed (RPD draws, shuffling): an integer ≥ 0; Enter applies"));
+    shuffle_ = new QCheckBox(tr("Shuffle batches every epoch"));
+    errors_.addRow(pipe, QString(), shuffle_, tr("A fresh permutation of the M batches per epoch"));
+
+    // Methods.
+    auto* methodsBox = new QGroupBox(tr("Methods to compare"));
+    auto* methodsLayout = new QVBoxLayout(methodsBox);
+    methods_ = new MethodListEditor(controller_, methodsBox);
+    methodsLayout->addWidget(methods_);
+    layout->addWidget(methodsBox);
+
+    // Compute.
+    QFormLayout* compute = group(layout, tr("Compute"));
+    device_ = combo();
+    device_->addItem(tr("Auto (OpenCL if present, else CPU)"), "auto");
+    device_->addItem(tr("CPU engine"), "cpu");
+    device_->addItem(tr("OpenCL, first device (falls back to the CPU engine)"), "opencl");
+    for (const DeviceEntry& d : openClDevices()) {
+        device_->addItem(tr("OpenCL %1 — %2").arg(d.index, d.text), "opencl:" + d.index);
+    }
+    if (!haveOpenClBackend()) {
+        device_->setItemData(2, tr("This build has no OpenCL backend: runs use the CPU engine"),
+                             Qt::ToolTipRole);
+    }
+    errors_.addRow(compute, tr("Device"), device_,
+                   tr("Where the forward, backward and update work runs; the status bar says "
+                      "which backend was used"));
+    precision_ = combo();
+    precision_->addItem(tr("double"), "double");
+    precision_->addItem(tr("float (OpenCL only)"), "float");
+    errors_.addRow(compute, tr("Precision"), precision_, tr("Floating point type on OpenCL"));
+    layout->addStretch();
+
+    // Edits -> controller.
+    connect(objective_, &QComboBox::currentIndexChanged, this, [this] {
+        const bool logistic = objective_->currentData().toString() == "logistic";
+        apply(objective_, [logistic](ExperimentConfig& c) {
+            c.objective.loss = logistic ? LossKind::Logistic : LossKind::Quadratic;
+            c.objective.l2 = logistic ? 1e-4 : 0.0;
+            // Logistic regression needs 0/1 labels: switch the synthetic kind along with it.
+            if (c.data.source == "synthetic") {
+                if (logistic) c.data.kind = "logistic";
+                else if (c.data.kind == "logistic") c.data.kind = "random";
+            }
+        });
+    });
+    connect(dataKind_, &QComboBox::currentIndexChanged, this, [this] {
+        const std::string kind = dataKind_->currentData().toString().toStdString();
+        if (kind == "file") {
+            chooseDataFile();
+            return;
+        }
+        apply(dataKind_, [kind](ExperimentConfig& c) {
+            c.data.source = "synthetic";
+            c.data.kind = kind;
+        });
+    });
+    connect(browse_, &QPushButton::clicked, this, &ControlsPanel::chooseDataFile);
+    connect(rows_, &QSpinBox::valueChanged, this,
+            [this](int v) { apply(rows_, [v](ExperimentConfig& c) { c.data.rows = v; }); });
+    connect(dim_, &QSpinBox::valueChanged, this,
+            [this](int v) { apply(dim_, [v](ExperimentConfig& c) { c.data.dim = v; }); });
+    connect(l2_, &QLineEdit::editingFinished, this, [this] {
+        bool ok = false;
+        const double v = l2_->text().trimmed().toDouble(&ok);
+        if (!ok || !std::isfinite(v) || v < 0.0) {
+            errors_.show(l2_, tr("λ = \"%1\" is not allowed: a finite number ≥ 0").arg(l2_->text()));
+            return;
+        }
+        apply(l2_, [v](ExperimentConfig& c) { c.objective.l2 = v; });
+    });
+    connect(dataSeed_, &QSpinBox::valueChanged, this, [this](int v) {
+        apply(dataSeed_, [v](ExperimentConfig& c) { c.data.seed = static_cast<std::uint64_t>(v); });
+    });
+    auto setStages = [this](int v) {
+        apply(stages_->parentWidget(), [v](ExperimentConfig& c) { c.stages = v; });
+    };
+    connect(stages_, &QSpinBox::valueChanged, this, setStages);
+    connect(stagesSlider_, &QSlider::valueChanged, this, [this, setStages](int v) {
+        if (updating_) return;
+        const QSignalBlocker block(stages_);
+        stages_->setValue(v);
+        setStages(v);
+    });
+    connect(batch_, &QSpinBox::valueChanged, this,
+            [this](int v) { apply(batch_, [v](ExperimentConfig& c) { c.batchSize = v; }); });
+    auto setBudget = [this] {
+        const QString kind = budgetKind_->currentData().toString();
+        const double v = budget_->value();
+        apply(budget_, [kind, v](ExperimentConfig& c) {
+            c.budget.totalSlots = kind == "slots" ? static_cast<int>(std::lround(v)) : 0;
+            c.budget.microbatches = kind == "microbatches" ? static_cast<int>(std::lround(v)) : 0;
+            c.budget.epochs = kind == "epochs" ? v : 0.0;
+        });
+    };
+    connect(budgetKind_, &QComboBox::currentIndexChanged, this, [this, setBudget] {
+        if (updating_) return;
+        const QString kind = budgetKind_->currentData().toString();
+        const QSignalBlocker block(budget_);
+        budget_->setDecimals(kind == "epochs" ? 2 : 0);
+        budget_->setValue(kind == "epochs" ? 5.0 : kind == "microbatches" ? 300.0 : 1000.0);
+        setBudget();
+    });
+    connect(budget_, &QDoubleSpinBox::valueChanged, this, setBudget);
+    connect(compare_, &QComboBox::currentIndexChanged, this, [this] {
+        const std::string v = compare_->currentData().toString().toStdString();
+        apply(compare_, [v](ExperimentConfig& c) { c.budget.compare = v; });
+    });
+    connect(seed_, &QLineEdit::editingFinished, this, [this] {
+        bool ok = false;
+        const qulonglong v = seed_->text().trimmed().toULongLong(&ok);
+        if (!ok || v > 1'000'000'000'000ULL) {
+            errors_.show(seed_, tr("seed = \"%1\" is not allowed: an integer from 0 to 10^12")
+                                    .arg(seed_->text()));
+            return;
+        }
+        apply(seed_, [v](ExperimentConfig& c) { c.seed = v; });
+    });
+    connect(shuffle_, &QCheckBox::toggled, this,
+            [this](bool on) { apply(shuffle_, [on](ExperimentConfig& c) { c.shuffle = on; }); });
+    connect(device_, &QComboBox::currentIndexChanged, this, [this] {
+        const QStringList v = device_->currentData().toString().split(':');
+        apply(device_, [v](ExperimentConfig& c) {
+            c.backend = v[0].toStdString();
+            c.device = v.size() > 1 ? v[1].toStdString() : std::string();
+        });
+    });
+    connect(precision_, &QComboBox::currentIndexChanged, this, [this] {
+        const std::string v = precision_->currentData().toString().toStdString();
+        apply(precision_, [v](ExperimentConfig& c) { c.precision = v; });
+    });
+    connect(controller_, &ExperimentController::configChanged, this, &ControlsPanel::syncFromConfig);
+    syncFromConfig();
+}
+
+void ControlsPanel::apply(QWidget* field, const std::function<void(ExperimentConfig&)>& change) {
+    if (updating_) return;
+    const QString error = controller_->tryModify(change);
+    errors_.show(field, error);
+}
+
+void ControlsPanel::chooseDataFile() {
+    const QString x = QFileDialog::getOpenFileName(
+        this, tr("Open a data file"), QString(),
+        tr("Data (*.npy *.csv *.svm *.libsvm *.txt);;All files (*)"));
+    if (x.isEmpty()) {
+        syncFromConfig();  // back to what the config says
+        return;
+    }
+    const QString suffix = QFileInfo(x).suffix().toLower();
+    QString y;
+    if (suffix == "npy") {
+        y = QFileDialog::getOpenFileName(this, tr("Open the labels (y) .npy file"),
+                                         QFileInfo(x).absolutePath(), tr("NumPy (*.npy)"));
+        if (y.isEmpty()) {
+            syncFromConfig();
+            return;
+        }
+    }
+    const std::string source = suffix == "npy" ? "npy" : suffix == "csv" ? "csv" : "libsvm";
+    apply(dataKind_, [&](ExperimentConfig& c) {
+        c.data.source = source;
+        c.data.x = QFileInfo(x).absoluteFilePath().toStdString();
+        c.data.y = y.isEmpty() ? std::string() : QFileInfo(y).absoluteFilePath().toStdString();
+    });
+}
+
+void ControlsPanel::syncFromConfig() {
+    const ExperimentConfig& c = controller_->config();
+    updating_ = true;
+    const QSignalBlocker b1(objective_), b2(dataKind_), b3(rows_), b4(dim_), b5(dataSeed_),
+        b6(stages_), b7(stagesSlider_), b8(batch_), b9(budgetKind_), b10(budget_), b11(compare_),
+        b12(shuffle_), b13(device_), b14(precision_);
+    objective_->setCurrentIndex(
+        objective_->findData(QString::fromStdString(lossKindName(c.objective.loss))));
+    const bool synthetic = c.data.source == "synthetic";
+    dataKind_->setCurrentIndex(
+        dataKind_->findData(synthetic ? QString::fromStdString(c.data.kind) : QString("file")));
+    dataFile_->setText(synthetic ? tr("(synthetic)")
+                                 : QFileInfo(QString::fromStdString(c.data.x)).fileName());
+    dataFile_->setToolTip(QString::fromStdString(c.data.x + (c.data.y.empty() ? "" : "\n" + c.data.y)));
+    rows_->setEnabled(synthetic);
+    dim_->setEnabled(synthetic);
+    dataSeed_->setEnabled(synthetic);
+    rows_->setValue(c.data.rows);
+    dim_->setValue(c.data.dim);
+    dataSeed_->setValue(static_cast<int>(std::min<std::uint64_t>(c.data.seed, 2'000'000'000)));
+    l2_->setText(formatNumber(c.objective.l2));
+    l2_->setEnabled(c.objective.loss == LossKind::Logistic);
+    stages_->setValue(c.stages);
+    stagesSlider_->setValue(std::min(c.stages, stagesSlider_->maximum()));
+    batch_->setValue(c.batchSize);
+    QString kind = c.budget.totalSlots > 0 ? "slots"
+                   : c.budget.microbatches > 0 ? "microbatches"
+                                               : "epochs";
+    budgetKind_->setCurrentIndex(budgetKind_->findData(kind));
+    budget_->setDecimals(kind == "epochs" ? 2 : 0);
+    budget_->setValue(kind == "slots"          ? c.budget.totalSlots
+                      : kind == "microbatches" ? c.budget.microbatches
+                                               : c.budget.epochs);
+    compare_->setCurrentIndex(compare_->findData(QString::fromStdString(c.budget.compare)));
+    seed_->setText(QString::number(c.seed));
+    shuffle_->setChecked(c.shuffle);
+    const QString backend = QString::fromStdString(c.backend);
+    int device = c.device.empty() ? -1 : device_->findData(backend + ":" + QString::fromStdString(c.device));
+    if (device < 0) device = device_->findData(backend);
+    device_->setCurrentIndex(std::max(0, device));
+    precision_->setCurrentIndex(precision_->findData(QString::fromStdString(c.precision)));
+    errors_.clearAll();
+    updating_ = false;
+    methods_->syncFromConfig();
+}
+
+}  // namespace pipelens::ui

@@ -1,0 +1,78 @@
+#pragma once
+// The left-hand controls: objective and data, the pipeline (S, batch size, budget, seed), the
+// methods to compare, the compute device. Every edit goes to the ExperimentController; a value
+// the engine refuses stays in its field, framed red, with the engine's message below it.
+#include <QWidget>
+#include <functional>
+
+#include "experiment/config.hpp"
+#include "field_errors.hpp"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+
+namespace pipelens::ui {
+
+class ExperimentController;
+class MethodListEditor;
+
+class ControlsPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ControlsPanel(ExperimentController* controller, QWidget* parent = nullptr);
+
+    // Fields, for tests and keyboard focus.
+    QComboBox* objectiveField() const { return objective_; }
+    QComboBox* dataKindField() const { return dataKind_; }
+    QSpinBox* rowsField() const { return rows_; }
+    QSpinBox* dimField() const { return dim_; }
+    QLineEdit* l2Field() const { return l2_; }
+    QSpinBox* stagesField() const { return stages_; }
+    QSlider* stagesSlider() const { return stagesSlider_; }
+    QSpinBox* batchField() const { return batch_; }
+    QComboBox* budgetKindField() const { return budgetKind_; }
+    QDoubleSpinBox* budgetField() const { return budget_; }
+    QComboBox* compareField() const { return compare_; }
+    QLineEdit* seedField() const { return seed_; }
+    QComboBox* deviceField() const { return device_; }
+    MethodListEditor* methods() const { return methods_; }
+    const FieldErrors& errors() const { return errors_; }
+
+    // Refreshes every field from the controller's config (clears refused-value messages).
+    void syncFromConfig();
+
+private:
+    void apply(QWidget* field, const std::function<void(ExperimentConfig&)>& change);
+    void chooseDataFile();
+
+    ExperimentController* controller_;
+    FieldErrors errors_;
+    QComboBox* objective_;
+    QComboBox* dataKind_;
+    QLabel* dataFile_;
+    QPushButton* browse_;
+    QSpinBox* rows_;
+    QSpinBox* dim_;
+    QLineEdit* l2_;
+    QSpinBox* dataSeed_;
+    QSpinBox* stages_;
+    QSlider* stagesSlider_;
+    QSpinBox* batch_;
+    QComboBox* budgetKind_;
+    QDoubleSpinBox* budget_;
+    QComboBox* compare_;
+    QLineEdit* seed_;
+    QCheckBox* shuffle_;
+    QComboBox* device_;
+    QComboBox* precision_;
+    MethodListEditor* methods_;
+    bool updating_ = false;
+};
+
+}  // namespace pipelens::ui

@@ -1,0 +1,81 @@
+#pragma once
+// The one owner of the current ExperimentConfig. Every change goes through here: it is validated
+// (the CLI's own rules), announced with configChanged, and, after a short debounce, the affected
+// experiment is rerun on a worker thread. A newer change cancels the run in flight; results of an
+// out-of-date run are dropped. Widgets only read the config and the snapshots.
+#include <QObject>
+#include <QString>
+#include <QTimer>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "experiment/config.hpp"
+#include "experiment_runner.hpp"
+#include "run_snapshot.hpp"
+
+namespace pipelens::ui {
+
+class ExperimentController : public QObject {
+    Q_OBJECT
+public:
+    explicit ExperimentController(QObject* parent = nullptr);
+    ~ExperimentController() override;  // cancels and joins every worker
+
+    const ExperimentConfig& config() const { return config_; }
+
+    // Replaces the whole config (validated first; throws ConfigError and keeps the old one).
+    void setConfig(const ExperimentConfig& config);
+    // Applies `change` to a copy; if the copy is valid it becomes the config and a rerun is
+    // scheduled, and an empty string is returned. Otherwise the config is unchanged and the
+    // engine's message (naming the field and what is allowed) is returned.
+    QString tryModify(const std::function<void(ExperimentConfig&)>& change);
+
+    // Parameters change -> rerun after this many milliseconds of quiet (default 30).
+    void setDebounceMs(int ms) { debounce_.setInterval(ms); }
+    int debounceMs() const { return debounce_.interval(); }
+
+    void runNow();        // starts a run of the current config immediately
+    void cancel();        // cancels the run in flight, if any
+    bool running() const { return running_; }
+    std::uint64_t generation() const { return generation_; }
+    SnapshotPtr latest() const { return latest_; }
+
+    // The whole config as one line of JSON (pasted back, restores the exact run, seed included),
+    // and its inverse (throws ConfigError).
+    QString configAsText() const;
+    static ExperimentConfig configFromText(const QString& text);
+
+    // Full validation as the command-line tool does it (JSON round trip; throws ConfigError).
+    static ExperimentConfig validated(const ExperimentConfig& config);
+
+signals:
+    void configChanged();
+    void runStarted(quint64 generation);
+    void resultsReady(pipelens::ui::SnapshotPtr snapshot);
+    void runFailed(quint64 generation, const QString& message);
+    void notice(const QString& message);
+
+private:
+    struct Worker {
+        std::thread thread;
+        std::shared_ptr<std::atomic<bool>> cancel;
+        std::shared_ptr<std::atomic<bool>> finished;
+    };
+    void reapFinishedWorkers();
+    void deliver(std::uint64_t generation, SnapshotPtr snapshot, const QString& error,
+                 const QStringList& notices);
+
+    ExperimentConfig config_;
+    QTimer debounce_;
+    std::uint64_t generation_ = 0;
+    bool running_ = false;
+    SnapshotPtr latest_;
+    std::vector<Worker> workers_;
+    std::shared_ptr<ObjectiveCache> cache_;  // shared with the workers
+};
+
+}  // namespace pipelens::ui

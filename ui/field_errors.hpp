@@ -1,0 +1,33 @@
+#pragma once
+// Refusing invalid input in place: a field that was refused gets a red frame and, in the row
+// right under it, the message saying what is allowed. The message stays until the field is
+// accepted or the config changes from elsewhere.
+#include <QHash>
+#include <QString>
+
+class QFormLayout;
+class QLabel;
+class QWidget;
+
+namespace pipelens::ui {
+
+class FieldErrors {
+public:
+    // Adds `label: field` to `form` with a hidden error row below it, and the tooltip to both.
+    void addRow(QFormLayout* form, const QString& label, QWidget* field, const QString& tooltip);
+    void show(QWidget* field, const QString& message);
+    void clear(QWidget* field);
+    void clearAll();
+    QString message(QWidget* field) const;
+    // The fields with a message, for tests and the status bar.
+    QList<QWidget*> refused() const;
+
+private:
+    struct Row {
+        QFormLayout* form = nullptr;
+        QLabel* label = nullptr;
+    };
+    QHash<QWidget*, Row> rows_;
+};
+
+}  // namespace pipelens::ui

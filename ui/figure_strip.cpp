@@ -1,0 +1,380 @@
+#include "figure_strip.hpp"
+
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLegend>
+#include <QLineSeries>
+#include <QScatterSeries>
+#include <QStackedBarSeries>
+#include <QValueAxis>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "replay/delays.hpp"
+#include "widget_export.hpp"
+
+namespace pipelens::ui {
+namespace {
+
+constexpr int kDelayVsStagesMax = 32;
+
+QChartView* smallChart(const QString& title, QWidget* parent) {
+    auto* chart = new QChart;
+    chart->setTitle(title);
+    QFont f = chart->titleFont();
+    f.setPointSizeF(f.pointSizeF() * 0.9);
+    f.setBold(true);
+    chart->setTitleFont(f);
+    chart->setMargins(QMargins(2, 2, 2, 2));
+    chart->legend()->setAlignment(Qt::AlignBottom);
+    QFont lf = chart->legend()->font();
+    lf.setPointSizeF(lf.pointSizeF() * 0.75);
+    chart->legend()->setFont(lf);
+    chart->legend()->setMarkerShape(QLegend::MarkerShapeCircle);
+    chart->setAnimationOptions(QChart::NoAnimation);
+    auto* view = new QChartView(chart, parent);
+    view->setRenderHint(QPainter::Antialiasing);
+    view->setMinimumSize(150, 150);
+    return view;
+}
+
+void clearChart(QChart* c) {
+    c->removeAllSeries();
+    for (QAbstractAxis* a : c->axes()) {
+        c->removeAxis(a);
+        delete a;
+    }
+}
+
+QFont smallFont(const QFont& base) {
+    QFont f = base;
+    f.setPointSizeF(f.pointSizeF() * 0.8);
+    return f;
+}
+
+QString shortName(const RunSnapshot& s, size_t i) {
+    const std::string& m = s.runs[i].method;
+    QString name = m == "pd" ? "PD" : m == "localsgd" ? "LSGD" : m == "fill-drain" ? "FD"
+                 : m == "sgd" ? "SGD" : "RPD";
+    int same = 0;
+    int index = 0;
+    for (size_t j = 0; j < s.runs.size(); ++j) {
+        if (s.runs[j].method == m) {
+            ++same;
+            if (j < i) ++index;
+        }
+    }
+    return same > 1 ? QStringLiteral("%1 #%2").arg(name).arg(index + 1) : name;
+}
+
+void attach(QChart* c, QAbstractAxis* x, QAbstractAxis* y) {
+    x->setLabelsFont(smallFont(x->labelsFont()));
+    y->setLabelsFont(smallFont(y->labelsFont()));
+    c->addAxis(x, Qt::AlignBottom);
+    c->addAxis(y, Qt::AlignLeft);
+    for (QAbstractSeries* s : c->series()) {
+        s->attachAxis(x);
+        s->attachAxis(y);
+    }
+}
+
+struct DelayVsStages {
+    std::vector<DelayStats> stats;  // S = 2 … kDelayVsStagesMax
+};
+
+// Computed once: PipeDream's delay statistics do not depend on the data.
+const DelayVsStages& delayVsStages() {
+    static const DelayVsStages table = [] {
+        DelayVsStages t;
+        for (int s = 2; s <= kDelayVsStagesMax; ++s) t.stats.push_back(pipeDreamDelayStats(s));
+        return t;
+    }();
+    return table;
+}
+
+}  // namespace
+
+FigureStrip::FigureStrip(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QHBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(4);
+    const QStringList titles = {tr("Utilization / bubble (%)"), tr("Delays vs S²−S/2 and S²/2"),
+                                tr("Peak stashed copies per stage"),
+                                tr("PipeDream max delay vs S")};
+    const QStringList tips = {
+        tr("Busy share of the stage-slots and the bubble (idle) share, per pipeline method"),
+        tr("Measured max and mean delay over the second half of the run, beside S² − S/2 "
+           "(S² − S/2 − ½ for odd S) and S²/2"),
+        tr("The most weight copies each stage holds at once (forward done, backward not yet)"),
+        tr("Measured steady-state max delay of PipeDream (N = 10·S) against S² − S/2; the "
+           "dot is the current S")};
+    for (int i = 0; i < titles.size(); ++i) {
+        QChartView* v = smallChart(titles[i], this);
+        v->setToolTip(tips[i]);
+        charts_ << v;
+        layout->addWidget(v, 1);
+    }
+    numbers_ = new QLabel(this);
+    numbers_->setTextFormat(Qt::RichText);
+    numbers_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    numbers_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    numbers_->setToolTip(tr("Run lengths from the engine's timelines beside their closed forms"));
+    numbers_->setMinimumWidth(200);
+    numbers_->setWordWrap(true);
+    layout->addWidget(numbers_, 1);
+}
+
+void FigureStrip::add(const QString& figure, const QString& method, double shown) {
+    values_.push_back({figure, method, shown});
+}
+
+double FigureStrip::value(const QString& figure, const QString& method) const {
+    for (const Value& v : values_) {
+        if (v.figure == figure && v.method == method) return v.shown;
+    }
+    return std::numeric_limits<double>::quiet_NaN();
+}
+
+void FigureStrip::setSnapshot(SnapshotPtr snapshot) {
+    snapshot_ = std::move(snapshot);
+    values_.clear();
+    for (QChartView* v : charts_) clearChart(v->chart());
+    numbers_->clear();
+    if (!snapshot_) return;
+    fillUtilization(*snapshot_);
+    fillDelays(*snapshot_);
+    fillStash(*snapshot_);
+    fillDelayVsStages(*snapshot_);
+    fillNumbers(*snapshot_);
+}
+
+void FigureStrip::fillUtilization(const RunSnapshot& s) {
+    QChart* c = charts_[0]->chart();
+    auto* busy = new QBarSet(tr("busy"));
+    auto* bubble = new QBarSet(tr("bubble"));
+    busy->setColor(QColor(0x00, 0x72, 0xb2));
+    bubble->setColor(QColor(0xcc, 0xcc, 0xcc));
+    QStringList categories;
+    for (size_t i = 0; i < s.runs.size(); ++i) {
+        const auto& u = s.result(i).utilization;
+        if (!u) continue;
+        categories << shortName(s, i);
+        *busy << 100.0 * u->overall;
+        *bubble << 100.0 * u->bubbleFraction;
+        add("utilization", s.runs[i].label, 100.0 * u->overall);
+        add("bubble", s.runs[i].label, 100.0 * u->bubbleFraction);
+    }
+    auto* series = new QStackedBarSeries;
+    series->append(busy);
+    series->append(bubble);
+    c->addSeries(series);
+    auto* x = new QBarCategoryAxis;
+    x->append(categories);
+    auto* y = new QValueAxis;
+    y->setRange(0, 100);
+    y->setLabelFormat("%.0f");
+    y->setTickCount(3);
+    attach(c, x, y);
+}
+
+void FigureStrip::fillDelays(const RunSnapshot& s) {
+    QChart* c = charts_[1]->chart();
+    auto* measured = new QBarSet(tr("measured"));
+    auto* formula = new QBarSet(tr("formula"));
+    measured->setColor(QColor(0xd5, 0x5e, 0x00));
+    formula->setColor(QColor(0xd5, 0x5e, 0x00).lighter(165));
+    QStringList categories;
+    double top = 1.0;
+    int withDelays = 0;
+    for (size_t i = 0; i < s.runs.size(); ++i) withDelays += s.result(i).delayStats ? 1 : 0;
+    for (size_t i = 0; i < s.runs.size(); ++i) {
+        const auto& d = s.result(i).delayStats;
+        if (!d) continue;
+        const QString name = withDelays > 1 ? shortName(s, i) + ' ' : QString();
+        // max against S² − S/2, mean against S²/2
+        categories << name + tr("max") << name + tr("mean");
+        *measured << static_cast<double>(d->max) << d->mean;
+        *formula << d->formulaMax << d->formulaMean;
+        top = std::max({top, static_cast<double>(d->max), d->formulaMax});
+        add("max delay", s.runs[i].label, static_cast<double>(d->max));
+        add("formula max delay", s.runs[i].label, d->formulaMax);
+        add("mean delay", s.runs[i].label, d->mean);
+        add("formula mean delay", s.runs[i].label, d->formulaMean);
+    }
+    auto* series = new QBarSeries;
+    series->append(measured);
+    series->append(formula);
+    series->setLabelsVisible(categories.size() <= 4);
+    series->setLabelsFormat("@value");
+    series->setLabelsPrecision(3);
+    for (QBarSet* set : series->barSets()) set->setLabelFont(smallFont(set->labelFont()));
+    c->addSeries(series);
+    auto* x = new QBarCategoryAxis;
+    x->append(categories.isEmpty() ? QStringList{tr("(no delay table)")} : categories);
+    auto* y = new QValueAxis;
+    y->setRange(0, top * 1.15);
+    y->setLabelFormat("%.0f");
+    y->setTickCount(3);
+    attach(c, x, y);
+}
+
+void FigureStrip::fillStash(const RunSnapshot& s) {
+    QChart* c = charts_[2]->chart();
+    int stages = 1;
+    int top = 1;
+    for (size_t i = 0; i < s.runs.size(); ++i) {
+        const auto& tl = s.result(i).timeline;
+        if (!tl) continue;
+        auto* line = new QLineSeries;
+        line->setName(shortName(s, i));
+        QPen pen(methodColor(static_cast<int>(i)));
+        pen.setWidthF(2.0);
+        line->setPen(pen);
+        line->setPointsVisible(tl->peakStash.size() <= 16);
+        for (size_t st = 0; st < tl->peakStash.size(); ++st) {
+            line->append(static_cast<double>(st + 1), tl->peakStash[st]);
+            add(QStringLiteral("stash stage %1").arg(st + 1), s.runs[i].label, tl->peakStash[st]);
+            top = std::max(top, tl->peakStash[st]);
+        }
+        stages = std::max(stages, static_cast<int>(tl->peakStash.size()));
+        c->addSeries(line);
+    }
+    auto* x = new QValueAxis;
+    x->setRange(1, std::max(2, stages));
+    x->setLabelFormat("%.0f");
+    x->setTitleText(tr("stage"));
+    x->setTitleFont(smallFont(x->titleFont()));
+    x->setTickCount(std::min(stages, 8) + (stages > 1 ? 0 : 1));
+    auto* y = new QValueAxis;
+    y->setRange(0, top + 1);
+    y->setLabelFormat("%.0f");
+    y->setTickCount(3);
+    attach(c, x, y);
+}
+
+void FigureStrip::fillDelayVsStages(const RunSnapshot& s) {
+    QChart* c = charts_[3]->chart();
+    const auto& table = delayVsStages();
+    auto* measured = new QLineSeries;
+    measured->setName(tr("max"));
+    auto* formula = new QLineSeries;
+    formula->setName(tr("S²−S/2"));
+    QPen mp(QColor(0xd5, 0x5e, 0x00));
+    mp.setWidthF(2.5);
+    measured->setPen(mp);
+    QPen fp(Qt::black);
+    fp.setStyle(Qt::DashLine);
+    formula->setPen(fp);
+    for (const DelayStats& d : table.stats) {
+        measured->append(d.stages, static_cast<double>(d.max));
+        formula->append(d.stages, static_cast<double>(pipeDreamMaxDelayFormula(d.stages)));
+        add("max delay vs S", QStringLiteral("S=%1").arg(d.stages), static_cast<double>(d.max));
+        add("formula max delay vs S", QStringLiteral("S=%1").arg(d.stages),
+            static_cast<double>(pipeDreamMaxDelayFormula(d.stages)));
+    }
+    c->addSeries(measured);
+    c->addSeries(formula);
+    const int S = s.experiment.config.stages;
+    double top = static_cast<double>(pipeDreamMaxDelayFormula(kDelayVsStagesMax));
+    if (S >= 2 && S <= kDelayVsStagesMax) {
+        auto* here = new QScatterSeries;
+        here->setName(tr("S = %1").arg(S));
+        here->setMarkerSize(9);
+        here->setColor(Qt::black);
+        here->append(S, static_cast<double>(table.stats[static_cast<size_t>(S - 2)].max));
+        c->addSeries(here);
+    }
+    top = std::max(top, 1.0);
+    auto* x = new QValueAxis;
+    x->setRange(2, kDelayVsStagesMax);
+    x->setLabelFormat("%.0f");
+    x->setTickCount(4);
+    x->setTitleText(tr("S"));
+    x->setTitleFont(smallFont(x->titleFont()));
+    auto* y = new QValueAxis;
+    y->setRange(0, top * 1.05);
+    y->setLabelFormat("%.0f");
+    y->setTickCount(3);
+    attach(c, x, y);
+}
+
+void FigureStrip::fillNumbers(const RunSnapshot& s) {
+    const ExperimentConfig& cfg = s.experiment.config;
+    const int S = cfg.stages;
+    const bool defaultCosts = cfg.costs.forwardSlots == 1 && cfg.costs.backwardSlots == 1 &&
+                              cfg.costs.latencySlots == 0;
+    QString html = QStringLiteral(
+        "<b>Run lengths</b> (S = %1)<table cellspacing='0' cellpadding='1'>"
+        "<tr><th align='left'>method</th><th>&nbsp;N</th><th>&nbsp;slots</th>"
+        "<th>&nbsp;busy</th></tr>")
+                       .arg(S);
+    QStringList closedForms;
+    for (size_t i = 0; i < s.runs.size(); ++i) {
+        const RunResult& r = s.result(i);
+        const RunPlan& plan = s.experiment.methods[i].plan;
+        const QString name = shortName(s, i).toHtmlEscaped();
+        if (r.timeline && defaultCosts) {
+            const int N = static_cast<int>(r.microbatches);
+            const ScheduleParams& p = r.timeline->params;
+            if (plan.spec.method == "pd" && p.noam == S) {
+                const int f = pipeDreamSlotsFormula(S, N);
+                closedForms << QStringLiteral("%1: 2N + 2(S−1) = <b>%2</b>").arg(name).arg(f);
+                add("pd slots formula", s.runs[i].label, f);
+            } else if (plan.spec.method == "localsgd" && p.replicas == S) {
+                const int f = localSgdRoundSlotsFormula(S, p.localSteps);
+                closedForms << QStringLiteral("%1: a round is 2SH + 2(S−1) = <b>%2</b>").arg(name).arg(f);
+                add("localsgd round slots formula", s.runs[i].label, f);
+            }
+        }
+        const QString slotText = r.timeline ? QString::number(r.timeline->totalSlots)
+                                            : QStringLiteral("%1 upd.").arg(r.updates);
+        if (r.timeline) add("slots", s.runs[i].label, r.timeline->totalSlots);
+        const QString busy = r.utilization
+                                 ? QString::number(100.0 * r.utilization->overall, 'f', 1) + "%"
+                                 : QStringLiteral("—");
+        html += QStringLiteral("<tr><td>%1</td><td align='right'>&nbsp;%2</td>"
+                               "<td align='right'>&nbsp;%3</td><td align='right'>&nbsp;%4</td></tr>")
+                    .arg(name)
+                    .arg(r.timeline ? QString::number(r.microbatches) : QStringLiteral("—"))
+                    .arg(slotText, busy);
+    }
+    html += "</table>";
+    if (!closedForms.isEmpty()) html += "<p>" + closedForms.join("<br>") + "</p>";
+    const long long formulaMax = pipeDreamMaxDelayFormula(S);
+    add("pd max delay formula", QStringLiteral("S=%1").arg(S), static_cast<double>(formulaMax));
+    html += QStringLiteral("<p>PipeDream max delay S² − S/2%1 = <b>%2</b>, "
+                           "mean ≈ S²/2 = %3</p>")
+                .arg(S % 2 ? QStringLiteral(" − ½") : QString())
+                .arg(formulaMax)
+                .arg(S * S / 2.0);
+    html += QStringLiteral("<p>f* = %1, L = %2</p>")
+                .arg(QString::number(s.experiment.optimum, 'g', 6))
+                .arg(QString::number(s.experiment.smoothness, 'g', 4));
+    numbers_->setText(html);
+}
+
+bool FigureStrip::exportPng(const QString& path, double scale, QString* error) {
+    return exportWidgetPng(this, path, scale, error);
+}
+
+bool FigureStrip::exportSvg(const QString& path, QString* error) {
+    return exportWidgetSvg(this, path, error);
+}
+
+bool FigureStrip::exportCsv(const QString& path, QString* error) const {
+    QByteArray out = "figure,method,value\n";
+    for (const Value& v : values_) {
+        QByteArray m = v.method.toUtf8();
+        m.replace('"', "\"\"");
+        out += v.figure.toUtf8() + ",\"" + m + "\"," + QByteArray::number(v.shown, 'g', 17) + '\n';
+    }
+    return writeTextAtomically(path, out, error);
+}
+
+}  // namespace pipelens::ui

@@ -1,0 +1,479 @@
+#include "loss_chart.hpp"
+
+#include <QChart>
+#include <QChartView>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QGraphicsSimpleTextItem>
+#include <QGraphicsTextItem>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLegend>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QValueAxis>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "replay/theorem.hpp"
+#include "widget_export.hpp"
+
+namespace pipelens::ui {
+namespace {
+
+constexpr int kMaxPointsPerSeries = 2500;
+constexpr double kLogFloor = 1e-16;  // f − f* at or below this is drawn at the floor
+
+QString shortNumber(double v) { return QString::number(v, 'g', 3); }
+
+// 1, 2 or 5 times a power of ten, at least `raw`.
+double niceStep(double raw) {
+    if (!(raw > 0.0)) return 1.0;
+    const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double m : {1.0, 2.0, 5.0}) {
+        if (m * decade >= raw) return m * decade;
+    }
+    return 10.0 * decade;
+}
+
+// Short legend entries ("RPD δ=60"): the full labels do not fit side by side.
+QString legendName(const RunPlan& plan) {
+    const MethodSpec& m = plan.spec;
+    if (!m.label.empty()) return QString::fromStdString(m.label);
+    if (m.method == "pd") {
+        return m.noam > 0 && m.noam != plan.schedule.stages ? QStringLiteral("PD NOAM=%1").arg(m.noam)
+                                                             : QStringLiteral("PD");
+    }
+    if (m.method == "rpd") {
+        switch (m.delayMode) {
+            case DelayMode::PipeDream: return QStringLiteral("RPD PD-delays");
+            case DelayMode::Zero: return QStringLiteral("RPD δ=0");
+            case DelayMode::Max: return QStringLiteral("RPD max δ=%1").arg(plan.delta);
+            case DelayMode::Uniform: break;
+        }
+        return QStringLiteral("RPD δ=%1").arg(plan.delta);
+    }
+    if (m.method == "localsgd") {
+        return QStringLiteral("LocalSGD R=%1 H=%2").arg(plan.replicas).arg(m.localSteps);
+    }
+    if (m.method == "fill-drain") return QStringLiteral("Fill-drain G=%1").arg(plan.schedule.flushGroup);
+    return QStringLiteral("SGD");
+}
+
+}  // namespace
+
+QList<QPointF> decimate(const std::vector<QPointF>& points, size_t count, int maxPoints) {
+    count = std::min(count, points.size());
+    QList<QPointF> out;
+    if (count <= static_cast<size_t>(maxPoints)) {
+        out.reserve(static_cast<qsizetype>(count));
+        for (size_t i = 0; i < count; ++i) out.append(points[i]);
+        return out;
+    }
+    const size_t buckets = static_cast<size_t>(maxPoints) / 4;
+    out.reserve(static_cast<qsizetype>(buckets * 4 + 1));
+    for (size_t b = 0; b < buckets; ++b) {
+        const size_t lo = b * count / buckets;
+        const size_t hi = std::max(lo + 1, (b + 1) * count / buckets);
+        size_t mn = lo;
+        size_t mx = lo;
+        for (size_t i = lo; i < hi; ++i) {
+            if (points[i].y() < points[mn].y()) mn = i;
+            if (points[i].y() > points[mx].y()) mx = i;
+        }
+        // In x order, without duplicates.
+        size_t idx[4] = {lo, std::min(mn, mx), std::max(mn, mx), hi - 1};
+        size_t last = std::numeric_limits<size_t>::max();
+        for (size_t i : idx) {
+            if (i != last) out.append(points[i]);
+            last = i;
+        }
+    }
+    return out;
+}
+
+LossChart::LossChart(QWidget* parent) : QWidget(parent) {
+    auto* chart = new QChart;
+    chart->setMargins(QMargins(4, 4, 4, 4));
+    chart->legend()->setAlignment(Qt::AlignBottom);
+    chart->setAnimationOptions(QChart::NoAnimation);
+    view_ = new QChartView(chart, this);
+    view_->setRenderHint(QPainter::Antialiasing);
+    view_->setMinimumSize(320, 220);
+
+    xChoice_ = new QComboBox(this);
+    xChoice_->addItem(tr("x: slots (simulated time)"));
+    xChoice_->addItem(tr("x: block updates"));
+    xChoice_->setToolTip(tr("Compare the methods against simulated time or against the number "
+                            "of block updates"));
+    logY_ = new QCheckBox(tr("log y"), this);
+    logY_->setChecked(true);
+    logY_->setToolTip(tr("Logarithmic f − f* axis"));
+    logX_ = new QCheckBox(tr("log x"), this);
+    logX_->setToolTip(tr("Logarithmic x axis"));
+    theorem_ = new QCheckBox(tr("theorem bound (RPD)"), this);
+    theorem_->setToolTip(
+        tr("Overlay, for each RPD run, the running mean of ‖∇f(w_k)‖² and the theorem's bound "
+           "2SΔ₀/(γK) + γSLG² + γ²L²δ²G² with its three terms. The bound holds for the "
+           "randomized proxy, not for deterministic PipeDream."));
+    note_ = new QLabel(this);
+    note_->setStyleSheet("color: #555;");
+    auto* bar = new QHBoxLayout;
+    bar->setContentsMargins(0, 0, 0, 0);
+    bar->addWidget(new QLabel(tr("<b>Loss f − f*</b>"), this));
+    bar->addWidget(xChoice_);
+    bar->addWidget(logY_);
+    bar->addWidget(logX_);
+    bar->addWidget(theorem_);
+    bar->addStretch();
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    layout->addLayout(bar);
+    layout->addWidget(view_, 1);
+    layout->addWidget(note_);
+    note_->hide();
+
+    connect(xChoice_, &QComboBox::currentIndexChanged, this,
+            [this](int i) { setXAxis(i == 0 ? XAxis::Slots : XAxis::Updates); });
+    connect(logY_, &QCheckBox::toggled, this, [this] { rebuildAxes(); });
+    connect(logX_, &QCheckBox::toggled, this, [this] { rebuildAxes(); });
+    connect(theorem_, &QCheckBox::toggled, this, [this](bool on) {
+        rebuildData();
+        rebuildSeries();
+        emit theoremOverlayToggled(on);
+    });
+    rebuildSeries();
+}
+
+QChart* LossChart::chart() const { return view_->chart(); }
+bool LossChart::logY() const { return logY_->isChecked(); }
+bool LossChart::logX() const { return logX_->isChecked(); }
+bool LossChart::theoremOverlay() const { return theorem_->isChecked(); }
+void LossChart::setLogY(bool on) { logY_->setChecked(on); }
+void LossChart::setLogX(bool on) { logX_->setChecked(on); }
+void LossChart::setTheoremOverlay(bool on) { theorem_->setChecked(on); }
+
+void LossChart::setXAxis(XAxis axis) {
+    xAxis_ = axis;
+    const QSignalBlocker block(xChoice_);
+    xChoice_->setCurrentIndex(axis == XAxis::Slots ? 0 : 1);
+    rebuildAxes();
+}
+
+void LossChart::setSnapshot(SnapshotPtr snapshot) {
+    snapshot_ = std::move(snapshot);
+    rebuildData();
+    rebuildSeries();
+}
+
+void LossChart::setCursorSlot(int slot) {
+    if (slot == cursor_) return;
+    cursor_ = slot;
+    refreshPoints();
+}
+
+const std::vector<QPointF>& LossChart::pointsOf(const Curve& c) const {
+    return xAxis_ == XAxis::Slots ? c.bySlot : c.byUpdate;
+}
+
+const std::vector<QPointF>& LossChart::methodData(int i) const {
+    return pointsOf(curves_.at(static_cast<size_t>(i)));
+}
+
+void LossChart::rebuildData() {
+    curves_.clear();
+    bounds_.clear();
+    if (!snapshot_) return;
+    const RunSnapshot& s = *snapshot_;
+    bool rpdMapped = false;
+    bool needGradNorms = false;
+    for (size_t i = 0; i < s.runs.size(); ++i) {
+        const RunResult& r = s.result(i);
+        const MethodRun& run = s.runs[i];
+        Curve c;
+        c.method = static_cast<int>(i);
+        c.name = legendName(s.experiment.methods[i].plan) + QStringLiteral(", γ=") +
+                 shortNumber(r.stepSize);
+        if (r.divergence.diverged) c.name += tr(" — diverged at update %1").arg(r.divergence.update);
+        if (s.experiment.methods[i].allDiverged) c.name += tr(" (every γ diverged)");
+        const double fStar = r.optimum;
+        c.bySlot.reserve(r.objectivePerSlot.size() + r.objectivePerUpdate.size() + 1);
+        if (run.pipeline) {
+            for (size_t t = 0; t < r.objectivePerSlot.size(); ++t) {
+                c.bySlot.emplace_back(static_cast<double>(t), r.objectivePerSlot[t] - fStar);
+            }
+        } else {
+            rpdMapped = true;
+            c.bySlot.emplace_back(0.0, r.initialObjective - fStar);
+            const size_t n = std::min(r.objectivePerUpdate.size(), run.updateSlot.size());
+            for (size_t k = 0; k < n; ++k) {
+                c.bySlot.emplace_back(run.updateSlot[k] + 1.0, r.objectivePerUpdate[k] - fStar);
+            }
+        }
+        c.byUpdate.reserve(r.objectivePerUpdate.size() + 1);
+        c.byUpdate.emplace_back(0.0, r.initialObjective - fStar);
+        if (!r.objectivePerUpdate.empty()) {
+            for (size_t k = 0; k < r.objectivePerUpdate.size(); ++k) {
+                c.byUpdate.emplace_back(static_cast<double>(k + 1), r.objectivePerUpdate[k] - fStar);
+            }
+        } else {
+            for (size_t t = 1; t < r.objectivePerSlot.size(); ++t) {
+                c.byUpdate.emplace_back(static_cast<double>(run.updatesBefore(static_cast<int>(t))),
+                                       r.objectivePerSlot[t] - fStar);
+            }
+        }
+        curves_.push_back(std::move(c));
+
+        if (!theorem_->isChecked() || run.pipeline) continue;
+        if (r.gradNormUpdates.size() < 2) {
+            needGradNorms = true;
+            continue;
+        }
+        // The bound at K = k uses G seen so far (the largest block-gradient norm up to k).
+        std::vector<double> prefixMax(r.blockGradNormSq.size());
+        double g2 = 0.0;
+        for (size_t k = 0; k < prefixMax.size(); ++k) prefixMax[k] = g2 = std::max(g2, r.blockGradNormSq[k]);
+        Curve mean, total, opt, noise, stale;
+        mean.name = tr("mean ‖∇f‖², %1").arg(run.label);
+        total.name = tr("bound, %1").arg(run.label);
+        opt.name = tr("  optimisation term 2SΔ₀/(γK)");
+        noise.name = tr("  noise term γSLG²");
+        stale.name = tr("  stale-read term γ²L²δ²G²");
+        for (size_t j = 0; j < r.gradNormUpdates.size(); ++j) {
+            const long long k = r.gradNormUpdates[j];
+            if (k <= 0 || static_cast<size_t>(k) > prefixMax.size()) continue;
+            const double xs = static_cast<size_t>(k) <= run.updateSlot.size()
+                                  ? run.updateSlot[static_cast<size_t>(k - 1)] + 1.0
+                                  : static_cast<double>(s.totalSlots);
+            TheoremInputs in;
+            in.stages = r.stages;
+            in.stepSize = r.stepSize;
+            in.smoothness = r.smoothness;
+            in.gradientBound = std::sqrt(prefixMax[static_cast<size_t>(k - 1)]);
+            in.maxDelay = r.maxDelay;
+            in.updates = k;
+            in.initialGap = r.initialObjective - r.optimum;
+            const TheoremBound b = theoremBound(in);
+            const double x = static_cast<double>(k);
+            const double values[5] = {r.gradNormRunningMean[j], b.total, b.optimisation, b.noise,
+                                      b.staleness};
+            Curve* targets[5] = {&mean, &total, &opt, &noise, &stale};
+            for (int t = 0; t < 5; ++t) {
+                targets[t]->byUpdate.emplace_back(x, values[t]);
+                targets[t]->bySlot.emplace_back(xs, values[t]);
+            }
+        }
+        for (Curve* c2 : {&mean, &total, &opt, &noise, &stale}) {
+            c2->method = static_cast<int>(i);
+            bounds_.push_back(std::move(*c2));
+        }
+    }
+    QStringList notes;
+    if (rpdMapped && xAxis_ == XAxis::Slots) {
+        notes << tr("RPD has no slots of its own: its update k is drawn at PipeDream's update k.");
+    }
+    if (needGradNorms) notes << tr("The theorem overlay needs ‖∇f‖² samples: rerunning with them…");
+    note_->setText(notes.join(' '));
+    note_->setVisible(!notes.isEmpty());
+}
+
+void LossChart::rebuildSeries() {
+    QChart* c = chart();
+    c->removeAllSeries();
+    methodSeries_.clear();
+    theoremSeries_.clear();
+    for (const Curve& curve : curves_) {
+        auto* s = new QLineSeries;
+        s->setName(curve.name);
+        QPen pen(methodColor(curve.method));
+        pen.setWidthF(2.0);
+        s->setPen(pen);
+        c->addSeries(s);
+        methodSeries_ << s;
+    }
+    for (size_t i = 0; i < bounds_.size(); ++i) {
+        auto* s = new QLineSeries;
+        s->setName(bounds_[i].name);
+        QPen pen(methodColor(bounds_[i].method).darker(130));
+        const int role = static_cast<int>(i % 5);  // mean, total, three terms
+        pen.setWidthF(role == 0 ? 1.5 : role == 1 ? 2.0 : 1.2);
+        pen.setStyle(role == 0 ? Qt::SolidLine : role == 1 ? Qt::DashLine : Qt::DotLine);
+        s->setPen(pen);
+        c->addSeries(s);
+        theoremSeries_ << s;
+    }
+    c->setTitle(snapshot_ ? QString() : tr("No run yet"));
+    // Many curves: a column of legend entries on the right instead of an elided row.
+    c->legend()->setAlignment(methodSeries_.size() + theoremSeries_.size() > 3 ? Qt::AlignRight
+                                                                               : Qt::AlignBottom);
+    rebuildAxes();
+}
+
+void LossChart::rebuildAxes() {
+    QChart* c = chart();
+    for (QAbstractAxis* a : c->axes()) {
+        c->removeAxis(a);
+        delete a;
+    }
+    // Ranges from the whole run, so the axes stay still during playback.
+    double xMax = 1.0;
+    double yMin = std::numeric_limits<double>::infinity();
+    double yMax = 0.0;
+    double startMax = 0.0;
+    auto scan = [&](const Curve& curve) {
+        const auto& pts = pointsOf(curve);
+        if (!pts.empty()) startMax = std::max(startMax, pts.front().y());
+        for (const QPointF& p : pts) {
+            xMax = std::max(xMax, p.x());
+            if (!std::isfinite(p.y())) continue;
+            if (p.y() > kLogFloor) yMin = std::min(yMin, p.y());
+            yMax = std::max(yMax, p.y());
+        }
+    };
+    for (const Curve& curve : curves_) scan(curve);
+    for (const Curve& curve : bounds_) scan(curve);
+    // A diverging run must not squash the others: cap the top near the starting gap.
+    if (startMax > 0.0) yMax = std::min(yMax, (logY() ? 1e3 : 1.5) * startMax);
+    if (!(yMax > 0.0)) yMax = 1.0;
+    if (!std::isfinite(yMin) || yMin >= yMax) yMin = yMax / 10.0;
+
+    QAbstractAxis* x = nullptr;
+    const QString xTitle = xAxis_ == XAxis::Slots ? tr("slots") : tr("block updates");
+    if (logX()) {
+        auto* a = new QLogValueAxis;
+        a->setBase(10.0);
+        a->setLabelFormat("%g");
+        a->setRange(1.0, std::pow(10.0, std::ceil(std::log10(std::max(10.0, xMax)))));
+        a->setMinorTickCount(-1);
+        x = a;
+    } else {
+        auto* a = new QValueAxis;
+        a->setLabelFormat("%.0f");
+        a->setRange(0.0, xMax);
+        // Ticks at round numbers from 0, the axis ending exactly where the run ends.
+        a->setTickType(QValueAxis::TicksDynamic);
+        a->setTickAnchor(0.0);
+        a->setTickInterval(niceStep(xMax / 5.0));
+        x = a;
+    }
+    x->setTitleText(xTitle);
+    QAbstractAxis* y = nullptr;
+    if (logY()) {
+        auto* a = new QLogValueAxis;
+        // One label per decade up to about 7 decades; beyond, one per 2, 3, … decades, so the
+        // labels never crowd (Qt elides them to "…" when they do).
+        int loExp = static_cast<int>(std::floor(std::log10(std::max(yMin, kLogFloor))));
+        int hiExp = static_cast<int>(std::ceil(std::log10(yMax)));
+        if (hiExp <= loExp) hiExp = loExp + 1;
+        const int perTick = std::max(1, (hiExp - loExp + 6) / 7);
+        loExp = static_cast<int>(std::floor(static_cast<double>(loExp) / perTick)) * perTick;
+        hiExp = static_cast<int>(std::ceil(static_cast<double>(hiExp) / perTick)) * perTick;
+        a->setBase(std::pow(10.0, perTick));
+        a->setLabelFormat("%.0e");  // 1e-06, never a column of 0.0
+        // A hair beyond the decades, so rounding never drops the end labels.
+        a->setRange(std::pow(10.0, loExp) * 0.999, std::pow(10.0, hiExp) * 1.001);
+        a->setMinorTickCount(perTick > 1 ? perTick - 1 : -1);
+        y = a;
+    } else {
+        auto* a = new QValueAxis;
+        a->setLabelFormat("%.3g");
+        a->setRange(0.0, yMax * 1.05);
+        a->applyNiceNumbers();
+        y = a;
+    }
+    y->setTitleText(tr("f − f*"));
+    c->addAxis(x, Qt::AlignBottom);
+    c->addAxis(y, Qt::AlignLeft);
+    for (QAbstractSeries* s : c->series()) {
+        s->attachAxis(x);
+        s->attachAxis(y);
+    }
+    refreshPoints();
+}
+
+double LossChart::cursorX(int method) const {
+    if (cursor_ < 0 || !snapshot_) return std::numeric_limits<double>::infinity();
+    if (xAxis_ == XAxis::Slots) return cursor_;
+    return static_cast<double>(snapshot_->runs[static_cast<size_t>(method)].updatesBefore(cursor_));
+}
+
+void LossChart::refreshPoints() {
+    const bool ly = logY();
+    const bool lx = logX();
+    auto fill = [&](QLineSeries* series, const Curve& curve) {
+        const auto& pts = pointsOf(curve);
+        const double limit = cursorX(curve.method);
+        const size_t count = static_cast<size_t>(
+            std::upper_bound(pts.begin(), pts.end(), limit,
+                             [](double v, const QPointF& p) { return v < p.x(); }) -
+            pts.begin());
+        QList<QPointF> shown = decimate(pts, count, kMaxPointsPerSeries);
+        if (ly || lx) {
+            QList<QPointF> kept;
+            kept.reserve(shown.size());
+            for (QPointF p : shown) {
+                if (lx && p.x() < 1.0) continue;
+                if (ly) p.setY(std::isfinite(p.y()) ? std::max(p.y(), kLogFloor) : p.y());
+                kept.append(p);
+            }
+            shown.swap(kept);
+        }
+        series->replace(shown);
+    };
+    for (int i = 0; i < methodSeries_.size(); ++i) {
+        fill(methodSeries_[i], curves_[static_cast<size_t>(i)]);
+    }
+    for (int i = 0; i < theoremSeries_.size(); ++i) {
+        fill(theoremSeries_[i], bounds_[static_cast<size_t>(i)]);
+    }
+}
+
+QStringList LossChart::yAxisLabels() const {
+    QStringList out;
+    const QRectF plot = chart()->plotArea();
+    for (QGraphicsItem* item : chart()->childItems()) {
+        QList<QGraphicsItem*> stack{item};
+        while (!stack.isEmpty()) {
+            QGraphicsItem* it = stack.takeLast();
+            stack << it->childItems();
+            auto* text = dynamic_cast<QGraphicsTextItem*>(it);
+            if (!text || !text->isVisible() || text->toPlainText().isEmpty()) continue;
+            if (text->rotation() != 0.0) continue;  // the axis title
+            const QRectF r = text->mapToItem(chart(), text->boundingRect()).boundingRect();
+            if (r.right() <= plot.left() + 1 && r.bottom() > plot.top() - 10 &&
+                r.top() < plot.bottom() + 10 && r.width() < plot.left()) {
+                out << text->toPlainText();
+            }
+        }
+    }
+    return out;
+}
+
+bool LossChart::exportPng(const QString& path, double scale, QString* error) {
+    return exportWidgetPng(view_, path, scale, error);
+}
+
+bool LossChart::exportSvg(const QString& path, QString* error) {
+    return exportWidgetSvg(view_, path, error);
+}
+
+bool LossChart::exportCsv(const QString& path, QString* error) const {
+    QByteArray out = xAxis_ == XAxis::Slots ? "series,slot,value\n" : "series,update,value\n";
+    auto write = [&](const Curve& c) {
+        QByteArray name = c.name.toUtf8();
+        name.replace('"', "\"\"");
+        for (const QPointF& p : pointsOf(c)) {
+            out += '"' + name + "\"," + QByteArray::number(p.x(), 'g', 17) + ',' +
+                   QByteArray::number(p.y(), 'g', 17) + '\n';
+        }
+    };
+    for (const Curve& c : curves_) write(c);
+    for (const Curve& c : bounds_) write(c);
+    return writeTextAtomically(path, out, error);
+}
+
+}  // namespace pipelens::ui

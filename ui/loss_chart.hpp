@@ -1,0 +1,94 @@
+#pragma once
+// Loss curves (Qt Charts): f − f* of every method against slots or block updates, overlaid with
+// a legend, on linear or logarithmic axes, truncated at the playback cursor. Optionally, for
+// RPD, the theorem's bound and its three terms beside the running mean of ‖∇f‖² it bounds.
+// Series are replaced in bulk (QXYSeries::replace) and decimated to a few thousand points.
+#include <QPointF>
+#include <QWidget>
+#include <vector>
+
+#include "run_snapshot.hpp"
+
+class QCheckBox;
+class QChart;
+class QChartView;
+class QComboBox;
+class QLabel;
+class QLineSeries;
+
+namespace pipelens::ui {
+
+class LossChart : public QWidget {
+    Q_OBJECT
+public:
+    enum class XAxis { Slots, Updates };
+
+    explicit LossChart(QWidget* parent = nullptr);
+
+    void setSnapshot(SnapshotPtr snapshot);
+    SnapshotPtr snapshot() const { return snapshot_; }
+    // Points after `slot` slots are hidden (playback); -1 shows the whole run.
+    void setCursorSlot(int slot);
+    int cursorSlot() const { return cursor_; }
+
+    void setXAxis(XAxis axis);
+    XAxis xAxis() const { return xAxis_; }
+    void setLogY(bool on);
+    void setLogX(bool on);
+    bool logY() const;
+    bool logX() const;
+    void setTheoremOverlay(bool on);
+    bool theoremOverlay() const;
+
+    QChartView* view() const { return view_; }
+    QChart* chart() const;
+    // One line per method (in config order), then the theorem lines when shown.
+    QList<QLineSeries*> methodSeries() const { return methodSeries_; }
+    QList<QLineSeries*> theoremSeries() const { return theoremSeries_; }
+    // The full-resolution data of method i on the current x axis (what the CSV holds).
+    const std::vector<QPointF>& methodData(int i) const;
+    // Axis label texts as drawn (for the "no row of 0.0" check).
+    QStringList yAxisLabels() const;
+
+    bool exportPng(const QString& path, double scale, QString* error = nullptr);
+    bool exportSvg(const QString& path, QString* error = nullptr);
+    bool exportCsv(const QString& path, QString* error = nullptr) const;
+
+signals:
+    // The person asked for the theorem overlay: the runs need ‖∇f‖² samples for it.
+    void theoremOverlayToggled(bool on);
+
+private:
+    struct Curve {
+        QString name;
+        std::vector<QPointF> bySlot;    // (slots done, f − f*)
+        std::vector<QPointF> byUpdate;  // (block updates done, f − f*)
+        int method = 0;
+    };
+    void rebuildData();
+    void rebuildSeries();
+    void rebuildAxes();
+    void refreshPoints();
+    const std::vector<QPointF>& pointsOf(const Curve& c) const;
+    double cursorX(int method) const;
+
+    SnapshotPtr snapshot_;
+    int cursor_ = -1;
+    XAxis xAxis_ = XAxis::Slots;
+    QChartView* view_;
+    QComboBox* xChoice_;
+    QCheckBox* logY_;
+    QCheckBox* logX_;
+    QCheckBox* theorem_;
+    QLabel* note_;
+    std::vector<Curve> curves_;   // one per method
+    std::vector<Curve> bounds_;   // theorem lines (RPD)
+    QList<QLineSeries*> methodSeries_;
+    QList<QLineSeries*> theoremSeries_;
+};
+
+// Keeps at most about `maxPoints` points: per bucket of x the first, min, max and last points,
+// so spikes and the curve's envelope survive.
+QList<QPointF> decimate(const std::vector<QPointF>& points, size_t count, int maxPoints);
+
+}  // namespace pipelens::ui

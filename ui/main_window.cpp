@@ -1,0 +1,359 @@
+#include "main_window.hpp"
+
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTextBrowser>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "controls_panel.hpp"
+#include "experiment/results.hpp"
+#include "experiment_controller.hpp"
+#include "figure_strip.hpp"
+#include "gantt_chart.hpp"
+#include "loss_chart.hpp"
+#include "playback_bar.hpp"
+#include "presets.hpp"
+#include "staleness_heatmap.hpp"
+#include "widget_export.hpp"
+
+namespace pipelens::ui {
+namespace {
+
+QWidget* titled(const QString& title, QWidget* body, QWidget* extra = nullptr,
+                QLabel** titleLabel = nullptr) {
+    auto* box = new QWidget;
+    auto* layout = new QVBoxLayout(box);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    auto* head = new QHBoxLayout;
+    auto* label = new QLabel(title);
+    head->addWidget(label);
+    if (extra) head->addWidget(extra);
+    head->addStretch();
+    layout->addLayout(head);
+    layout->addWidget(body, 1);
+    if (titleLabel) *titleLabel = label;
+    return box;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    setObjectName("PipeLensMainWindow");
+    controller_ = new ExperimentController(this);
+    buildCentral();
+    buildDocks();
+    buildMenus();
+    runState_ = new QLabel(this);
+    notices_ = new QLabel(this);
+    notices_->setStyleSheet("color: #555;");
+    statusBar()->addWidget(runState_, 1);
+    statusBar()->addPermanentWidget(notices_);
+
+    connect(controller_, &ExperimentController::configChanged, this, [this] {
+        setWindowModified(true);
+        updateTitle();
+    });
+    connect(controller_, &ExperimentController::runStarted, this,
+            [this] { runState_->setText(tr("Running…")); });
+    connect(controller_, &ExperimentController::resultsReady, this, &MainWindow::showResults);
+    connect(controller_, &ExperimentController::runFailed, this,
+            [this](quint64, const QString& message) { status(message, true); });
+    connect(controller_, &ExperimentController::notice, this, [this](const QString& n) {
+        notices_->setText(n);
+        notices_->setToolTip(n);
+    });
+    connect(playback_, &PlaybackBar::cursorChanged, this, &MainWindow::applyCursor);
+    connect(ganttMethod_, &QComboBox::currentIndexChanged, this, &MainWindow::showGanttMethod);
+    connect(loss_, &LossChart::theoremOverlayToggled, this, &MainWindow::onTheoremOverlay);
+
+    resize(1500, 950);
+    restoreLayout();
+    loadPreset("default");
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildCentral() {
+    gantt_ = new GanttChart;
+    gantt_->setToolTip(tr("Pipeline Gantt chart: stages by slots. Wheel zooms, drag pans; hover "
+                          "a cell for its operation, microbatch and weight version."));
+    ganttMethod_ = new QComboBox;
+    ganttMethod_->setToolTip(tr("The pipeline method whose timeline (and delays) are shown"));
+    ganttMethod_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    heatmap_ = new StalenessHeatmap;
+    heatmap_->setToolTip(tr("Staleness heatmap: blocks by block updates, colour = the delay "
+                            "of that block's read in that update"));
+    loss_ = new LossChart;
+    figures_ = new FigureStrip;
+    playback_ = new PlaybackBar;
+
+    middle_ = new QSplitter(Qt::Horizontal);
+    middle_->setObjectName("middleSplitter");
+    middle_->addWidget(loss_);
+    middle_->addWidget(titled(tr("<b>Staleness</b>"), heatmap_, nullptr, &heatmapTitle_));
+    middle_->setStretchFactor(0, 3);
+    middle_->setStretchFactor(1, 2);
+    middle_->setSizes({600, 420});
+    vertical_ = new QSplitter(Qt::Vertical);
+    vertical_->setObjectName("verticalSplitter");
+    vertical_->addWidget(titled(tr("<b>Pipeline</b>"), gantt_, ganttMethod_));
+    vertical_->addWidget(middle_);
+    vertical_->addWidget(figures_);
+    vertical_->setStretchFactor(0, 3);
+    vertical_->setStretchFactor(1, 5);
+    vertical_->setStretchFactor(2, 3);
+    vertical_->setSizes({230, 420, 230});
+    auto* central = new QWidget;
+    auto* layout = new QVBoxLayout(central);
+    layout->setContentsMargins(4, 4, 4, 2);
+    layout->addWidget(vertical_, 1);
+    layout->addWidget(playback_);
+    setCentralWidget(central);
+}
+
+void MainWindow::buildDocks() {
+    controls_ = new ControlsPanel(controller_);
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(controls_);
+    scroll->setWidgetResizable(true);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    // Wide enough that no control is clipped (the scroll area never scrolls sideways).
+    scroll->setMinimumWidth(controls_->minimumSizeHint().width() +
+                            scroll->verticalScrollBar()->sizeHint().width() + 4);
+    auto* controlsDock = new QDockWidget(tr("Experiment"), this);
+    controlsDock->setObjectName("controlsDock");
+    controlsDock->setWidget(scroll);
+    controlsDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetClosable |
+                              QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::LeftDockWidgetArea, controlsDock);
+
+    lesson_ = new QTextBrowser;
+    lesson_->setOpenExternalLinks(true);
+    lesson_->setToolTip(tr("What this experiment shows and what to look at"));
+    auto* lessonDock = new QDockWidget(tr("Lesson"), this);
+    lessonDock->setObjectName("lessonDock");
+    lessonDock->setWidget(lesson_);
+    addDockWidget(Qt::LeftDockWidgetArea, lessonDock);
+    resizeDocks({controlsDock, lessonDock}, {640, 260}, Qt::Vertical);
+    resizeDocks({controlsDock}, {360}, Qt::Horizontal);
+    dockActions_ = {controlsDock->toggleViewAction(), lessonDock->toggleViewAction()};
+}
+
+void MainWindow::restoreLayout() {
+    QSettings settings;
+    if (settings.contains("window/geometry")) {
+        restoreGeometry(settings.value("window/geometry").toByteArray());
+        restoreState(settings.value("window/state").toByteArray());
+        vertical_->restoreState(settings.value("window/vertical").toByteArray());
+        middle_->restoreState(settings.value("window/middle").toByteArray());
+    }
+    rebuildRecentMenu();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    QSettings settings;
+    settings.setValue("window/geometry", saveGeometry());
+    settings.setValue("window/state", saveState());
+    settings.setValue("window/vertical", vertical_->saveState());
+    settings.setValue("window/middle", middle_->saveState());
+    controller_->cancel();
+    event->accept();
+}
+
+int MainWindow::ganttMethodIndex() const {
+    return ganttMethod_->currentIndex() < 0 ? -1 : ganttMethod_->currentData().toInt();
+}
+
+void MainWindow::showResults(const SnapshotPtr& snapshot) {
+    QElapsedTimer clock;
+    clock.start();
+    snapshot_ = snapshot;
+    const QString previous = ganttMethod_->currentText();
+    {
+        const QSignalBlocker block(ganttMethod_);
+        ganttMethod_->clear();
+        for (size_t i = 0; i < snapshot->runs.size(); ++i) {
+            if (snapshot->result(i).timeline) {
+                ganttMethod_->addItem(snapshot->runs[i].label, static_cast<int>(i));
+            }
+        }
+        const int keep = ganttMethod_->findText(previous);
+        ganttMethod_->setCurrentIndex(keep >= 0 ? keep : 0);
+    }
+    loss_->setSnapshot(snapshot);
+    figures_->setSnapshot(snapshot);
+    showGanttMethod();
+    playback_->setTotalSlots(snapshot->totalSlots, !playback_->playing());
+    applyCursor(playback_->cursor());
+    int diverged = 0;
+    for (size_t i = 0; i < snapshot->runs.size(); ++i) {
+        if (snapshot->result(i).divergence.diverged) ++diverged;
+    }
+    QString text = tr("%n method(s) ran in %1 ms on %2", nullptr,
+                      static_cast<int>(snapshot->runs.size()))
+                       .arg(qRound(snapshot->seconds * 1000.0))
+                       .arg(QString::fromStdString(snapshot->experiment.backendName));
+    if (diverged > 0) text += tr(" — %n diverged (its curve stops where it blew up)", nullptr, diverged);
+    lastUpdateMs_ = clock.nsecsElapsed() / 1e6;
+    status(text + tr(", charts updated in %1 ms").arg(qRound(lastUpdateMs_)));
+}
+
+void MainWindow::showGanttMethod() {
+    const int index = ganttMethodIndex();
+    gantt_->setTimeline(index >= 0 ? timelineOf(snapshot_, static_cast<size_t>(index)) : nullptr,
+                        index >= 0 ? delaysOf(snapshot_, static_cast<size_t>(index)) : nullptr);
+    // The heatmap follows the Gantt's method when it has delays, else the first that has.
+    heatmapMethod_ = -1;
+    if (snapshot_) {
+        if (index >= 0 && snapshot_->result(static_cast<size_t>(index)).delays) {
+            heatmapMethod_ = index;
+        } else {
+            for (size_t i = 0; i < snapshot_->runs.size() && heatmapMethod_ < 0; ++i) {
+                if (snapshot_->result(i).delays) heatmapMethod_ = static_cast<int>(i);
+            }
+        }
+    }
+    heatmap_->setDelays(heatmapMethod_ >= 0 ? delaysOf(snapshot_, static_cast<size_t>(heatmapMethod_))
+                                            : nullptr);
+    QString title = tr("<b>Staleness</b>");
+    if (heatmapMethod_ >= 0) {
+        title += QStringLiteral(" — ") + snapshot_->runs[static_cast<size_t>(heatmapMethod_)].label.toHtmlEscaped();
+    } else if (snapshot_) {
+        title += tr(" — no delay table (LocalSGD replicas are never stale; RPD draws its delays)");
+    }
+    heatmapTitle_->setText(title);
+    applyCursor(playback_->cursor());
+}
+
+void MainWindow::applyCursor(int slot) {
+    gantt_->setCursorSlot(slot);
+    loss_->setCursorSlot(slot);
+    if (snapshot_ && heatmapMethod_ >= 0) {
+        heatmap_->setCursorUpdate(snapshot_->runs[static_cast<size_t>(heatmapMethod_)].updatesBefore(slot));
+    }
+}
+
+bool MainWindow::loadPreset(const QString& id, QString* error) {
+    try {
+        Preset p = pipelens::ui::loadPreset(id);
+        controller_->setConfig(p.config);
+        lesson_->setMarkdown(QStringLiteral("## %1\n\n%2").arg(p.title, p.lesson));
+        presetId_ = id;
+        currentFile_.clear();
+        setWindowModified(false);
+        updateTitle();
+        return true;
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        status(QString::fromStdString(e.what()), true);
+        return false;
+    }
+}
+
+bool MainWindow::openConfig(const QString& path, QString* error) {
+    try {
+        controller_->setConfig(ExperimentConfig::fromFile(path.toStdString()));
+        currentFile_ = QFileInfo(path).absoluteFilePath();
+        presetId_.clear();
+        lesson_->setMarkdown(tr("## %1\n\nAn experiment opened from `%2`. The presets in the "
+                                "**Presets** menu each come with a lesson.")
+                                 .arg(QString::fromStdString(controller_->config().name), path));
+        addRecentFile(currentFile_);
+        setWindowModified(false);
+        updateTitle();
+        return true;
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        status(QString::fromStdString(e.what()), true);
+        return false;
+    }
+}
+
+bool MainWindow::saveConfig(const QString& path, QString* error) {
+    try {
+        const ExperimentConfig c = ExperimentController::configFromText(controller_->configAsText());
+        writeFileAtomically(path.toStdString(), c.toJson().dump(2) + "\n");
+        currentFile_ = QFileInfo(path).absoluteFilePath();
+        addRecentFile(currentFile_);
+        setWindowModified(false);
+        updateTitle();
+        status(tr("Saved %1").arg(path));
+        return true;
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        status(QString::fromStdString(e.what()), true);
+        return false;
+    }
+}
+
+bool MainWindow::waitForResults(int timeoutMs, QString* error) {
+    QElapsedTimer clock;
+    clock.start();
+    while (controller_->running() || !controller_->latest() ||
+           controller_->latest()->generation != controller_->generation()) {
+        if (clock.elapsed() > timeoutMs) {
+            if (error) *error = tr("no results after %1 s").arg(timeoutMs / 1000.0);
+            return false;
+        }
+        QEventLoop loop;
+        QTimer::singleShot(20, &loop, &QEventLoop::quit);
+        connect(controller_, &ExperimentController::resultsReady, &loop, &QEventLoop::quit);
+        QString failure;
+        connect(controller_, &ExperimentController::runFailed, &loop,
+                [&](quint64, const QString& m) {
+                    failure = m;
+                    loop.quit();
+                });
+        loop.exec();
+        if (!failure.isEmpty()) {
+            if (error) *error = failure;
+            return false;
+        }
+    }
+    playback_->toEnd();
+    return true;
+}
+
+bool MainWindow::exportWindow(const QString& path, double scale, QString* error) {
+    if (path.endsWith(".svg", Qt::CaseInsensitive)) return exportWidgetSvg(this, path, error);
+    return exportWidgetPng(this, path, scale, error);
+}
+
+void MainWindow::updateTitle() {
+    const QString name = currentFile_.isEmpty()
+                             ? (presetId_.isEmpty() ? QString::fromStdString(controller_->config().name)
+                                                    : presetTitle(presetId_))
+                             : QFileInfo(currentFile_).fileName();
+    setWindowTitle(tr("%1[*] — PipeLens").arg(name));
+}
+
+void MainWindow::status(const QString& message, bool error) {
+    runState_->setStyleSheet(error ? "color: #b00020;" : QString());
+    runState_->setText(message);
+}
+
+void MainWindow::onTheoremOverlay(bool on) {
+    if (!on || controller_->config().sampling.gradNormEvery > 0) return;
+    // The bound is compared with the running mean of ‖∇f‖²: sample it about 200 times a run.
+    const long long updates = snapshot_ ? snapshot_->experiment.plan.updateBudget : 2000;
+    const long long every = std::max<long long>(1, updates / 200);
+    const QString error = controller_->tryModify(
+        [every](ExperimentConfig& c) { c.sampling.gradNormEvery = every; });
+    if (!error.isEmpty()) status(error, true);
+}
+
+}  // namespace pipelens::ui

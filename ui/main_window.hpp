@@ -1,0 +1,103 @@
+#pragma once
+// The workbench window: controls on the left, the lesson below them, and in the middle the
+// pipeline Gantt chart, the loss curves beside the staleness heatmap, the strip of figures and
+// the playback bar. It wires the ExperimentController (the one owner of the config) to the
+// views; the views only read.
+#include <QMainWindow>
+#include <QStringList>
+
+#include "run_snapshot.hpp"
+
+class QAction;
+class QComboBox;
+class QLabel;
+class QMenu;
+class QSplitter;
+class QTextBrowser;
+
+namespace pipelens::ui {
+
+class ControlsPanel;
+class ExperimentController;
+class FigureStrip;
+class GanttChart;
+class LossChart;
+class PlaybackBar;
+class StalenessHeatmap;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    ExperimentController* controller() const { return controller_; }
+    ControlsPanel* controls() const { return controls_; }
+    GanttChart* gantt() const { return gantt_; }
+    StalenessHeatmap* heatmap() const { return heatmap_; }
+    LossChart* lossChart() const { return loss_; }
+    FigureStrip* figureStrip() const { return figures_; }
+    PlaybackBar* playback() const { return playback_; }
+    QComboBox* ganttMethodField() const { return ganttMethod_; }
+    QTextBrowser* lessonView() const { return lesson_; }
+    // Index (in the snapshot) of the method whose Gantt / heatmap are shown; -1 if none.
+    int ganttMethodIndex() const;
+    int heatmapMethodIndex() const { return heatmapMethod_; }
+    // Milliseconds the window took to take in the last results (all views).
+    double lastUpdateMs() const { return lastUpdateMs_; }
+
+    // Loads a built-in preset / a config file; false (and `error`) if it cannot be loaded.
+    bool loadPreset(const QString& id, QString* error = nullptr);
+    bool openConfig(const QString& path, QString* error = nullptr);
+    bool saveConfig(const QString& path, QString* error = nullptr);
+    QString currentFile() const { return currentFile_; }
+
+    // Waits for the current config's results (up to `timeoutMs`), moves playback to the end.
+    bool waitForResults(int timeoutMs, QString* error = nullptr);
+    // The whole window as PNG at `scale` times its size, or as SVG (by the file suffix).
+    bool exportWindow(const QString& path, double scale, QString* error = nullptr);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void buildCentral();
+    void buildDocks();
+    void buildMenus();
+    void restoreLayout();
+    void showResults(const SnapshotPtr& snapshot);
+    void showGanttMethod();
+    void applyCursor(int slot);
+    void updateTitle();
+    void addRecentFile(const QString& path);
+    void rebuildRecentMenu();
+    void exportChart(const QString& what, const QString& format);
+    void copyConfigText();
+    void pasteConfigText();
+    void onTheoremOverlay(bool on);
+    void status(const QString& message, bool error = false);
+
+    ExperimentController* controller_;
+    ControlsPanel* controls_ = nullptr;
+    GanttChart* gantt_ = nullptr;
+    StalenessHeatmap* heatmap_ = nullptr;
+    LossChart* loss_ = nullptr;
+    FigureStrip* figures_ = nullptr;
+    PlaybackBar* playback_ = nullptr;
+    QComboBox* ganttMethod_ = nullptr;
+    QLabel* heatmapTitle_ = nullptr;
+    QTextBrowser* lesson_ = nullptr;
+    QSplitter* vertical_ = nullptr;
+    QSplitter* middle_ = nullptr;
+    QLabel* runState_ = nullptr;
+    QLabel* notices_ = nullptr;
+    QMenu* recentMenu_ = nullptr;
+    QList<QAction*> dockActions_;
+    SnapshotPtr snapshot_;
+    int heatmapMethod_ = -1;
+    double lastUpdateMs_ = 0.0;
+    QString currentFile_;
+    QString presetId_;
+};
+
+}  // namespace pipelens::ui

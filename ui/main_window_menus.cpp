@@ -1,0 +1,219 @@
+// The main window's menus and the actions behind them: files, export, sharing, presets.
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QInputDialog>
+#include <QKeySequence>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+
+#include "experiment/results.hpp"
+#include "experiment_controller.hpp"
+#include "figure_strip.hpp"
+#include "gantt_chart.hpp"
+#include "loss_chart.hpp"
+#include "main_window.hpp"
+#include "playback_bar.hpp"
+#include "presets.hpp"
+#include "staleness_heatmap.hpp"
+
+namespace pipelens::ui {
+namespace {
+
+constexpr int kMaxRecentFiles = 8;
+const char* const kJsonFilter = "PipeLens experiment (*.json);;All files (*)";
+
+}  // namespace
+
+void MainWindow::buildMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&New (default experiment)"), QKeySequence::New, this,
+                    [this] { loadPreset("default"); });
+    file->addAction(tr("&Open experiment…"), QKeySequence::Open, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open experiment"), QString(),
+                                                          tr(kJsonFilter));
+        if (!path.isEmpty()) openConfig(path);
+    });
+    recentMenu_ = file->addMenu(tr("Open &recent"));
+    file->addAction(tr("&Save"), QKeySequence::Save, this, [this] {
+        if (currentFile_.isEmpty()) {
+            const QString path = QFileDialog::getSaveFileName(this, tr("Save experiment"),
+                                                              "experiment.json", tr(kJsonFilter));
+            if (!path.isEmpty()) saveConfig(path);
+        } else {
+            saveConfig(currentFile_);
+        }
+    });
+    file->addAction(tr("Save &as…"), QKeySequence::SaveAs, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save experiment as"),
+                                                          currentFile_, tr(kJsonFilter));
+        if (!path.isEmpty()) saveConfig(path);
+    });
+    file->addSeparator();
+    QMenu* exportMenu = file->addMenu(tr("&Export"));
+    exportMenu->addAction(tr("Window as PNG…"), QKeySequence(tr("Ctrl+E")), this,
+                          [this] { exportChart("window", "png"); });
+    exportMenu->addAction(tr("Window as SVG…"), this, [this] { exportChart("window", "svg"); });
+    const QList<QPair<QString, QString>> charts = {{"gantt", tr("Gantt chart")},
+                                                   {"heatmap", tr("Staleness heatmap")},
+                                                   {"loss", tr("Loss curves")},
+                                                   {"figures", tr("Figure strip")}};
+    for (const auto& [id, name] : charts) {
+        QMenu* sub = exportMenu->addMenu(name);
+        for (const QString& format : {QStringLiteral("png"), QStringLiteral("svg"),
+                                     QStringLiteral("csv")}) {
+            sub->addAction(tr("%1…").arg(format.toUpper()), this,
+                           [this, id = id, format] { exportChart(id, format); });
+        }
+    }
+    exportMenu->addAction(tr("All results (CSV + JSON folder, as the CLI writes)…"), this, [this] {
+        if (!snapshot_) return;
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Results folder"));
+        if (dir.isEmpty()) return;
+        try {
+            writeResults(snapshot_->experiment, (dir + "/results").toStdString());
+            status(tr("Wrote %1/results").arg(dir));
+        } catch (const std::exception& e) {
+            status(QString::fromStdString(e.what()), true);
+        }
+    });
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    edit->addAction(tr("&Copy configuration as text"), QKeySequence(tr("Ctrl+Shift+C")), this,
+                    &MainWindow::copyConfigText);
+    edit->addAction(tr("&Paste configuration"), QKeySequence(tr("Ctrl+Shift+V")), this,
+                    &MainWindow::pasteConfigText);
+
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    run->addAction(tr("Run &now"), QKeySequence(Qt::Key_F5), controller_,
+                   &ExperimentController::runNow);
+    run->addAction(tr("&Cancel run"), QKeySequence(tr("Ctrl+.")), this, [this] {
+        controller_->cancel();
+        status(tr("Cancelled"));
+    });
+    run->addSeparator();
+    run->addAction(tr("&Play / pause"), QKeySequence(tr("Ctrl+Space")), playback_,
+                   &PlaybackBar::togglePlay);
+    run->addAction(tr("&Step one slot"), QKeySequence(tr("Ctrl+Right")), playback_,
+                   &PlaybackBar::stepForward);
+    run->addAction(tr("Step &back"), QKeySequence(tr("Ctrl+Left")), playback_,
+                   &PlaybackBar::stepBack);
+    run->addAction(tr("To the s&tart"), QKeySequence(tr("Ctrl+Home")), playback_,
+                   &PlaybackBar::toStart);
+    run->addAction(tr("To the &end"), QKeySequence(tr("Ctrl+End")), playback_,
+                   &PlaybackBar::toEnd);
+
+    QMenu* presets = menuBar()->addMenu(tr("&Presets"));
+    for (const QString& id : presetIds()) {
+        presets->addAction(presetTitle(id), this, [this, id] { loadPreset(id); });
+    }
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    for (QAction* a : dockActions_) view->addAction(a);
+    view->addAction(tr("Fit the Gantt chart and heatmap"), QKeySequence(tr("Ctrl+0")), this, [this] {
+        gantt_->fitAll();
+        heatmap_->fitAll();
+    });
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Lesson"), QKeySequence::HelpContents, this, [this] {
+        for (QAction* a : dockActions_) {
+            if (!a->isChecked()) a->trigger();  // show the docks again
+        }
+    });
+    help->addAction(tr("&About PipeLens"), this, [this] {
+        QMessageBox::about(this, tr("About PipeLens"),
+                           tr("<b>PipeLens %1</b><p>A workbench for pipeline-parallel training: "
+                              "PipeDream, Randomized PipeDream and LocalSGD on a slot-accurate "
+                              "simulator.</p>")
+                               .arg(QApplication::applicationVersion()));
+    });
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+    QSettings settings;
+    QStringList files = settings.value("recentFiles").toStringList();
+    files.removeAll(path);
+    files.prepend(path);
+    while (files.size() > kMaxRecentFiles) files.removeLast();
+    settings.setValue("recentFiles", files);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    if (!recentMenu_) return;
+    recentMenu_->clear();
+    const QStringList files = QSettings().value("recentFiles").toStringList();
+    for (const QString& f : files) {
+        recentMenu_->addAction(QFileInfo(f).fileName(), this, [this, f] { openConfig(f); })
+            ->setToolTip(f);
+    }
+    recentMenu_->setEnabled(!files.isEmpty());
+}
+
+void MainWindow::exportChart(const QString& what, const QString& format) {
+    QSettings settings;
+    double scale = settings.value("export/scale", 2.0).toDouble();
+    if (format == "png") {
+        bool ok = false;
+        scale = QInputDialog::getDouble(this, tr("Export PNG"),
+                                        tr("Scale factor (2 = twice the size on screen):"), scale,
+                                        0.25, 8.0, 2, &ok);
+        if (!ok) return;
+        settings.setValue("export/scale", scale);
+    }
+    const QString dir = settings.value("export/dir").toString();
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export"), dir + "/" + what + "." + format,
+        tr("%1 files (*.%2)").arg(format.toUpper(), format));
+    if (path.isEmpty()) return;
+    settings.setValue("export/dir", QFileInfo(path).absolutePath());
+    QString error;
+    bool ok = false;
+    if (what == "window") {
+        ok = exportWindow(path, scale, &error);
+    } else if (what == "gantt") {
+        ok = format == "png"   ? gantt_->exportPng(path, scale, &error)
+             : format == "svg" ? gantt_->exportSvg(path, &error)
+                               : gantt_->exportCsv(path, &error);
+    } else if (what == "heatmap") {
+        ok = format == "png"   ? heatmap_->exportPng(path, scale, &error)
+             : format == "svg" ? heatmap_->exportSvg(path, &error)
+                               : heatmap_->exportCsv(path, &error);
+    } else if (what == "loss") {
+        ok = format == "png"   ? loss_->exportPng(path, scale, &error)
+             : format == "svg" ? loss_->exportSvg(path, &error)
+                               : loss_->exportCsv(path, &error);
+    } else {
+        ok = format == "png"   ? figures_->exportPng(path, scale, &error)
+             : format == "svg" ? figures_->exportSvg(path, &error)
+                               : figures_->exportCsv(path, &error);
+    }
+    status(ok ? tr("Exported %1").arg(path) : error, !ok);
+}
+
+void MainWindow::copyConfigText() {
+    QApplication::clipboard()->setText(controller_->configAsText());
+    status(tr("Configuration copied: paste it (Ctrl+Shift+V) to restore this exact run"));
+}
+
+void MainWindow::pasteConfigText() {
+    try {
+        controller_->setConfig(
+            ExperimentController::configFromText(QApplication::clipboard()->text()));
+        currentFile_.clear();
+        presetId_.clear();
+        updateTitle();
+        status(tr("Configuration pasted"));
+    } catch (const std::exception& e) {
+        status(QString::fromStdString(e.what()), true);
+    }
+}
+
+}  // namespace pipelens::ui

@@ -1,0 +1,74 @@
+#include "presets.hpp"
+
+#include <QFile>
+
+#include "errors.hpp"
+
+// Resources of a static library must be registered by hand (outside any namespace).
+static void registerPipelensResources() { Q_INIT_RESOURCE(pipelens); }
+
+namespace pipelens::ui {
+namespace {
+
+struct Entry {
+    const char* id;
+    const char* title;
+};
+
+constexpr Entry kPresets[] = {
+    {"default", "Default: PD vs RPD vs LocalSGD (logistic, S = 8)"},
+    {"e1-delays", "E1: PipeDream's delays (S² − S/2)"},
+    {"e2-pd-vs-rpd", "E2: PipeDream vs Randomized PipeDream at several δ"},
+    {"e3-quadratic", "E3: PipeDream vs LocalSGD, tridiagonal quadratic (S = 16)"},
+    {"e3-logistic", "E3: PipeDream vs LocalSGD, logistic regression (S = 16)"},
+    {"e4-scaling", "E4: fixed-time scaling with S (logistic, d = 512)"},
+};
+
+QByteArray readResource(const QString& path) {
+    static const bool registered = [] {
+        registerPipelensResources();
+        return true;
+    }();
+    (void)registered;
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return f.readAll();
+}
+
+}  // namespace
+
+QStringList presetIds() {
+    QStringList ids;
+    for (const Entry& e : kPresets) ids << QString::fromLatin1(e.id);
+    return ids;
+}
+
+QString presetTitle(const QString& id) {
+    for (const Entry& e : kPresets) {
+        if (id == QLatin1String(e.id)) return QString::fromUtf8(e.title);
+    }
+    return id;
+}
+
+Preset loadPreset(const QString& id) {
+    if (!presetIds().contains(id)) {
+        throw ConfigError("preset \"" + id.toStdString() + "\" is not allowed: one of " +
+                          presetIds().join(", ").toStdString());
+    }
+    const QByteArray json = readResource(QStringLiteral(":/presets/%1.json").arg(id));
+    if (json.isEmpty()) {
+        throw ConfigError("preset \"" + id.toStdString() + "\" is missing from the resources");
+    }
+    Preset p;
+    p.id = id;
+    p.title = presetTitle(id);
+    p.lesson = QString::fromUtf8(readResource(QStringLiteral(":/lessons/%1.md").arg(id)));
+    try {
+        p.config = ExperimentConfig::fromJson(nlohmann::json::parse(json.toStdString()));
+    } catch (const nlohmann::json::parse_error& e) {
+        throw ConfigError("preset \"" + id.toStdString() + "\" is not valid JSON: " + e.what());
+    }
+    return p;
+}
+
+}  // namespace pipelens::ui
