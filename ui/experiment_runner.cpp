@@ -18,45 +18,6 @@ std::string objectiveKey(const ExperimentConfig& c) {
         .dump();
 }
 
-// The step-size grid rule of SPEC section 6, as the command-line tool applies it: keep the run
-// with the lowest final f - f* among those that did not diverge (non-finite or above the start).
-MethodOutcome runMethod(const ExperimentConfig& c, const RunPlan& plan,
-                        const std::shared_ptr<const LinearObjective>& objective,
-                        const RunOptions& options) {
-    MethodOutcome out;
-    out.plan = plan;
-    const BackendProvider backend = options.backend ? options.backend : cpuBackendProvider();
-    if (!plan.spec.step.grid) {
-        out.result = runOne(c, plan, plan.spec.step.value, objective, backend, options.cancel);
-        return out;
-    }
-    bool haveBest = false;
-    double bestGap = 0.0;
-    RunResult fallback;
-    for (int a = plan.spec.step.gridMin; a <= plan.spec.step.gridMax; ++a) {
-        if (options.cancel && options.cancel->load()) break;
-        RunResult r = runOne(c, plan, std::ldexp(1.0, a), objective, backend, options.cancel);
-        SweepPoint p;
-        p.stepSize = r.stepSize;
-        const double f = r.finalObjective();
-        p.finalGap = f - r.optimum;
-        p.diverged = r.divergence.diverged || !std::isfinite(f) || f > r.initialObjective;
-        out.sweep.push_back(p);
-        if (!p.diverged && (!haveBest || p.finalGap < bestGap)) {
-            haveBest = true;
-            bestGap = p.finalGap;
-            out.result = std::move(r);
-        } else if (!haveBest && a == plan.spec.step.gridMin) {
-            fallback = std::move(r);
-        }
-    }
-    if (!haveBest) {
-        out.allDiverged = true;
-        out.result = std::move(fallback);
-    }
-    return out;
-}
-
 // Everything a method's run depends on besides its own parameters.
 std::string runKey(const ExperimentConfig& c, const ExperimentPlan& plan, const MethodSpec& m) {
     nlohmann::json j = c.toJson();
@@ -86,7 +47,8 @@ std::shared_ptr<const LinearObjective> ObjectiveCache::get(const ExperimentConfi
 }
 
 ExperimentResult runExperimentCached(const ExperimentConfig& config, const RunOptions& options,
-                                     ObjectiveCache& cache, const ExperimentResult* previous) {
+                                     ObjectiveCache& cache, const ExperimentResult* previous,
+                                     const LiveHooks* live) {
     ExperimentResult res;
     res.config = config;
     const auto objective = cache.get(config);
@@ -96,6 +58,7 @@ ExperimentResult runExperimentCached(const ExperimentConfig& config, const RunOp
     res.backendName = options.backendName;
     res.methods.resize(res.plan.runs.size());
     std::vector<std::exception_ptr> failures(res.plan.runs.size());
+    if (live && live->planned) live->planned(res);
     // One thread per method: they are independent and each polls the cancel flag.
     std::vector<std::thread> threads;
     for (size_t i = 0; i < res.plan.runs.size(); ++i) {
@@ -111,11 +74,20 @@ ExperimentResult runExperimentCached(const ExperimentConfig& config, const RunOp
                     }
                 }
             }
-            if (reused) continue;
+            if (reused) {
+                if (live && live->chunk) live->chunk(i, res.methods[i].result, 1.0);
+                continue;
+            }
         }
         threads.emplace_back([&, i] {
             try {
-                res.methods[i] = runMethod(config, res.plan.runs[i], objective, options);
+                RunOptions own = options;
+                if (live && live->chunk) {
+                    own.onChunk = [live, i](const RunResult& r, double done) {
+                        live->chunk(i, r, done);
+                    };
+                }
+                res.methods[i] = runMethod(config, res.plan.runs[i], objective, own);
             } catch (...) {
                 failures[i] = std::current_exception();
             }

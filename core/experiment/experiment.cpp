@@ -180,7 +180,8 @@ std::unique_ptr<Replay> makeReplay(const ExperimentConfig& c, const RunPlan& pla
 
 RunResult runOne(const ExperimentConfig& c, const RunPlan& plan, double stepSize,
                  std::shared_ptr<const LinearObjective> objective, const BackendProvider& backend,
-                 const std::atomic<bool>* cancel) {
+                 const std::atomic<bool>* cancel,
+                 const std::function<void(const RunResult&, double)>& onChunk) {
     auto replay = makeReplay(c, plan, stepSize, std::move(objective), backend);
     // Advance in chunks so a cancel request is seen between them.
     while (!replay->done()) {
@@ -190,6 +191,10 @@ RunResult runOne(const ExperimentConfig& c, const RunPlan& plan, double stepSize
             break;
         }
         if (replay->advance(256) == 0) break;
+        if (onChunk) {
+            const long long total = std::max(1LL, replay->totalSteps());
+            onChunk(replay->result(), static_cast<double>(replay->stepsDone()) / total);
+        }
     }
     return replay->result();
 }
@@ -205,6 +210,8 @@ SweepPoint sweepPoint(const RunResult& r) {
     return p;
 }
 
+}  // namespace
+
 MethodOutcome runMethod(const ExperimentConfig& c, const RunPlan& plan,
                         std::shared_ptr<const LinearObjective> objective,
                         const RunOptions& options) {
@@ -212,7 +219,8 @@ MethodOutcome runMethod(const ExperimentConfig& c, const RunPlan& plan,
     out.plan = plan;
     BackendProvider backend = options.backend ? options.backend : cpuBackendProvider();
     if (!plan.spec.step.grid) {
-        out.result = runOne(c, plan, plan.spec.step.value, objective, backend, options.cancel);
+        out.result = runOne(c, plan, plan.spec.step.value, objective, backend, options.cancel,
+                            options.onChunk);
         return out;
     }
     bool haveBest = false;
@@ -220,7 +228,8 @@ MethodOutcome runMethod(const ExperimentConfig& c, const RunPlan& plan,
     RunResult fallback;
     for (int a = plan.spec.step.gridMin; a <= plan.spec.step.gridMax; ++a) {
         if (options.cancel && options.cancel->load()) break;
-        RunResult r = runOne(c, plan, std::ldexp(1.0, a), objective, backend, options.cancel);
+        RunResult r = runOne(c, plan, std::ldexp(1.0, a), objective, backend, options.cancel,
+                             options.onChunk);
         SweepPoint p = sweepPoint(r);
         out.sweep.push_back(p);
         if (!p.diverged && (!haveBest || p.finalGap < bestGap)) {
@@ -237,8 +246,6 @@ MethodOutcome runMethod(const ExperimentConfig& c, const RunPlan& plan,
     }
     return out;
 }
-
-}  // namespace
 
 ExperimentResult runExperiment(const ExperimentConfig& c, const RunOptions& options) {
     ExperimentResult res;

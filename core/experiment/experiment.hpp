@@ -74,13 +74,24 @@ struct RunOptions {
     std::function<void(const std::string&)> progress;  // one line per finished run
     const std::atomic<bool>* cancel = nullptr;
     int threads = 0;                               // 0: one per hardware thread
+    // Called on the running thread between chunks with the result so far and the fraction of
+    // the run done (for live curves); it must be quick and must not keep the reference.
+    std::function<void(const RunResult&, double)> onChunk;
 };
 
 ExperimentResult runExperiment(const ExperimentConfig& config, const RunOptions& options = {});
 
+// Runs one planned method: with a fixed step size once; with a grid {2^a}, every point, keeping
+// the run with the lowest final f - f* among those that did not diverge (non-finite, blew up, or
+// ended above the starting value); if all diverged, the smallest step's run and allDiverged.
+MethodOutcome runMethod(const ExperimentConfig& config, const RunPlan& plan,
+                        std::shared_ptr<const LinearObjective> objective,
+                        const RunOptions& options);
+
 // Runs one planned method with one step size to the end.
 RunResult runOne(const ExperimentConfig& config, const RunPlan& plan, double stepSize,
                  std::shared_ptr<const LinearObjective> objective, const BackendProvider& backend,
-                 const std::atomic<bool>* cancel = nullptr);
+                 const std::atomic<bool>* cancel = nullptr,
+                 const std::function<void(const RunResult&, double)>& onChunk = {});
 
 }  // namespace pipelens
