@@ -2,7 +2,9 @@
 
 #include <QMetaObject>
 #include <QStringList>
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 
 #include "backend_select.hpp"
@@ -10,6 +12,37 @@
 #include "experiment_runner.hpp"
 
 namespace pipelens::ui {
+namespace {
+
+// Keeps at most `limit` of `points` (every n-th and the last): bounded work per publish.
+void appendThinned(std::vector<QPointF>& out, std::vector<QPointF>&& fresh, size_t limit) {
+    if (fresh.size() <= limit) {
+        out.insert(out.end(), fresh.begin(), fresh.end());
+        return;
+    }
+    const size_t stride = (fresh.size() + limit - 1) / limit;
+    for (size_t i = 0; i < fresh.size(); i += stride) out.push_back(fresh[i]);
+    if ((fresh.size() - 1) % stride != 0) out.push_back(fresh.back());
+}
+
+// Halves a pending curve the GUI has not taken yet, so it stays bounded if the GUI lags.
+void halve(std::vector<QPointF>& v) {
+    size_t j = 0;
+    for (size_t i = 0; i < v.size(); i += 2) v[j++] = v[i];
+    if (v.size() % 2 == 0 && !v.empty()) v[j++] = v.back();
+    v.resize(j);
+}
+
+// Worker-side state of one method's publishing (touched only by that method's thread).
+struct PublishCursor {
+    size_t slotsSent = 0;
+    size_t updatesSent = 0;
+    bool started = false;
+    double step = std::nan("");
+    std::chrono::steady_clock::time_point last{};
+};
+
+}  // namespace
 
 ExperimentController::ExperimentController(QObject* parent) : QObject(parent) {
     qRegisterMetaType<SnapshotPtr>("pipelens::ui::SnapshotPtr");
@@ -18,6 +51,46 @@ ExperimentController::ExperimentController(QObject* parent) : QObject(parent) {
     debounce_.setSingleShot(true);
     debounce_.setInterval(30);
     connect(&debounce_, &QTimer::timeout, this, &ExperimentController::runNow);
+    liveTimer_.setInterval(100);
+    connect(&liveTimer_, &QTimer::timeout, this, &ExperimentController::pullLive);
+}
+
+double ExperimentController::liveFraction() const {
+    if (liveCurves_.empty()) return 0.0;
+    double sum = 0.0;
+    for (const LiveCurve& c : liveCurves_) sum += c.fraction;
+    const size_t methods = livePlan_ ? livePlan_->runs.size() : liveCurves_.size();
+    return sum / static_cast<double>(std::max<size_t>(1, methods));
+}
+
+void ExperimentController::pullLive() {
+    SnapshotPtr plan;
+    std::vector<LiveBuffer::Pending> pending;
+    {
+        std::lock_guard<std::mutex> lock(live_->mutex);
+        if (live_->generation != generation_ || !live_->dirty) return;
+        plan = live_->plan;
+        pending.swap(live_->pending);
+        live_->pending.resize(pending.size());
+        live_->dirty = false;
+    }
+    livePlan_ = plan;
+    if (liveCurves_.size() < pending.size()) liveCurves_.resize(pending.size());
+    for (size_t i = 0; i < pending.size(); ++i) {
+        LiveCurve& c = liveCurves_[i];
+        LiveBuffer::Pending& p = pending[i];
+        c.method = static_cast<int>(i);
+        if (p.name.isEmpty()) continue;  // nothing new for this method
+        if (p.reset) {
+            c.bySlot.clear();
+            c.byUpdate.clear();
+        }
+        c.name = p.name;
+        c.fraction = p.fraction;
+        c.bySlot.insert(c.bySlot.end(), p.bySlot.begin(), p.bySlot.end());
+        c.byUpdate.insert(c.byUpdate.end(), p.byUpdate.begin(), p.byUpdate.end());
+    }
+    emit partialResults(generation_);
 }
 
 ExperimentController::~ExperimentController() {
@@ -92,6 +165,9 @@ void ExperimentController::cancel() {
         running_ = false;
         ++generation_;  // whatever is in flight is now out of date
     }
+    liveTimer_.stop();
+    liveCurves_.clear();
+    livePlan_.reset();
 }
 
 void ExperimentController::runNow() {
@@ -100,13 +176,24 @@ void ExperimentController::runNow() {
     reapFinishedWorkers();
     const std::uint64_t generation = ++generation_;
     running_ = true;
+    {
+        // From here on, data of older runs is dropped where it is published.
+        std::lock_guard<std::mutex> lock(live_->mutex);
+        live_->generation = generation;
+        live_->plan.reset();
+        live_->pending.clear();
+        live_->dirty = false;
+    }
+    liveCurves_.clear();
+    livePlan_.reset();
+    liveTimer_.start();
     emit runStarted(generation);
 
     Worker w;
     w.cancel = std::make_shared<std::atomic<bool>>(false);
     w.finished = std::make_shared<std::atomic<bool>>(false);
     w.thread = std::thread([this, config = config_, generation, cancel = w.cancel, cache = cache_,
-                            previous = latest_,
+                            previous = latest_, live = live_,
                             finished = w.finished] {
         SnapshotPtr snapshot;
         QString error;
@@ -128,8 +215,98 @@ void ExperimentController::runNow() {
             options.cancel = cancel.get();
             auto s = std::make_shared<RunSnapshot>();
             s->generation = generation;
+            // Live curves: the plan's views (slots of each update) first, then every ~100 ms
+            // per method the new part of its objective series, bounded, into the live buffer.
+            std::shared_ptr<RunSnapshot> plan;
+            std::vector<PublishCursor> cursors;
+            LiveHooks hooks;
+            hooks.planned = [&](const ExperimentResult& planned) {
+                plan = std::make_shared<RunSnapshot>();
+                plan->generation = generation;
+                plan->experiment = planned;
+                for (MethodOutcome& o : plan->experiment.methods) o = MethodOutcome{};
+                for (size_t i = 0; i < planned.plan.runs.size(); ++i) {
+                    MethodOutcome& o = plan->experiment.methods[i];
+                    o.plan = planned.plan.runs[i];
+                    if (o.plan.pipeline) o.result.timeline = buildTimeline(o.plan.schedule);
+                }
+                deriveRunViews(*plan);
+                cursors.assign(planned.plan.runs.size(), PublishCursor{});
+                std::lock_guard<std::mutex> lock(live->mutex);
+                if (live->generation != generation) return;
+                live->plan = plan;
+                live->pending.assign(cursors.size(), LiveBuffer::Pending{});
+                live->dirty = true;
+            };
+            hooks.chunk = [&](size_t i, const RunResult& r, double done) {
+                PublishCursor& c = cursors[i];
+                const auto now = std::chrono::steady_clock::now();
+                const bool restart = r.stepSize != c.step;
+                if (!restart && done < 1.0 && now - c.last < std::chrono::milliseconds(100)) return;
+                c.last = now;
+                if (restart) {
+                    c = PublishCursor{};
+                    c.step = r.stepSize;
+                    c.last = now;
+                }
+                const MethodRun& run = plan->runs[i];
+                const RunPlan& rp = plan->experiment.methods[i].plan;
+                const double fStar = r.optimum;
+                std::vector<QPointF> bySlot, byUpdate;
+                if (!c.started) {
+                    // Pipelines record f(w0) as slot 0 themselves.
+                    if (!run.pipeline) bySlot.emplace_back(0.0, r.initialObjective - fStar);
+                    byUpdate.emplace_back(0.0, r.initialObjective - fStar);
+                    c.started = true;
+                }
+                if (run.pipeline) {
+                    for (size_t t = c.slotsSent; t < r.objectivePerSlot.size(); ++t) {
+                        bySlot.emplace_back(static_cast<double>(t), r.objectivePerSlot[t] - fStar);
+                        if (r.objectivePerUpdate.empty() && t >= 1) {
+                            byUpdate.emplace_back(
+                                static_cast<double>(run.updatesBefore(static_cast<int>(t))),
+                                r.objectivePerSlot[t] - fStar);
+                        }
+                    }
+                    c.slotsSent = std::max(c.slotsSent, r.objectivePerSlot.size());
+                }
+                for (size_t k = c.updatesSent; k < r.objectivePerUpdate.size(); ++k) {
+                    const double y = r.objectivePerUpdate[k] - fStar;
+                    byUpdate.emplace_back(static_cast<double>(k + 1), y);
+                    if (!run.pipeline && k < run.updateSlot.size()) {
+                        bySlot.emplace_back(run.updateSlot[k] + 1.0, y);
+                    }
+                }
+                c.updatesSent = std::max(c.updatesSent, r.objectivePerUpdate.size());
+                double fraction = done;
+                if (rp.spec.step.grid) {
+                    const int points = rp.spec.step.gridMax - rp.spec.step.gridMin + 1;
+                    const double index =
+                        std::round(std::log2(r.stepSize)) - rp.spec.step.gridMin;
+                    fraction = (index + done) / std::max(1, points);
+                }
+                std::lock_guard<std::mutex> lock(live->mutex);
+                if (live->generation != generation || i >= live->pending.size()) return;
+                LiveBuffer::Pending& p = live->pending[i];
+                if (restart) {
+                    p.bySlot.clear();
+                    p.byUpdate.clear();
+                    p.reset = true;
+                }
+                p.name = QStringLiteral("%1, γ=%2%3")
+                             .arg(run.label)
+                             .arg(r.stepSize, 0, 'g', 3)
+                             .arg(rp.spec.step.grid ? tr(" (tuning γ)") : QString());
+                p.fraction = std::clamp(fraction, 0.0, 1.0);
+                appendThinned(p.bySlot, std::move(bySlot), kMaxLivePoints);
+                appendThinned(p.byUpdate, std::move(byUpdate), kMaxLivePoints);
+                while (p.bySlot.size() > 3 * kMaxLivePoints) halve(p.bySlot);
+                while (p.byUpdate.size() > 3 * kMaxLivePoints) halve(p.byUpdate);
+                live->dirty = true;
+            };
             s->experiment = runExperimentCached(config, options, *cache,
-                                                previous ? &previous->experiment : nullptr);
+                                                previous ? &previous->experiment : nullptr,
+                                                &hooks);
             s->experiment.notices.insert(s->experiment.notices.end(), lines.begin(), lines.end());
             if (!s->experiment.cancelled) {
                 deriveRunViews(*s);
@@ -158,6 +335,9 @@ void ExperimentController::deliver(std::uint64_t generation, SnapshotPtr snapsho
     reapFinishedWorkers();
     if (generation != generation_) return;  // out of date
     running_ = false;
+    liveTimer_.stop();
+    liveCurves_.clear();
+    livePlan_.reset();
     for (const QString& n : notices) emit notice(n);
     if (!snapshot) {
         emit runFailed(generation, error.isEmpty() ? tr("the run was cancelled") : error);

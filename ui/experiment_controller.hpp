@@ -44,6 +44,16 @@ public:
     std::uint64_t generation() const { return generation_; }
     SnapshotPtr latest() const { return latest_; }
 
+    // Live results of the run in flight (empty when none has arrived): the loss curves so far,
+    // and the plan (timelines, no results) once the worker has made it. Refreshed at most every
+    // liveIntervalMs (default 100) while a run is going; partialResults says when.
+    const std::vector<LiveCurve>& liveCurves() const { return liveCurves_; }
+    SnapshotPtr livePlan() const { return livePlan_; }
+    double liveFraction() const;  // of the whole run, 0 … 1
+    void setLiveIntervalMs(int ms) { liveTimer_.setInterval(ms); }
+    // Points one publish hands over per curve at most (older ones are thinned, never blocked).
+    static constexpr size_t kMaxLivePoints = 20000;
+
     // The whole config as one line of JSON (pasted back, restores the exact run, seed included),
     // and its inverse (throws ConfigError).
     QString configAsText() const;
@@ -56,6 +66,7 @@ signals:
     void configChanged();
     void runStarted(quint64 generation);
     void resultsReady(pipelens::ui::SnapshotPtr snapshot);
+    void partialResults(quint64 generation);
     void runFailed(quint64 generation, const QString& message);
     void notice(const QString& message);
 
@@ -65,7 +76,23 @@ private:
         std::shared_ptr<std::atomic<bool>> cancel;
         std::shared_ptr<std::atomic<bool>> finished;
     };
+    // Filled by the workers, emptied by the GUI thread's timer; guarded by its mutex, so the
+    // workers never wait for the GUI (they hold the lock only to append).
+    struct LiveBuffer {
+        std::mutex mutex;
+        std::uint64_t generation = 0;
+        SnapshotPtr plan;
+        struct Pending {
+            bool reset = false;  // a new step size of a grid: the curve starts over
+            QString name;
+            double fraction = 0.0;
+            std::vector<QPointF> bySlot, byUpdate;
+        };
+        std::vector<Pending> pending;
+        bool dirty = false;
+    };
     void reapFinishedWorkers();
+    void pullLive();
     void deliver(std::uint64_t generation, SnapshotPtr snapshot, const QString& error,
                  const QStringList& notices);
 
@@ -76,6 +103,10 @@ private:
     SnapshotPtr latest_;
     std::vector<Worker> workers_;
     std::shared_ptr<ObjectiveCache> cache_;  // shared with the workers
+    std::shared_ptr<LiveBuffer> live_ = std::make_shared<LiveBuffer>();
+    QTimer liveTimer_;
+    std::vector<LiveCurve> liveCurves_;
+    SnapshotPtr livePlan_;
 };
 
 }  // namespace pipelens::ui

@@ -1,11 +1,13 @@
 #include "gantt_chart.hpp"
 
 #include <QFontMetricsF>
+#include <QGuiApplication>
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPaintEvent>
 #include <QPainter>
+#include <QStyleHints>
 #include <QToolTip>
 #include <QWheelEvent>
 #include <algorithm>
@@ -632,13 +634,14 @@ void GanttChart::Impl::paintAxes(QPainter& p, const Layout& l, const QFontMetric
     p.drawText(
         QRectF(l.xAxis.left(), l.plot.bottom() + 4 + fm.height(), l.xAxis.width(), fm.height() + 2),
         Qt::AlignHCenter | Qt::AlignTop, QStringLiteral("slot"));
-    // Stage labels: stage 1 always, then multiples of a step that keeps them apart.
+    // Stage labels: stage 1, then every step-th stage (evenly spaced, a step that keeps them
+    // apart), never two closer than a label's height.
     const double rowHeight = l.plot.height() / stages;
     int stageStep = 1;
     while (stageStep * rowHeight < fm.height() + 2 && stageStep < stages) stageStep *= 2;
     double lastY = -1e9;
     for (int s = 1; s <= stages; ++s) {
-        if (s != 1 && s % stageStep != 0) continue;
+        if ((s - 1) % stageStep != 0) continue;
         const double y = l.plot.top() + (s - 0.5) * rowHeight;
         if (y - lastY < fm.height()) continue;
         lastY = y;
@@ -898,6 +901,14 @@ void GanttChart::mouseReleaseEvent(QMouseEvent* event) {
     d_->dragging = false;
     unsetCursor();
     event->accept();
+    // A press and release without a drag is a click: ask for the cursor at the nearest slot
+    // boundary under the pointer (the line is drawn where the person clicked).
+    const QPointF moved = event->position() - d_->dragOrigin;
+    if (moved.manhattanLength() >= QGuiApplication::styleHints()->startDragDistance()) return;
+    const Layout l = d_->layout(size(), QFontMetricsF(font()));
+    if (!l.plot.contains(event->position())) return;
+    const double t = d_->slotAtX(l, event->position().x());
+    emit slotClicked(static_cast<int>(std::clamp<long long>(std::llround(t), 0, d_->slotCount)));
 }
 
 void GanttChart::keyPressEvent(QKeyEvent* event) {

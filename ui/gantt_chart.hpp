@@ -56,6 +56,10 @@ public:
 
 signals:
     void cursorSlotChanged(int slot);
+    // A click (press and release without dragging) in the plot: the slot boundary nearest the
+    // pointer, for the playback cursor. cursorSlotChanged also reports programmatic changes, so
+    // a window that follows clicks connects this one.
+    void slotClicked(int slot);
     void visibleRangeChanged(double firstSlot, double lastSlot);
 
 protected:

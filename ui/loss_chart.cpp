@@ -165,9 +165,38 @@ void LossChart::setXAxis(XAxis axis) {
 }
 
 void LossChart::setSnapshot(SnapshotPtr snapshot) {
+    live_ = false;
     snapshot_ = std::move(snapshot);
     rebuildData();
     rebuildSeries();
+}
+
+void LossChart::setLive(const std::vector<LiveCurve>& curves, double totalSlots,
+                        double totalUpdates) {
+    live_ = true;
+    liveSlots_ = totalSlots;
+    liveUpdates_ = totalUpdates;
+    bool sameSeries = theoremSeries_.isEmpty() && curves.size() == curves_.size() &&
+                      static_cast<qsizetype>(curves.size()) == methodSeries_.size();
+    curves_.clear();
+    bounds_.clear();
+    for (const LiveCurve& live : curves) {
+        Curve c;
+        c.name = live.name.isEmpty() ? tr("waiting…") : live.name;
+        c.method = live.method;
+        c.bySlot = live.bySlot;
+        c.byUpdate = live.byUpdate;
+        if (sameSeries && methodSeries_[static_cast<qsizetype>(curves_.size())]->name() != c.name)
+            sameSeries = false;
+        curves_.push_back(std::move(c));
+    }
+    note_->hide();
+    if (sameSeries) {
+        rebuildAxes();
+    } else {
+        rebuildSeries();
+    }
+    chart()->setTitle(QString());
 }
 
 void LossChart::setCursorSlot(int slot) {
@@ -336,6 +365,7 @@ void LossChart::rebuildAxes() {
     };
     for (const Curve& curve : curves_) scan(curve);
     for (const Curve& curve : bounds_) scan(curve);
+    if (live_) xMax = std::max(xMax, xAxis_ == XAxis::Slots ? liveSlots_ : liveUpdates_);
     // A diverging run must not squash the others: cap the top near the starting gap.
     if (startMax > 0.0) yMax = std::min(yMax, (logY() ? 1e3 : 1.5) * startMax);
     if (!(yMax > 0.0)) yMax = 1.0;
@@ -396,7 +426,7 @@ void LossChart::rebuildAxes() {
 }
 
 double LossChart::cursorX(int method) const {
-    if (cursor_ < 0 || !snapshot_) return std::numeric_limits<double>::infinity();
+    if (live_ || cursor_ < 0 || !snapshot_) return std::numeric_limits<double>::infinity();
     if (xAxis_ == XAxis::Slots) return cursor_;
     return static_cast<double>(snapshot_->runs[static_cast<size_t>(method)].updatesBefore(cursor_));
 }

@@ -27,6 +27,12 @@ public:
 
     void setSnapshot(SnapshotPtr snapshot);
     SnapshotPtr snapshot() const { return snapshot_; }
+    // The curves of a run in flight, drawn whole (no cursor) until the next setSnapshot. The
+    // series are kept when the methods are the same, so the chart does not flicker.
+    // `totalSlots` / `totalUpdates` (when known) fix the x range to the whole run.
+    void setLive(const std::vector<LiveCurve>& curves, double totalSlots = 0.0,
+                 double totalUpdates = 0.0);
+    bool showingLive() const { return live_; }
     // Points after `slot` slots are hidden (playback); -1 shows the whole run.
     void setCursorSlot(int slot);
     int cursorSlot() const { return cursor_; }
@@ -74,6 +80,9 @@ private:
 
     SnapshotPtr snapshot_;
     int cursor_ = -1;
+    bool live_ = false;
+    double liveSlots_ = 0.0;
+    double liveUpdates_ = 0.0;
     XAxis xAxis_ = XAxis::Slots;
     QChartView* view_;
     QComboBox* xChoice_;

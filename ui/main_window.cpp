@@ -17,6 +17,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
 
 #include "controls_panel.hpp"
 #include "experiment/results.hpp"
@@ -70,6 +71,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(controller_, &ExperimentController::runStarted, this,
             [this] { runState_->setText(tr("Running…")); });
     connect(controller_, &ExperimentController::resultsReady, this, &MainWindow::showResults);
+    connect(controller_, &ExperimentController::partialResults, this, &MainWindow::showPartial);
     connect(controller_, &ExperimentController::runFailed, this,
             [this](quint64, const QString& message) { status(message, true); });
     connect(controller_, &ExperimentController::notice, this, [this](const QString& n) {
@@ -77,6 +79,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         notices_->setToolTip(n);
     });
     connect(playback_, &PlaybackBar::cursorChanged, this, &MainWindow::applyCursor);
+    // A click on the Gantt or the heatmap moves the playback cursor there (as scrubbing does).
+    connect(gantt_, &GanttChart::slotClicked, playback_, &PlaybackBar::setCursor);
+    connect(heatmap_, &StalenessHeatmap::updateClicked, this, [this](long long updates) {
+        const int slot = slotAfterUpdates(updates);
+        if (slot >= 0) playback_->setCursor(slot);
+    });
     connect(ganttMethod_, &QComboBox::currentIndexChanged, this, &MainWindow::showGanttMethod);
     connect(loss_, &LossChart::theoremOverlayToggled, this, &MainWindow::onTheoremOverlay);
 
@@ -182,6 +190,7 @@ void MainWindow::showResults(const SnapshotPtr& snapshot) {
     QElapsedTimer clock;
     clock.start();
     snapshot_ = snapshot;
+    livePlan_.reset();
     const QString previous = ganttMethod_->currentText();
     {
         const QSignalBlocker block(ganttMethod_);
@@ -237,6 +246,53 @@ void MainWindow::showGanttMethod() {
     }
     heatmapTitle_->setText(title);
     applyCursor(playback_->cursor());
+}
+
+int MainWindow::slotAfterUpdates(long long updates) const {
+    if (!snapshot_ || heatmapMethod_ < 0) return -1;
+    const MethodRun& run = snapshot_->runs[static_cast<size_t>(heatmapMethod_)];
+    if (updates <= 0 || run.updateSlot.empty()) return 0;
+    // The cursor after the slot of the update-th update: exactly `updates` updates done.
+    const size_t k = std::min(static_cast<size_t>(updates), run.updateSlot.size());
+    return run.updateSlot[k - 1] + 1;
+}
+
+void MainWindow::showPartial() {
+    const SnapshotPtr plan = controller_->livePlan();
+    double slotRange = 0.0;
+    double updates = 0.0;
+    if (plan) {
+        slotRange = plan->totalSlots;
+        updates = static_cast<double>(plan->experiment.plan.updateBudget);
+        for (const MethodOutcome& o : plan->experiment.methods) {
+            if (o.plan.pipeline) {
+                updates = std::max(updates, static_cast<double>(o.plan.schedule.microbatches) *
+                                                o.plan.schedule.stages);
+            }
+        }
+    }
+    if (plan && plan != livePlan_) {
+        // The timeline is known before the run: show the new Gantt now. The heatmap needs the
+        // run's delays, so it waits rather than show the previous run's.
+        livePlan_ = plan;
+        int index = -1;
+        for (size_t i = 0; i < plan->runs.size(); ++i) {
+            if (!plan->result(i).timeline) continue;
+            if (index < 0 || plan->runs[i].label == ganttMethod_->currentText())
+                index = static_cast<int>(i);
+        }
+        if (index >= 0) {
+            gantt_->setTimeline(timelineOf(plan, static_cast<size_t>(index)));
+            gantt_->setCursorSlot(-1);
+        }
+        heatmap_->setDelays(nullptr);
+        heatmapTitle_->setText(tr("<b>Staleness</b> — computing…"));
+    }
+    loss_->setLive(controller_->liveCurves(), slotRange, updates);
+    runState_->setStyleSheet(QString());
+    runState_->setText(tr("running: %1% — the loss curves fill in as the methods compute; the "
+                          "heatmap and figures follow when the run is done")
+                           .arg(static_cast<int>(std::floor(controller_->liveFraction() * 100.0))));
 }
 
 void MainWindow::applyCursor(int slot) {

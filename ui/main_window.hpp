@@ -68,6 +68,9 @@ private:
     void showResults(const SnapshotPtr& snapshot);
     void showGanttMethod();
     void applyCursor(int slot);
+    void showPartial();  // live curves and progress of the run in flight
+    // Playback cursor (slots done) at which the heatmap's method has done `updates` updates.
+    int slotAfterUpdates(long long updates) const;
     void updateTitle();
     void addRecentFile(const QString& path);
     void rebuildRecentMenu();
@@ -94,6 +97,7 @@ private:
     QMenu* recentMenu_ = nullptr;
     QList<QAction*> dockActions_;
     SnapshotPtr snapshot_;
+    SnapshotPtr livePlan_;  // the plan of the run in flight whose Gantt is shown
     int heatmapMethod_ = -1;
     double lastUpdateMs_ = 0.0;
     QString currentFile_;

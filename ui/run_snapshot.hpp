@@ -3,6 +3,7 @@
 // slot in which each block update happened (so every chart can follow one playback cursor that
 // counts slots). Built once on a worker thread, then shared read-only with every widget.
 #include <QMetaType>
+#include <QPointF>
 #include <QString>
 #include <cstdint>
 #include <memory>
@@ -35,6 +36,16 @@ struct RunSnapshot {
 };
 
 using SnapshotPtr = std::shared_ptr<const RunSnapshot>;
+
+// The part of one method's loss curve computed so far by a run in flight (x: slots or block
+// updates done, y: f - f*), thinned to a bounded number of points.
+struct LiveCurve {
+    QString name;
+    int method = 0;
+    std::vector<QPointF> bySlot;
+    std::vector<QPointF> byUpdate;
+    double fraction = 0.0;  // of this method's run (grid: of all its step sizes)
+};
 
 // Views into a snapshot that keep it alive (aliasing shared pointers); null when absent.
 std::shared_ptr<const Timeline> timelineOf(const SnapshotPtr& snapshot, size_t method);

@@ -1,11 +1,14 @@
 #include "staleness_heatmap.hpp"
 
 #include <QFontMetricsF>
+#include <QGuiApplication>
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPaintEvent>
 #include <QPainter>
+#include <QStringList>
+#include <QStyleHints>
 #include <QToolTip>
 #include <QWheelEvent>
 #include <algorithm>
@@ -103,7 +106,9 @@ void maxOfDifferences(std::int32_t* acc, std::int32_t k, const std::int32_t* h, 
 }
 
 struct Layout {
-    QRectF statsLine;
+    QRectF statsLine;  // one line, or two when the stats do not fit in one
+    bool statsWrapped = false;
+    double width = 0.0;  // the whole widget's
     QRectF plot;
     QRectF colourBar;
     QRectF xAxis;
@@ -170,7 +175,11 @@ struct StalenessHeatmap::Impl {
     }
     // The update range a device pixel column stands for, as [lo, hi) (empty past the cursor).
     void columnRange(int column, int columns, bool snap, long long* lo, long long* hi) const;
-    QString statsText() const;
+    // The stats header: the maximum beside its formula, then the mean and the context (S,
+    // updates), which go on a second line when the widget is too narrow for one.
+    QString statsMax() const;
+    QString statsRest() const;
+    QString statsText() const { return statsMax() + QStringLiteral(", ") + statsRest(); }
     void paint(QPainter& p, const QSizeF& size, const QFont& font, bool vectorCells) const;
     void paintCellsImage(QPainter& p, const Layout& l) const;
     void paintCellsVector(QPainter& p, const Layout& l) const;
@@ -279,19 +288,20 @@ void StalenessHeatmap::Impl::updateStats() {
     shownMean = static_cast<double>(sum) / (static_cast<double>(shown - first) * blocks);
 }
 
-QString StalenessHeatmap::Impl::statsText() const {
-    const int s = blocks;
+QString StalenessHeatmap::Impl::statsMax() const {
     const double formula = formulaMaxFor(blocks);
-    const QString expression = s % 2 == 0 ? QStringLiteral("S\u00b2\u2212S/2")
-                                          : QStringLiteral("S\u00b2\u2212S/2\u2212\u00bd");
-    return QStringLiteral(
-               "max delay measured %1 (formula %2 = %3), mean %4  \u2014  S = %5, "
-               "second half of %6 block updates")
+    const QString expression = blocks % 2 == 0 ? QStringLiteral("S\u00b2\u2212S/2")
+                                               : QStringLiteral("S\u00b2\u2212S/2\u2212\u00bd");
+    return QStringLiteral("max delay measured %1 (formula %2 = %3)")
         .arg(shownMax, 0, 'f', 0)
         .arg(expression)
-        .arg(formula, 0, 'f', 0)
+        .arg(formula, 0, 'f', 0);
+}
+
+QString StalenessHeatmap::Impl::statsRest() const {
+    return QStringLiteral("mean %1  \u2014  S = %2, second half of %3 block updates")
         .arg(shownMean, 0, 'f', 2)
-        .arg(s)
+        .arg(blocks)
         .arg(shownUpdates());
 }
 
@@ -305,8 +315,11 @@ Layout StalenessHeatmap::Impl::layout(const QSizeF& size, const QFontMetricsF& f
     const double bottom = 2 * line + 10;
     // Whole logical pixels, so the cell image maps 1:1 onto device pixels.
     Layout l;
-    l.statsLine = QRectF(std::ceil(left), 4, std::max(0.0, std::floor(size.width() - left - 8)),
-                         std::ceil(line + 6));
+    l.width = size.width();
+    const double statsWidth = std::max(0.0, std::floor(size.width() - left - 8));
+    l.statsWrapped = fm.horizontalAdvance(statsText()) > statsWidth;
+    l.statsLine = QRectF(std::ceil(left), 4, statsWidth,
+                         std::ceil((l.statsWrapped ? 2 : 1) * line + 6));
     l.plot = QRectF(std::ceil(left), l.statsLine.bottom() + 4,
                     std::max(1.0, std::floor(size.width() - std::ceil(left) - right)),
                     std::max(1.0, std::floor(size.height() - l.statsLine.bottom() - 4 - bottom)));
@@ -354,7 +367,18 @@ void StalenessHeatmap::Impl::paint(QPainter& p, const QSizeF& size, const QFont&
     // White around the plot only: the cell image covers the plot (fills cost per pixel).
     chart::fillAround(p, QRectF(QPointF(0, 0), size), l.plot, Qt::white);
     p.setPen(QColor(30, 30, 30));
-    p.drawText(l.statsLine, Qt::AlignLeft | Qt::AlignVCenter, statsText());
+    if (!l.statsWrapped) {
+        p.drawText(l.statsLine, Qt::AlignLeft | Qt::AlignVCenter, statsText());
+    } else {
+        // Two lines, each elided at the right if even that is too narrow.
+        const double w = l.statsLine.width();
+        const QRectF first(l.statsLine.left(), l.statsLine.top() + 3, w, fm.height());
+        const QRectF second(l.statsLine.left(), first.bottom(), w, fm.height());
+        p.drawText(first, Qt::AlignLeft | Qt::AlignVCenter,
+                   fm.elidedText(statsMax(), Qt::ElideRight, w));
+        p.drawText(second, Qt::AlignLeft | Qt::AlignVCenter,
+                   fm.elidedText(statsRest(), Qt::ElideRight, w));
+    }
     if (vectorCells) p.fillRect(l.plot, QColor(kNotRun));
     if (vectorCells)
         paintCellsVector(p, l);
@@ -499,13 +523,35 @@ void StalenessHeatmap::Impl::paintAxes(QPainter& p, const Layout& l,
         p.drawText(QRectF(x - labelWidth / 2, l.plot.bottom() + 4, labelWidth, fm.height()),
                    Qt::AlignHCenter | Qt::AlignTop, QString::number(static_cast<long long>(k)));
     }
-    p.drawText(
-        QRectF(l.xAxis.left(), l.plot.bottom() + 4 + fm.height(), l.xAxis.width(), fm.height() + 2),
-        Qt::AlignHCenter | Qt::AlignTop,
-        cellWidth < 1.0
-            ? QStringLiteral("block update k  (1 px \u2248 %1 updates: their largest delay)")
-                  .arg(1.0 / cellWidth, 0, 'f', 0)
-            : QStringLiteral("block update k"));
+    {
+        // The title, centred under the plot but kept inside the widget: the longest wording
+        // that fits, elided as a last resort.
+        const double widgetWidth = l.width;
+        const double available = std::max(0.0, widgetWidth - 4);
+        QStringList wordings;
+        if (cellWidth < 1.0) {
+            const QString perPixel = QString::number(1.0 / cellWidth, 'f', 0);
+            wordings
+                << QStringLiteral("block update k  (1 px \u2248 %1 updates: their largest delay)")
+                       .arg(perPixel)
+                << QStringLiteral("block update k  (1 px \u2248 %1 updates, max)").arg(perPixel)
+                << QStringLiteral("update k (1 px \u2248 %1)").arg(perPixel);
+        }
+        wordings << QStringLiteral("block update k");
+        QString title = wordings.back();
+        for (const QString& w : wordings) {
+            if (fm.horizontalAdvance(w) <= available) {
+                title = w;
+                break;
+            }
+        }
+        title = fm.elidedText(title, Qt::ElideRight, available);
+        const double width = fm.horizontalAdvance(title) + 2;
+        const double centre = l.plot.center().x();
+        const double x = std::clamp(centre - width / 2, 2.0, std::max(2.0, widgetWidth - width));
+        p.drawText(QRectF(x, l.plot.bottom() + 4 + fm.height(), width, fm.height() + 2),
+                   Qt::AlignLeft | Qt::AlignTop, title);
+    }
     const double rowHeight = l.plot.height() / blocks;
     int blockStep = 1;
     while (blockStep * rowHeight < fm.height() + 2 && blockStep < blocks) blockStep *= 2;
@@ -749,6 +795,13 @@ void StalenessHeatmap::mouseReleaseEvent(QMouseEvent* event) {
     d_->dragging = false;
     unsetCursor();
     event->accept();
+    // A click without a drag: the update boundary nearest the pointer (updates done there).
+    const QPointF moved = event->position() - d_->dragOrigin;
+    if (moved.manhattanLength() >= QGuiApplication::styleHints()->startDragDistance()) return;
+    const Layout l = d_->layout(size(), QFontMetricsF(font()));
+    if (!l.plot.contains(event->position())) return;
+    const double k = d_->updateAtX(l, event->position().x());
+    emit updateClicked(std::clamp<long long>(std::llround(k), 0, d_->updates));
 }
 
 void StalenessHeatmap::keyPressEvent(QKeyEvent* event) {

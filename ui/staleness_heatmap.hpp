@@ -55,6 +55,9 @@ public:
 
 signals:
     void visibleRangeChanged(double firstUpdate, double lastUpdate);
+    // A click (no drag) in the plot: the number of block updates done at the pointer, for the
+    // playback cursor.
+    void updateClicked(long long updatesDone);
 
 protected:
     void paintEvent(QPaintEvent* event) override;

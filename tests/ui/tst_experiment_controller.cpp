@@ -4,6 +4,7 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include "backend_select.hpp"
 #include "experiment/experiment.hpp"
 #include "experiment_controller.hpp"
 #include "ui_test_support.hpp"
@@ -25,8 +26,14 @@ private slots:
         QCOMPARE(ready.count(), 1);
         const SnapshotPtr s = c.latest();
         QCOMPARE(s->runs.size(), c.config().methods.size());
-        // The same numbers as the engine run directly with the same config.
-        const ExperimentResult direct = runExperiment(c.config());
+        // The same numbers as the engine run directly with the same config on the same backend
+        // (the default config's backend is "auto": OpenCL where a device exists).
+        std::vector<std::string> notices;
+        const BackendChoice backend = selectBackend(c.config(), notices);
+        RunOptions options;
+        options.backend = backend.provider;
+        options.backendName = backend.name;
+        const ExperimentResult direct = runExperiment(c.config(), options);
         for (size_t i = 0; i < s->runs.size(); ++i) {
             QCOMPARE(s->result(i).objectivePerUpdate, direct.methods[i].result.objectivePerUpdate);
         }

@@ -1,0 +1,82 @@
+// The forward and backward ops of one pipeline slot in one kernel launch (get_global_id(1) = op),
+// so the number of enqueues per slot does not grow with S. X is row-major n x d, so one
+// work-item's row of a block is contiguous.
+
+// F(m, s): stash the replica's block, act (+)= X_b[:, block] * w, and on the last stage the
+// output gradient. x = row of the batch (and, in turn, stash coordinates).
+inline void forward_op(__global const int* op, int x, int width, __global const real* X,
+                       __global const real* y, int d, int b, int lastStage, int logistic,
+                       __global const real* weights, __global real* stash, __global real* act,
+                       __global real* grad) {
+    const int size = op[OP_SIZE];
+    __global const real* w = weights + (long)op[OP_REPLICA] * d + op[OP_OFFSET];
+    for (int c = x; c < size; c += width) stash[op[OP_STASH] + c] = w[c];
+    if (x >= b) return;
+    const long row = (long)op[OP_BATCH] * b + x;
+    __global const real* xrow = X + row * d + op[OP_OFFSET];
+    const real s = dot_contiguous(xrow, w, size);
+    const int a = op[OP_ACT] * b + x;
+    const real value = op[OP_STAGE] == 0 ? s : act[a] + s;
+    act[a] = value;
+    if (op[OP_STAGE] == lastStage) grad[a] = output_gradient(value, y[row], b, logistic);
+}
+
+// B(m, s): g = X_b[:, block]^T grad + l2 * stash; w_r(s) -= step g. The replica average moves by
+// avgWeight * (-step g); that move and g^2 are kept per coordinate for the objective kernels.
+// x = coordinate in the block.
+inline void backward_op(__global const int* op, int x, __global const real* X, int d, int b,
+                        real l2, real step, real avgWeight, __global real* weights,
+                        __global const real* stash, __global const real* grad,
+                        __global real* average, __global real* deltaAvg, __global real* gradSq) {
+    if (x >= op[OP_SIZE]) return;
+    const int j = op[OP_OFFSET] + x;
+    __global const real* xcol = X + (long)op[OP_BATCH] * b * d + j;
+    __global const real* g = grad + op[OP_ACT] * b;
+    real sum = dot_strided(xcol, d, g, b);
+    if (l2 != (real)0) sum += l2 * stash[op[OP_STASH] + x];
+    const real delta = -step * sum;
+    weights[(long)op[OP_REPLICA] * d + j] += delta;
+    const real moved = avgWeight * delta;
+    average[j] += moved;
+    deltaAvg[j] = moved;
+    gradSq[j] = sum * sum;
+}
+
+// Every op of one slot in one launch: get_global_id(1) = op (the slot's ops touch distinct
+// stages, so they are independent), get_global_id(0) = row (forward) or coordinate (backward).
+__kernel void pipeline_slot(__global const real* X, __global const real* y, int d, int b,
+                            int lastStage, int logistic, real l2, real step, real avgWeight,
+                            __global const int* ops, __global real* weights,
+                            __global real* stash, __global real* act, __global real* grad,
+                            __global real* average, __global real* deltaAvg,
+                            __global real* gradSq) {
+    __global const int* op = ops + OP_FIELDS * (int)get_global_id(1);
+    const int x = (int)get_global_id(0);
+    if (op[OP_KIND] == 0) {
+        forward_op(op, x, (int)get_global_size(0), X, y, d, b, lastStage, logistic, weights,
+                   stash, act, grad);
+    } else {
+        backward_op(op, x, X, d, b, l2, step, avgWeight, weights, stash, grad, average, deltaAvg,
+                    gradSq);
+    }
+}
+
+// LocalSGD: every replica (and the average) becomes the replica mean, coordinate by coordinate.
+__kernel void average_replicas(__global real* weights, int replicas, int d,
+                               __global real* average) {
+    const int j = (int)get_global_id(0);
+    if (j >= d) return;
+    real s = 0;
+    for (int r = 0; r < replicas; ++r) s += weights[(long)r * d + j];
+    const real mean = s / (real)replicas;
+    for (int r = 0; r < replicas; ++r) weights[(long)r * d + j] = mean;
+    average[j] = mean;
+}
+
+// Writes v into each of `copies` consecutive length-d vectors (replicas, RPD's ring).
+__kernel void broadcast_vector(__global const real* v, int d, int copies, __global real* out) {
+    const int j = (int)get_global_id(0);
+    if (j >= d) return;
+    const real value = v[j];
+    for (int k = 0; k < copies; ++k) out[(long)k * d + j] = value;
+}

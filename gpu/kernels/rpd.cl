@@ -1,0 +1,50 @@
+// Randomized PipeDream on a ring of the last `depth` iterates (ring column k mod depth holds w_k).
+
+// z_k's forward over the batch: act = sum_j X_b[:, block j] . (block j of ring column cols[j]),
+// then the output gradient. blocks: pairs (offset, size); step: the step's op entry, then cols.
+// get_global_id(0) = row of the batch.
+__kernel void rpd_forward(__global const real* X, __global const real* y, int d, int b, int batch,
+                          int stages, __global const int* blocks, __global const int* step,
+                          __global const real* ring, int logistic, __global real* grad) {
+    const int r = (int)get_global_id(0);
+    if (r >= b) return;
+    const long row = (long)batch * b + r;
+    __global const real* x = X + row * d;
+    __global const int* cols = step + OP_FIELDS;
+    real a = 0;
+    for (int j = 0; j < stages; ++j) {
+        const int off = blocks[2 * j];
+        const int size = blocks[2 * j + 1];
+        a += dot_contiguous(x + off, ring + (long)cols[j] * d + off, size);
+    }
+    grad[r] = output_gradient(a, y[row], b, logistic);
+}
+
+// The block gradient of the drawn stage at z_k: g = X_b[:, block]^T grad + l2 * z_k's block;
+// deltaAvg = -step g (the move of w), gradSq = g^2. get_global_id(0) = coordinate in the block.
+__kernel void rpd_backward(__global const real* X, int d, int b, int batch, int off, int size,
+                           int col, __global const real* ring, __global const real* grad, real l2,
+                           real step, __global real* deltaAvg, __global real* gradSq) {
+    const int c = (int)get_global_id(0);
+    if (c >= size) return;
+    const int j = off + c;
+    __global const real* x = X + (long)batch * b * d + j;
+    real sum = dot_strided(x, d, grad, b);
+    if (l2 != (real)0) sum += l2 * ring[(long)col * d + j];
+    deltaAvg[j] = -step * sum;
+    gradSq[j] = sum * sum;
+}
+
+// w_{k+1} = w_k with the block moved: ring column `next` from column `cur`, and the tracked
+// iterate `current` moved the same way.
+__kernel void rpd_advance(__global real* ring, int d, int cur, int next, int off, int size,
+                          __global const real* deltaAvg, __global real* current) {
+    const int j = (int)get_global_id(0);
+    if (j >= d) return;
+    real v = ring[(long)cur * d + j];
+    if (j >= off && j < off + size) {
+        v += deltaAvg[j];
+        current[j] += deltaAvg[j];
+    }
+    ring[(long)next * d + j] = v;
+}

@@ -1,0 +1,166 @@
+// Whole runs, OpenCL against the CPU engine on the same machine (docs/benchmarks.md, "OpenCL"):
+//   small: logistic regression d = 512, n = 600, b = 10, S = 32, 300 PD microbatches, the
+//          objective logged after every block update;
+//   large: quadratic d = 8192, n = 65536, b = 256, S = 16, 64 PD microbatches (--large; X takes
+//          4 GiB in double).
+// Times are wall-clock seconds of the replay itself (data made and the OpenCL program built
+// beforehand; the one-off build is reported on its own line), best of --repeats.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include "experiment/config.hpp"
+#include "experiment/experiment.hpp"
+#include "opencl_backend.hpp"
+#include "opencl_context.hpp"
+#include "replay/cpu_backend.hpp"
+
+using namespace pipelens;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+}
+
+bool openClOnly = false;  // --opencl-only: diagnostics (e.g. with PIPELENS_CL_PROFILE=1)
+int largeRows = 65536;    // --large-rows: a smaller "large" run for diagnostics
+
+ExperimentConfig smallConfig() {
+    ExperimentConfig c;
+    c.name = "small";
+    c.data.kind = "logistic";
+    c.data.rows = 600;
+    c.data.dim = 512;
+    c.objective.loss = LossKind::Logistic;
+    c.objective.l2 = 1e-4;
+    c.stages = 32;
+    c.batchSize = 10;
+    c.budget.microbatches = 300;
+    MethodSpec m;
+    m.method = "pd";
+    m.step.value = 0.25;
+    c.methods = {m};
+    return c;
+}
+
+ExperimentConfig largeConfig() {
+    ExperimentConfig c;
+    c.name = "large";
+    c.data.kind = "random";
+    c.data.rows = largeRows;
+    c.data.dim = 8192;
+    c.objective.loss = LossKind::Quadratic;
+    c.stages = 16;
+    c.batchSize = 256;
+    c.budget.microbatches = 64;
+    MethodSpec m;
+    m.method = "pd";
+    m.step.value = 1.0 / 8192.0;
+    c.methods = {m};
+    return c;
+}
+
+struct Timing {
+    double best = 1e300;     // whole run: preparation (data upload) + replay
+    double prepare = 0.0;    // of the best run
+    double finalObjective = 0.0;
+    long long updates = 0;
+};
+
+Timing timeRun(const ExperimentConfig& c, std::shared_ptr<const LinearObjective> objective,
+               const BackendProvider& backend, int repeats) {
+    ExperimentPlan plan = planExperiment(c, *objective);
+    Timing t;
+    for (int r = 0; r < repeats; ++r) {
+        const auto start = Clock::now();
+        auto replay = makeReplay(c, plan.runs.front(), plan.runs.front().spec.step.value,
+                                 objective, backend);
+        const auto prepared = Clock::now();
+        replay->runToEnd();
+        const double total = seconds(start, Clock::now());
+        if (total < t.best) {
+            t.best = total;
+            t.prepare = seconds(start, prepared);
+        }
+        t.finalObjective = replay->result().objectivePerSlot.back();
+        t.updates = replay->result().updates;
+    }
+    return t;
+}
+
+void compare(const char* label, const ExperimentConfig& c, int repeats,
+             const std::shared_ptr<gpu::OpenClContext>& context, gpu::Precision precision) {
+    auto t0 = Clock::now();
+    std::shared_ptr<LinearObjective> objective = buildObjective(c);
+    objective->setOptimum(0.0);  // f* is not part of what is timed
+    std::printf("%s: data made in %.1f s (n=%d, d=%d, S=%d)\n", label, seconds(t0, Clock::now()),
+                objective->rows(), objective->dim(), c.stages);
+    Timing cpu;
+    if (!openClOnly) cpu = timeRun(c, objective, cpuBackendProvider(), repeats);
+    gpu::OpenClBackendOptions o;
+    o.precision = precision;
+    BackendProvider ocl = [&] { return std::make_unique<gpu::OpenClBackend>(context, o); };
+    Timing gpuRun = timeRun(c, objective, ocl, repeats);
+    if (openClOnly) {
+        std::printf("%s: %lld block updates; OpenCL (%s) %.3f s (prepare %.3f); final f %.12g\n",
+                    label, gpuRun.updates, gpu::precisionName(precision).c_str(), gpuRun.best,
+                    gpuRun.prepare, gpuRun.finalObjective);
+        std::fflush(stdout);
+        return;
+    }
+    std::printf("%s: %lld block updates; CPU engine %.3f s (prepare %.3f), OpenCL (%s) %.3f s "
+                "(prepare %.3f): OpenCL/CPU = %.2f; final f: CPU %.12g, OpenCL %.12g\n",
+                label, cpu.updates, cpu.best, cpu.prepare, gpu::precisionName(precision).c_str(),
+                gpuRun.best, gpuRun.prepare, gpuRun.best / cpu.best, cpu.finalObjective,
+                gpuRun.finalObjective);
+    std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    bool large = false;
+    bool floatToo = false;
+    int repeats = 3;
+    for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--large")) large = true;
+        else if (!std::strcmp(argv[i], "--float")) floatToo = true;
+        else if (!std::strcmp(argv[i], "--opencl-only")) openClOnly = true;
+        else if (!std::strcmp(argv[i], "--large-rows") && i + 1 < argc) {
+            largeRows = std::atoi(argv[++i]);
+        }
+        else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc) repeats = std::atoi(argv[++i]);
+        else {
+            std::fprintf(stderr, "usage: bench_opencl_runs [--large] [--float] [--repeats N] "
+                                 "[--opencl-only] [--large-rows N]\n");
+            return 1;
+        }
+    }
+    try {
+        auto t0 = Clock::now();
+        auto context = std::make_shared<gpu::OpenClContext>();
+        context->program(gpu::Precision::Double);
+        std::printf("device: %s; program build (PoCL cache %s) %.2f s\n",
+                    context->info().name.c_str(), gpu::ensureKernelCacheDir().c_str(),
+                    seconds(t0, Clock::now()));
+        compare("small logistic S=32", smallConfig(), repeats, context, gpu::Precision::Double);
+        if (floatToo) {
+            compare("small logistic S=32", smallConfig(), repeats, context, gpu::Precision::Float);
+        }
+        if (large) {
+            compare("large quadratic S=16", largeConfig(), 1, context, gpu::Precision::Double);
+            if (floatToo) {
+                compare("large quadratic S=16", largeConfig(), 1, context, gpu::Precision::Float);
+            }
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_opencl_runs: %s\n", e.what());
+        return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,138 @@
+// Clicking a chart moves the playback cursor: a click on the Gantt sets it to the slot under the
+// pointer, a click on the heatmap to the slot where that many block updates are done; a drag
+// still pans and leaves the cursor alone. Also: the heatmap's header and axis title stay inside
+// a narrow widget.
+#include <QImage>
+#include <QPainter>
+#include <QTest>
+#include <cmath>
+
+#include "experiment_controller.hpp"
+#include "gantt_chart.hpp"
+#include "loss_chart.hpp"
+#include "main_window.hpp"
+#include "playback_bar.hpp"
+#include "schedule/timeline.hpp"
+#include "staleness_heatmap.hpp"
+#include "ui_test_support.hpp"
+
+using namespace pipelens;
+using namespace pipelens::ui;
+
+namespace {
+
+// A point inside the chart's plot, found through the chart's own hit test.
+bool findCell(const GanttChart& g, double xFraction, QPoint* at, int* slot) {
+    for (int y = g.height() / 2; y < g.height(); ++y) {
+        const QPoint p(static_cast<int>(g.width() * xFraction), y);
+        int stage = 0;
+        if (g.cellAtPosition(p, &stage, slot)) {
+            *at = p;
+            return true;
+        }
+    }
+    return false;
+}
+
+// True if any pixel of `image` in the column band [x0, x1) and row band [y0, y1) is not white.
+bool inked(const QImage& image, int x0, int x1, int y0, int y1) {
+    for (int y = std::max(0, y0); y < std::min(image.height(), y1); ++y) {
+        for (int x = std::max(0, x0); x < std::min(image.width(), x1); ++x) {
+            if (image.pixelColor(x, y) != QColor(Qt::white)) return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+class TestClickCursor : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { test::isolateSettings(); }
+
+    void aClickOnTheGanttSetsTheCursorAndADragPans() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.waitForResults(60000));
+        GanttChart* g = w.gantt();
+        g->setVisibleRange(0.0, 40.0);
+        QPoint at;
+        int slot = -1;
+        QVERIFY(findCell(*g, 0.5, &at, &slot));
+        QTest::mouseClick(g, Qt::LeftButton, {}, at);
+        const int cursor = w.playback()->cursor();
+        // The slot boundary nearest the pointer: the start or the end of the cell clicked.
+        QVERIFY2(cursor == slot || cursor == slot + 1,
+                 qPrintable(QStringLiteral("cursor %1, cell %2").arg(cursor).arg(slot)));
+        QCOMPARE(g->cursorSlot(), cursor);
+        QCOMPARE(w.lossChart()->cursorSlot(), cursor);
+
+        // A drag pans and does not move the cursor.
+        const double first = g->visibleFirstSlot();
+        QTest::mousePress(g, Qt::LeftButton, {}, at);
+        QTest::mouseMove(g, at - QPoint(80, 0));
+        QTest::mouseRelease(g, Qt::LeftButton, {}, at - QPoint(80, 0));
+        QVERIFY(g->visibleFirstSlot() > first);
+        QCOMPARE(w.playback()->cursor(), cursor);
+    }
+
+    void aClickOnTheHeatmapSetsTheCursorToThatUpdate() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.heatmapMethodIndex() >= 0);
+        StalenessHeatmap* h = w.heatmap();
+        h->setVisibleRange(0.0, 100.0);
+        QPoint at;
+        long long update = -1;
+        long long first = -1;
+        long long last = -1;
+        int block = 0;
+        for (int y = h->height() / 2; y < h->height() && update < 0; ++y) {
+            const QPoint p(h->width() / 3, y);
+            if (h->cellAtPosition(p, &update, &block, &first, &last)) at = p;
+        }
+        QVERIFY(update >= 0);
+        w.playback()->toEnd();
+        QTest::mouseClick(h, Qt::LeftButton, {}, at);
+        const int cursor = w.playback()->cursor();
+        QVERIFY(cursor < w.playback()->totalSlots());
+        // Several blocks update in one slot, so the cursor (which counts slots) goes to the end
+        // of the slot in which the clicked update count is reached.
+        const MethodRun& run = w.controller()->latest()->runs[static_cast<size_t>(
+            w.heatmapMethodIndex())];
+        const long long done = run.updatesBefore(cursor);
+        const long long before = run.updatesBefore(cursor - 1);
+        // Some count k in the clicked column's [first, last + 1] is reached in slot cursor - 1.
+        QVERIFY2(before < last + 1 && done >= std::max(first, 1LL),
+                 qPrintable(QStringLiteral("slot %1 holds updates (%2, %3], clicked [%4, %5]")
+                                .arg(cursor - 1).arg(before).arg(done).arg(first).arg(last + 1)));
+        QCOMPARE(h->cursorUpdate(), done);
+    }
+
+    void theHeatmapTextStaysInsideANarrowWidget() {
+        ScheduleParams p;
+        p.kind = ScheduleKind::PipeDream;
+        p.stages = 8;
+        p.microbatches = 400;
+        StalenessHeatmap h;
+        h.setDelays(std::make_shared<const DelayTable>(buildTimeline(p)));
+        for (int width : {400, 300, 220}) {
+            const QSize size(width, 300);
+            QImage image(size, QImage::Format_RGB32);
+            image.fill(Qt::white);
+            {
+                QPainter painter(&image);
+                h.paintChart(painter, size);
+            }
+            // Text touching the left or right edge is text cut off there.
+            QVERIFY2(!inked(image, 0, 2, 0, size.height()), qPrintable(QString::number(width)));
+            QVERIFY2(!inked(image, width - 2, width, 0, size.height()),
+                     qPrintable(QString::number(width)));
+        }
+    }
+};
+
+QTEST_MAIN(TestClickCursor)
+#include "tst_click_cursor.moc"

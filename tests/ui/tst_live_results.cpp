@@ -1,0 +1,167 @@
+// Live results: a long run publishes its loss curves while it computes (the chart's curve grows,
+// and what was shown is exactly the finished run's data), and a change during a long run cancels
+// it without any of its partial data reaching the chart afterwards.
+#include <QLabel>
+#include <QLineSeries>
+#include <QStatusBar>
+#include <QSignalSpy>
+#include <QTest>
+#include <cmath>
+
+#include "experiment_controller.hpp"
+#include "gantt_chart.hpp"
+#include "loss_chart.hpp"
+#include "main_window.hpp"
+#include "presets.hpp"
+#include "ui_test_support.hpp"
+
+using namespace pipelens;
+using namespace pipelens::ui;
+
+namespace {
+
+// Logistic regression at S = 32, one PipeDream run long enough (about a second or more) that
+// several live publishes happen before it ends.
+ExperimentConfig longRun(double stepSize) {
+    ExperimentConfig c = loadPreset("e3-logistic").config;
+    c.stages = 32;
+    c.budget = BudgetSpec{};
+    c.budget.microbatches = 5000;
+    MethodSpec pd;
+    pd.method = "pd";
+    pd.step.value = stepSize;
+    c.methods = {pd};
+    return c;
+}
+
+// Every live point (x = slots done) must be the finished run's f − f* at that slot.
+int mismatches(const std::vector<QPointF>& live, const RunResult& r) {
+    int bad = 0;
+    for (const QPointF& p : live) {
+        const auto t = static_cast<size_t>(std::llround(p.x()));
+        if (t >= r.objectivePerSlot.size() || r.objectivePerSlot[t] - r.optimum != p.y()) ++bad;
+    }
+    return bad;
+}
+
+}  // namespace
+
+class TestLiveResults : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { test::isolateSettings(); }
+
+    void aLongRunPublishesPartialCurvesBeforeItEnds() {
+        ExperimentController c;
+        c.setConfig(longRun(0.25));
+        LossChart chart;
+        std::vector<qsizetype> shownPoints;
+        std::vector<double> fractions;
+        std::vector<QPointF> lastLive;
+        bool finished = false;
+        bool partialAfterFinish = false;
+        connect(&c, &ExperimentController::partialResults, &chart, [&] {
+            if (finished) partialAfterFinish = true;
+            chart.setLive(c.liveCurves());
+            if (c.liveCurves().empty() || c.liveCurves()[0].bySlot.empty()) return;
+            QCOMPARE(chart.methodSeries().size(), 1);
+            shownPoints.push_back(static_cast<qsizetype>(chart.methodData(0).size()));
+            QVERIFY(chart.methodSeries()[0]->count() > 0);
+            fractions.push_back(c.liveFraction());
+            lastLive = c.liveCurves()[0].bySlot;
+        });
+        connect(&c, &ExperimentController::resultsReady, &chart, [&] { finished = true; });
+        c.runNow();
+        QVERIFY(test::waitForCurrentResults(c));
+        QVERIFY(!partialAfterFinish);
+        QVERIFY2(shownPoints.size() >= 2, qPrintable(QString::number(shownPoints.size())));
+        // The curve grows while the run computes, and so does the progress.
+        QVERIFY(shownPoints.back() > shownPoints.front());
+        for (size_t i = 1; i < fractions.size(); ++i) QVERIFY(fractions[i] >= fractions[i - 1]);
+        QVERIFY(fractions.front() < 1.0);
+        // What was shown live is the finished run's data, point for point, starting at slot 0.
+        const RunResult& r = c.latest()->result(0);
+        QVERIFY(!lastLive.empty());
+        QCOMPARE(lastLive.front().x(), 0.0);
+        QCOMPARE(mismatches(lastLive, r), 0);
+        QVERIFY(lastLive.back().x() < r.objectivePerSlot.size());
+        // Bounded: never more points than a few publishes' worth.
+        QVERIFY(lastLive.size() <= r.objectivePerSlot.size());
+        QVERIFY(c.liveCurves().empty());  // the finished run replaces the live curves
+        chart.setSnapshot(c.latest());
+        QVERIFY(!chart.showingLive());
+        QCOMPARE(chart.methodData(0).size(), r.objectivePerSlot.size());
+    }
+
+    void aChangeDuringALongRunCancelsItAndDropsItsPartialData() {
+        ExperimentController c;
+        c.setDebounceMs(0);
+        c.setConfig(longRun(0.25));
+        c.runNow();
+        const quint64 oldGeneration = c.generation();
+        QSignalSpy partial(&c, &ExperimentController::partialResults);
+        QVERIFY(partial.wait(20000));  // the old run is publishing
+        QCOMPARE(partial.last().at(0).value<quint64>(), oldGeneration);
+
+        // Change the step size mid-run: the old run is cancelled, the new one takes over.
+        QCOMPARE(c.tryModify([](ExperimentConfig& x) { x.methods[0].step.value = 0.125; }),
+                 QString());
+        c.runNow();
+        const quint64 newGeneration = c.generation();
+        QVERIFY(newGeneration > oldGeneration);
+        LossChart chart;
+        std::vector<std::vector<QPointF>> shown;
+        std::vector<quint64> generations;
+        connect(&c, &ExperimentController::partialResults, &chart, [&](quint64 g) {
+            generations.push_back(g);
+            chart.setLive(c.liveCurves());
+            if (!c.liveCurves().empty() && !c.liveCurves()[0].bySlot.empty())
+                shown.push_back(chart.methodData(0));
+        });
+        QSignalSpy ready(&c, &ExperimentController::resultsReady);
+        QVERIFY(test::waitForCurrentResults(c));
+        QCOMPARE(ready.count(), 1);  // only the new run's results arrive
+        QCOMPARE(c.latest()->generation, newGeneration);
+        QCOMPARE(c.latest()->result(0).stepSize, 0.125);
+        for (quint64 g : generations) QCOMPARE(g, newGeneration);
+        // Everything the chart was given after the change belongs to the new run.
+        const RunResult& r = c.latest()->result(0);
+        QVERIFY(!shown.empty());
+        for (const auto& points : shown) QCOMPARE(mismatches(points, r), 0);
+    }
+
+    void theWindowShowsLiveCurvesAndProgress() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.waitForResults(60000));
+        w.controller()->setConfig(longRun(0.25));
+        QSignalSpy partial(w.controller(), &ExperimentController::partialResults);
+        const bool live = QTest::qWaitFor(
+            [&] {
+                const auto& curves = w.controller()->liveCurves();
+                return !curves.empty() && curves[0].bySlot.size() > 100 &&
+                       w.lossChart()->showingLive();
+            },
+            20000);
+        QVERIFY(live);
+        QVERIFY(w.controller()->running());
+        QCOMPARE(w.lossChart()->methodSeries().size(), 1);
+        QVERIFY(w.lossChart()->methodSeries()[0]->count() > 100);
+        bool progressShown = false;
+        for (QLabel* label : w.statusBar()->findChildren<QLabel*>()) {
+            if (label->text().startsWith("running: ")) progressShown = true;
+        }
+        QVERIFY(progressShown);
+        // The new run's Gantt is shown at once (its timeline is known before the run).
+        QVERIFY(w.gantt()->timeline() != nullptr);
+        QCOMPARE(w.gantt()->timeline()->params.stages, 32);
+        QTest::qWait(150);  // let the chart lay out
+        const QByteArray grab = qgetenv("PIPELENS_LIVE_GRAB");  // a picture for the docs
+        if (!grab.isEmpty()) w.grab().save(QString::fromLocal8Bit(grab));
+        QVERIFY(w.waitForResults(60000));
+        QVERIFY(!w.lossChart()->showingLive());
+    }
+};
+
+QTEST_MAIN(TestLiveResults)
+#include "tst_live_results.moc"
