@@ -1,6 +1,8 @@
 #include "objective/linear_objective.hpp"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "errors.hpp"
 
@@ -18,28 +20,85 @@ Eigen::ArrayXd sigmoid(const Eigen::ArrayXd& z) {
     return (z >= 0.0).select(1.0 / (1.0 + e), e / (1.0 + e));
 }
 
+// out_i = exp(-|z_i|) for every row: the per-update logging path evaluates this for all n rows
+// after each block update, and the library exp (Eigen's packet exp or std::exp) costs ~10 ns per
+// row here. This is a branch-free loop the compiler vectorises: x = n ln2 + r with |r| <= ln2/2
+// (Cody-Waite split of ln2), e^r by its Taylor series to degree 13 (truncation < 1e-17 relative),
+// 2^n written straight into the exponent bits. Arguments below -708 are clamped (e^-708 ~ 3e-308
+// is below anything that can change a sum of O(1) terms). Accuracy: a few ulp.
+void expOfNegativeAbs(const Eigen::VectorXd& z, Eigen::ArrayXd& out) {
+    const Eigen::Index n = z.size();
+    out.resize(n);
+    const double* in = z.data();
+    double* res = out.data();
+    constexpr double kShift = 6755399441055744.0;  // 1.5 * 2^52: adding it rounds to an integer
+    constexpr double kLog2e = 1.4426950408889634;
+    constexpr double kLn2Hi = 0.6931471803691238;
+    constexpr double kLn2Lo = 1.9082149292705877e-10;
+    for (Eigen::Index i = 0; i < n; ++i) {
+        const double a = std::fabs(in[i]);
+        const double x = -(a < 708.0 ? a : 708.0);
+        double k = x * kLog2e + kShift;
+        std::uint64_t kBits = 0;
+        std::memcpy(&kBits, &k, sizeof k);
+        k -= kShift;
+        const double r = (x - k * kLn2Hi) - k * kLn2Lo;
+        double p = 1.0 / 6227020800.0;  // 1/13!
+        p = p * r + 1.0 / 479001600.0;
+        p = p * r + 1.0 / 39916800.0;
+        p = p * r + 1.0 / 3628800.0;
+        p = p * r + 1.0 / 362880.0;
+        p = p * r + 1.0 / 40320.0;
+        p = p * r + 1.0 / 5040.0;
+        p = p * r + 1.0 / 720.0;
+        p = p * r + 1.0 / 120.0;
+        p = p * r + 1.0 / 24.0;
+        p = p * r + 1.0 / 6.0;
+        p = p * r + 0.5;
+        p = p * r + 1.0;
+        p = p * r + 1.0;
+        // The low bits of kBits hold the integer k (two's complement); shifting k + 1023 into
+        // the exponent field makes 2^k (k >= -1022 here, so always a normal number).
+        const std::uint64_t scaleBits = (kBits + 1023) << 52;
+        double scale = 0.0;
+        std::memcpy(&scale, &scaleBits, sizeof scale);
+        res[i] = p * scale;
+    }
+}
+
 // sum_i log1p(e_i) for e_i in [0, 1]. The hot path of per-update logging, so instead of one log
-// per row: multiply up to 64 factors (1 + e_i) <= 2 (no overflow: <= 2^64) and take one log per
+// per row: multiply 64 factors (1 + e_i) <= 2 (no overflow: <= 2^64) and take one log per
 // product. The relative rounding of a 64-term product is ~64 ulp, i.e. ~1e-14 absolute in the
 // log; terms below 1e-8 use log1p(e) = e - e^2/2 (+ O(e^3)) so tiny e are not lost in 1 + e.
 double sumLog1p(const Eigen::ArrayXd& e) {
     double sum = 0.0;
-    double product = 1.0;
-    int factors = 0;
-    for (Eigen::Index i = 0; i < e.size(); ++i) {
-        const double v = e[i];
-        if (v < 1e-8) {
-            sum += v * (1.0 - 0.5 * v);
-            continue;
+    const Eigen::Index n = e.size();
+    // Chunks of 64 rows, two interleaved products of 32 factors each (independent multiplies
+    // pipeline better than one chain); branch-free so the chunk loop can be if-converted.
+    for (Eigen::Index start = 0; start < n; start += 64) {
+        const Eigen::Index end = std::min<Eigen::Index>(start + 64, n);
+        double p0 = 1.0;
+        double p1 = 1.0;
+        double tiny = 0.0;
+        Eigen::Index i = start;
+        for (; i + 1 < end; i += 2) {
+            const double a = e[i];
+            const double b = e[i + 1];
+            const bool smallA = a < 1e-8;
+            const bool smallB = b < 1e-8;
+            tiny += (smallA ? a * (1.0 - 0.5 * a) : 0.0) + (smallB ? b * (1.0 - 0.5 * b) : 0.0);
+            p0 *= smallA ? 1.0 : 1.0 + a;
+            p1 *= smallB ? 1.0 : 1.0 + b;
         }
-        product *= 1.0 + v;
-        if (++factors == 64) {
-            sum += std::log(product);
-            product = 1.0;
-            factors = 0;
+        if (i < end) {
+            const double a = e[i];
+            const bool smallA = a < 1e-8;
+            tiny += smallA ? a * (1.0 - 0.5 * a) : 0.0;
+            p0 *= smallA ? 1.0 : 1.0 + a;
         }
+        sum += std::log(p0 * p1) + tiny;
     }
-    return sum + std::log(product);
+    return sum;
 }
 
 }  // namespace
@@ -124,7 +183,7 @@ double LinearObjective::valueFromActivation(const Eigen::VectorXd& z, double wei
     // mean(softplus(z) - y z) with softplus(z) = max(z, 0) + log1p(exp(-|z|)).
     auto za = z.array();
     const double linear = (za.max(0.0) - data_.y.array() * za).sum();
-    scratch = (-za.abs()).exp();
+    expOfNegativeAbs(z, scratch);
     return (linear + sumLog1p(scratch)) / static_cast<double>(rows()) + 0.5 * l2_ * weightNormSq;
 }
 

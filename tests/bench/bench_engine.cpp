@@ -126,6 +126,18 @@ void runDelayStats() {
     g_sink = checksum;
 }
 
+// The same sweep as `pipelens-cli delays --stages 2:150`: S values spread over the cores.
+void runDelayStatsParallel() {
+    double checksum = 0;
+    const std::vector<DelayStats> all = pipeDreamDelayStatsRange(2, 150);
+    for (const DelayStats& st : all) {
+        require(st.max == pipeDreamMaxDelayFormula(st.stages),
+                "max delay != S^2 - S/2 at S = " + std::to_string(st.stages));
+        checksum += st.mean;
+    }
+    g_sink = checksum;
+}
+
 RunResult runPipeDream(const std::shared_ptr<const LinearObjective>& objective, bool perUpdate,
                        bool recordDelays) {
     PipelineReplayConfig cfg;
@@ -229,8 +241,10 @@ int runMain(int argc, char** argv) {
     const Timeline pdTimeline = buildTimeline(pipeDreamParams(kStages, kMicrobatches));
 
     std::vector<Workload> workloads = {
-        {"delay_stats", "pipeDreamDelayStats(S), S = 2..150, N = 10 S (total)", false, 35.0, 0.3,
-         runDelayStats},
+        {"delay_stats", "pipeDreamDelayStatsRange(2, 150): the CLI's sweep, all cores", false, 35.0,
+         0.3, runDelayStatsParallel},
+        {"delay_stats_1thread", "pipeDreamDelayStats(S), S = 2..150, one thread (total)", false,
+         35.0, 0.3, runDelayStats},
         {"pd", "PD, logistic d=512 n=600 b=10, S=32, N=300, f per update", false, 9.2, 0.1,
          [&] { runPipeDream(shared, true, true); }},
         {"rpd", "RPD, K=9600, delta=1008, uniform delays/order, f per update", false, 17.0, 0.15,
