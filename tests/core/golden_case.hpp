@@ -11,6 +11,7 @@
 
 #include "data/loaders.hpp"
 #include "objective/linear_objective.hpp"
+#include "schedule/timeline.hpp"
 
 namespace golden {
 
@@ -60,6 +61,18 @@ inline std::shared_ptr<pipelens::LinearObjective> objective(const std::string& n
     obj->setOptimum(c["f_star"].get<double>());
     obj->setSmoothness(c["L"].get<double>());
     return obj;
+}
+
+// The schedule a case was made with (method, S, N, NOAM, R, H from case.json).
+inline pipelens::ScheduleParams scheduleParams(const nlohmann::json& c) {
+    pipelens::ScheduleParams p;
+    p.kind = pipelens::parseScheduleKind(c["method"].get<std::string>());
+    p.stages = c["stages"];
+    p.microbatches = c["microbatches"];
+    p.noam = c.value("noam", 0);
+    p.replicas = c.value("replicas", 0);
+    p.localSteps = c.value("local_steps", 1);
+    return p;
 }
 
 inline bool relClose(double a, double b, double rel) {

@@ -11,17 +11,6 @@ using namespace pipelens;
 
 namespace {
 
-ScheduleParams paramsFor(const nlohmann::json& c) {
-    ScheduleParams p;
-    p.kind = parseScheduleKind(c["method"].get<std::string>());
-    p.stages = c["stages"];
-    p.microbatches = c["microbatches"];
-    p.noam = c.value("noam", 0);
-    p.replicas = c.value("replicas", 0);
-    p.localSteps = c.value("local_steps", 1);
-    return p;
-}
-
 std::string readFile(const std::string& path) {
     std::ifstream in(path);
     std::stringstream ss;
@@ -34,7 +23,7 @@ RunResult runPipeline(const std::string& name) {
     auto obj = golden::objective(name);
     PipelineReplayConfig cfg;
     cfg.method = c["method"];
-    cfg.timeline = buildTimeline(paramsFor(c));
+    cfg.timeline = buildTimeline(golden::scheduleParams(c));
     cfg.replicas = c.value("replicas", 1);
     cfg.stepSize = c["step_size"];
     PipelineReplay replay(obj, std::make_unique<CpuBackend>(), cfg);
@@ -73,7 +62,7 @@ private slots:
     void timelines() {
         QFETCH(QString, name);
         auto c = golden::caseJson(name.toStdString());
-        Timeline tl = buildTimeline(paramsFor(c));
+        Timeline tl = buildTimeline(golden::scheduleParams(c));
         QCOMPARE(QString::fromStdString(timelineCsv(tl)),
                  QString::fromStdString(readFile(golden::dir(name.toStdString()) + "/timeline.csv")));
     }
@@ -86,7 +75,7 @@ private slots:
     void pipeDreamDelays() {
         QFETCH(QString, name);
         auto c = golden::caseJson(name.toStdString());
-        DelayTable table(buildTimeline(paramsFor(c)));
+        DelayTable table(buildTimeline(golden::scheduleParams(c)));
         auto rows = golden::csvRows(golden::dir(name.toStdString()) + "/delays.csv");
         QCOMPARE(table.updates(), static_cast<long long>(rows.size()));
         for (long long k = 0; k < table.updates(); ++k) {
@@ -135,7 +124,7 @@ private slots:
         cfg.stepSize = c["step_size"];
         cfg.delayMode = DelayMode::PipeDream;
         cfg.order = StageOrder::PipeDream;
-        cfg.pipeDream = std::make_shared<DelayTable>(buildTimeline(paramsFor(c)));
+        cfg.pipeDream = std::make_shared<DelayTable>(buildTimeline(golden::scheduleParams(c)));
         cfg.updates = cfg.pipeDream->updates();
         RpdReplay rpd(golden::objective(n), std::make_unique<CpuBackend>(), cfg);
         rpd.runToEnd(13);

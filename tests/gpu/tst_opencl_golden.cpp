@@ -18,17 +18,6 @@ namespace {
 constexpr double kFloatRel = 2e-5;
 constexpr double kFloatAbsOfInitial = 2e-6;
 
-ScheduleParams paramsFor(const nlohmann::json& c) {
-    ScheduleParams p;
-    p.kind = parseScheduleKind(c["method"].get<std::string>());
-    p.stages = c["stages"];
-    p.microbatches = c["microbatches"];
-    p.noam = c.value("noam", 0);
-    p.replicas = c.value("replicas", 0);
-    p.localSteps = c.value("local_steps", 1);
-    return p;
-}
-
 std::unique_ptr<ComputeBackend> backend(Precision p) {
     gpu::OpenClBackendOptions o;
     o.precision = p;
@@ -39,7 +28,7 @@ RunResult runPipeline(const std::string& name, Precision p) {
     auto c = golden::caseJson(name);
     PipelineReplayConfig cfg;
     cfg.method = c["method"];
-    cfg.timeline = buildTimeline(paramsFor(c));
+    cfg.timeline = buildTimeline(golden::scheduleParams(c));
     cfg.replicas = c.value("replicas", 1);
     cfg.stepSize = c["step_size"];
     PipelineReplay replay(golden::objective(name), backend(p), cfg);
@@ -55,7 +44,7 @@ RunResult runRpd(const std::string& name, Precision p) {
     cfg.stepSize = c["step_size"];
     cfg.delayMode = DelayMode::PipeDream;
     cfg.order = StageOrder::PipeDream;
-    cfg.pipeDream = std::make_shared<DelayTable>(buildTimeline(paramsFor(c)));
+    cfg.pipeDream = std::make_shared<DelayTable>(buildTimeline(golden::scheduleParams(c)));
     cfg.updates = cfg.pipeDream->updates();
     RpdReplay rpd(golden::objective(name), backend(p), cfg);
     rpd.runToEnd(11);
@@ -162,7 +151,7 @@ private slots:
         auto c = golden::caseJson("filldrain-S4-N6");
         PipelineReplayConfig cfg;
         cfg.method = "fill-drain";
-        cfg.timeline = buildTimeline(paramsFor(c));
+        cfg.timeline = buildTimeline(golden::scheduleParams(c));
         cfg.stepSize = 0.05;
         PipelineReplay replay(golden::objective("localsgd-quadratic-S4-R4-H2"),
                               backend(Precision::Double), cfg);
