@@ -1,6 +1,8 @@
 #include "chart_support.hpp"
 
+#include <QGuiApplication>
 #include <QImage>
+#include <QStyleHints>
 #include <QPainter>
 #include <QSaveFile>
 #include <QSvgGenerator>
@@ -32,6 +34,46 @@ bool XRange::zoom(double anchor, double factor, double total, double minSpan) {
 
 bool XRange::pan(double delta, double total, double minSpan) {
     return set(first + delta, last + delta, total, minSpan);
+}
+
+bool RangeNavigation::wheel(XRange& range, double anchor, double angleDeltaY, double total) const {
+    const double notches = angleDeltaY / 120.0;
+    if (notches == 0.0) return false;
+    return range.zoom(std::clamp(anchor, range.first, range.last), std::pow(kWheelStep, notches),
+                      total, minSpan_);
+}
+
+void RangeNavigation::beginDrag(const QPointF& at, const XRange& range) {
+    dragging_ = true;
+    dragOrigin_ = at;
+    dragRange_ = range;
+}
+
+bool RangeNavigation::dragTo(XRange& range, const QPointF& at, double plotWidth,
+                             double total) const {
+    if (!dragging_ || !(plotWidth > 0.0)) return false;
+    range = dragRange_;
+    range.pan(-(at.x() - dragOrigin_.x()) / plotWidth * range.span(), total, minSpan_);
+    return true;
+}
+
+bool RangeNavigation::endDrag(const QPointF& at) {
+    dragging_ = false;
+    return (at - dragOrigin_).manhattanLength() < QGuiApplication::styleHints()->startDragDistance();
+}
+
+RangeNavigation::KeyResult RangeNavigation::key(int qtKey, XRange& range, double total) const {
+    const double centre = (range.first + range.last) / 2.0;
+    switch (qtKey) {
+        case Qt::Key_Plus:
+        case Qt::Key_Equal: range.zoom(centre, kWheelStep, total, minSpan_); break;
+        case Qt::Key_Minus: range.zoom(centre, 1.0 / kWheelStep, total, minSpan_); break;
+        case Qt::Key_Left: range.pan(-0.1 * range.span(), total, minSpan_); break;
+        case Qt::Key_Right: range.pan(0.1 * range.span(), total, minSpan_); break;
+        case Qt::Key_Home: return KeyResult::FitAll;
+        default: return KeyResult::Ignored;
+    }
+    return KeyResult::Changed;
 }
 
 double niceTickStep(double pixelsPerUnit, double minPixels, double minStep) {

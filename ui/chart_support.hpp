@@ -2,6 +2,7 @@
 // Helpers shared by the hand-drawn charts (GanttChart, StalenessHeatmap): the zoomable x range,
 // tick spacing, colours, and atomic PNG / SVG / CSV export. Internal to ui/.
 #include <QColor>
+#include <QPointF>
 #include <QRgb>
 #include <QSize>
 #include <QString>
@@ -29,6 +30,35 @@ struct XRange {
     // Scales the span by `factor` keeping the value at `anchor` where it is.
     bool zoom(double anchor, double factor, double total, double minSpan);
     bool pan(double delta, double total, double minSpan);
+};
+
+// Zoom and pan of a chart's visible x range by the wheel, a drag and the keys (+/-, arrows,
+// Home), shared by the Gantt chart and the heatmap. Each call updates `range` in place and
+// returns whether it changed; the chart then applies it with its own setVisibleRange.
+class RangeNavigation {
+public:
+    static constexpr double kWheelStep = 0.8;  // one wheel notch or +/- shows 80 % of the span
+
+    explicit RangeNavigation(double minSpan) : minSpan_(minSpan) {}
+
+    // Zooms around `anchor` (the value under the pointer, clamped into the range).
+    bool wheel(XRange& range, double anchor, double angleDeltaY, double total) const;
+    void beginDrag(const QPointF& at, const XRange& range);
+    bool dragging() const { return dragging_; }
+    // Pans so the value grabbed at the drag's start stays under the pointer.
+    bool dragTo(XRange& range, const QPointF& at, double plotWidth, double total) const;
+    // Ends a drag; returns true when press and release were a click (moved less than the
+    // platform's drag distance).
+    bool endDrag(const QPointF& at);
+
+    enum class KeyResult { Ignored, Changed, FitAll };
+    KeyResult key(int qtKey, XRange& range, double total) const;
+
+private:
+    double minSpan_;
+    bool dragging_ = false;
+    QPointF dragOrigin_;
+    XRange dragRange_;
 };
 
 // A tick step of 1, 2 or 5 times a power of ten (at least `minStep`) whose ticks are at least

@@ -23,7 +23,6 @@ namespace pipelens::ui {
 namespace {
 
 constexpr double kMinVisibleSlots = 4.0;
-constexpr double kWheelStepFactor = 0.8;  // one wheel notch shows 80% of the slots
 const QString kEmptyText = QStringLiteral("Run an experiment to see its pipeline");
 
 enum class RegionKind { Startup, Steady, Drain };
@@ -106,9 +105,7 @@ struct GanttChart::Impl {
     std::vector<Region> regions;
     int cursor = -1;
     chart::XRange range;
-    bool dragging = false;
-    QPointF dragOrigin;
-    chart::XRange dragRange;
+    chart::RangeNavigation navigation{kMinVisibleSlots};
     // The cell image and its per-(stage, column) colour buffers, reused between frames.
     mutable QImage scratch;
     mutable std::vector<QRgb> colours;
@@ -866,45 +863,40 @@ void GanttChart::paintEvent(QPaintEvent*) {
 
 void GanttChart::wheelEvent(QWheelEvent* event) {
     if (d_->empty()) return QWidget::wheelEvent(event);
-    const double notches = event->angleDelta().y() / 120.0;
-    if (notches == 0.0) return QWidget::wheelEvent(event);
     const Layout l = d_->layout(size(), QFontMetricsF(font()));
-    double anchor = d_->slotAtX(l, event->position().x());
-    anchor = std::clamp(anchor, d_->range.first, d_->range.last);
     chart::XRange r = d_->range;
-    if (r.zoom(anchor, std::pow(kWheelStepFactor, notches), d_->slotCount, kMinVisibleSlots))
+    if (event->angleDelta().y() == 0) return QWidget::wheelEvent(event);
+    if (d_->navigation.wheel(r, d_->slotAtX(l, event->position().x()), event->angleDelta().y(),
+                             d_->slotCount)) {
         setVisibleRange(r.first, r.last);
+    }
     event->accept();
 }
 
 void GanttChart::mousePressEvent(QMouseEvent* event) {
     if (event->button() != Qt::LeftButton || d_->empty()) return QWidget::mousePressEvent(event);
-    d_->dragging = true;
-    d_->dragOrigin = event->position();
-    d_->dragRange = d_->range;
+    d_->navigation.beginDrag(event->position(), d_->range);
     setCursor(Qt::ClosedHandCursor);
     event->accept();
 }
 
 void GanttChart::mouseMoveEvent(QMouseEvent* event) {
-    if (!d_->dragging) return QWidget::mouseMoveEvent(event);
+    if (!d_->navigation.dragging()) return QWidget::mouseMoveEvent(event);
     const Layout l = d_->layout(size(), QFontMetricsF(font()));
-    const double dx = event->position().x() - d_->dragOrigin.x();
-    chart::XRange r = d_->dragRange;
-    r.pan(-dx / l.plot.width() * r.span(), d_->slotCount, kMinVisibleSlots);
-    setVisibleRange(r.first, r.last);
+    chart::XRange r;
+    if (d_->navigation.dragTo(r, event->position(), l.plot.width(), d_->slotCount)) {
+        setVisibleRange(r.first, r.last);
+    }
     event->accept();
 }
 
 void GanttChart::mouseReleaseEvent(QMouseEvent* event) {
-    if (!d_->dragging) return QWidget::mouseReleaseEvent(event);
-    d_->dragging = false;
+    if (!d_->navigation.dragging()) return QWidget::mouseReleaseEvent(event);
     unsetCursor();
     event->accept();
     // A press and release without a drag is a click: ask for the cursor at the nearest slot
     // boundary under the pointer (the line is drawn where the person clicked).
-    const QPointF moved = event->position() - d_->dragOrigin;
-    if (moved.manhattanLength() >= QGuiApplication::styleHints()->startDragDistance()) return;
+    if (!d_->navigation.endDrag(event->position())) return;
     const Layout l = d_->layout(size(), QFontMetricsF(font()));
     if (!l.plot.contains(event->position())) return;
     const double t = d_->slotAtX(l, event->position().x());
@@ -914,26 +906,10 @@ void GanttChart::mouseReleaseEvent(QMouseEvent* event) {
 void GanttChart::keyPressEvent(QKeyEvent* event) {
     if (d_->empty()) return QWidget::keyPressEvent(event);
     chart::XRange r = d_->range;
-    const double centre = (r.first + r.last) / 2.0;
-    switch (event->key()) {
-        case Qt::Key_Plus:
-        case Qt::Key_Equal:
-            r.zoom(centre, kWheelStepFactor, d_->slotCount, kMinVisibleSlots);
-            break;
-        case Qt::Key_Minus:
-            r.zoom(centre, 1.0 / kWheelStepFactor, d_->slotCount, kMinVisibleSlots);
-            break;
-        case Qt::Key_Left:
-            r.pan(-0.1 * r.span(), d_->slotCount, kMinVisibleSlots);
-            break;
-        case Qt::Key_Right:
-            r.pan(0.1 * r.span(), d_->slotCount, kMinVisibleSlots);
-            break;
-        case Qt::Key_Home:
-            fitAll();
-            return;
-        default:
-            return QWidget::keyPressEvent(event);
+    switch (d_->navigation.key(event->key(), r, d_->slotCount)) {
+        case chart::RangeNavigation::KeyResult::Ignored: return QWidget::keyPressEvent(event);
+        case chart::RangeNavigation::KeyResult::FitAll: fitAll(); return;
+        case chart::RangeNavigation::KeyResult::Changed: break;
     }
     setVisibleRange(r.first, r.last);
     event->accept();

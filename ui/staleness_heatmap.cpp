@@ -25,7 +25,6 @@ namespace pipelens::ui {
 namespace {
 
 constexpr double kMinVisibleUpdates = 4.0;
-constexpr double kWheelStepFactor = 0.8;
 constexpr std::int32_t kNoValue = std::numeric_limits<std::int32_t>::min();
 // Bins of the aggregation tree are sized so that it holds at most this many numbers.
 constexpr long long kMaxBinCells = 1'000'000;
@@ -136,9 +135,7 @@ struct StalenessHeatmap::Impl {
     double shownMean = 0.0;
     long long cursor = -1;
     chart::XRange range;
-    bool dragging = false;
-    QPointF dragOrigin;
-    chart::XRange dragRange;
+    chart::RangeNavigation navigation{kMinVisibleUpdates};
     mutable QImage scratch;  // the cell image, reused between frames
     mutable std::vector<QRgb> plane;
 
@@ -759,45 +756,40 @@ void StalenessHeatmap::paintEvent(QPaintEvent*) {
 
 void StalenessHeatmap::wheelEvent(QWheelEvent* event) {
     if (d_->empty()) return QWidget::wheelEvent(event);
-    const double notches = event->angleDelta().y() / 120.0;
-    if (notches == 0.0) return QWidget::wheelEvent(event);
     const Layout l = d_->layout(size(), QFontMetricsF(font()));
-    const double anchor =
-        std::clamp(d_->updateAtX(l, event->position().x()), d_->range.first, d_->range.last);
     chart::XRange r = d_->range;
-    if (r.zoom(anchor, std::pow(kWheelStepFactor, notches), static_cast<double>(d_->updates),
-               kMinVisibleUpdates))
+    if (event->angleDelta().y() == 0) return QWidget::wheelEvent(event);
+    if (d_->navigation.wheel(r, d_->updateAtX(l, event->position().x()), event->angleDelta().y(),
+                             static_cast<double>(d_->updates))) {
         setVisibleRange(r.first, r.last);
+    }
     event->accept();
 }
 
 void StalenessHeatmap::mousePressEvent(QMouseEvent* event) {
     if (event->button() != Qt::LeftButton || d_->empty()) return QWidget::mousePressEvent(event);
-    d_->dragging = true;
-    d_->dragOrigin = event->position();
-    d_->dragRange = d_->range;
+    d_->navigation.beginDrag(event->position(), d_->range);
     setCursor(Qt::ClosedHandCursor);
     event->accept();
 }
 
 void StalenessHeatmap::mouseMoveEvent(QMouseEvent* event) {
-    if (!d_->dragging) return QWidget::mouseMoveEvent(event);
+    if (!d_->navigation.dragging()) return QWidget::mouseMoveEvent(event);
     const Layout l = d_->layout(size(), QFontMetricsF(font()));
-    const double dx = event->position().x() - d_->dragOrigin.x();
-    chart::XRange r = d_->dragRange;
-    r.pan(-dx / l.plot.width() * r.span(), static_cast<double>(d_->updates), kMinVisibleUpdates);
-    setVisibleRange(r.first, r.last);
+    chart::XRange r;
+    if (d_->navigation.dragTo(r, event->position(), l.plot.width(),
+                              static_cast<double>(d_->updates))) {
+        setVisibleRange(r.first, r.last);
+    }
     event->accept();
 }
 
 void StalenessHeatmap::mouseReleaseEvent(QMouseEvent* event) {
-    if (!d_->dragging) return QWidget::mouseReleaseEvent(event);
-    d_->dragging = false;
+    if (!d_->navigation.dragging()) return QWidget::mouseReleaseEvent(event);
     unsetCursor();
     event->accept();
     // A click without a drag: the update boundary nearest the pointer (updates done there).
-    const QPointF moved = event->position() - d_->dragOrigin;
-    if (moved.manhattanLength() >= QGuiApplication::styleHints()->startDragDistance()) return;
+    if (!d_->navigation.endDrag(event->position())) return;
     const Layout l = d_->layout(size(), QFontMetricsF(font()));
     if (!l.plot.contains(event->position())) return;
     const double k = d_->updateAtX(l, event->position().x());
@@ -807,27 +799,10 @@ void StalenessHeatmap::mouseReleaseEvent(QMouseEvent* event) {
 void StalenessHeatmap::keyPressEvent(QKeyEvent* event) {
     if (d_->empty()) return QWidget::keyPressEvent(event);
     chart::XRange r = d_->range;
-    const double total = static_cast<double>(d_->updates);
-    const double centre = (r.first + r.last) / 2.0;
-    switch (event->key()) {
-        case Qt::Key_Plus:
-        case Qt::Key_Equal:
-            r.zoom(centre, kWheelStepFactor, total, kMinVisibleUpdates);
-            break;
-        case Qt::Key_Minus:
-            r.zoom(centre, 1.0 / kWheelStepFactor, total, kMinVisibleUpdates);
-            break;
-        case Qt::Key_Left:
-            r.pan(-0.1 * r.span(), total, kMinVisibleUpdates);
-            break;
-        case Qt::Key_Right:
-            r.pan(0.1 * r.span(), total, kMinVisibleUpdates);
-            break;
-        case Qt::Key_Home:
-            fitAll();
-            return;
-        default:
-            return QWidget::keyPressEvent(event);
+    switch (d_->navigation.key(event->key(), r, static_cast<double>(d_->updates))) {
+        case chart::RangeNavigation::KeyResult::Ignored: return QWidget::keyPressEvent(event);
+        case chart::RangeNavigation::KeyResult::FitAll: fitAll(); return;
+        case chart::RangeNavigation::KeyResult::Changed: break;
     }
     setVisibleRange(r.first, r.last);
     event->accept();

@@ -2,7 +2,9 @@
 // pointer, a click on the heatmap to the slot where that many block updates are done; a drag
 // still pans and leaves the cursor alone. Also: the heatmap's header and axis title stay inside
 // a narrow widget.
+#include <QApplication>
 #include <QImage>
+#include <QWheelEvent>
 #include <QPainter>
 #include <QTest>
 #include <cmath>
@@ -50,6 +52,46 @@ class TestClickCursor : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase() { test::isolateSettings(); }
+
+    // The wheel and the keys zoom and pan both charts the same way (shared RangeNavigation).
+    void wheelAndKeysZoomAndPan() {
+        ScheduleParams p;
+        p.stages = 4;
+        p.microbatches = 40;
+        auto timeline = std::make_shared<const Timeline>(buildTimeline(p));
+        auto delays = std::make_shared<const DelayTable>(*timeline);
+        GanttChart g;
+        g.resize(800, 300);
+        g.setTimeline(timeline, delays);
+        StalenessHeatmap h;
+        h.resize(800, 300);
+        h.setDelays(delays);
+        g.show();
+        h.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&g));
+        QVERIFY(QTest::qWaitForWindowExposed(&h));
+        const double slotCount = timeline->totalSlots;
+        QCOMPARE(g.visibleLastSlot() - g.visibleFirstSlot(), slotCount);
+        QTest::keyClick(&g, Qt::Key_Plus);  // one step shows 80 % of the span
+        QVERIFY(std::abs((g.visibleLastSlot() - g.visibleFirstSlot()) - 0.8 * slotCount) < 1e-9);
+        const double firstBefore = g.visibleFirstSlot();
+        QTest::keyClick(&g, Qt::Key_Right);  // pans by a tenth of the span
+        QVERIFY(std::abs(g.visibleFirstSlot() - (firstBefore + 0.08 * slotCount)) < 1e-9);
+        QTest::keyClick(&g, Qt::Key_Home);
+        QCOMPARE(g.visibleFirstSlot(), 0.0);
+        QCOMPARE(g.visibleLastSlot(), slotCount);
+        // One wheel notch forward over the middle of the plot zooms in by the same step.
+        const QPointF centre(g.width() / 2.0, g.height() / 2.0);
+        QWheelEvent wheel(centre, g.mapToGlobal(centre), QPoint(), QPoint(0, 120), Qt::NoButton,
+                          Qt::NoModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(&g, &wheel);
+        QVERIFY(std::abs((g.visibleLastSlot() - g.visibleFirstSlot()) - 0.8 * slotCount) < 1e-9);
+        const double updates = static_cast<double>(delays->updates());
+        QTest::keyClick(&h, Qt::Key_Plus);
+        QVERIFY(std::abs((h.visibleLastUpdate() - h.visibleFirstUpdate()) - 0.8 * updates) < 1e-9);
+        QTest::keyClick(&h, Qt::Key_Minus);
+        QVERIFY(std::abs((h.visibleLastUpdate() - h.visibleFirstUpdate()) - updates) < 1e-9);
+    }
 
     void aClickOnTheGanttSetsTheCursorAndADragPans() {
         MainWindow w;
