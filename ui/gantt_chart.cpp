@@ -862,10 +862,9 @@ void GanttChart::paintEvent(QPaintEvent*) {
 }
 
 void GanttChart::wheelEvent(QWheelEvent* event) {
-    if (d_->empty()) return QWidget::wheelEvent(event);
+    if (d_->empty() || event->angleDelta().y() == 0) return QWidget::wheelEvent(event);
     const Layout l = d_->layout(size(), QFontMetricsF(font()));
     chart::XRange r = d_->range;
-    if (event->angleDelta().y() == 0) return QWidget::wheelEvent(event);
     if (d_->navigation.wheel(r, d_->slotAtX(l, event->position().x()), event->angleDelta().y(),
                              d_->slotCount)) {
         setVisibleRange(r.first, r.last);

@@ -755,10 +755,9 @@ void StalenessHeatmap::paintEvent(QPaintEvent*) {
 }
 
 void StalenessHeatmap::wheelEvent(QWheelEvent* event) {
-    if (d_->empty()) return QWidget::wheelEvent(event);
+    if (d_->empty() || event->angleDelta().y() == 0) return QWidget::wheelEvent(event);
     const Layout l = d_->layout(size(), QFontMetricsF(font()));
     chart::XRange r = d_->range;
-    if (event->angleDelta().y() == 0) return QWidget::wheelEvent(event);
     if (d_->navigation.wheel(r, d_->updateAtX(l, event->position().x()), event->angleDelta().y(),
                              static_cast<double>(d_->updates))) {
         setVisibleRange(r.first, r.last);
