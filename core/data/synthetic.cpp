@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <numbers>
 #include <sstream>
-#include <utility>
 
 #include "errors.hpp"
+#include "random/numpy_random.hpp"
 
 namespace pipelens {
 namespace {
@@ -26,7 +25,7 @@ std::string formatNumber(double value) {
 
 // n x k matrix with orthonormal columns: Q of the QR of a Gaussian matrix, column signs fixed
 // by R's diagonal so the result is Haar-distributed and does not depend on QR conventions.
-Eigen::MatrixXd randomOrthonormal(Rng& rng, Eigen::Index n, Eigen::Index k) {
+Eigen::MatrixXd randomOrthonormal(NumpyRandom& rng, Eigen::Index n, Eigen::Index k) {
     Eigen::MatrixXd G = rng.normalMatrix(n, k);
     Eigen::HouseholderQR<Eigen::MatrixXd> qr(G);
     Eigen::MatrixXd Q = qr.householderQ() * Eigen::MatrixXd::Identity(n, k);
@@ -39,13 +38,18 @@ Eigen::MatrixXd randomOrthonormal(Rng& rng, Eigen::Index n, Eigen::Index k) {
     return Q;
 }
 
-void addLabelNoise(Rng& rng, Eigen::VectorXd& y, double sigma) {
+// y += sigma * normal(n), as the authors add label noise; sigma = 0 draws nothing.
+void addLabelNoise(NumpyRandom& rng, Eigen::VectorXd& y, double sigma) {
     if (sigma == 0.0) {
         return;
     }
-    for (Eigen::Index i = 0; i < y.size(); ++i) {
-        y[i] += sigma * rng.normal();
-    }
+    y += rng.normalVector(y.size(), sigma);
+}
+
+// The two-branch logistic function: no overflow for large |z|.
+double sigmoid(double z) {
+    const double e = std::exp(-std::abs(z));
+    return z >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
 }
 
 void validate(const SyntheticSpec& spec) {
@@ -92,64 +96,6 @@ void validate(const SyntheticSpec& spec) {
 
 }  // namespace
 
-double Rng::uniform() {
-    return static_cast<double>(engine_() >> 11) * 0x1.0p-53;
-}
-
-double Rng::normal() {
-    if (hasSpare_) {
-        hasSpare_ = false;
-        return spare_;
-    }
-    // u1 in (0, 1] keeps the logarithm finite.
-    double u1 = 1.0 - uniform();
-    double u2 = uniform();
-    double radius = std::sqrt(-2.0 * std::log(u1));
-    double angle = 2.0 * std::numbers::pi * u2;
-    spare_ = radius * std::sin(angle);
-    hasSpare_ = true;
-    return radius * std::cos(angle);
-}
-
-std::uint64_t Rng::uniformIndex(std::uint64_t n) {
-    if (n <= 1) {
-        return 0;
-    }
-    // Reject the top partial range so every residue is equally likely.
-    const std::uint64_t limit =
-        std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % n;
-    std::uint64_t x = engine_();
-    while (x >= limit) {
-        x = engine_();
-    }
-    return x % n;
-}
-
-void Rng::shuffle(std::vector<int>& values) {
-    for (std::size_t i = values.size(); i > 1; --i) {
-        std::size_t j = static_cast<std::size_t>(uniformIndex(i));
-        std::swap(values[i - 1], values[j]);
-    }
-}
-
-Eigen::MatrixXd Rng::normalMatrix(Eigen::Index rows, Eigen::Index cols) {
-    Eigen::MatrixXd m(rows, cols);
-    for (Eigen::Index i = 0; i < rows; ++i) {
-        for (Eigen::Index j = 0; j < cols; ++j) {
-            m(i, j) = normal();
-        }
-    }
-    return m;
-}
-
-Eigen::VectorXd Rng::normalVector(Eigen::Index size) {
-    Eigen::VectorXd v(size);
-    for (Eigen::Index i = 0; i < size; ++i) {
-        v[i] = normal();
-    }
-    return v;
-}
-
 double tridiagonalEigenvalue(int dim, int k) {
     // The sine form avoids the cancellation of 2 - 2 cos(x) for small x (large d).
     double s = std::sin(static_cast<double>(k) * std::numbers::pi / (2.0 * (dim + 1)));
@@ -167,17 +113,16 @@ Dataset makeSynthetic(const SyntheticSpec& spec) {
     validate(spec);
     const Eigen::Index n = spec.rows;
     const Eigen::Index d = spec.dim;
-    Rng rng(spec.seed);
+    NumpyRandom rng(spec.seed);
     Dataset data;
     std::ostringstream description;
     description << "synthetic " << spec.kind << ": n = " << n << ", d = " << d
                 << ", seed = " << spec.seed;
 
-    // Draw order (fixed, part of the data format): w_true, then the matrix factors, then
-    // labels / noise.
     if (spec.kind == "random" || spec.kind == "logistic") {
-        Eigen::VectorXd wTrue = rng.normalVector(d);
+        // The authors' order: X (row by row), then w_true, then the labels' draws.
         data.X = rng.normalMatrix(n, d);
+        Eigen::VectorXd wTrue = rng.normalVector(d);
         Eigen::VectorXd z = data.X * wTrue;
         if (spec.kind == "random") {
             data.y = z;
@@ -186,10 +131,7 @@ Dataset makeSynthetic(const SyntheticSpec& spec) {
         } else {
             data.y.resize(n);
             for (Eigen::Index i = 0; i < n; ++i) {
-                // sigma(z) without overflow for large |z|.
-                double e = std::exp(-std::abs(z[i]));
-                double p = z[i] >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
-                data.y[i] = rng.uniform() < p ? 1.0 : 0.0;
+                data.y[i] = rng.bernoulli(sigmoid(z[i]));
             }
             description << ", X ~ N(0,1), y ~ Bernoulli(sigmoid(X w_true))";
         }

@@ -1,35 +1,12 @@
 #pragma once
-// Synthetic data sets of SPEC section 1 and the deterministic random numbers behind them.
+// Synthetic data sets of SPEC section 1, drawn from NumPy's default_rng(seed) streams (SPEC 6).
 #include <Eigen/Dense>
 #include <cstdint>
-#include <random>
 #include <string>
-#include <vector>
 
 #include "objective/linear_objective.hpp"
 
 namespace pipelens {
-
-// Seeded std::mt19937_64 (its output sequence is fixed by the standard) with our own uniform,
-// normal and shuffle, so a seed gives the same numbers with every standard library.
-class Rng {
-  public:
-    explicit Rng(std::uint64_t seed) : engine_(seed) {}
-
-    std::uint64_t nextU64() { return engine_(); }
-    double uniform();                             // [0, 1), 53 random bits
-    double normal();                              // N(0, 1), Box-Muller (pairs; caches one)
-    std::uint64_t uniformIndex(std::uint64_t n);  // uniform on {0, ..., n-1}, unbiased; n >= 1
-    void shuffle(std::vector<int>& values);       // Fisher-Yates with uniformIndex
-    // Matrices are filled row by row, so the first rows do not depend on the row count.
-    Eigen::MatrixXd normalMatrix(Eigen::Index rows, Eigen::Index cols);
-    Eigen::VectorXd normalVector(Eigen::Index size);
-
-  private:
-    std::mt19937_64 engine_;
-    bool hasSpare_ = false;
-    double spare_ = 0.0;
-};
 
 struct SyntheticSpec {
     std::string kind = "random";  // "random" | "simple" | "tridiagonal" | "logistic"
@@ -43,7 +20,10 @@ struct SyntheticSpec {
 };
 
 // Validates the spec (ConfigError naming the field, its value and what is allowed) and draws the
-// data set. The same spec always gives the same data.
+// data set from NumpyRandom(seed). random and logistic draw exactly as the authors' code does
+// (SPEC section 6, "Which generator draws what"), so a seed gives their data: X = normal((n, d))
+// row by row, then w_true = normal(d), then the labels. simple and tridiagonal draw w_true, then
+// the Gaussian matrices behind their orthonormal factors.
 Dataset makeSynthetic(const SyntheticSpec& spec);
 
 // Eigenvalues of the d x d tridiagonal T (2 on the diagonal, -1 beside it), ascending:

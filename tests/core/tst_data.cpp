@@ -5,9 +5,11 @@
 #include <Eigen/Dense>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "data/loaders.hpp"
 #include "data/synthetic.hpp"
 #include "errors.hpp"
+#include "random/numpy_random.hpp"
 
 using namespace pipelens;
 
@@ -143,7 +146,7 @@ class TestData : public QObject {
     }
 
     void npyRoundTrip() {
-        Rng rng(7);
+        NumpyRandom rng(7);
         Eigen::MatrixXd m = rng.normalMatrix(13, 5);
         m(2, 3) = 1e-310;  // subnormal and extremes survive bit for bit
         m(4, 1) = -1.7976931348623157e308;
@@ -454,41 +457,6 @@ class TestData : public QObject {
 
     // ---- synthetic -----------------------------------------------------------------------
 
-    void rngBasics() {
-        // The engine is std::mt19937_64: its 10000th output for the default seed is fixed.
-        Rng engine(5489u);
-        std::uint64_t x = 0;
-        for (int i = 0; i < 10000; ++i) {
-            x = engine.nextU64();
-        }
-        QCOMPARE(x, std::uint64_t(9981545732273789042ULL));
-
-        Rng rng(1);
-        const int count = 200000;
-        double sum = 0.0, sumSq = 0.0;
-        for (int i = 0; i < count; ++i) {
-            double z = rng.normal();
-            sum += z;
-            sumSq += z * z;
-        }
-        QVERIFY(std::abs(sum / count) < 0.01);
-        QVERIFY(std::abs(sumSq / count - 1.0) < 0.02);
-        for (int i = 0; i < 1000; ++i) {
-            double u = rng.uniform();
-            QVERIFY(u >= 0.0 && u < 1.0);
-            QVERIFY(rng.uniformIndex(7) < 7);
-        }
-        std::vector<int> values(50);
-        for (int i = 0; i < 50; ++i) {
-            values[i] = i;
-        }
-        std::vector<int> shuffled = values;
-        rng.shuffle(shuffled);
-        QVERIFY(shuffled != values);
-        std::sort(shuffled.begin(), shuffled.end());
-        QCOMPARE(shuffled, values);
-    }
-
     void syntheticDeterministic_data() {
         QTest::addColumn<QString>("kind");
         QTest::newRow("random") << "random";
@@ -524,6 +492,55 @@ class TestData : public QObject {
             Dataset noisy = makeSynthetic(spec);
             QCOMPARE(noisy.X, a.X);
             QVERIFY((noisy.y - a.y).norm() > 0.1);
+        }
+    }
+
+    void syntheticMatchesNumpy() {
+        // Cases made by scripts/make_random_vectors.py from np.random.default_rng(seed) in the
+        // authors' order: X exactly; y = X w_true agrees to rounding (BLAS sums in another
+        // order), the logistic labels and the label noise exactly.
+        std::ifstream in(std::string(PIPELENS_SOURCE_DIR) + "/tests/data/random/synthetic.json");
+        QVERIFY(in.good());
+        const nlohmann::json vectors = nlohmann::json::parse(in);
+        const auto hexes = [](const nlohmann::json& values) {
+            std::vector<double> out;
+            for (const auto& v : values) {
+                out.push_back(std::strtod(v.get<std::string>().c_str(), nullptr));
+            }
+            return out;
+        };
+        QVERIFY(vectors["cases"].size() >= 4);
+        for (const auto& c : vectors["cases"]) {
+            SyntheticSpec spec;
+            spec.kind = c["kind"].get<std::string>();
+            spec.rows = c["rows"].get<int>();
+            spec.dim = c["dim"].get<int>();
+            spec.seed = c["seed"].get<std::uint64_t>();
+            spec.labelNoise = c["label_noise"].get<double>();
+            const Dataset data = makeSynthetic(spec);
+            const std::vector<double> X = hexes(c["X"]);
+            const std::vector<double> y = hexes(c["y"]);
+            QCOMPARE(std::size_t(data.X.size()), X.size());
+            QCOMPARE(std::size_t(data.y.size()), y.size());
+            for (Eigen::Index i = 0; i < data.X.rows(); ++i) {
+                for (Eigen::Index j = 0; j < data.X.cols(); ++j) {
+                    QCOMPARE(data.X(i, j), X[std::size_t(i * data.X.cols() + j)]);
+                }
+            }
+            for (Eigen::Index i = 0; i < data.y.size(); ++i) {
+                const double want = y[std::size_t(i)];
+                if (spec.kind == "logistic") {
+                    QCOMPARE(data.y[i], want);
+                } else {
+                    QVERIFY2(std::abs(data.y[i] - want) <= 1e-13 * (1.0 + std::abs(want)),
+                             qPrintable(QString("%1 seed %2: y[%3] = %4, NumPy %5")
+                                            .arg(QString::fromStdString(spec.kind))
+                                            .arg(spec.seed)
+                                            .arg(i)
+                                            .arg(data.y[i], 0, 'g', 17)
+                                            .arg(want, 0, 'g', 17)));
+                }
+            }
         }
     }
 

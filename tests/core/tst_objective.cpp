@@ -13,6 +13,7 @@
 #include "errors.hpp"
 #include "objective/linear_objective.hpp"
 #include "objective/solvers.hpp"
+#include "random/numpy_random.hpp"
 
 using namespace pipelens;
 
@@ -89,7 +90,7 @@ class TestObjective : public QObject {
         Dataset data = randomData(12, 5, 21, logistic);
         LinearObjective obj(data, logistic ? LossKind::Logistic : LossKind::Quadratic, l2, 3);
         QCOMPARE(obj.batches(), 4);
-        Rng rng(99);
+        NumpyRandom rng(99);
         for (int trial = 0; trial < 3; ++trial) {
             Eigen::VectorXd w = rng.normalVector(5);
             auto f = [&](const Eigen::VectorXd& v) { return obj.value(v); };
@@ -167,7 +168,7 @@ class TestObjective : public QObject {
                  qPrintable(QString("||grad f(w*)|| = %1").arg(obj.gradient(w).norm())));
         const double fStar = obj.optimum();
         QCOMPARE(fStar, obj.value(w));
-        Rng rng(5);
+        NumpyRandom rng(5);
         for (int trial = 0; trial < 20; ++trial) {
             Eigen::VectorXd delta = 1e-3 * rng.normalVector(dim);
             QVERIFY(obj.value(w + delta) >= fStar - 1e-15);
@@ -261,7 +262,7 @@ class TestObjective : public QObject {
     void gramPaths() {
         QFETCH(int, rows);
         QFETCH(int, cols);
-        Rng rng(123);
+        NumpyRandom rng(123);
         Eigen::MatrixXd X = rng.normalMatrix(rows, cols);
         const double exact = largestEigenvalueOfGramExact(X);
         const double iterative = largestEigenvalueOfGramIterative(X);
