@@ -98,11 +98,6 @@ std::ifstream openForReading(const std::string& path, const std::string& kind, b
 // ---------------------------------------------------------------------------------------------
 // .npy
 
-struct NpyArray {
-    std::vector<std::int64_t> shape;
-    std::vector<double> values;  // C order
-};
-
 [[noreturn]] void npyFail(const std::string& path, const std::string& what) {
     throw DataError("npy file " + quoted(path) + ": " + what);
 }
@@ -582,6 +577,8 @@ Eigen::MatrixXd loadNpyMatrix(const std::string& path) {
     }
     return Eigen::Map<const RowMajorMatrix>(array.values.data(), array.shape[0], array.shape[1]);
 }
+
+NpyArray loadNpyArray(const std::string& path) { return readNpy(path); }
 
 Eigen::VectorXd loadNpyVector(const std::string& path) {
     NpyArray array = readNpy(path);

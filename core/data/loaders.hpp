@@ -3,7 +3,9 @@
 // Every failure is a DataError (IoError when writing) whose message names the file and says what
 // is wrong with it.
 #include <Eigen/Dense>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "objective/linear_objective.hpp"
 
@@ -13,6 +15,12 @@ namespace pipelens {
 Eigen::MatrixXd loadNpyMatrix(const std::string& path);
 // 1-D array (or an n x 1 one) of dtype float64 or float32.
 Eigen::VectorXd loadNpyVector(const std::string& path);
+// An array of any rank (float64 or float32), C order, as its shape and its values in order.
+struct NpyArray {
+    std::vector<std::int64_t> shape;
+    std::vector<double> values;
+};
+NpyArray loadNpyArray(const std::string& path);
 // float64 little-endian, C order, format version 1.0; written to path + ".tmp", then renamed.
 void saveNpy(const std::string& path, const Eigen::MatrixXd& m);
 void saveNpy(const std::string& path, const Eigen::VectorXd& v);  // 1-D

@@ -1,0 +1,78 @@
+#pragma once
+// What the language-model replays share: the curves they log (../shared/golden-lm/README.md,
+// "Logged curves"), the run options, and a base that owns the model, checks every forward loss
+// for divergence and evaluates the full and held-out objectives.
+#include <Eigen/Dense>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "objective/lm/char_transformer.hpp"
+#include "objective/lm/lm_model.hpp"
+#include "replay/replay.hpp"
+
+namespace pipelens {
+
+struct LmForwardLoss {
+    int microbatch = 0;  // pipelines: the microbatch; RPD: the update index k
+    int slot = 0;        // slot of the last-stage forward (-1 for RPD)
+    int batch = 0;       // dataset batch
+    double loss = 0.0;
+};
+
+// The curves the authors log go into the RunResult: objectivePerSlot[t] is the loss of the most
+// recent last-stage forward in slots 0 .. t-1 (NaN before the first), objectivePerUpdate[k-1]
+// the most recent one at block update k (RPD: the loss of update k's own forward at its stale
+// point). The rest is here.
+struct LmLog {
+    std::vector<LmForwardLoss> forwardLosses;  // every last-stage forward, in order
+    // When asked: the mean loss over all dataset batches at the current weights (the replica
+    // average). Per slot [0] = f(w0) and [t] after slot t (after any averaging); per update
+    // [k-1] right after update k.
+    std::vector<double> fullObjectivePerSlot;
+    std::vector<double> fullObjectivePerBlockUpdate;
+    // When asked: (block updates done, mean loss over the held-out batches).
+    std::vector<std::pair<long long, double>> heldOutLoss;
+    // Peak copies held at once per stage: stashed weights and kept input activations.
+    std::vector<int> peakStashedWeights;
+    std::vector<int> peakKeptInputs;
+};
+
+struct LmRunOptions {
+    bool fullObjectivePerSlot = false;
+    bool fullObjectivePerUpdate = false;
+    long long heldOutEvery = 0;  // held-out loss every this many block updates (0: never)
+    // Divergence: a non-finite loss, or one above this factor times log(V) (uniform guessing).
+    double blowUpFactor = 100.0;
+};
+
+// The non-template face of every LM replay.
+class LmReplay : public Replay {
+public:
+    const LmLog& log() const { return log_; }
+    // The current weights in double (pipelines: the replica average).
+    virtual Eigen::VectorXd weights() const = 0;
+
+protected:
+    LmLog log_;
+};
+
+template <typename Real>
+class LmReplayBase : public LmReplay {
+protected:
+    LmReplayBase(std::shared_ptr<const CharTransformerProblem> problem, LmRunOptions options);
+
+    // Records a divergence (and returns false) for a non-finite or blown-up loss.
+    bool acceptLoss(double loss, long long updatesDone, int slot, const char* what);
+    double fullObjective(const Real* w) { return model_.meanLoss(w, problem_->train); }
+    // Appends the held-out loss when one is due at `updatesDone` updates.
+    void maybeHeldOut(const Real* w, long long updatesDone);
+    std::vector<Real> toReal(const Eigen::VectorXd& w) const;
+
+    std::shared_ptr<const CharTransformerProblem> problem_;
+    LmRunOptions options_;
+    CharTransformer<Real> model_;
+    double blowUpLimit_ = 0.0;
+};
+
+}  // namespace pipelens

@@ -1,0 +1,198 @@
+#include "replay/lm_rpd_replay.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "errors.hpp"
+
+namespace pipelens {
+
+template <typename Real>
+LmRpdReplay<Real>::LmRpdReplay(std::shared_ptr<const CharTransformerProblem> problem,
+                               LmRpdConfig config)
+    : LmReplayBase<Real>(std::move(problem), config.options),
+      config_(std::move(config)),
+      rng_(config_.seed) {
+    const CharTransformerProblem& p = *this->problem_;
+    const int S = p.layout.stages();
+    const bool needsTable =
+        config_.delayMode == DelayMode::PipeDream || config_.order == StageOrder::PipeDream;
+    if (needsTable && !config_.pipeDream) {
+        throw ConfigError("delay_mode/order = pd needs a PipeDream timeline to follow");
+    }
+    if (needsTable && config_.pipeDream->stages() != S) {
+        throw ConfigError("stages = " + std::to_string(S) +
+                          " does not match the PipeDream timeline's " +
+                          std::to_string(config_.pipeDream->stages()));
+    }
+    if (config_.updates < 0) {
+        throw ConfigError("updates = " + std::to_string(config_.updates) +
+                          " is not allowed: an integer >= 0");
+    }
+    if (!std::isfinite(config_.stepSize) || config_.stepSize < 0.0) {
+        std::ostringstream s;
+        s << "step_size = " << config_.stepSize << " is not allowed: a finite number >= 0";
+        throw ConfigError(s.str());
+    }
+    if (needsTable) config_.updates = std::min(config_.updates, config_.pipeDream->updates());
+    if (config_.delayMode == DelayMode::PipeDream) config_.maxDelay = config_.pipeDream->maxDelay();
+    if (config_.delayMode == DelayMode::Zero) config_.maxDelay = 0;
+    if (config_.maxDelay < 0 || config_.maxDelay > 10'000'000) {
+        throw ConfigError("delta = " + std::to_string(config_.maxDelay) +
+                          " is not allowed: an integer in [0, 10000000]");
+    }
+    if (config_.order == StageOrder::PipeDream &&
+        static_cast<int>(config_.batchOf.size()) < config_.pipeDream->microbatches()) {
+        config_.batchOf = batchSequence(config_.pipeDream->microbatches(), p.train.batches(),
+                                        false, 0);
+    }
+    const std::vector<Real> w0 = this->toReal(p.w0);
+    history_.resize(static_cast<std::size_t>(S));
+    spare_.resize(static_cast<std::size_t>(S));
+    long long largest = 0;
+    for (int s = 0; s < S; ++s) {
+        const auto& b = p.layout.stage(s);
+        history_[static_cast<std::size_t>(s)].push_back(
+            {0, std::vector<Real>(w0.begin() + b.offset, w0.begin() + b.offset + b.size)});
+        largest = std::max(largest, b.size);
+    }
+    grad_.resize(static_cast<std::size_t>(largest));
+    point_.resize(static_cast<std::size_t>(S));
+    delays_.assign(static_cast<std::size_t>(S), 0);
+
+    RunResult& r = this->result_;
+    r.method = "rpd";
+    r.label = config_.label.empty() ? "rpd" : config_.label;
+    r.stages = S;
+    r.stepSize = config_.stepSize;
+    r.maxDelay = config_.maxDelay;
+    r.initialObjective = std::numeric_limits<double>::quiet_NaN();
+    if (config_.options.fullObjectivePerSlot || config_.options.fullObjectivePerUpdate) {
+        assembleCurrent();
+        r.initialObjective = this->fullObjective(current_.data());
+    }
+}
+
+template <typename Real>
+const Real* LmRpdReplay<Real>::blockAt(int block, long long iterate) const {
+    const auto& h = history_[static_cast<std::size_t>(block)];
+    for (auto it = h.rbegin(); it != h.rend(); ++it) {
+        if (it->from <= iterate) return it->values.data();
+    }
+    throw std::logic_error("iterate " + std::to_string(iterate) + " of block " +
+                           std::to_string(block) + " is no longer held");
+}
+
+template <typename Real>
+void LmRpdReplay<Real>::assembleCurrent() {
+    const auto& layout = this->problem_->layout;
+    current_.resize(static_cast<std::size_t>(layout.size()));
+    for (int s = 0; s < layout.stages(); ++s) {
+        const auto& v = history_[static_cast<std::size_t>(s)].back().values;
+        std::copy(v.begin(), v.end(), current_.begin() + layout.stage(s).offset);
+    }
+}
+
+template <typename Real>
+long long LmRpdReplay<Real>::advance(long long maxUpdates) {
+    if (this->done()) return 0;
+    const CharTransformerProblem& p = *this->problem_;
+    const int S = p.layout.stages();
+    RunResult& r = this->result_;
+    long long taken = 0;
+    while (taken < maxUpdates && k_ < config_.updates) {
+        if (this->cancelRequested()) {
+            r.cancelled = true;
+            return taken;
+        }
+        int stage = 0;
+        int batch = 0;
+        const long long cap = std::min(config_.maxDelay, k_);
+        if (config_.order == StageOrder::PipeDream) {
+            const BlockUpdateInfo& u = config_.pipeDream->update(k_);
+            stage = u.stage;
+            batch = config_.batchOf[static_cast<std::size_t>(u.microbatch)];
+        } else {  // the authors' order of draws: stage, batch, then the delays
+            stage = static_cast<int>(rng_.below(static_cast<std::uint64_t>(S)));
+            batch = static_cast<int>(rng_.below(static_cast<std::uint64_t>(p.train.batches())));
+        }
+        for (int j = 0; j < S; ++j) {
+            long long dj = 0;
+            switch (config_.delayMode) {
+                case DelayMode::Uniform:
+                    dj = k_ == 0 ? 0 : static_cast<long long>(rng_.below(static_cast<std::uint64_t>(cap + 1)));
+                    break;
+                case DelayMode::Max: dj = cap; break;
+                case DelayMode::Zero: dj = 0; break;
+                case DelayMode::PipeDream: dj = config_.pipeDream->delay(k_, j); break;
+            }
+            point_[static_cast<std::size_t>(j)] = blockAt(j, k_ - dj);
+        }
+        const double loss = this->model_.lossAndStageGradient(point_, p.train.tokens(batch),
+                                                              p.train.targets(batch), stage,
+                                                              grad_.data());
+        // w_{k+1}: block `stage` moves, the others keep their version.
+        auto& h = history_[static_cast<std::size_t>(stage)];
+        auto& spare = spare_[static_cast<std::size_t>(stage)];
+        Version next{k_ + 1, std::move(spare)};
+        next.values.resize(h.back().values.size());
+        const auto step = static_cast<Real>(config_.stepSize);
+        for (std::size_t i = 0; i < next.values.size(); ++i) {
+            next.values[i] = h.back().values[i] - step * grad_[i];
+        }
+        h.push_back(std::move(next));
+        // Later steps read iterates >= k + 1 - delta: older versions go back to the spare.
+        const long long oldest = k_ + 1 - config_.maxDelay;
+        spare.clear();
+        while (h.size() > 1 && h[1].from <= oldest) {
+            spare = std::move(h.front().values);
+            h.pop_front();
+        }
+        ++k_;
+        ++taken;
+        r.updates = k_;
+        r.objectivePerUpdate.push_back(loss);
+        this->log_.forwardLosses.push_back({static_cast<int>(k_ - 1), -1, batch, loss});
+        bool ok = this->acceptLoss(loss, k_, -1, "forward loss");
+        if (ok && config_.options.fullObjectivePerUpdate) {
+            assembleCurrent();
+            this->log_.fullObjectivePerBlockUpdate.push_back(this->fullObjective(current_.data()));
+            ok = this->acceptLoss(this->log_.fullObjectivePerBlockUpdate.back(), k_, -1,
+                                  "full objective");
+        }
+        if (ok && config_.options.heldOutEvery > 0 && k_ % config_.options.heldOutEvery == 0) {
+            assembleCurrent();
+            this->maybeHeldOut(current_.data(), k_);
+        }
+        if (!ok) return taken;
+    }
+    if (k_ >= config_.updates) r.finished = true;
+    return taken;
+}
+
+template <typename Real>
+Eigen::VectorXd LmRpdReplay<Real>::weights() const {
+    const auto& layout = this->problem_->layout;
+    Eigen::VectorXd w(layout.size());
+    for (int s = 0; s < layout.stages(); ++s) {
+        const auto& v = history_[static_cast<std::size_t>(s)].back().values;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            w[layout.stage(s).offset + static_cast<Eigen::Index>(i)] = static_cast<double>(v[i]);
+        }
+    }
+    return w;
+}
+
+std::unique_ptr<LmReplay> makeLmRpdReplay(std::shared_ptr<const CharTransformerProblem> problem,
+                                          LmRpdConfig config) {
+    if (problem->params.precision == LmPrecision::Float) {
+        return std::make_unique<LmRpdReplay<float>>(std::move(problem), std::move(config));
+    }
+    return std::make_unique<LmRpdReplay<double>>(std::move(problem), std::move(config));
+}
+
+template class LmRpdReplay<double>;
+template class LmRpdReplay<float>;
+
+}  // namespace pipelens

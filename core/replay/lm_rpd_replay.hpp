@@ -1,0 +1,63 @@
+#pragma once
+// Randomized PipeDream (SPEC section 4) on the language model: at step k, block j of the mixed
+// stale point z_k is block j of iterate k - d_j; forward through every stage at z_k, backward from
+// the last stage down to the drawn stage s, and update only block s. Each block keeps only the
+// versions an iterate in the window [k - delta, k] can still read (at most delta + 1), never a
+// copy of every iterate.
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "objective/lm/lm_random.hpp"
+#include "replay/delays.hpp"
+#include "replay/lm_replay.hpp"
+
+namespace pipelens {
+
+struct LmRpdConfig {
+    std::string label;
+    long long updates = 100;   // K (PipeDream delays or order: at most the table's updates)
+    double stepSize = 0.1;
+    DelayMode delayMode = DelayMode::Uniform;
+    long long maxDelay = 0;    // delta (ignored for DelayMode::PipeDream: the table's maximum)
+    StageOrder order = StageOrder::Uniform;
+    std::uint64_t seed = 0;
+    std::shared_ptr<const DelayTable> pipeDream;  // for DelayMode or StageOrder PipeDream
+    std::vector<int> batchOf;  // StageOrder::PipeDream: dataset batch of each PD microbatch
+    LmRunOptions options;
+};
+
+template <typename Real>
+class LmRpdReplay final : public LmReplayBase<Real> {
+public:
+    LmRpdReplay(std::shared_ptr<const CharTransformerProblem> problem, LmRpdConfig config);
+    long long advance(long long maxUpdates) override;
+    long long stepsDone() const override { return k_; }
+    long long totalSteps() const override { return config_.updates; }
+    Eigen::VectorXd weights() const override;
+    // Versions currently held per block (for the memory check).
+    int versionsHeld(int block) const { return static_cast<int>(history_[static_cast<std::size_t>(block)].size()); }
+
+private:
+    struct Version {
+        long long from = 0;  // the first iterate index holding this version
+        std::vector<Real> values;
+    };
+    const Real* blockAt(int block, long long iterate) const;
+    void assembleCurrent();
+
+    LmRpdConfig config_;
+    long long k_ = 0;
+    LmRandom rng_;
+    std::vector<int> delays_;
+    std::vector<std::deque<Version>> history_;  // per block, oldest first
+    std::vector<std::vector<Real>> spare_;      // recycled version buffers per block
+    std::vector<const Real*> point_;
+    std::vector<Real> grad_, current_;
+};
+
+std::unique_ptr<LmReplay> makeLmRpdReplay(std::shared_ptr<const CharTransformerProblem> problem,
+                                          LmRpdConfig config);
+
+}  // namespace pipelens
