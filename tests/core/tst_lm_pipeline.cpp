@@ -1,0 +1,293 @@
+// PD, LocalSGD and RPD on the language model: whole runs against the authors' runs
+// (../shared/golden-lm), training on the built-in corpus, divergence and memory.
+#include <QtTest>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "errors.hpp"
+#include "lm_golden_case.hpp"
+#include "replay/lm_pipeline_replay.hpp"
+#include "replay/lm_rpd_replay.hpp"
+#include "schedule/timeline.hpp"
+
+using namespace pipelens;
+
+namespace {
+
+struct GoldenRun {
+    std::unique_ptr<LmReplay> replay;
+    Timeline timeline;
+};
+
+GoldenRun runGolden(const std::string& name, LmPrecision precision, bool logFull) {
+    const auto c = golden_lm::caseJson(name);
+    LmPipelineConfig cfg;
+    cfg.method = c["method"];
+    cfg.timeline = buildTimeline(golden::scheduleParams(c));
+    cfg.replicas = c.value("replicas", 1);
+    cfg.stepSize = c["step_size"];
+    cfg.options.fullObjectivePerSlot = logFull;
+    cfg.options.fullObjectivePerUpdate = logFull;
+    GoldenRun run{makeLmPipelineReplay(golden_lm::problem(name, precision), cfg), cfg.timeline};
+    // Uneven chunks: a result must not depend on how a caller steps a run.
+    for (long long chunk = 1; !run.replay->done(); chunk = chunk % 7 + 2) {
+        if (run.replay->advance(chunk) == 0) break;
+    }
+    return run;
+}
+
+std::vector<double> column(const std::string& name, const std::string& file, std::size_t col) {
+    return golden::csvColumn(golden_lm::dir(name) + "/" + file, col);
+}
+
+std::shared_ptr<const CharTransformerProblem> builtInProblem(LmPrecision precision) {
+    CharTransformerParams p;
+    p.stages = 4;
+    p.width = 32;
+    p.heads = 2;
+    p.context = 16;
+    p.batch = 8;
+    p.builtInCharacters = 24'000;
+    p.heldOutFraction = 0.1;
+    p.initSeed = 1;
+    p.precision = precision;
+    return std::make_shared<const CharTransformerProblem>(makeCharTransformerProblem(p));
+}
+
+double meanLoss(const CharTransformerProblem& p, const Eigen::VectorXd& w) {
+    CharTransformer<double> model(p.layout);
+    return model.meanLoss(w.data(), p.train);
+}
+
+}  // namespace
+
+class TestLmPipeline : public QObject {
+    Q_OBJECT
+private slots:
+    void goldenTimelinesAreTheProjectsOwn_data() {
+        QTest::addColumn<QString>("name");
+        for (const auto& n : golden_lm::cases()) QTest::newRow(n.c_str()) << QString::fromStdString(n);
+    }
+    void goldenTimelinesAreTheProjectsOwn() {
+        QFETCH(QString, name);
+        const auto c = golden_lm::caseJson(name.toStdString());
+        const Timeline tl = buildTimeline(golden::scheduleParams(c));
+        std::ifstream in(golden_lm::dir(name.toStdString()) + "/timeline.csv");
+        const std::string expected((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        QCOMPARE(timelineCsv(tl), expected);
+        QCOMPARE(tl.totalSlots, c["slots"].get<int>());
+    }
+
+    void wholeRunsMatchTheAuthorsInDouble_data() { goldenTimelinesAreTheProjectsOwn_data(); }
+    void wholeRunsMatchTheAuthorsInDouble() {
+        QFETCH(QString, name);
+        const std::string n = name.toStdString();
+        const GoldenRun run = runGolden(n, LmPrecision::Double, true);
+        const RunResult& r = run.replay->result();
+        const LmLog& log = run.replay->log();
+        QVERIFY(r.finished);
+        QVERIFY(!r.divergence.diverged);
+        QCOMPARE(r.updates, golden_lm::caseJson(n)["block_updates"].get<long long>());
+
+        const double perSlot = golden_lm::curveRelError(r.objectivePerSlot, column(n, "objective_per_slot.csv", 1));
+        const double perUpdate = golden_lm::curveRelError(r.objectivePerUpdate, column(n, "objective_per_block_update.csv", 1));
+        const double fullSlot = golden_lm::curveRelError(log.fullObjectivePerSlot, column(n, "full_objective_per_slot.csv", 1));
+        const double fullUpdate = golden_lm::curveRelError(log.fullObjectivePerBlockUpdate, column(n, "full_objective_per_block_update.csv", 1));
+        const auto rows = golden::csvRows(golden_lm::dir(n) + "/forward_loss_per_microbatch.csv");
+        QCOMPARE(log.forwardLosses.size(), rows.size());
+        std::vector<double> losses;
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            QCOMPARE(log.forwardLosses[i].microbatch, std::stoi(rows[i][0]));
+            QCOMPARE(log.forwardLosses[i].slot, std::stoi(rows[i][1]));
+            QCOMPARE(log.forwardLosses[i].batch, std::stoi(rows[i][2]));
+            losses.push_back(log.forwardLosses[i].loss);
+        }
+        const double perMicrobatch = golden_lm::curveRelError(losses, column(n, "forward_loss_per_microbatch.csv", 3));
+        const double wFinal = golden_lm::maxRelError(run.replay->weights(), golden_lm::npy(n, "w_final.npy"));
+        qInfo("%s double: objective_per_slot %.2g, per_block_update %.2g, forward losses %.2g, "
+              "full per slot %.2g, full per update %.2g, w_final %.2g",
+              n.c_str(), perSlot, perUpdate, perMicrobatch, fullSlot, fullUpdate, wFinal);
+        for (double e : {perSlot, perUpdate, perMicrobatch, fullSlot, fullUpdate, wFinal}) {
+            QVERIFY(e <= 1e-9);
+        }
+        // Logging the full objective leaves the trajectory unchanged.
+        const GoldenRun plain = runGolden(n, LmPrecision::Double, false);
+        QCOMPARE(plain.replay->weights(), run.replay->weights());
+        QCOMPARE(plain.replay->log().fullObjectivePerSlot.size(), std::size_t(0));
+    }
+
+    // float: weights and activations rounded to 24 bits; tolerances in docs/language-model.md.
+    void wholeRunsMatchTheAuthorsInFloat_data() { goldenTimelinesAreTheProjectsOwn_data(); }
+    void wholeRunsMatchTheAuthorsInFloat() {
+        QFETCH(QString, name);
+        const std::string n = name.toStdString();
+        const GoldenRun run = runGolden(n, LmPrecision::Float, true);
+        const RunResult& r = run.replay->result();
+        const double perSlot = golden_lm::curveRelError(r.objectivePerSlot, column(n, "objective_per_slot.csv", 1));
+        const double fullSlot = golden_lm::curveRelError(run.replay->log().fullObjectivePerSlot, column(n, "full_objective_per_slot.csv", 1));
+        const double wFinal = golden_lm::maxRelError(run.replay->weights(), golden_lm::npy(n, "w_final.npy"));
+        qInfo("%s float: objective_per_slot %.2g, full per slot %.2g, w_final %.2g", n.c_str(),
+              perSlot, fullSlot, wFinal);
+        QVERIFY(perSlot <= 1e-5);
+        QVERIFY(fullSlot <= 1e-5);
+        QVERIFY(wFinal <= 1e-5);
+    }
+
+    void rpdWithPipeDreamDelaysAndOrderReproducesPipeDream_data() {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("lm-pd-S4") << "lm-pd-S4";
+        QTest::newRow("lm-pd-S5-C12-heads3") << "lm-pd-S5-C12-heads3";
+    }
+    void rpdWithPipeDreamDelaysAndOrderReproducesPipeDream() {
+        QFETCH(QString, name);
+        const std::string n = name.toStdString();
+        const auto c = golden_lm::caseJson(n);
+        const Timeline tl = buildTimeline(golden::scheduleParams(c));
+        LmRpdConfig cfg;
+        cfg.updates = 1'000'000;
+        cfg.stepSize = c["step_size"];
+        cfg.delayMode = DelayMode::PipeDream;
+        cfg.order = StageOrder::PipeDream;
+        cfg.pipeDream = std::make_shared<const DelayTable>(tl);
+        auto rpd = makeLmRpdReplay(golden_lm::problem(n), cfg);
+        rpd->runToEnd(5);
+        QVERIFY(rpd->result().finished);
+        QCOMPARE(rpd->result().updates, c["block_updates"].get<long long>());
+        const double wFinal = golden_lm::maxRelError(rpd->weights(), golden_lm::npy(n, "w_final.npy"));
+        // Update k's loss at z_k is the forward loss of its microbatch.
+        const auto losses = column(n, "forward_loss_per_microbatch.csv", 3);
+        std::vector<double> expected;
+        for (long long k = 0; k < cfg.pipeDream->updates(); ++k) {
+            expected.push_back(losses[static_cast<std::size_t>(cfg.pipeDream->update(k).microbatch)]);
+        }
+        const double perUpdate = golden_lm::curveRelError(rpd->result().objectivePerUpdate, expected);
+        qInfo("%s RPD(pd delays, pd order): w_final %.2g, losses %.2g", n.c_str(), wFinal, perUpdate);
+        QVERIFY(wFinal <= 1e-9);
+        QVERIFY(perUpdate <= 1e-9);
+    }
+
+    void everyMethodLowersTheLossOnTheBuiltInCorpus_data() {
+        QTest::addColumn<QString>("method");
+        QTest::addColumn<int>("precision");
+        for (const char* m : {"pd", "localsgd", "rpd"}) {
+            QTest::newRow((std::string(m) + " double").c_str()) << m << int(LmPrecision::Double);
+            QTest::newRow((std::string(m) + " float").c_str()) << m << int(LmPrecision::Float);
+        }
+    }
+    void everyMethodLowersTheLossOnTheBuiltInCorpus() {
+        QFETCH(QString, method);
+        QFETCH(int, precision);
+        const auto problem = builtInProblem(static_cast<LmPrecision>(precision));
+        const double before = meanLoss(*problem, problem->w0);
+        const double logV = std::log(problem->corpus.vocabSize());
+        LmRunOptions options;
+        options.heldOutEvery = 100;
+        std::unique_ptr<LmReplay> run;
+        if (method == "rpd") {
+            LmRpdConfig cfg;
+            cfg.updates = 800;
+            cfg.stepSize = 0.5;
+            cfg.maxDelay = 6;
+            cfg.options = options;
+            run = makeLmRpdReplay(problem, cfg);
+        } else {
+            ScheduleParams sp;
+            sp.kind = method == "pd" ? ScheduleKind::PipeDream : ScheduleKind::LocalSgd;
+            sp.stages = 4;
+            sp.microbatches = 200;
+            sp.localSteps = 2;
+            LmPipelineConfig cfg;
+            cfg.method = method.toStdString();
+            cfg.timeline = buildTimeline(sp);
+            cfg.replicas = method == "pd" ? 1 : cfg.timeline.params.replicas;
+            cfg.stepSize = 0.5;
+            cfg.options = options;
+            run = makeLmPipelineReplay(problem, cfg);
+        }
+        run->runToEnd();
+        QVERIFY2(run->result().finished, run->result().divergence.reason.c_str());
+        const double after = meanLoss(*problem, run->weights());
+        qInfo("%s: mean loss %.3f -> %.3f (log V = %.3f), held-out %.3f", qPrintable(method),
+              before, after, logV, run->log().heldOutLoss.back().second);
+        QVERIFY(after < 0.75 * before);
+        QVERIFY(after < 0.75 * logV);
+        QVERIFY(!run->log().heldOutLoss.empty());
+        QVERIFY(run->log().heldOutLoss.back().second < before);
+    }
+
+    void hugeStepSizeIsReportedAsDiverged_data() {
+        QTest::addColumn<QString>("method");
+        QTest::newRow("pd") << "pd";
+        QTest::newRow("rpd") << "rpd";
+    }
+    void hugeStepSizeIsReportedAsDiverged() {
+        QFETCH(QString, method);
+        const auto problem = builtInProblem(LmPrecision::Double);
+        std::unique_ptr<LmReplay> run;
+        if (method == "rpd") {
+            LmRpdConfig cfg;
+            cfg.updates = 400;
+            cfg.stepSize = 1e6;
+            cfg.maxDelay = 4;
+            run = makeLmRpdReplay(problem, cfg);
+        } else {
+            LmPipelineConfig cfg;
+            cfg.timeline = buildTimeline(ScheduleParams{ScheduleKind::PipeDream, 4, 100, 0, 0, 1, 0, {}});
+            cfg.stepSize = 1e6;
+            run = makeLmPipelineReplay(problem, cfg);
+        }
+        run->runToEnd();
+        const Divergence& d = run->result().divergence;
+        QVERIFY(d.diverged);
+        QVERIFY(!run->result().finished);
+        QVERIFY(d.update > 0);
+        QVERIFY2(d.reason.find("diverged after block update " + std::to_string(d.update)) != std::string::npos,
+                 d.reason.c_str());
+        qInfo("%s", d.reason.c_str());
+    }
+
+    void pipeDreamStashesAsSpecPredicts() {
+        // Weight copies and kept inputs per stage: exactly the timeline's stash depth.
+        const auto problem = builtInProblem(LmPrecision::Float);
+        LmPipelineConfig cfg;
+        cfg.timeline = buildTimeline(ScheduleParams{ScheduleKind::PipeDream, 4, 40, 0, 0, 1, 0, {}});
+        cfg.stepSize = 0.1;
+        auto run = makeLmPipelineReplay(problem, cfg);
+        run->runToEnd();
+        QCOMPARE(run->log().peakStashedWeights, cfg.timeline.peakStash);
+        QCOMPARE(run->log().peakKeptInputs, cfg.timeline.peakStash);
+        QCOMPARE(cfg.timeline.peakStash, std::vector<int>({4, 4, 3, 1}));
+        QCOMPARE(run->result().versionChecks, run->result().updates);
+    }
+
+    void rpdKeepsOnlyTheWindowOfVersions() {
+        const auto problem = builtInProblem(LmPrecision::Float);
+        LmRpdConfig cfg;
+        cfg.updates = 300;
+        cfg.stepSize = 0.1;
+        cfg.delayMode = DelayMode::Max;
+        cfg.maxDelay = 5;
+        LmRpdReplay<float> rpd(problem, cfg);
+        rpd.runToEnd();
+        QVERIFY(rpd.result().finished);
+        for (int s = 0; s < 4; ++s) QVERIFY(rpd.versionsHeld(s) <= 6);
+    }
+
+    void mismatchedStagesAreAClearError() {
+        const auto problem = builtInProblem(LmPrecision::Float);
+        LmPipelineConfig cfg;
+        cfg.timeline = buildTimeline(ScheduleParams{ScheduleKind::PipeDream, 5, 10, 0, 0, 1, 0, {}});
+        try {
+            makeLmPipelineReplay(problem, cfg);
+            QFAIL("a 5-stage timeline cannot drive a 4-stage model");
+        } catch (const ConfigError& e) {
+            QVERIFY2(std::string(e.what()).find("stages = 5") != std::string::npos, e.what());
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestLmPipeline)
+#include "tst_lm_pipeline.moc"
