@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "errors.hpp"
+#include "replay/replay_checks.hpp"
 
 namespace pipelens {
 
@@ -65,15 +66,8 @@ LmPipelineReplay<Real>::LmPipelineReplay(std::shared_ptr<const CharTransformerPr
         throw ConfigError("stages = " + std::to_string(tl.params.stages) +
                           " of the timeline does not match the model's " + std::to_string(S));
     }
-    if (config_.replicas < 1) {
-        throw ConfigError("replicas = " + std::to_string(config_.replicas) +
-                          " is not allowed: an integer >= 1");
-    }
-    if (!std::isfinite(config_.stepSize) || config_.stepSize < 0.0) {
-        std::ostringstream s;
-        s << "step_size = " << config_.stepSize << " is not allowed: a finite number >= 0";
-        throw ConfigError(s.str());
-    }
+    requireReplicas(config_.replicas);
+    requireStepSize(config_.stepSize);
     if (static_cast<int>(config_.batchOf.size()) < N) {
         config_.batchOf = batchSequence(N, p.train.batches(), false, 0);
     }

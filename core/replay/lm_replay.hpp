@@ -33,7 +33,9 @@ struct LmLog {
     std::vector<double> fullObjectivePerBlockUpdate;
     // When asked: (block updates done, mean loss over the held-out batches).
     std::vector<std::pair<long long, double>> heldOutLoss;
-    // Peak copies held at once per stage: stashed weights and kept input activations.
+    // Peak copies held at once per stage (pipelines): stashed weights (the timeline's stash
+    // depth), and input activations, held from the forward of stage s-1 that produced them to
+    // B(m, s), so activations waiting for a busy stage count too (stage 0: its stashes).
     std::vector<int> peakStashedWeights;
     std::vector<int> peakKeptInputs;
 };

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "errors.hpp"
+#include "replay/replay_checks.hpp"
 
 namespace pipelens {
 
@@ -16,32 +17,9 @@ LmRpdReplay<Real>::LmRpdReplay(std::shared_ptr<const CharTransformerProblem> pro
       rng_(config_.seed) {
     const CharTransformerProblem& p = *this->problem_;
     const int S = p.layout.stages();
-    const bool needsTable =
-        config_.delayMode == DelayMode::PipeDream || config_.order == StageOrder::PipeDream;
-    if (needsTable && !config_.pipeDream) {
-        throw ConfigError("delay_mode/order = pd needs a PipeDream timeline to follow");
-    }
-    if (needsTable && config_.pipeDream->stages() != S) {
-        throw ConfigError("stages = " + std::to_string(S) +
-                          " does not match the PipeDream timeline's " +
-                          std::to_string(config_.pipeDream->stages()));
-    }
-    if (config_.updates < 0) {
-        throw ConfigError("updates = " + std::to_string(config_.updates) +
-                          " is not allowed: an integer >= 0");
-    }
-    if (!std::isfinite(config_.stepSize) || config_.stepSize < 0.0) {
-        std::ostringstream s;
-        s << "step_size = " << config_.stepSize << " is not allowed: a finite number >= 0";
-        throw ConfigError(s.str());
-    }
-    if (needsTable) config_.updates = std::min(config_.updates, config_.pipeDream->updates());
-    if (config_.delayMode == DelayMode::PipeDream) config_.maxDelay = config_.pipeDream->maxDelay();
-    if (config_.delayMode == DelayMode::Zero) config_.maxDelay = 0;
-    if (config_.maxDelay < 0 || config_.maxDelay > 10'000'000) {
-        throw ConfigError("delta = " + std::to_string(config_.maxDelay) +
-                          " is not allowed: an integer in [0, 10000000]");
-    }
+    resolveRpdSettings(S, config_.delayMode, config_.order, config_.pipeDream, config_.updates,
+                       config_.maxDelay);
+    requireStepSize(config_.stepSize);
     if (config_.order == StageOrder::PipeDream &&
         static_cast<int>(config_.batchOf.size()) < config_.pipeDream->microbatches()) {
         config_.batchOf = batchSequence(config_.pipeDream->microbatches(), p.train.batches(),

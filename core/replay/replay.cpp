@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "errors.hpp"
+#include "replay/replay_checks.hpp"
 
 namespace pipelens {
 
@@ -78,15 +79,8 @@ PipelineReplay::PipelineReplay(std::shared_ptr<const LinearObjective> objective,
     const Timeline& tl = config_.timeline;
     const int S = tl.params.stages;
     const int N = tl.params.microbatches;
-    if (config_.replicas < 1) {
-        throw ConfigError("replicas = " + std::to_string(config_.replicas) +
-                          " is not allowed: an integer >= 1");
-    }
-    if (!std::isfinite(config_.stepSize) || config_.stepSize < 0.0) {
-        std::ostringstream s;
-        s << "step_size = " << config_.stepSize << " is not allowed: a finite number >= 0";
-        throw ConfigError(s.str());
-    }
+    requireReplicas(config_.replicas);
+    requireStepSize(config_.stepSize);
     if (static_cast<int>(config_.batchOf.size()) < N) {
         config_.batchOf = batchSequence(N, objective_->batches(), false, 0);
     }
@@ -260,35 +254,9 @@ RpdReplay::RpdReplay(std::shared_ptr<const LinearObjective> objective,
                      std::unique_ptr<ComputeBackend> backend, RpdReplayConfig config)
     : objective_(std::move(objective)), backend_(std::move(backend)), config_(std::move(config)) {
     const int S = config_.stages;
-    const bool needsTable =
-        config_.delayMode == DelayMode::PipeDream || config_.order == StageOrder::PipeDream;
-    if (needsTable && !config_.pipeDream) {
-        throw ConfigError("delay_mode/order = pd needs a PipeDream timeline to follow");
-    }
-    if (needsTable && config_.pipeDream->stages() != S) {
-        throw ConfigError("stages = " + std::to_string(S) +
-                          " does not match the PipeDream timeline's " +
-                          std::to_string(config_.pipeDream->stages()));
-    }
-    if (config_.updates < 0) {
-        throw ConfigError("updates = " + std::to_string(config_.updates) +
-                          " is not allowed: an integer >= 0");
-    }
-    if (needsTable) config_.updates = std::min(config_.updates, config_.pipeDream->updates());
-    if (config_.delayMode == DelayMode::PipeDream) {
-        config_.maxDelay = config_.pipeDream->maxDelay();
-    } else if (config_.delayMode == DelayMode::Zero) {
-        config_.maxDelay = 0;
-    }
-    if (config_.maxDelay < 0 || config_.maxDelay > 10'000'000) {
-        throw ConfigError("delta = " + std::to_string(config_.maxDelay) +
-                          " is not allowed: an integer in [0, 10000000]");
-    }
-    if (!std::isfinite(config_.stepSize) || config_.stepSize < 0.0) {
-        std::ostringstream s;
-        s << "step_size = " << config_.stepSize << " is not allowed: a finite number >= 0";
-        throw ConfigError(s.str());
-    }
+    resolveRpdSettings(S, config_.delayMode, config_.order, config_.pipeDream, config_.updates,
+                       config_.maxDelay);
+    requireStepSize(config_.stepSize);
     if (config_.order == StageOrder::PipeDream &&
         static_cast<int>(config_.batchOf.size()) < config_.pipeDream->microbatches()) {
         config_.batchOf = batchSequence(config_.pipeDream->microbatches(), objective_->batches(),
