@@ -138,6 +138,7 @@ StepSpec readStep(ObjectReader& r) {
         throw ConfigError(r.field("step_size.grid") + " = " + show(range) +
                           " is not allowed: [a_min, a_max], integers with -60 <= a_min <= a_max <= 20");
     }
+    s.rule = parseStepRule(g.text("rule", "best_final", {"best_final", "stable"}));
     g.rejectUnknown();
     s.grid = true;
     s.gridMin = range[0].get<int>();
@@ -146,7 +147,7 @@ StepSpec readStep(ObjectReader& r) {
 }
 
 json stepJson(const StepSpec& s) {
-    if (s.grid) return json{{"grid", {s.gridMin, s.gridMax}}};
+    if (s.grid) return json{{"grid", {s.gridMin, s.gridMax}}, {"rule", stepRuleName(s.rule)}};
     return s.value;
 }
 
@@ -210,6 +211,7 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
     ObjectReader r(j, "");
     c.name = r.text("name", "experiment");
     c.seed = static_cast<std::uint64_t>(r.integer("seed", 1, 0, kBig * 1000, "an integer >= 0"));
+    c.seeds = static_cast<int>(r.integer("seeds", 1, 1, 1000, "an integer in [1, 1000]"));
     c.stages = static_cast<int>(r.integer("stages", 4, 1, 4096, "an integer in [1, 4096]"));
     c.batchSize = static_cast<int>(r.integer("batch_size", 10, 1, kBig, "an integer >= 1"));
     c.shuffle = r.boolean("shuffle", false);
@@ -237,6 +239,12 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
             throw ConfigError("objective.l2 = " + o.at("l2").dump() +
                               " is not allowed with objective.kind = quadratic: 0 (least squares "
                               "has no regulariser)");
+        }
+        c.objective.gradientNoise =
+            o.number("gradient_noise", 0.0, 0.0, 1e12, "a finite number >= 0 (sigma)");
+        if (o.has("noise_seed")) {
+            c.objective.noiseSeed = static_cast<std::uint64_t>(
+                o.integer("noise_seed", 0, 0, kBig * 1000, "an integer >= 0"));
         }
         o.rejectUnknown();
     }
@@ -278,6 +286,8 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
             static_cast<int>(b.integer("microbatches", 0, 0, kBig, "an integer >= 0"));
         c.budget.epochs = b.number("epochs", 0.0, 0.0, 1e9, "a finite number >= 0");
         c.budget.compare = b.text("compare", "time", {"time", "updates"});
+        c.budget.rule = b.text("rule", "fit", {"fit", "truncate"}) == "truncate" ? BudgetRule::Truncate
+                                                                             : BudgetRule::Fit;
         b.rejectUnknown();
     } else {
         c.budget.epochs = 5;
@@ -351,6 +361,7 @@ json ExperimentConfig::toJson() const {
     json j;
     j["name"] = name;
     j["seed"] = seed;
+    j["seeds"] = seeds;
     j["stages"] = stages;
     j["batch_size"] = batchSize;
     j["shuffle"] = shuffle;
@@ -358,7 +369,10 @@ json ExperimentConfig::toJson() const {
     if (!device.empty()) j["device"] = device;
     j["allow_cpu_fallback"] = allowCpuFallback;
     j["precision"] = precision;
-    j["objective"] = {{"kind", lossKindName(objective.loss)}, {"l2", objective.l2}};
+    j["objective"] = {{"kind", lossKindName(objective.loss)},
+                      {"l2", objective.l2},
+                      {"gradient_noise", objective.gradientNoise}};
+    if (objective.noiseSeed) j["objective"]["noise_seed"] = *objective.noiseSeed;
     json d;
     d["source"] = data.source;
     if (data.source == "synthetic") {
@@ -381,6 +395,7 @@ json ExperimentConfig::toJson() const {
     if (budget.microbatches > 0) b["microbatches"] = budget.microbatches;
     if (budget.epochs > 0) b["epochs"] = budget.epochs;
     b["compare"] = budget.compare;
+    b["rule"] = budget.rule == BudgetRule::Truncate ? "truncate" : "fit";
     j["budget"] = b;
     j["costs"] = {{"forward_slots", costs.forwardSlots},
                   {"backward_slots", costs.backwardSlots},
@@ -416,7 +431,8 @@ ExperimentConfig defaultExperiment() {
     ExperimentConfig c;
     c.name = "default";
     c.seed = 1;
-    c.objective = {LossKind::Logistic, 1e-4};
+    c.objective.loss = LossKind::Logistic;
+    c.objective.l2 = 1e-4;
     c.data.source = "synthetic";
     c.data.kind = "logistic";
     c.data.rows = 600;

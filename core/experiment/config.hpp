@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "experiment/step_rules.hpp"
 #include "objective/linear_objective.hpp"
 #include "replay/replay.hpp"
 #include "schedule/timeline.hpp"
@@ -33,14 +34,19 @@ struct DataSpec {
 struct ObjectiveSpec {
     LossKind loss = LossKind::Quadratic;
     double l2 = 0.0;
+    // Gaussian noise added to every block gradient (SPEC section 6): g += sigma * N(0, I).
+    double gradientNoise = 0.0;
+    // Seed of the noise generator; unset: the data seed (0 for data from files).
+    std::optional<std::uint64_t> noiseSeed;
 };
 
-// A fixed step size, or a grid {2^a : a in [gridMin, gridMax]} keeping the best run.
+// A fixed step size, or a grid {2^a : a in [gridMin, gridMax]} from which `rule` picks one.
 struct StepSpec {
     double value = 0.0;
     bool grid = false;
     int gridMin = -10;
     int gridMax = 0;
+    StepRule rule = StepRule::BestFinal;
 };
 
 struct MethodSpec {
@@ -57,17 +63,25 @@ struct MethodSpec {
     std::uint64_t seed = 0;     // rpd: draws (0 = the experiment seed)
 };
 
+enum class BudgetRule { Fit, Truncate };
+
 struct BudgetSpec {
     // Exactly one is used, in this order: slots, microbatches, epochs.
     int totalSlots = 0;          // simulated time for every method
     int microbatches = 0;   // PD microbatches; the slot budget is PD's run length
     double epochs = 0.0;    // passes over the M batches by PD; budget as for microbatches
     std::string compare = "time";  // time: equal simulated slots | updates: equal block updates
+    // compare = time, how a method meets the slot budget (SPEC section 6): fit runs the largest
+    // N whose whole run fits; truncate runs a longer timeline cut after the budget's last slot.
+    BudgetRule rule = BudgetRule::Fit;
 };
 
 struct ExperimentConfig {
     std::string name = "experiment";
     std::uint64_t seed = 1;
+    // Runs per step size, averaged (SPEC section 6 "Seeds"). Seed i (from 0) adds i to the batch
+    // order seed, the RPD seed and the gradient-noise seed; seed 0 is the single run.
+    int seeds = 1;
     DataSpec data;
     ObjectiveSpec objective;
     int stages = 4;
