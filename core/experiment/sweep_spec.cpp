@@ -213,6 +213,13 @@ json SweepSpec::toJson() const {
     json j;
     j["name"] = name;
     j["experiment"] = experiment.toJson();
+    // Data paths absolute, so the stored sweep.json runs from any folder.
+    json& data = j["experiment"]["data"];
+    for (const char* key : {"x", "y"}) {
+        if (!data.contains(key) || experiment.baseDir.empty()) continue;
+        const std::filesystem::path p = data[key].get<std::string>();
+        if (p.is_relative()) data[key] = (std::filesystem::path(experiment.baseDir) / p).string();
+    }
     j["axis"] = {{"name", sweepAxisName(axis)}, {"values", values}};
     j["seeds"] = seeds;
     if (stepRule) j["step_rule"] = stepRuleName(*stepRule);

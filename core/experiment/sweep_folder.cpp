@@ -1,0 +1,177 @@
+#include "experiment/sweep_folder.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <unistd.h>
+
+#include "errors.hpp"
+#include "experiment/results.hpp"
+
+namespace pipelens {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kMarker = ".pipelens-sweep";
+
+std::string readText(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) throw IoError("cannot read " + p.string());
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string csvNumber(double v) {
+    std::ostringstream s;
+    s << std::setprecision(17) << v;
+    return s.str();
+}
+
+std::string csvText(const std::string& t) {
+    std::string out = "\"";
+    for (char c : t) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
+// Creates `dir` with the marker and sweep.json through a temporary sibling, so a folder that
+// exists always holds a complete sweep.json.
+void createFolder(const fs::path& dir, const std::string& specText) {
+    fs::path tmp = dir;
+    tmp += ".tmp-" + std::to_string(::getpid());
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    fs::create_directories(tmp / "points", ec);
+    if (ec) throw IoError("cannot create sweep folder " + tmp.string() + ": " + ec.message());
+    writeFileAtomically((tmp / "sweep.json").string(), specText);
+    writeFileAtomically((tmp / kMarker).string(), "PipeLens sweep folder\n");
+    if (fs::exists(dir)) fs::remove(dir, ec);  // an empty folder, checked by the caller
+    fs::rename(tmp, dir, ec);
+    if (ec) {
+        fs::remove_all(tmp);
+        throw IoError("cannot create sweep folder " + dir.string() + ": " + ec.message());
+    }
+}
+
+}  // namespace
+
+std::string SweepFolder::pointFileName(std::size_t index) {
+    std::ostringstream s;
+    s << "point-" << std::setw(4) << std::setfill('0') << index << ".json";
+    return s.str();
+}
+
+SweepFolder SweepFolder::open(const std::string& dirText, const SweepSpec& spec, bool resume) {
+    const fs::path dir = fs::absolute(dirText);
+    SweepFolder f;
+    f.dir_ = dir.string();
+    f.finished_.assign(spec.points(), std::nullopt);
+    const std::string specText = spec.toJson().dump(2) + "\n";
+    const bool exists = fs::exists(dir);
+    const bool empty = exists && fs::is_directory(dir) && fs::is_empty(dir);
+    if (!exists || empty) {
+        createFolder(dir, specText);
+        return f;
+    }
+    if (!fs::is_directory(dir) || !fs::exists(dir / kMarker) || !fs::exists(dir / "sweep.json")) {
+        throw IoError("--out " + dir.string() +
+                      " exists and is not a PipeLens sweep folder: choose a new or empty folder");
+    }
+    if (!resume) {
+        throw IoError("--out " + dir.string() +
+                      " already holds a sweep: pass --resume to continue it, or choose a new "
+                      "folder");
+    }
+    json stored;
+    try {
+        stored = json::parse(readText(dir / "sweep.json"));
+    } catch (const json::parse_error& e) {
+        throw IoError(dir.string() + "/sweep.json is not valid JSON: " + e.what());
+    }
+    if (stored != spec.toJson()) {
+        throw ConfigError("--resume: " + dir.string() +
+                          " holds a different sweep (its sweep.json differs from the one given); "
+                          "choose a new folder");
+    }
+    fs::create_directories(dir / "points");
+    for (size_t i = 0; i < spec.points(); ++i) {
+        const fs::path p = dir / "points" / pointFileName(i);
+        if (!fs::exists(p)) continue;
+        PointResult r;
+        try {
+            r = pointResultFromJson(json::parse(readText(p)));
+        } catch (const std::exception& e) {
+            throw IoError("--resume: " + p.string() + " cannot be read back (" + e.what() +
+                          "); remove it to compute that point again");
+        }
+        if (r.index != i || r.value != spec.values[i]) {
+            throw ConfigError("--resume: " + p.string() + " is for another point (index " +
+                              std::to_string(r.index) + ")");
+        }
+        f.finished_[i] = std::move(r);
+    }
+    return f;
+}
+
+void SweepFolder::writePoint(const PointResult& point) const {
+    const fs::path p = fs::path(dir_) / "points" / pointFileName(point.index);
+    writeFileAtomically(p.string(), pointResultToJson(point).dump(2) + "\n");
+}
+
+void SweepFolder::writeSummary(const SweepSpec& spec, const SweepPoints& points) const {
+    writeFileAtomically((fs::path(dir_) / "summary.csv").string(), sweepSummaryCsv(spec, points));
+    writeFileAtomically((fs::path(dir_) / "summary.json").string(),
+                        sweepSummaryJson(spec, points).dump(2) + "\n");
+}
+
+std::string sweepSummaryCsv(const SweepSpec& spec, const SweepPoints& points) {
+    std::ostringstream s;
+    s << "point," << sweepAxisName(spec.axis)
+      << ",method,label,step_rule,step_size,final_gap_mean,final_gap_sd,final_objective_mean,"
+         "final_objective_sd,all_diverged,seeds,updates,slots\n";
+    for (const auto& p : points) {
+        if (!p) continue;
+        for (const MethodPoint& m : p->methods) {
+            s << p->index << ',' << csvNumber(p->value) << ',' << m.method << ','
+              << csvText(m.label) << ',' << (m.tuned ? stepRuleName(m.rule) : "fixed") << ','
+              << csvNumber(m.stepSize) << ',' << csvNumber(m.finalGap.mean) << ','
+              << csvNumber(m.finalGap.sd) << ',' << csvNumber(m.finalObjective.mean) << ','
+              << csvNumber(m.finalObjective.sd) << ',' << (m.allDiverged ? 1 : 0) << ','
+              << p->seeds << ',' << m.updates << ',' << m.slots << '\n';
+        }
+    }
+    return s.str();
+}
+
+json sweepSummaryJson(const SweepSpec& spec, const SweepPoints& points) {
+    json j;
+    j["name"] = spec.name;
+    j["axis"] = sweepAxisName(spec.axis);
+    j["values"] = spec.values;
+    j["seeds"] = spec.seeds;
+    size_t done = 0;
+    json ps = json::array();
+    for (const auto& p : points) {
+        if (!p) continue;
+        ++done;
+        json full = pointResultToJson(*p);
+        // The summary keeps the numbers a figure needs; the curves stay in the point files.
+        for (json& m : full["methods"]) {
+            m.erase("curve_mean");
+            m.erase("curve_sd");
+            for (json& g : m["grid"]) g["stable"] = g["tail"]["stable"];
+            for (json& g : m["grid"]) g.erase("tail");
+        }
+        ps.push_back(full);
+    }
+    j["points_done"] = done;
+    j["complete"] = done == spec.points();
+    j["points"] = ps;
+    return j;
+}
+
+}  // namespace pipelens
