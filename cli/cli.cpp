@@ -1,5 +1,7 @@
 #include "cli.hpp"
 
+#include <atomic>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <iomanip>
@@ -14,6 +16,7 @@
 #include "experiment/config.hpp"
 #include "experiment/experiment.hpp"
 #include "experiment/results.hpp"
+#include "experiment/sweep.hpp"
 #include "replay/delays.hpp"
 #include "schedule/timeline.hpp"
 #ifdef PIPELENS_HAVE_OPENCL
@@ -31,6 +34,7 @@ Commands:
   schedule   print a slot timeline (PD 1F1B, fill-drain or LocalSGD) as CSV or text art
   delays     PipeDream delay statistics for one S or a range A:B
   run        run an experiment from a JSON config and write its results to a folder
+  sweep      run an experiment over a list of values of one parameter (docs/sweeps.md)
   example    print an example config (default, compare, pd, rpd, localsgd, sgd, fill-drain)
   devices    list the OpenCL platforms and devices runs can use
   help       this text; `pipelens-cli COMMAND --help` describes one command
@@ -86,6 +90,25 @@ Options:
   --default          the default experiment instead of a config file
   --backend B        override the config: auto, cpu or opencl
   --device D         override the config: OpenCL device index or name
+  --threads N        worker threads (default: one per core)
+  --quiet            print nothing but errors
+)";
+
+const char* kSweepHelp = R"(Usage: pipelens-cli sweep SWEEP.json --out DIR [--resume] [options]
+
+Runs the sweep's experiment once per value of its axis (stages, delta, local_steps, replicas,
+noam, gradient_noise, step_size, rows or dim), each method's step size chosen by its rule
+(best_final or stable) over the seeds. Points run in parallel; each finished point is written
+at once to DIR/points/point-NNNN.json, and DIR/summary.csv and DIR/summary.json list the chosen
+step and the final values (mean and sd over seeds) per point and method (see docs/sweeps.md).
+Ctrl-C stops between runs keeping every finished point; --resume continues the sweep in DIR,
+skipping the points already there.
+
+Options:
+  --out DIR          results folder (required): new or empty, or the same sweep with --resume
+  --resume           continue the sweep already in DIR
+  --backend B        override the experiment: auto, cpu or opencl
+  --device D         override the experiment: OpenCL device index or name
   --threads N        worker threads (default: one per core)
   --quiet            print nothing but errors
 )";
@@ -376,6 +399,87 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
     return 0;
 }
 
+std::atomic<bool> gSweepCancel{false};
+
+extern "C" void onSweepInterrupt(int) { gSweepCancel.store(true); }
+
+std::string duration(double seconds) {
+    const auto s = static_cast<long long>(seconds + 0.5);
+    std::ostringstream o;
+    if (s >= 3600) o << s / 3600 << "h";
+    if (s >= 60) o << (s % 3600) / 60 << "m";
+    o << s % 60 << "s";
+    return o.str();
+}
+
+int cmdSweep(const Args& a, std::ostream& out, std::ostream& err) {
+    a.allowOnly({"out", "resume", "backend", "device", "threads", "quiet"});
+    if (!a.has("out")) throw ConfigError("--out is missing: the results folder");
+    if (a.positional().size() != 1) throw ConfigError("sweep needs one sweep file; see --help");
+    SweepSpec spec = SweepSpec::fromFile(a.positional()[0]);
+    if (a.has("backend")) {
+        const std::string b = a.get("backend");
+        if (b != "auto" && b != "cpu" && b != "opencl") {
+            throw ConfigError("--backend = \"" + b + "\" is not allowed: one of auto, cpu, opencl");
+        }
+        spec.experiment.backend = b;
+    }
+    if (a.has("device")) spec.experiment.device = a.get("device");
+    const long long threads = a.integer("threads", 0);
+    if (threads < 0 || threads > 256) {
+        throw ConfigError("--threads = " + a.get("threads") + " is not allowed: 0 to 256");
+    }
+    const bool quiet = a.has("quiet");
+    SweepFolder folder = SweepFolder::open(a.get("out"), spec, a.has("resume"));
+    std::vector<std::string> notices;
+    BackendChoice backend = selectBackend(spec.pointConfig(0), notices);
+    if (!quiet) {
+        for (const auto& n : notices) err << "notice: " << n << '\n';
+    }
+    SweepRunOptions opt;
+    opt.backend = backend.provider;
+    opt.threads = static_cast<int>(threads);
+    gSweepCancel.store(false);
+    opt.cancel = &gSweepCancel;
+    SweepPoints shown = folder.finished();
+    opt.onPoint = [&](const PointResult& p) {
+        folder.writePoint(p);
+        shown[p.index] = p;
+        folder.writeSummary(spec, shown);
+    };
+    if (!quiet) {
+        opt.onProgress = [&](const SweepProgress& p) {
+            err << "points " << p.pointsDone << "/" << p.points << ", "
+                << static_cast<int>(100.0 * p.fractionDone + 0.5) << "% of the work, "
+                << duration(p.elapsedSeconds) << " elapsed";
+            if (p.remainingSeconds >= 0) err << ", about " << duration(p.remainingSeconds) << " left";
+            err << '\n';
+        };
+    }
+    auto previous = std::signal(SIGINT, onSweepInterrupt);
+    SweepOutcome result;
+    try {
+        result = runSweep(spec, folder.finished(), opt);
+    } catch (...) {
+        std::signal(SIGINT, previous);
+        throw;
+    }
+    std::signal(SIGINT, previous);
+    folder.writeSummary(spec, result.points);
+    std::size_t done = 0;
+    for (const auto& p : result.points) done += p ? 1 : 0;
+    if (result.cancelled) {
+        err << "pipelens-cli: sweep interrupted: " << done << " of " << spec.points()
+            << " points are in " << folder.path() << "; run again with --resume to finish\n";
+        return 130;
+    }
+    if (!quiet) {
+        out << "sweep " << spec.name << ": " << spec.points() << " points over "
+            << sweepAxisName(spec.axis) << " written to " << folder.path() << '\n';
+    }
+    return 0;
+}
+
 int cmdDevices(const Args& a, std::ostream& out) {
     a.allowOnly({"json"});
 #ifdef PIPELENS_HAVE_OPENCL
@@ -417,6 +521,10 @@ int runCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
             if (help) return out << kRunHelp, 0;
             return cmdRun(Args(argc, argv, 2, {"default", "quiet"}), out, err);
         }
+        if (cmd == "sweep") {
+            if (help) return out << kSweepHelp, 0;
+            return cmdSweep(Args(argc, argv, 2, {"resume", "quiet"}), out, err);
+        }
         if (cmd == "example") {
             if (help) return out << kExampleHelp, 0;
             return cmdExample(Args(argc, argv, 2, {}), out);
@@ -426,7 +534,7 @@ int runCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
             return cmdDevices(Args(argc, argv, 2, {"json"}), out);
         }
         err << "pipelens-cli: unknown command \"" << cmd
-            << "\" (allowed: schedule, delays, run, example, devices, help)\n";
+            << "\" (allowed: schedule, delays, run, sweep, example, devices, help)\n";
         return 1;
     } catch (const ConfigError& e) {
         err << "pipelens-cli: " << e.what() << '\n';

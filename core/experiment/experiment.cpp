@@ -9,6 +9,7 @@
 #include "data/loaders.hpp"
 #include "data/synthetic.hpp"
 #include "errors.hpp"
+#include "experiment/step_tuning.hpp"
 #include "replay/cpu_backend.hpp"
 
 namespace pipelens {
@@ -199,18 +200,24 @@ RunResult runOne(const ExperimentConfig& c, const RunPlan& plan, double stepSize
     return replay->result();
 }
 
-namespace {
-
-SweepPoint sweepPoint(const RunResult& r) {
-    SweepPoint p;
-    p.stepSize = r.stepSize;
-    double f = r.finalObjective();
-    p.finalGap = f - r.optimum;
-    p.diverged = r.divergence.diverged || !std::isfinite(f) || f > r.initialObjective;
-    return p;
+ExperimentConfig seededConfig(const ExperimentConfig& c, int seed) {
+    ExperimentConfig out = c;
+    if (seed == 0) return out;
+    const auto add = static_cast<std::uint64_t>(seed);
+    out.seed += add;
+    const std::uint64_t noiseBase =
+        c.objective.noiseSeed ? *c.objective.noiseSeed
+                              : (c.data.source == "synthetic" ? c.data.seed : 0);
+    out.objective.noiseSeed = noiseBase + add;
+    return out;
 }
 
-}  // namespace
+RunPlan seededPlan(const RunPlan& plan, int seed) {
+    RunPlan out = plan;
+    // 0 follows the experiment seed, which seededConfig already moved.
+    if (seed != 0 && out.spec.seed != 0) out.spec.seed += static_cast<std::uint64_t>(seed);
+    return out;
+}
 
 MethodOutcome runMethod(const ExperimentConfig& c, const RunPlan& plan,
                         std::shared_ptr<const LinearObjective> objective,
@@ -218,31 +225,32 @@ MethodOutcome runMethod(const ExperimentConfig& c, const RunPlan& plan,
     MethodOutcome out;
     out.plan = plan;
     BackendProvider backend = options.backend ? options.backend : cpuBackendProvider();
-    if (!plan.spec.step.grid) {
-        out.result = runOne(c, plan, plan.spec.step.value, objective, backend, options.cancel,
-                            options.onChunk);
-        return out;
-    }
-    bool haveBest = false;
-    double bestGap = 0.0;
-    RunResult fallback;
-    for (int a = plan.spec.step.gridMin; a <= plan.spec.step.gridMax; ++a) {
-        if (options.cancel && options.cancel->load()) break;
-        RunResult r = runOne(c, plan, std::ldexp(1.0, a), objective, backend, options.cancel,
-                             options.onChunk);
-        SweepPoint p = sweepPoint(r);
-        out.sweep.push_back(p);
-        if (!p.diverged && (!haveBest || p.finalGap < bestGap)) {
-            haveBest = true;
-            bestGap = p.finalGap;
-            out.result = std::move(r);
-        } else if (!haveBest && a == plan.spec.step.gridMin) {
-            fallback = std::move(r);
+    std::vector<double> steps;
+    if (plan.spec.step.grid) {
+        for (int a = plan.spec.step.gridMin; a <= plan.spec.step.gridMax; ++a) {
+            steps.push_back(std::ldexp(1.0, a));
         }
+    } else {
+        steps.push_back(plan.spec.step.value);
     }
-    if (!haveBest) {
-        out.allDiverged = true;
-        out.result = std::move(fallback);
+    const int seeds = std::max(1, c.seeds);
+    // The stable rule reads RPD's curve after every update.
+    ExperimentConfig base = c;
+    if (!plan.pipeline && plan.spec.step.grid && plan.spec.step.rule == StepRule::Stable) {
+        base.sampling.objectivePerUpdate = true;
+    }
+    auto one = [&](double step, int seed) {
+        return runOne(seededConfig(base, seed), seededPlan(plan, seed), step, objective, backend,
+                      options.cancel, seed == 0 ? options.onChunk : nullptr);
+    };
+    TunedSteps t = tuneSteps(steps, seeds, plan.spec.step.rule, one, options.cancel);
+    out.result = std::move(t.run);
+    out.allDiverged = plan.spec.step.grid && t.allDiverged;
+    out.grid = std::move(t.grid);
+    out.chosen = t.chosen;
+    out.curve = std::move(t.chosenCurve);
+    if (plan.spec.step.grid) {
+        for (const GridStep& g : out.grid) out.sweep.push_back({g.stepSize, g.finalGap.mean, g.diverged});
     }
     return out;
 }

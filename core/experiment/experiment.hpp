@@ -9,6 +9,7 @@
 
 #include "compute.hpp"
 #include "experiment/config.hpp"
+#include "experiment/point_result.hpp"
 #include "replay/replay.hpp"
 
 namespace pipelens {
@@ -52,9 +53,14 @@ struct SweepPoint {
 
 struct MethodOutcome {
     RunPlan plan;
-    RunResult result;                 // the run (for a grid: the best one)
+    RunResult result;                 // the run (for a grid: the chosen one), seed 0
     std::vector<SweepPoint> sweep;    // grid runs, empty for a fixed step size
     bool allDiverged = false;
+    // Every step size over the seeds (one entry for a fixed step), the rule's choice and its
+    // f - f* curve as mean and sd over seeds.
+    std::vector<GridStep> grid;
+    int chosen = 0;
+    CurveStats curve;
 };
 
 struct ExperimentResult {
@@ -81,12 +87,18 @@ struct RunOptions {
 
 ExperimentResult runExperiment(const ExperimentConfig& config, const RunOptions& options = {});
 
-// Runs one planned method: with a fixed step size once; with a grid {2^a}, every point, keeping
-// the run with the lowest final f - f* among those that did not diverge (non-finite, blew up, or
-// ended above the starting value); if all diverged, the smallest step's run and allDiverged.
+// Runs one planned method over its seeds: with a fixed step size once per seed; with a grid
+// {2^a}, every step, keeping the one the method's rule picks (best_final: the lowest final
+// f - f* among those that did not diverge; stable: SPEC section 6); if nothing is usable, the
+// smallest step's run and allDiverged.
 MethodOutcome runMethod(const ExperimentConfig& config, const RunPlan& plan,
                         std::shared_ptr<const LinearObjective> objective,
                         const RunOptions& options);
+
+// The config and plan of seed `seed` (0 = unchanged): seed i adds i to the batch order seed, the
+// RPD seed and the gradient-noise seed.
+ExperimentConfig seededConfig(const ExperimentConfig& config, int seed);
+RunPlan seededPlan(const RunPlan& plan, int seed);
 
 // Runs one planned method with one step size to the end.
 RunResult runOne(const ExperimentConfig& config, const RunPlan& plan, double stepSize,

@@ -1,0 +1,188 @@
+#include "experiment/sweep.hpp"
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "errors.hpp"
+
+namespace pipelens {
+namespace {
+
+// One point being computed: its experiment, built once by whichever method gets there first.
+struct PointWork {
+    std::size_t index = 0;
+    ExperimentConfig config;
+    std::once_flag built;
+    std::shared_ptr<const LinearObjective> objective;
+    double optimum = 0.0;
+    ExperimentPlan plan;
+    std::vector<MethodOutcome> methods;
+    std::size_t remaining = 0;  // methods not finished (guarded by the sweep's mutex)
+    bool cancelled = false;
+};
+
+void build(PointWork& w) {
+    std::call_once(w.built, [&] {
+        auto objective = buildObjective(w.config);
+        w.optimum = objective->optimum();  // f* and L before threads share the objective
+        objective->smoothness();
+        w.plan = planExperiment(w.config, *objective);
+        w.objective = std::move(objective);
+    });
+}
+
+MethodOutcome runPointMethod(PointWork& w, std::size_t method, const SweepRunOptions& o) {
+    build(w);
+    RunOptions run;
+    run.backend = o.backend;
+    run.cancel = o.cancel;
+    run.threads = 1;
+    return runMethod(w.config, w.plan.runs[method], w.objective, run);
+}
+
+bool outcomeCancelled(const MethodOutcome& m) {
+    return m.result.cancelled || m.grid.empty();
+}
+
+// Work of one method of a point, for progress: its runs.
+double methodWeight(const ExperimentConfig& c, std::size_t method) {
+    const StepSpec& s = c.methods[method].step;
+    const int steps = s.grid ? s.gridMax - s.gridMin + 1 : 1;
+    return static_cast<double>(steps) * std::max(1, c.seeds);
+}
+
+}  // namespace
+
+PointResult makePointResult(const SweepSpec& spec, std::size_t index, double optimum,
+                            const std::vector<MethodOutcome>& methods) {
+    PointResult p;
+    p.index = index;
+    p.value = spec.values.at(index);
+    p.seeds = spec.seeds;
+    p.optimum = optimum;
+    for (const MethodOutcome& o : methods) {
+        MethodPoint m;
+        m.label = o.plan.label;
+        m.method = o.plan.spec.method;
+        m.rule = o.plan.spec.step.rule;
+        m.tuned = o.plan.spec.step.grid;
+        m.chosen = o.chosen;
+        m.grid = o.grid;
+        const GridStep& g = o.grid.at(static_cast<std::size_t>(o.chosen));
+        m.stepSize = g.stepSize;
+        m.allDiverged = o.allDiverged;
+        m.finalGap = g.finalGap;
+        m.finalObjective = g.finalObjective;
+        m.updates = o.result.updates;
+        m.slots = o.plan.pipeline ? o.result.totalSlots : 0;
+        m.curveAxis = o.plan.pipeline ? "slot" : "update";
+        m.curveMean = o.curve.mean;
+        m.curveSd = o.curve.sd;
+        p.methods.push_back(std::move(m));
+    }
+    return p;
+}
+
+std::optional<PointResult> runSweepPoint(const SweepSpec& spec, std::size_t index,
+                                         const SweepRunOptions& options) {
+    PointWork w;
+    w.index = index;
+    w.config = spec.pointConfig(index);
+    for (std::size_t m = 0; m < w.config.methods.size(); ++m) {
+        MethodOutcome o = runPointMethod(w, m, options);
+        if (outcomeCancelled(o)) return std::nullopt;
+        w.methods.push_back(std::move(o));
+    }
+    return makePointResult(spec, index, w.optimum, w.methods);
+}
+
+SweepOutcome runSweep(const SweepSpec& spec, SweepPoints done, const SweepRunOptions& options) {
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    SweepOutcome out;
+    out.points = std::move(done);
+    out.points.resize(spec.points());
+    std::vector<std::unique_ptr<PointWork>> work;
+    struct Job {
+        PointWork* point;
+        std::size_t method;
+        double weight;
+    };
+    std::vector<Job> jobs;
+    double totalWeight = 0.0;
+    std::size_t pointsDone = 0;
+    for (std::size_t i = 0; i < spec.points(); ++i) {
+        if (out.points[i]) {
+            ++pointsDone;
+            continue;
+        }
+        auto w = std::make_unique<PointWork>();
+        w->index = i;
+        w->config = spec.pointConfig(i);
+        w->methods.resize(w->config.methods.size());
+        w->remaining = w->config.methods.size();
+        for (std::size_t m = 0; m < w->config.methods.size(); ++m) {
+            jobs.push_back({w.get(), m, methodWeight(w->config, m)});
+            totalWeight += jobs.back().weight;
+        }
+        work.push_back(std::move(w));
+    }
+    std::mutex mutex;
+    std::exception_ptr failure;
+    double weightDone = 0.0;
+    std::size_t next = 0;
+    auto worker = [&] {
+        for (;;) {
+            Job job{};
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                if (next >= jobs.size() || failure) return;
+                if (options.cancel && options.cancel->load()) return;
+                job = jobs[next++];
+            }
+            try {
+                MethodOutcome o = runPointMethod(*job.point, job.method, options);
+                std::lock_guard<std::mutex> lock(mutex);
+                PointWork& w = *job.point;
+                w.cancelled = w.cancelled || outcomeCancelled(o);
+                w.methods[job.method] = std::move(o);
+                weightDone += job.weight;
+                if (--w.remaining == 0 && !w.cancelled) {
+                    out.points[w.index] = makePointResult(spec, w.index, w.optimum, w.methods);
+                    w.methods.clear();  // free the runs: the point result has what is kept
+                    ++pointsDone;
+                    if (options.onPoint) options.onPoint(*out.points[w.index]);
+                }
+                if (options.onProgress) {
+                    SweepProgress p;
+                    p.pointsDone = pointsDone;
+                    p.points = spec.points();
+                    p.fractionDone = totalWeight > 0 ? weightDone / totalWeight : 1.0;
+                    p.elapsedSeconds =
+                        std::chrono::duration<double>(Clock::now() - start).count();
+                    if (weightDone > 0) {
+                        p.remainingSeconds =
+                            p.elapsedSeconds * (totalWeight - weightDone) / weightDone;
+                    }
+                    options.onProgress(p);
+                }
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(mutex);
+                if (!failure) failure = std::current_exception();
+            }
+        }
+    };
+    unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
+                                           : std::max(1u, std::thread::hardware_concurrency());
+    threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(jobs.size())));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    if (failure) std::rethrow_exception(failure);
+    for (const auto& p : out.points) out.cancelled = out.cancelled || !p;
+    return out;
+}
+
+}  // namespace pipelens
