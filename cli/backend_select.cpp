@@ -100,6 +100,17 @@ BackendChoice selectBackend(const ExperimentConfig& config, std::vector<std::str
                             std::function<void(const std::string&)> runtimeNotice) {
     checkBackendName(config);
     if (config.backend == "cpu") return cpuChoice();
+    if (config.objective.gradientNoise > 0.0) {
+        // The noise is drawn on the host in processing order; only the CPU engine adds it.
+        if (config.backend == "opencl" && !config.allowCpuFallback) {
+            throw ConfigError("backend = \"opencl\" is not allowed with objective.gradient_noise > 0: "
+                              "only the CPU engine adds gradient noise (use cpu or auto, or "
+                              "allow_cpu_fallback)");
+        }
+        notices.push_back("objective.gradient_noise > 0: running on the CPU engine (the OpenCL "
+                          "backend does not add gradient noise)");
+        return cpuChoice();
+    }
 #ifdef PIPELENS_HAVE_OPENCL
     return openClChoice(config, notices, std::move(runtimeNotice));
 #else

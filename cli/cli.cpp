@@ -432,7 +432,15 @@ int cmdSweep(const Args& a, std::ostream& out, std::ostream& err) {
     const bool quiet = a.has("quiet");
     SweepFolder folder = SweepFolder::open(a.get("out"), spec, a.has("resume"));
     std::vector<std::string> notices;
-    BackendChoice backend = selectBackend(spec.pointConfig(0), notices);
+    // One backend for every point: chosen for a point with gradient noise if there is one.
+    std::size_t probe = 0;
+    for (std::size_t i = 0; i < spec.points(); ++i) {
+        if (spec.pointConfig(i).objective.gradientNoise > 0.0) {
+            probe = i;
+            break;
+        }
+    }
+    BackendChoice backend = selectBackend(spec.pointConfig(probe), notices);
     if (!quiet) {
         for (const auto& n : notices) err << "notice: " << n << '\n';
     }

@@ -5,6 +5,7 @@
 // CpuBackend (core/replay/cpu_backend.hpp) is the double-precision reference; gpu/ implements
 // the same interface on OpenCL devices.
 #include <Eigen/Dense>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -65,6 +66,12 @@ public:
     // w_{k+1} = w_k with block `stage` -= stepSize * g.
     virtual UpdateSample rpdStep(std::span<const int> delays, int stage, int batch,
                                  double stepSize, bool sample) = 0;
+
+    // Gaussian gradient noise for the rest of the run (SPEC section 6): each backward adds
+    // sigma * xi to its block gradient before the update, xi drawn from default_rng(seed) in
+    // processing order; an RPD step draws for blocks S-1 ... stage and uses only its own. Called
+    // only with sigma > 0, after prepare*. The default refuses (ConfigError naming the backend).
+    virtual void setGradientNoise(double sigma, std::uint64_t seed);
 
     // Queries at the current point (replica average for pipelines, w_k for RPD).
     virtual double objective() = 0;

@@ -9,6 +9,7 @@
 #include "data/loaders.hpp"
 #include "data/synthetic.hpp"
 #include "errors.hpp"
+#include "experiment/budget.hpp"
 #include "experiment/step_tuning.hpp"
 #include "replay/cpu_backend.hpp"
 
@@ -41,6 +42,14 @@ ScheduleParams scheduleFor(const ExperimentConfig& c, const MethodSpec& m) {
         p.flushGroup = m.flushGroup > 0 ? m.flushGroup : c.stages;
     }
     return p;
+}
+
+// The noise generator is seeded with the data seed (0 for data from files) unless overridden.
+GradientNoiseSpec noiseFor(const ExperimentConfig& c) {
+    GradientNoiseSpec n;
+    n.sigma = c.objective.gradientNoise;
+    n.seed = c.objective.noiseSeed.value_or(c.data.source == "synthetic" ? c.data.seed : 0);
+    return n;
 }
 
 }  // namespace
@@ -112,6 +121,12 @@ ExperimentPlan planExperiment(const ExperimentConfig& c, const LinearObjective& 
                           " is not allowed: too short for a single PipeDream microbatch");
     }
     plan.updateBudget = static_cast<long long>(plan.pipeDreamMicrobatches) * c.stages;
+    const bool truncate = c.budget.rule == BudgetRule::Truncate && c.budget.compare == "time";
+    if (truncate) {
+        // RPD gets as many block updates as PD makes inside the budget.
+        pd.microbatches = plan.pipeDreamMicrobatches;
+        plan.updateBudget = updatesWithin(truncatedTimeline(pd, plan.slotBudget), plan.slotBudget);
+    }
     for (const MethodSpec& m : c.methods) {
         RunPlan r;
         r.spec = m;
@@ -126,6 +141,9 @@ ExperimentPlan planExperiment(const ExperimentConfig& c, const LinearObjective& 
             if (m.method == "fill-drain") r.stepScale = 1.0 / r.schedule.flushGroup;
             if (c.budget.compare == "updates") {
                 r.schedule.microbatches = plan.pipeDreamMicrobatches;
+            } else if (truncate) {
+                r.truncateSlots = plan.slotBudget;
+                r.schedule = truncatedTimeline(r.schedule, plan.slotBudget).params;
             } else {
                 r.schedule.microbatches = microbatchesForBudget(r.schedule, plan.slotBudget);
                 if (r.schedule.microbatches < 1) {
@@ -133,7 +151,7 @@ ExperimentPlan planExperiment(const ExperimentConfig& c, const LinearObjective& 
                                       " slots is too short for one microbatch of " + r.label);
                 }
             }
-            if (m.method == "sgd") r.schedule.localSteps = r.schedule.microbatches;
+            if (m.method == "sgd" && !truncate) r.schedule.localSteps = r.schedule.microbatches;
         }
         plan.runs.push_back(r);
     }
@@ -147,13 +165,15 @@ std::unique_ptr<Replay> makeReplay(const ExperimentConfig& c, const RunPlan& pla
         PipelineReplayConfig cfg;
         cfg.method = plan.spec.method;
         cfg.label = plan.label;
-        cfg.timeline = buildTimeline(plan.schedule);
+        cfg.timeline = plan.truncateSlots > 0 ? truncatedTimeline(plan.schedule, plan.truncateSlots)
+                                              : buildTimeline(plan.schedule);
         cfg.replicas = plan.replicas;
         cfg.stepSize = stepSize;
         cfg.stepScale = plan.stepScale;
         cfg.batchOf = batchSequence(plan.schedule.microbatches, objective->batches(), c.shuffle,
                                     c.seed);
         cfg.sampling = c.sampling;
+        cfg.noise = noiseFor(c);
         return std::make_unique<PipelineReplay>(std::move(objective), backend(), std::move(cfg));
     }
     RpdReplayConfig cfg;
@@ -166,15 +186,18 @@ std::unique_ptr<Replay> makeReplay(const ExperimentConfig& c, const RunPlan& pla
     cfg.order = plan.spec.order;
     cfg.seed = plan.spec.seed != 0 ? plan.spec.seed : c.seed;
     cfg.sampling = c.sampling;
+    cfg.noise = noiseFor(c);
+    // RPD draws its batches from PD's schedule of N = ceil(K / S) microbatches (SPEC section 6).
+    const int pdMicrobatches =
+        static_cast<int>(std::max(1LL, (plan.updates + c.stages - 1) / std::max(1, c.stages)));
+    cfg.batchOf = batchSequence(pdMicrobatches, objective->batches(), c.shuffle, c.seed);
     if (cfg.delayMode == DelayMode::PipeDream || cfg.order == StageOrder::PipeDream) {
         ScheduleParams pd;
         pd.kind = ScheduleKind::PipeDream;
         pd.stages = c.stages;
         pd.costs = c.costs;
-        pd.microbatches =
-            static_cast<int>((plan.updates + c.stages - 1) / std::max(1, c.stages));
+        pd.microbatches = pdMicrobatches;
         cfg.pipeDream = std::make_shared<DelayTable>(buildTimeline(pd));
-        cfg.batchOf = batchSequence(pd.microbatches, objective->batches(), c.shuffle, c.seed);
     }
     return std::make_unique<RpdReplay>(std::move(objective), backend(), std::move(cfg));
 }
@@ -205,10 +228,7 @@ ExperimentConfig seededConfig(const ExperimentConfig& c, int seed) {
     if (seed == 0) return out;
     const auto add = static_cast<std::uint64_t>(seed);
     out.seed += add;
-    const std::uint64_t noiseBase =
-        c.objective.noiseSeed ? *c.objective.noiseSeed
-                              : (c.data.source == "synthetic" ? c.data.seed : 0);
-    out.objective.noiseSeed = noiseBase + add;
+    out.objective.noiseSeed = noiseFor(c).seed + add;
     return out;
 }
 

@@ -29,6 +29,7 @@ struct RunPlan {
     double stepScale = 1.0;
     long long updates = 0;       // RPD: K
     long long delta = 0;         // RPD: ring depth - 1
+    int truncateSlots = 0;       // budget.rule = truncate: the run stops after this many slots
 };
 
 struct ExperimentPlan {

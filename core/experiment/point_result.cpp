@@ -133,7 +133,7 @@ json pointResultToJson(const PointResult& p) {
                       {"final_gap", meanSdJson(m.finalGap)},
                       {"final_objective", meanSdJson(m.finalObjective)},
                       {"updates", m.updates},
-                      {"slots", m.slots},
+                      {"slots", m.totalSlots},
                       {"curve_axis", m.curveAxis},
                       {"curve_mean", curveJson(m.curveMean)},
                       {"curve_sd", curveJson(m.curveSd)},
@@ -165,7 +165,7 @@ PointResult pointResultFromJson(const json& j) {
         m.finalGap = readMeanSd(o, "final_gap", w);
         m.finalObjective = readMeanSd(o, "final_objective", w);
         m.updates = read<long long>(o, "updates", w);
-        m.slots = read<int>(o, "slots", w);
+        m.totalSlots = read<int>(o, "slots", w);
         m.curveAxis = read<std::string>(o, "curve_axis", w);
         m.curveMean = readCurve(o, "curve_mean", w);
         m.curveSd = readCurve(o, "curve_sd", w);

@@ -33,7 +33,7 @@ struct MethodPoint {
     MeanSd finalGap;                // of the chosen step
     MeanSd finalObjective;
     long long updates = 0;          // block updates of a run at the chosen step (seed 0)
-    int slots = 0;                  // slots of that run (0 for RPD)
+    int totalSlots = 0;             // slots of that run (0 for RPD)
     std::string curveAxis;          // "slot" (pipelines: after each slot, [0] = start) or
                                     // "update" (RPD: after each block update, [0] = start)
     std::vector<double> curveMean;  // f - f* of the chosen step, mean over seeds

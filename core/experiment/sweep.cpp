@@ -75,7 +75,7 @@ PointResult makePointResult(const SweepSpec& spec, std::size_t index, double opt
         m.finalGap = g.finalGap;
         m.finalObjective = g.finalObjective;
         m.updates = o.result.updates;
-        m.slots = o.plan.pipeline ? o.result.totalSlots : 0;
+        m.totalSlots = o.plan.pipeline ? o.result.totalSlots : 0;
         m.curveAxis = o.plan.pipeline ? "slot" : "update";
         m.curveMean = o.curve.mean;
         m.curveSd = o.curve.sd;

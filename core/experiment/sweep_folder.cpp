@@ -78,13 +78,13 @@ SweepFolder SweepFolder::open(const std::string& dirText, const SweepSpec& spec,
         return f;
     }
     if (!fs::is_directory(dir) || !fs::exists(dir / kMarker) || !fs::exists(dir / "sweep.json")) {
-        throw IoError("--out " + dir.string() +
-                      " exists and is not a PipeLens sweep folder: choose a new or empty folder");
+        throw ConfigError("--out " + dir.string() +
+                          " exists and is not a PipeLens sweep folder: choose a new or empty folder");
     }
     if (!resume) {
-        throw IoError("--out " + dir.string() +
-                      " already holds a sweep: pass --resume to continue it, or choose a new "
-                      "folder");
+        throw ConfigError("--out " + dir.string() +
+                          " already holds a sweep: pass --resume to continue it, or choose a new "
+                          "folder");
     }
     json stored;
     try {
@@ -141,7 +141,7 @@ std::string sweepSummaryCsv(const SweepSpec& spec, const SweepPoints& points) {
               << csvNumber(m.stepSize) << ',' << csvNumber(m.finalGap.mean) << ','
               << csvNumber(m.finalGap.sd) << ',' << csvNumber(m.finalObjective.mean) << ','
               << csvNumber(m.finalObjective.sd) << ',' << (m.allDiverged ? 1 : 0) << ','
-              << p->seeds << ',' << m.updates << ',' << m.slots << '\n';
+              << p->seeds << ',' << m.updates << ',' << m.totalSlots << '\n';
         }
     }
     return s.str();

@@ -19,8 +19,8 @@ using SweepPoints = std::vector<std::optional<PointResult>>;  // one slot per ax
 
 class SweepFolder {
 public:
-    // A new sweep: `dir` must not exist or be an empty folder (IoError otherwise, pointing at
-    // resume). With `resume`, a folder holding the same sweep is opened and its finished points
+    // A new sweep: `dir` must not exist or be an empty folder (ConfigError otherwise, pointing
+    // at --resume). With `resume`, a folder holding the same sweep is opened and its finished points
     // are read; one holding another sweep is refused (ConfigError), a missing one is created.
     static SweepFolder open(const std::string& dir, const SweepSpec& spec, bool resume);
 

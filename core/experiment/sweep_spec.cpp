@@ -190,8 +190,11 @@ SweepSpec SweepSpec::fromJson(const json& j, const std::string& baseDir) {
         try {
             s.pointConfig(i);
         } catch (const ConfigError& err) {
-            throw ConfigError("point " + std::to_string(i) + " (" + info.name + " = " +
-                              json(s.values[i]).dump() + "): " + err.what());
+            const std::string value = info.integer
+                                          ? std::to_string(static_cast<long long>(s.values[i]))
+                                          : json(s.values[i]).dump();
+            throw ConfigError("point " + std::to_string(i) + " (" + info.name + " = " + value +
+                              "): " + err.what());
         }
     }
     return s;

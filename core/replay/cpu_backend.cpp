@@ -17,6 +17,7 @@ void CpuBackend::preparePipeline(const LinearObjective& objective, const Pipelin
     objective_ = &objective;
     blocks_ = layout.blocks;
     rpdMode_ = false;
+    noise_.reset();
     const int b = objective.batchSize();
     weights_ = w0.replicate(1, layout.replicas);
     average_ = w0;
@@ -77,6 +78,7 @@ void CpuBackend::runOps(std::span<const PipelineOp> ops, double stepSize, bool s
         } else {
             blockGrad_.noalias() = Xb.transpose() * outputGrad_.col(op.actSlot);
             if (l2 != 0.0) blockGrad_ += l2 * stash;
+            if (noise_) noise_->addTo(blockGrad_);
             delta_.noalias() = -stepSize * blockGrad_;
             weights_.col(op.replica).segment(blk.offset, blk.size) += delta_;
             applyBlockUpdate(op.stage, delta_, replicaWeight);
@@ -98,6 +100,7 @@ void CpuBackend::prepareRpd(const LinearObjective& objective, const std::vector<
     objective_ = &objective;
     blocks_ = blocks;
     rpdMode_ = true;
+    noise_.reset();
     // Each block keeps at most depth versions: enough even if every one of the last depth
     // iterates updated it. Memory is depth * d, independent of the number of updates.
     rings_.assign(blocks.size(), {});
@@ -154,6 +157,10 @@ UpdateSample CpuBackend::rpdStep(std::span<const int> delays, int stage, int bat
     blockGrad_.noalias() =
         objective_->X().block(rows, blk.offset, b, blk.size).transpose() * scratchG_;
     if (regularisation() != 0.0) blockGrad_ += regularisation() * point_.segment(blk.offset, blk.size);
+    if (noise_) {
+        for (int j = static_cast<int>(blocks_.size()) - 1; j > stage; --j) noise_->skip(blocks_[j].size);
+        noise_->addTo(blockGrad_);
+    }
     delta_.noalias() = -stepSize * blockGrad_;
     // w_{k+1}: block `stage` of w_k plus delta becomes the newest version of that block.
     BlockRing& r = rings_[stage];
@@ -175,6 +182,10 @@ UpdateSample CpuBackend::rpdStep(std::span<const int> delays, int stage, int bat
     out.blockGradNormSq = blockGrad_.squaredNorm();
     if (sample) out.objective = sampleObjective();
     return out;
+}
+
+void CpuBackend::setGradientNoise(double sigma, std::uint64_t seed) {
+    if (sigma > 0.0) noise_.emplace(sigma, seed);
 }
 
 double CpuBackend::objective() { return sampleObjective(); }

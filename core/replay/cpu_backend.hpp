@@ -1,7 +1,10 @@
 #pragma once
 // The double-precision reference backend: Eigen on the host. Every other backend is tested
 // against this one.
+#include <optional>
+
 #include "compute.hpp"
+#include "objective/gradient_noise.hpp"
 
 namespace pipelens {
 
@@ -17,6 +20,7 @@ public:
                     int depth, const Eigen::VectorXd& w0) override;
     UpdateSample rpdStep(std::span<const int> delays, int stage, int batch, double stepSize,
                          bool sample) override;
+    void setGradientNoise(double sigma, std::uint64_t seed) override;
     double objective() override;
     double gradientNormSquared() override;
     Eigen::VectorXd weights() override;
@@ -51,6 +55,7 @@ private:
     Eigen::VectorXd point_;         // RPD mixed point z_k
     Eigen::VectorXd scratchA_, scratchG_, blockGrad_, delta_;
     long long updatesSinceResync_ = 0;
+    std::optional<GradientNoise> noise_;
 };
 
 }  // namespace pipelens

@@ -3,16 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <random>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 
 #include "errors.hpp"
+#include "random/numpy_random.hpp"
 #include "replay/replay_checks.hpp"
 
 namespace pipelens {
 
 double RunResult::finalObjective() const {
+    if (endObjective) return *endObjective;
     if (!objectivePerUpdate.empty()) return objectivePerUpdate.back();
     if (!objectivePerSlot.empty()) return objectivePerSlot.back();
     return initialObjective;
@@ -20,21 +22,29 @@ double RunResult::finalObjective() const {
 
 std::vector<int> batchSequence(long long microbatches, int batches, bool shufflePerEpoch,
                                std::uint64_t seed) {
-    std::vector<int> out(static_cast<size_t>(microbatches));
-    std::vector<int> perm(batches);
-    std::iota(perm.begin(), perm.end(), 0);
-    std::mt19937_64 rng(seed);
-    for (long long j = 0; j < microbatches; ++j) {
-        if (shufflePerEpoch && j % batches == 0) {
-            // Fisher-Yates with an explicit draw, so the order does not depend on the library.
-            for (int i = batches - 1; i > 0; --i) {
-                auto r = static_cast<int>(rng() % static_cast<std::uint64_t>(i + 1));
-                std::swap(perm[i], perm[r]);
-            }
-        }
-        out[static_cast<size_t>(j)] = perm[static_cast<size_t>(j % batches)];
+    // The authors' order (SPEC section 6): one default_rng(seed); per epoch arange(M), shuffled
+    // if asked, appended; cut at N.
+    std::vector<int> out;
+    out.reserve(static_cast<size_t>(microbatches));
+    std::vector<int> epoch(static_cast<size_t>(batches));
+    NumpyRandom rng(seed);
+    while (static_cast<long long>(out.size()) < microbatches) {
+        std::iota(epoch.begin(), epoch.end(), 0);
+        if (shufflePerEpoch) rng.shuffle(std::span<int>(epoch));
+        const auto take = std::min<long long>(batches, microbatches - static_cast<long long>(out.size()));
+        out.insert(out.end(), epoch.begin(), epoch.begin() + take);
     }
     return out;
+}
+
+void Replay::startNoise(ComputeBackend& backend, const GradientNoiseSpec& noise) {
+    if (!std::isfinite(noise.sigma) || noise.sigma < 0.0) {
+        std::ostringstream s;
+        s << "objective.gradient_noise = " << noise.sigma << " is not allowed: a finite number >= 0";
+        throw ConfigError(s.str());
+    }
+    // sigma = 0 never reaches the backend: a run without noise is the run it always was.
+    if (noise.sigma > 0.0) backend.setGradientNoise(noise.sigma, noise.seed);
 }
 
 bool Replay::checkObjective(double f, long long updatesDone, int slot) {
@@ -94,6 +104,7 @@ PipelineReplay::PipelineReplay(std::shared_ptr<const LinearObjective> objective,
     layout.activationSlots = activationSlots_;
     Eigen::VectorXd w0 = Eigen::VectorXd::Zero(objective_->dim());
     backend_->preparePipeline(*objective_, layout, w0);
+    startNoise(*backend_, config_.noise);
 
     events_ = replayOrder(tl);
     blockVersion_.assign(static_cast<size_t>(config_.replicas) * S, 0);
@@ -252,22 +263,25 @@ std::string stageOrderName(StageOrder order) {
 
 RpdReplay::RpdReplay(std::shared_ptr<const LinearObjective> objective,
                      std::unique_ptr<ComputeBackend> backend, RpdReplayConfig config)
-    : objective_(std::move(objective)), backend_(std::move(backend)), config_(std::move(config)) {
+    : objective_(std::move(objective)), backend_(std::move(backend)), config_(std::move(config)),
+      rng_(config_.seed) {
     const int S = config_.stages;
     resolveRpdSettings(S, config_.delayMode, config_.order, config_.pipeDream, config_.updates,
                        config_.maxDelay);
     requireStepSize(config_.stepSize);
-    if (config_.order == StageOrder::PipeDream &&
-        static_cast<int>(config_.batchOf.size()) < config_.pipeDream->microbatches()) {
-        config_.batchOf = batchSequence(config_.pipeDream->microbatches(), objective_->batches(),
+    // The batch schedule RPD indexes: PD's N microbatches (N = ceil(K / S) without a table).
+    const long long pdMicrobatches = config_.pipeDream ? config_.pipeDream->microbatches()
+                                                       : (config_.updates + S - 1) / S;
+    if (static_cast<long long>(config_.batchOf.size()) < std::max(1LL, pdMicrobatches)) {
+        config_.batchOf = batchSequence(std::max(1LL, pdMicrobatches), objective_->batches(),
                                         false, 0);
     }
     sampling_ = config_.sampling;
-    rngState_ = config_.seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
     delays_.assign(S, 0);
     const auto blocks = splitBlocks(objective_->dim(), S);
     backend_->prepareRpd(*objective_, blocks, static_cast<int>(config_.maxDelay + 1),
                          Eigen::VectorXd::Zero(objective_->dim()));
+    startNoise(*backend_, config_.noise);
 
     result_.method = "rpd";
     result_.label = config_.label.empty() ? "rpd" : config_.label;
@@ -285,24 +299,6 @@ RpdReplay::RpdReplay(std::shared_ptr<const LinearObjective> objective,
     checkObjective(result_.initialObjective, 0, -1);
 }
 
-std::uint64_t RpdReplay::nextRandom() {
-    // splitmix64: small, fast and identical on every platform.
-    std::uint64_t z = (rngState_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-long long RpdReplay::uniformBelow(long long n) {
-    const auto un = static_cast<std::uint64_t>(n);
-    const std::uint64_t limit = UINT64_MAX - UINT64_MAX % un;
-    std::uint64_t r = 0;
-    do {
-        r = nextRandom();
-    } while (r >= limit);
-    return static_cast<long long>(r % un);
-}
-
 long long RpdReplay::advance(long long maxUpdates) {
     if (done()) return 0;
     const int S = config_.stages;
@@ -315,16 +311,21 @@ long long RpdReplay::advance(long long maxUpdates) {
         const long long cap = std::min(config_.maxDelay, k_);
         int stage = 0;
         int batch = 0;
+        // The authors' stream (SPEC section 6): stage, then the index into PD's batch schedule,
+        // then the delays (integers(0, cap + 1) draws nothing while cap = 0).
         if (config_.order == StageOrder::PipeDream) {
             const BlockUpdateInfo& u = config_.pipeDream->update(k_);
             stage = u.stage;
             batch = config_.batchOf[static_cast<size_t>(u.microbatch)];
+        } else {
+            stage = static_cast<int>(rng_.integers(S));
+            const auto idx = rng_.integers(static_cast<std::int64_t>(config_.batchOf.size()));
+            batch = config_.batchOf[static_cast<size_t>(idx)];
         }
-        // Delays are fixed before the stage and batch draw (SPEC section 4).
         for (int j = 0; j < S; ++j) {
             switch (config_.delayMode) {
                 case DelayMode::Uniform:
-                    delays_[j] = static_cast<int>(uniformBelow(cap + 1));
+                    delays_[j] = static_cast<int>(rng_.integers(cap + 1));
                     break;
                 case DelayMode::Max: delays_[j] = static_cast<int>(cap); break;
                 case DelayMode::Zero: delays_[j] = 0; break;
@@ -332,10 +333,6 @@ long long RpdReplay::advance(long long maxUpdates) {
                     delays_[j] = static_cast<int>(config_.pipeDream->delay(k_, j));
                     break;
             }
-        }
-        if (config_.order == StageOrder::Uniform) {
-            stage = static_cast<int>(uniformBelow(S));
-            batch = static_cast<int>(uniformBelow(objective_->batches()));
         }
         const UpdateSample smp = backend_->rpdStep(delays_, stage, batch, config_.stepSize,
                                                    sampling_.objectivePerUpdate);
@@ -349,7 +346,9 @@ long long RpdReplay::advance(long long maxUpdates) {
             result_.objectivePerUpdate.push_back(smp.objective);
             ok = checkObjective(smp.objective, k_, -1);
         } else if (k_ % 256 == 0 || k_ == config_.updates) {
-            ok = checkObjective(backend_->objective(), k_, -1);
+            // Kept, so the final value is the run's and not f(w0) (step-size grids compare it).
+            result_.endObjective = backend_->objective();
+            ok = checkObjective(*result_.endObjective, k_, -1);
         }
         if (ok && sampling_.gradNormEvery > 0 && k_ % sampling_.gradNormEvery == 0) {
             recordGradNorm(*backend_, k_);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compute.hpp"
+#include "random/numpy_random.hpp"
 #include "replay/run_result.hpp"
 
 namespace pipelens {
@@ -20,6 +21,12 @@ struct SamplingOptions {
     long long gradNormEvery = 0;     // ||grad f||^2 every this many updates (0: never)
     // Divergence: a non-finite objective, or f - f* above this factor times (f(w0) - f*).
     double blowUpFactor = 1e6;
+};
+
+// Gaussian noise on every block gradient (SPEC section 6); sigma = 0: none, nothing drawn.
+struct GradientNoiseSpec {
+    double sigma = 0.0;
+    std::uint64_t seed = 0;  // of the run's own default_rng
 };
 
 class Replay {
@@ -42,6 +49,7 @@ protected:
     // Records f after an update; returns false (and fills result_.divergence) if it diverged.
     bool checkObjective(double f, long long updatesDone, int slot);
     void recordGradNorm(ComputeBackend& backend, long long k);
+    static void startNoise(ComputeBackend& backend, const GradientNoiseSpec& noise);
     bool cancelRequested() const { return cancelRequested_.load(); }
 
     RunResult result_;
@@ -64,6 +72,7 @@ struct PipelineReplayConfig {
     std::vector<int> batchOf; // data batch of each microbatch
     bool recordDelays = true; // keep the delay table (single-replica runs)
     SamplingOptions sampling;
+    GradientNoiseSpec noise;
 };
 
 class PipelineReplay final : public Replay {
@@ -111,8 +120,9 @@ struct RpdReplayConfig {
     std::uint64_t seed = 0;
     // Needed for DelayMode::PipeDream or StageOrder::PipeDream.
     std::shared_ptr<const DelayTable> pipeDream;
-    std::vector<int> batchOf;  // StageOrder::PipeDream: data batch of each PD microbatch
+    std::vector<int> batchOf;  // PD's batch schedule (data batch of each PD microbatch)
     SamplingOptions sampling;
+    GradientNoiseSpec noise;
 };
 
 class RpdReplay final : public Replay {
@@ -125,14 +135,12 @@ public:
 
 private:
     void finish();
-    std::uint64_t nextRandom();
-    long long uniformBelow(long long n);  // uniform integer in [0, n)
 
     std::shared_ptr<const LinearObjective> objective_;
     std::unique_ptr<ComputeBackend> backend_;
     RpdReplayConfig config_;
     long long k_ = 0;
-    std::uint64_t rngState_ = 0;
+    NumpyRandom rng_;  // default_rng(seed), fresh per run: stage, batch index, delays
     std::vector<int> delays_;
 };
 

@@ -36,6 +36,10 @@ struct RunResult {
     std::vector<double> gradNormSq;
     std::vector<double> gradNormRunningMean;
 
+    // f where the run stopped, when no per-update or per-slot series holds it (RPD without
+    // objective_per_update keeps only this).
+    std::optional<double> endObjective;
+
     long long updates = 0;
     int totalSlots = 0;
     double initialObjective = 0.0;

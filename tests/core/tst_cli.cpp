@@ -371,10 +371,47 @@ private slots:
         }
     }
 
+    void sweepWritesItsFolderAndResumes() {
+        QTemporaryDir tmp;
+        const QString file = QString(PIPELENS_SOURCE_DIR) + "/examples/quick-noise-sweep.json";
+        const QString out = tmp.filePath("sweep");
+        const CliResult r = runCli({"sweep", file, "--out", out, "--threads", "2"}, 300000);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("points 4/4, 100% of the work"), qPrintable(r.err));
+        QVERIFY(r.out.contains("4 points over gradient_noise"));
+        const auto before = snapshot(out.toStdString());
+        for (const char* f : {"sweep.json", "summary.csv", "summary.json", "points/point-0000.json",
+                              "points/point-0003.json"}) {
+            QVERIFY2(before.count(f), f);
+        }
+        const QStringList rows = readFile(out + "/summary.csv").split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(rows.size(), 1 + 4 * 2);  // header, 4 points x 2 methods
+        QVERIFY(rows[0].startsWith("point,gradient_noise,method,label,step_rule,step_size,"));
+        const json s = json::parse(before.at("summary.json"));
+        QVERIFY(s["complete"].get<bool>());
+        for (const json& p : s["points"]) {
+            QCOMPARE(p["seeds"].get<int>(), 3);
+            for (const json& m : p["methods"]) QVERIFY(m["final_gap"]["sd"].get<double>() >= 0.0);
+        }
+        // Noise makes the seeds differ: a spread over seeds at sigma = 1, none at sigma = 0.
+        QCOMPARE(s["points"][0]["methods"][0]["final_gap"]["sd"].get<double>(), 0.0);
+        QVERIFY(s["points"][3]["methods"][0]["final_gap"]["sd"].get<double>() > 0.0);
+        // An existing sweep is not overwritten without --resume ...
+        expectFailure(runCli({"sweep", file, "--out", out}), {"--resume"});
+        QVERIFY(snapshot(out.toStdString()) == before);
+        // ... and --resume computes only what is missing, to the same files.
+        fs::remove(fs::path(out.toStdString()) / "points" / "point-0002.json");
+        fs::remove(fs::path(out.toStdString()) / "summary.csv");
+        const CliResult again = runCli({"sweep", file, "--out", out, "--resume", "--quiet"}, 300000);
+        QVERIFY2(again.exitCode == 0, qPrintable(again.err));
+        QVERIFY(snapshot(out.toStdString()) == before);
+    }
+
     void everyExampleRuns_data() {
         QTest::addColumn<QString>("file");
         const QDir examples(QString(PIPELENS_SOURCE_DIR) + "/examples");
-        const QStringList files = examples.entryList({"*.json"}, QDir::Files, QDir::Name);
+        QStringList files = examples.entryList({"*.json"}, QDir::Files, QDir::Name);
+        files.removeIf([](const QString& f) { return f.contains("sweep"); });  // sweeps: below
         QVERIFY2(files.size() >= 6, "examples/ should hold one config per method and a comparison");
         for (const QString& f : files) QTest::newRow(qPrintable(f)) << examples.filePath(f);
     }

@@ -13,6 +13,7 @@
 #include "errors.hpp"
 #include "experiment/config.hpp"
 #include "experiment/experiment.hpp"
+#include "experiment/sweep_spec.hpp"
 
 using namespace pipelens;
 using nlohmann::json;
@@ -435,6 +436,11 @@ private slots:
             QFile file(examples.filePath(f));
             QVERIFY(file.open(QIODevice::ReadOnly));
             const json j = json::parse(file.readAll().toStdString());
+            if (f.contains("sweep")) {
+                // A sweep file (docs/sweeps.md): its experiment and every point must be valid.
+                SweepSpec::fromJson(j, examples.absolutePath().toStdString());
+                continue;
+            }
             ExperimentConfig::fromJson(j);
             files[j.value("name", "")] = j;
         }

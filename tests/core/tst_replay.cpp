@@ -356,6 +356,8 @@ private slots:
         cfg.maxDelay = 6;
         cfg.seed = 99;
         cfg.sampling.objectivePerUpdate = false;
+        // PD's schedule the batch index is drawn into, kept fixed when K changes below.
+        cfg.batchOf = batchSequence(2000, obj->batches(), false, 0);
         SpyBackend* spy = nullptr;
         auto r = rpdReplay(obj, cfg, &spy);
         runInChunks(*r, 1 << 20);
@@ -385,6 +387,33 @@ private slots:
                        other->calls[k].delays == spy->calls[k].delays;
             }
             QCOMPARE(same, seed == 99ULL);
+        }
+    }
+
+    void uniformDrawsAreNumpysStream() {
+        // np.random.default_rng(3): per update k the stage integers(0, S), the index
+        // integers(0, N) into PD's batch schedule, then integers(0, min(delta, k) + 1, size=S)
+        // (SPEC section 6); the expected values were printed by NumPy 1.24 (python3-numpy).
+        auto obj = makeObjective(LossKind::Quadratic);  // M = 8 batches
+        RpdReplayConfig cfg;
+        cfg.stages = 3;
+        cfg.updates = 4;
+        cfg.stepSize = 0.01;
+        cfg.delayMode = DelayMode::Uniform;
+        cfg.maxDelay = 4;
+        cfg.seed = 3;
+        cfg.batchOf = {4, 3, 2, 1, 0};  // N = 5: the drawn index goes through the schedule
+        SpyBackend* spy = nullptr;
+        auto r = rpdReplay(obj, cfg, &spy);
+        runInChunks(*r, 1 << 20);
+        QCOMPARE(spy->calls.size(), size_t(4));
+        const int stage[] = {2, 0, 1, 1};
+        const int index[] = {0, 1, 0, 2};
+        const std::vector<int> delays[] = {{0, 0, 0}, {0, 1, 1}, {0, 0, 1}, {1, 0, 2}};
+        for (size_t k = 0; k < 4; ++k) {
+            QCOMPARE(spy->calls[k].stage, stage[k]);
+            QCOMPARE(spy->calls[k].batch, cfg.batchOf[static_cast<size_t>(index[k])]);
+            QCOMPARE(spy->calls[k].delays, delays[k]);
         }
     }
 
@@ -810,6 +839,9 @@ private slots:
         QVERIFY(shuffled != batchSequence(24, 6, false, 1));
         QVERIFY(shuffled == batchSequence(24, 6, true, 1));
         QVERIFY(shuffled != batchSequence(24, 6, true, 2));
+        // NumPy: rng = default_rng(5); per epoch e = arange(7); rng.shuffle(e); append; cut at 17.
+        const std::vector<int> numpy{1, 4, 2, 3, 6, 5, 0, 0, 1, 3, 6, 4, 2, 5, 6, 2, 3};
+        QCOMPARE(batchSequence(17, 7, true, 5), numpy);
     }
 };
 
