@@ -39,7 +39,8 @@ Commands:
   devices    list the OpenCL platforms and devices runs can use
   help       this text; `pipelens-cli COMMAND --help` describes one command
 
-Exit codes: 0 success, 1 bad input (one-line reason on stderr), 2 a run that failed.
+Exit codes: 0 success, 1 bad input (one-line reason on stderr), 2 a run that failed,
+130 a sweep interrupted by Ctrl-C (finished points kept; --resume continues it).
 )";
 
 const char* kScheduleHelp = R"(Usage: pipelens-cli schedule --kind pd|fill-drain|localsgd --stages S --microbatches N [options]

@@ -246,6 +246,9 @@ private slots:
         QTest::newRow("run") << "run"
                              << QStringList{"CONFIG.json", "--out", "--backend", "--threads",
                                             "docs/results.md"};
+        QTest::newRow("sweep") << "sweep"
+                               << QStringList{"SWEEP.json", "--out", "--resume", "--threads",
+                                              "docs/sweeps.md"};
         QTest::newRow("example") << "example"
                                  << QStringList{"pd", "rpd", "localsgd", "sgd", "fill-drain"};
     }
@@ -268,7 +271,7 @@ private slots:
         for (const QString& a : {QString("help"), QString("--help")}) {
             const CliResult r = runCli({a});
             QCOMPARE(r.exitCode, 0);
-            for (const char* c : {"schedule", "delays", "run", "example"})
+            for (const char* c : {"schedule", "delays", "run", "sweep", "example"})
                 QVERIFY(r.out.contains(c));
         }
         const CliResult none = runCli({});
