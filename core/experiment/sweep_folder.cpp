@@ -1,5 +1,6 @@
 #include "experiment/sweep_folder.hpp"
 
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -26,10 +27,11 @@ std::string readText(const fs::path& p) {
     return s.str();
 }
 
+// The shortest text that reads back to the same double ("0.1", not "0.10000000000000001").
 std::string csvNumber(double v) {
-    std::ostringstream s;
-    s << std::setprecision(17) << v;
-    return s.str();
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
 }
 
 std::string csvText(const std::string& t) {
