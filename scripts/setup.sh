@@ -10,6 +10,7 @@ packages=(
   libeigen3-dev nlohmann-json3-dev
   opencl-headers opencl-clhpp-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo
   libbenchmark-dev
+  libopenmpi-dev openmpi-bin
   xvfb xauth fonts-dejavu-core
 )
 missing=()
