@@ -19,6 +19,11 @@
 #include "experiment/sweep.hpp"
 #include "replay/delays.hpp"
 #include "schedule/timeline.hpp"
+#include "sweep_command.hpp"
+#ifdef PIPELENS_HAVE_MPI
+#include "mpi_world.hpp"
+#include "sweep_over_mpi.hpp"
+#endif
 #ifdef PIPELENS_HAVE_OPENCL
 #include "devices.hpp"
 #endif
@@ -105,12 +110,16 @@ step and the final values (mean and sd over seeds) per point and method (see doc
 Ctrl-C stops between runs keeping every finished point; --resume continues the sweep in DIR,
 skipping the points already there.
 
+Under `mpirun -np P pipelens-cli sweep ...` the points are handed out to the P processes one at
+a time, each process computing one point at a time; rank 0 writes the same folder one process
+would (docs/mpi.md).
+
 Options:
   --out DIR          results folder (required): new or empty, or the same sweep with --resume
   --resume           continue the sweep already in DIR
   --backend B        override the experiment: auto, cpu or opencl
   --device D         override the experiment: OpenCL device index or name
-  --threads N        worker threads (default: one per core)
+  --threads N        worker threads (default: one per core; not used under mpirun)
   --quiet            print nothing but errors
 )";
 
@@ -404,89 +413,68 @@ std::atomic<bool> gSweepCancel{false};
 
 extern "C" void onSweepInterrupt(int) { gSweepCancel.store(true); }
 
-std::string duration(double seconds) {
-    const auto s = static_cast<long long>(seconds + 0.5);
-    std::ostringstream o;
-    if (s >= 3600) o << s / 3600 << "h";
-    if (s >= 60) o << (s % 3600) / 60 << "m";
-    o << s % 60 << "s";
-    return o.str();
-}
-
-int cmdSweep(const Args& a, std::ostream& out, std::ostream& err) {
+SweepCommand parseSweepCommand(const Args& a) {
     a.allowOnly({"out", "resume", "backend", "device", "threads", "quiet"});
     if (!a.has("out")) throw ConfigError("--out is missing: the results folder");
     if (a.positional().size() != 1) throw ConfigError("sweep needs one sweep file; see --help");
-    SweepSpec spec = SweepSpec::fromFile(a.positional()[0]);
+    SweepCommand c;
+    c.spec = SweepSpec::fromFile(a.positional()[0]);
     if (a.has("backend")) {
         const std::string b = a.get("backend");
         if (b != "auto" && b != "cpu" && b != "opencl") {
             throw ConfigError("--backend = \"" + b + "\" is not allowed: one of auto, cpu, opencl");
         }
-        spec.experiment.backend = b;
+        c.spec.experiment.backend = b;
     }
-    if (a.has("device")) spec.experiment.device = a.get("device");
+    if (a.has("device")) c.spec.experiment.device = a.get("device");
     const long long threads = a.integer("threads", 0);
     if (threads < 0 || threads > 256) {
         throw ConfigError("--threads = " + a.get("threads") + " is not allowed: 0 to 256");
     }
-    const bool quiet = a.has("quiet");
-    SweepFolder folder = SweepFolder::open(a.get("out"), spec, a.has("resume"));
-    std::vector<std::string> notices;
-    // One backend for every point: chosen for a point with gradient noise if there is one.
-    std::size_t probe = 0;
-    for (std::size_t i = 0; i < spec.points(); ++i) {
-        if (spec.pointConfig(i).objective.gradientNoise > 0.0) {
-            probe = i;
-            break;
-        }
+    c.threads = static_cast<int>(threads);
+    c.quiet = a.has("quiet");
+    c.resume = a.has("resume");
+    c.outDir = a.get("out");
+    return c;
+}
+
+int cmdSweep(const Args& a, std::ostream& out, std::ostream& err) {
+#ifdef PIPELENS_HAVE_MPI
+    // Started by mpirun with several processes: the points are spread over them (docs/mpi.md).
+    if (launcherWorldSize() > 1) {
+        return runSweepCommandOverMpi([&] { return parseSweepCommand(a); }, out, err);
     }
-    BackendChoice backend = selectBackend(spec.pointConfig(probe), notices);
-    if (!quiet) {
+#endif
+    const SweepCommand c = parseSweepCommand(a);
+    SweepFolder folder = SweepFolder::open(c.outDir, c.spec, c.resume);
+    std::vector<std::string> notices;
+    BackendChoice backend = selectSweepBackend(c.spec, notices);
+    if (!c.quiet) {
         for (const auto& n : notices) err << "notice: " << n << '\n';
     }
     SweepRunOptions opt;
     opt.backend = backend.provider;
-    opt.threads = static_cast<int>(threads);
+    opt.threads = c.threads;
     gSweepCancel.store(false);
     opt.cancel = &gSweepCancel;
     SweepPoints shown = folder.finished();
     opt.onPoint = [&](const PointResult& p) {
         folder.writePoint(p);
         shown[p.index] = p;
-        folder.writeSummary(spec, shown);
+        folder.writeSummary(c.spec, shown);
     };
-    if (!quiet) {
-        opt.onProgress = [&](const SweepProgress& p) {
-            err << "points " << p.pointsDone << "/" << p.points << ", "
-                << static_cast<int>(100.0 * p.fractionDone + 0.5) << "% of the work, "
-                << duration(p.elapsedSeconds) << " elapsed";
-            if (p.remainingSeconds >= 0) err << ", about " << duration(p.remainingSeconds) << " left";
-            err << '\n';
-        };
-    }
+    if (!c.quiet) opt.onProgress = [&](const SweepProgress& p) { printSweepProgress(err, p); };
     auto previous = std::signal(SIGINT, onSweepInterrupt);
     SweepOutcome result;
     try {
-        result = runSweep(spec, folder.finished(), opt);
+        result = runSweep(c.spec, folder.finished(), opt);
     } catch (...) {
         std::signal(SIGINT, previous);
         throw;
     }
     std::signal(SIGINT, previous);
-    folder.writeSummary(spec, result.points);
-    std::size_t done = 0;
-    for (const auto& p : result.points) done += p ? 1 : 0;
-    if (result.cancelled) {
-        err << "pipelens-cli: sweep interrupted: " << done << " of " << spec.points()
-            << " points are in " << folder.path() << "; run again with --resume to finish\n";
-        return 130;
-    }
-    if (!quiet) {
-        out << "sweep " << spec.name << ": " << spec.points() << " points over "
-            << sweepAxisName(spec.axis) << " written to " << folder.path() << '\n';
-    }
-    return 0;
+    folder.writeSummary(c.spec, result.points);
+    return reportSweepEnd(c, folder.path(), result.points, out, err);
 }
 
 int cmdDevices(const Args& a, std::ostream& out) {
@@ -545,6 +533,14 @@ int runCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
         err << "pipelens-cli: unknown command \"" << cmd
             << "\" (allowed: schedule, delays, run, sweep, example, devices, help)\n";
         return 1;
+    } catch (...) {
+        return reportCliError(std::current_exception(), err);
+    }
+}
+
+int reportCliError(const std::exception_ptr& error, std::ostream& err) {
+    try {
+        std::rethrow_exception(error);
     } catch (const ConfigError& e) {
         err << "pipelens-cli: " << e.what() << '\n';
         return 1;

@@ -1,12 +1,12 @@
 #include "mpi_world.hpp"
 
-#include "mpi_call.hpp"
-
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <mpi.h>
 #include <stdexcept>
+
+#include "mpi_call.hpp"
 
 namespace pipelens {
 
@@ -50,6 +50,18 @@ MpiWorld::MpiWorld() {
 }
 
 MpiWorld::~MpiWorld() { MPI_Finalize(); }
+
+void MpiWorld::waitForAll() const {
+    MPI_Request request;
+    checkMpiCall(MPI_Ibarrier(MPI_COMM_WORLD, &request), "MPI_Ibarrier");
+    Backoff idle;
+    for (;;) {
+        int done = 0;
+        checkMpiCall(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+        if (done) return;
+        idle.wait();
+    }
+}
 
 std::string MpiWorld::broadcastFromCoordinator(const std::string& text) const {
     std::uint64_t length = rank_ == 0 ? text.size() : 0;

@@ -21,6 +21,9 @@ public:
     int size() const { return size_; }
     bool isCoordinator() const { return rank_ == 0; }
 
+    // Collective: returns when every rank has called it, sleeping (not spinning) meanwhile.
+    void waitForAll() const;
+
     // Collective: every rank returns rank 0's `text` (the others' argument is ignored).
     std::string broadcastFromCoordinator(const std::string& text) const;
 

@@ -1,7 +1,5 @@
 #include "work_distributor.hpp"
 
-#include "mpi_call.hpp"
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -14,6 +12,8 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
+
+#include "mpi_call.hpp"
 
 namespace pipelens {
 namespace {
@@ -91,20 +91,6 @@ Message receive(const MPI_Status& probed) {
           "MPI_Recv");
     return m;
 }
-
-// Waiting without a busy loop: Open MPI's blocking receive spins on a core, which would take
-// it from the ranks (or rank 0's thread) that compute. Sleeps grow from 20 us to 1 ms while idle.
-class Backoff {
-public:
-    void reset() { sleep_ = std::chrono::microseconds(20); }
-    void wait() {
-        std::this_thread::sleep_for(sleep_);
-        sleep_ = std::min(sleep_ * 2, std::chrono::microseconds(1000));
-    }
-
-private:
-    std::chrono::microseconds sleep_{20};
-};
 
 std::optional<Message> poll(int source) {
     int flag = 0;

@@ -5,7 +5,8 @@
 // its own calling thread the moment it arrives; it also computes items on a second thread
 // (always when it is the only rank). An item that throws stops the handing out: the items
 // already running finish and are passed on, then every rank throws WorkItemFailed naming the
-// item and the rank.
+// item and the rank. (mpirun ends the whole job once one process exits non-zero: a caller that
+// exits with an error code calls MpiWorld::waitForAll first, after rank 0 has reported.)
 #include <cstddef>
 #include <functional>
 #include <stdexcept>

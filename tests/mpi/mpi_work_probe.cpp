@@ -107,15 +107,11 @@ int probe(const ProbeArgs& a, const pipelens::MpiWorld& world) {
 
 int main(int argc, char** argv) {
     const ProbeArgs args = parse(argc, argv);
-    int code = 0;
-    int rank = 0;
-    {
-        pipelens::MpiWorld world;
-        rank = world.rank();
-        code = probe(args, world);
-    }
+    pipelens::MpiWorld world;
+    const int code = probe(args, world);
     if (!args.statusDir.empty()) {
-        std::ofstream(args.statusDir + "/rank-" + std::to_string(rank)) << code << '\n';
+        std::ofstream(args.statusDir + "/rank-" + std::to_string(world.rank())) << code << '\n';
     }
+    world.waitForAll();  // mpirun ends every process once one exits non-zero
     return code;
 }

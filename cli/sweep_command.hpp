@@ -1,0 +1,31 @@
+#pragma once
+// What `pipelens-cli sweep` shares between its single-process and its MPI form: the parsed
+// command, the progress line and the closing line.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "backend_select.hpp"
+#include "experiment/sweep.hpp"
+
+namespace pipelens {
+
+struct SweepCommand {
+    SweepSpec spec;  // with --backend / --device applied
+    std::string outDir;
+    bool resume = false;
+    bool quiet = false;
+    int threads = 0;  // 0: one per core
+};
+
+// One backend for every point: chosen for a point with gradient noise if there is one.
+BackendChoice selectSweepBackend(const SweepSpec& spec, std::vector<std::string>& notices);
+
+// "points 3/8, 40% of the work, 12s elapsed, about 18s left"
+void printSweepProgress(std::ostream& err, const SweepProgress& progress);
+
+// The end of a run: 0, or 130 with a note on stderr when points are missing (interrupted).
+int reportSweepEnd(const SweepCommand& command, const std::string& folderPath,
+                   const SweepPoints& points, std::ostream& out, std::ostream& err);
+
+}  // namespace pipelens
