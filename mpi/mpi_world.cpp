@@ -1,9 +1,9 @@
 #include "mpi_world.hpp"
 
+#include <mpi.h>
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
-#include <mpi.h>
 #include <stdexcept>
 
 #include "mpi_call.hpp"
@@ -37,19 +37,23 @@ int launcherWorldSize() {
 
 MpiWorld::MpiWorld() {
     int provided = 0;
-    checkMpiCall(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    checkMpiCall(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided),
+                 "MPI_Init_thread");
     // Errors come back as codes (and become exceptions) instead of aborting the job silently.
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     checkMpiCall(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
     checkMpiCall(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
     if (provided < MPI_THREAD_FUNNELED) {
         MPI_Finalize();
-        throw std::runtime_error("this MPI library does not allow threads beside MPI calls "
-                                 "(MPI_THREAD_FUNNELED)");
+        throw std::runtime_error(
+            "this MPI library does not allow threads beside MPI calls "
+            "(MPI_THREAD_FUNNELED)");
     }
 }
 
-MpiWorld::~MpiWorld() { MPI_Finalize(); }
+MpiWorld::~MpiWorld() {
+    MPI_Finalize();
+}
 
 void MpiWorld::waitForAll() const {
     MPI_Request request;
@@ -69,7 +73,7 @@ std::string MpiWorld::broadcastFromCoordinator(const std::string& text) const {
     std::string out = rank_ == 0 ? text : std::string(length, '\0');
     if (length > 0) {
         checkMpiCall(MPI_Bcast(out.data(), static_cast<int>(length), MPI_CHAR, 0, MPI_COMM_WORLD),
-              "MPI_Bcast");
+                     "MPI_Bcast");
     }
     return out;
 }

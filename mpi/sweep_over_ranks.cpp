@@ -44,10 +44,14 @@ auto encodingFailures(F&& f) {
     const bool coded = encoded.size() >= 2 && encoded[1] == '|';
     const std::string message = context + (coded ? encoded.substr(2) : encoded);
     switch (coded ? encoded[0] : 'E') {
-        case 'C': throw ConfigError(message);
-        case 'D': throw DataError(message);
-        case 'I': throw IoError(message);
-        default: throw std::runtime_error(message);
+        case 'C':
+            throw ConfigError(message);
+        case 'D':
+            throw DataError(message);
+        case 'I':
+            throw IoError(message);
+        default:
+            throw std::runtime_error(message);
     }
 }
 
@@ -175,9 +179,8 @@ SweepOverRanksOutcome runSweepOverRanks(const MpiWorld& world,
         // Every point that finished is in the folder, and in the summary written after it (as
         // when a single process stops on a failing point).
         if (!world.isCoordinator()) throw StoppedByOtherRank(e.what());
-        throwDecoded(e.message(),
-                     pointLabel(job->spec, e.item()) + " failed on rank " +
-                         std::to_string(e.rank()) + ": ");
+        throwDecoded(e.message(), pointLabel(job->spec, e.item()) + " failed on rank " +
+                                      std::to_string(e.rank()) + ": ");
     }
     return outcome;
 }

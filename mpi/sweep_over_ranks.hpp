@@ -29,10 +29,10 @@ struct SweepOverRanksOptions {
 };
 
 struct SweepOverRanksOutcome {
-    SweepPoints points;               // rank 0: every finished point (those found and new)
-    std::size_t computedHere = 0;     // points this rank computed
-    std::vector<int> rankOfPoint;     // rank 0: per point, the rank that computed it (-1: not
-                                      // computed in this run)
+    SweepPoints points;            // rank 0: every finished point (those found and new)
+    std::size_t computedHere = 0;  // points this rank computed
+    std::vector<int> rankOfPoint;  // rank 0: per point, the rank that computed it (-1: not
+                                   // computed in this run)
 };
 
 // A rank other than 0 stops because rank 0 reported the failure (rank 0 shows the message).

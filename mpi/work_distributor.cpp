@@ -1,5 +1,6 @@
 #include "work_distributor.hpp"
 
+#include <mpi.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -7,7 +8,6 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
-#include <mpi.h>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -50,7 +50,9 @@ std::size_t itemOf(const std::string& bytes) {
     return static_cast<std::size_t>(v);
 }
 
-std::string textOf(const std::string& bytes) { return bytes.substr(sizeof(std::uint64_t)); }
+std::string textOf(const std::string& bytes) {
+    return bytes.substr(sizeof(std::uint64_t));
+}
 
 std::string verdictBytes(const std::optional<Failure>& f) {
     if (!f) return {};
@@ -74,9 +76,9 @@ void send(int dest, Tag tag, const std::string& bytes) {
         throw std::runtime_error("a work result of " + std::to_string(bytes.size()) +
                                  " bytes is too large for one MPI message (2 GiB at most)");
     }
-    checkMpiCall(MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, dest, tag,
-                   MPI_COMM_WORLD),
-          "MPI_Send");
+    checkMpiCall(
+        MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, dest, tag, MPI_COMM_WORLD),
+        "MPI_Send");
 }
 
 Message receive(const MPI_Status& probed) {
@@ -87,8 +89,8 @@ Message receive(const MPI_Status& probed) {
     m.tag = probed.MPI_TAG;
     m.bytes.resize(static_cast<std::size_t>(count));
     checkMpiCall(MPI_Recv(m.bytes.data(), count, MPI_BYTE, m.source, m.tag, MPI_COMM_WORLD,
-                   MPI_STATUS_IGNORE),
-          "MPI_Recv");
+                          MPI_STATUS_IGNORE),
+                 "MPI_Recv");
     return m;
 }
 
@@ -130,7 +132,7 @@ public:
         try {
             coordinate();
         } catch (const std::exception& e) {  // MPI failed: the workers cannot be told to stop
-            fail(0, 0, e.what());  // stops the local thread
+            fail(0, 0, e.what());            // stops the local thread
             if (local.joinable()) local.join();
             abortJob(0, e.what());
         }

@@ -27,8 +27,8 @@ struct DistributorOptions {
 };
 
 struct DistributorReport {
-    std::size_t computedHere = 0;      // items this rank computed
-    std::vector<int> rankOfItem;       // rank 0: who computed todo[i] (-1: not finished)
+    std::size_t computedHere = 0;  // items this rank computed
+    std::vector<int> rankOfItem;   // rank 0: who computed todo[i] (-1: not finished)
 };
 
 // The first failure of a distributed run, known to every rank.

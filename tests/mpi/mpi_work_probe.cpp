@@ -78,8 +78,8 @@ int probe(const ProbeArgs& a, const pipelens::MpiWorld& world) {
         // The payload is checked here, so the JSON stays small.
         const std::size_t bar = result.find('|');
         const std::string head = result.substr(0, bar + 1);
-        const bool intact = bar != std::string::npos &&
-                            result.substr(bar + 1) == payloadOf(item, a.payloadBytes);
+        const bool intact =
+            bar != std::string::npos && result.substr(bar + 1) == payloadOf(item, a.payloadBytes);
         finished.push_back({{"item", item}, {"head", head}, {"payload_intact", intact}});
     };
     pipelens::DistributorOptions options;

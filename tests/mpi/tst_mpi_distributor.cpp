@@ -6,8 +6,8 @@
 
 #include <QTemporaryDir>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "mpi_test_support.hpp"
 
@@ -43,11 +43,11 @@ std::map<int, int> itemsPerRank(const json& report) {
 class TstMpiDistributor : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void everyItemOnceWithItsResultIntact() {
         // 1 MiB results go through MPI's rendezvous protocol, not the small-message path.
-        const ProcessResult r = probe(3, {"--durations-ms", durations(10, 12, 10),
-                                          "--payload-bytes", "1048576"});
+        const ProcessResult r =
+            probe(3, {"--durations-ms", durations(10, 12, 10), "--payload-bytes", "1048576"});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         const json report = parseReport(r);
         QCOMPARE(report["size"].get<int>(), 3);
@@ -102,23 +102,23 @@ private slots:
         QTemporaryDir status;
         const ProcessResult r = probe(3, {"--durations-ms", durations(20, 20, 20), "--fail", "5",
                                           "--status-dir", status.path()});
-        QVERIFY2(r.exitCode > 0, qPrintable("mpirun exited with " + QString::number(r.exitCode) +
-                                            "\n" + r.err));
+        QVERIFY2(r.exitCode > 0,
+                 qPrintable("mpirun exited with " + QString::number(r.exitCode) + "\n" + r.err));
         QVERIFY2(r.err.contains(QRegularExpression("work item 5 failed on rank [0-2]: probe item 5 "
                                                    "throws")),
                  qPrintable(r.err));
         for (int rank = 0; rank < 3; ++rank) {
             QFile f(status.path() + "/rank-" + QString::number(rank));
-            QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable("rank " + QString::number(rank) +
-                                                             " wrote no exit status"));
+            QVERIFY2(f.open(QIODevice::ReadOnly),
+                     qPrintable("rank " + QString::number(rank) + " wrote no exit status"));
             QCOMPARE(f.readAll().trimmed(), QByteArray("3"));
         }
     }
 
     void failureOnAWorkerNamesThatRank() {
         // With rank 0 only coordinating and one worker, the failing item ran on rank 1.
-        const ProcessResult r = probe(2, {"--durations-ms", durations(5, 8, 5), "--fail", "3",
-                                          "--coordinator-only"});
+        const ProcessResult r =
+            probe(2, {"--durations-ms", durations(5, 8, 5), "--fail", "3", "--coordinator-only"});
         QVERIFY(r.exitCode > 0);
         QVERIFY2(r.err.contains("work item 3 failed on rank 1: probe item 3 throws"),
                  qPrintable(r.err));

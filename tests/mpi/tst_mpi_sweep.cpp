@@ -98,13 +98,13 @@ QStringList pointFiles(const QString& dir) {
 class TstMpiSweep : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void initTestCase() {
         QVERIFY(tmp_.isValid());
         sweep_ = writeSweep(tmp_, "small-sweep.json", smallSweep());
         reference_ = tmp_.filePath("one-process");
-        const ProcessResult r = runProcess(PIPELENS_CLI_PATH, {"sweep", sweep_, "--out",
-                                                               reference_, "--quiet"});
+        const ProcessResult r =
+            runProcess(PIPELENS_CLI_PATH, {"sweep", sweep_, "--out", reference_, "--quiet"});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     }
 
@@ -128,8 +128,8 @@ private slots:
     void killedRunResumesSkippingFinishedPoints() {
         const QString sweep = writeSweep(tmp_, "slow-sweep.json", slowSweep());
         const QString reference = tmp_.filePath("slow-one-process");
-        const ProcessResult one = runProcess(PIPELENS_CLI_PATH, {"sweep", sweep, "--out",
-                                                                 reference, "--quiet"});
+        const ProcessResult one =
+            runProcess(PIPELENS_CLI_PATH, {"sweep", sweep, "--out", reference, "--quiet"});
         QVERIFY2(one.exitCode == 0, qPrintable(one.err));
 
         // Kill the job (mpirun ends every rank) as soon as a point is in the folder.
@@ -181,11 +181,10 @@ private slots:
     void failingPointNamesPointAndRank() {
         // No such data file: reading the sweep does not open it, so each point fails as it runs.
         const QString data = tmp_.filePath("missing.csv");
-        const QString sweep = writeSweep(tmp_, "failing-sweep.json",
-                                         smallSweep(data.toStdString()));
+        const QString sweep =
+            writeSweep(tmp_, "failing-sweep.json", smallSweep(data.toStdString()));
         const ProcessResult r = runMpi(3, PIPELENS_CLI_PATH,
-                                       {"sweep", sweep, "--out", tmp_.filePath("failing")},
-                                       60000);
+                                       {"sweep", sweep, "--out", tmp_.filePath("failing")}, 60000);
         QVERIFY2(r.exitCode > 0, qPrintable("exit " + QString::number(r.exitCode) + "\n" + r.err));
         QVERIFY2(r.err.contains(QRegularExpression(
                      "sweep point [0-5] \\(stages = [0-9]\\) failed on rank [0-2]: .*missing")),
@@ -194,8 +193,8 @@ private slots:
 
     void resumeRefusedWithoutFlagOnEveryRank() {
         // Rank 0 cannot open the folder: every rank stops, the message is the single-process one.
-        const ProcessResult r = runMpi(2, PIPELENS_CLI_PATH, {"sweep", sweep_, "--out",
-                                                              reference_}, 60000);
+        const ProcessResult r =
+            runMpi(2, PIPELENS_CLI_PATH, {"sweep", sweep_, "--out", reference_}, 60000);
         QVERIFY(r.exitCode > 0);
         QVERIFY2(r.err.contains("already holds a sweep: pass --resume"), qPrintable(r.err));
         QCOMPARE(r.err.count("already holds a sweep"), 1);  // printed by rank 0 alone
