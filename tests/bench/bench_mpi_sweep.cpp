@@ -31,6 +31,8 @@
 #include <thread>
 #include <vector>
 
+#include "folder_snapshot.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -60,21 +62,9 @@ Timing runTimed(const std::string& command) {
     return t;
 }
 
-std::map<std::string, std::string> snapshot(const fs::path& dir) {
-    std::map<std::string, std::string> files;
-    for (const auto& e : fs::recursive_directory_iterator(dir)) {
-        if (!e.is_regular_file()) continue;
-        std::ifstream in(e.path(), std::ios::binary);
-        std::stringstream text;
-        text << in.rdbuf();
-        files[fs::relative(e.path(), dir).string()] = text.str();
-    }
-    return files;
-}
-
 void requireSameFolder(const fs::path& expected, const fs::path& actual, std::size_t points) {
-    const auto a = snapshot(expected);
-    const auto b = snapshot(actual);
+    const auto a = pipelens::test::snapshotFolder(expected);
+    const auto b = pipelens::test::snapshotFolder(actual);
     if (a.size() != points + 4) {
         throw std::runtime_error(expected.string() + " holds " + std::to_string(a.size()) +
                                  " files, not the " + std::to_string(points + 4) + " of a sweep");

@@ -7,3 +7,4 @@ target_link_libraries(bench_mpi_sweep PRIVATE nlohmann_json::nlohmann_json pipel
 target_compile_definitions(bench_mpi_sweep PRIVATE
   PIPELENS_CLI_PATH="$<TARGET_FILE:pipelens-cli>" PIPELENS_MPIEXEC="${MPIEXEC_EXECUTABLE}")
 add_dependencies(bench_mpi_sweep pipelens-cli)
+target_include_directories(bench_mpi_sweep PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/..)

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "experiment/config.hpp"
+#include "folder_snapshot.hpp"
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -53,18 +54,6 @@ QString readFile(const QString& path) {
 void writeFile(const QString& path, const std::string& text) {
     std::ofstream out(path.toStdString(), std::ios::binary);
     out << text;
-}
-
-std::map<std::string, std::string> snapshot(const fs::path& dir) {
-    std::map<std::string, std::string> files;
-    for (const auto& e : fs::recursive_directory_iterator(dir)) {
-        if (!e.is_regular_file()) continue;
-        std::ifstream in(e.path(), std::ios::binary);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        files[fs::relative(e.path(), dir).string()] = ss.str();
-    }
-    return files;
 }
 
 // Entries of `dir` other than those named in `keep`.
@@ -343,13 +332,13 @@ private slots:
         writeFile(cfg, smallConfig().dump());
         const QString out = tmp.filePath("results");
         QCOMPARE(runCli({"run", cfg, "--out", out, "--quiet"}).exitCode, 0);
-        const auto before = snapshot(out.toStdString());
+        const auto before = pipelens::test::snapshotFolder(out.toStdString());
         QVERIFY(before.count("summary.json"));
         json nodata = smallConfig();
         nodata["data"] = {{"source", "csv"}, {"x", "absent.csv"}};
         writeFile(tmp.filePath("nodata.json"), nodata.dump());
         expectFailure(runCli({"run", tmp.filePath("nodata.json"), "--out", out}), {"absent.csv"});
-        QVERIFY(snapshot(out.toStdString()) == before);
+        QVERIFY(pipelens::test::snapshotFolder(out.toStdString()) == before);
         QCOMPARE(strayEntries(tmp.path(), {"small.json", "nodata.json", "results"}), QStringList());
         // With backend auto the backend notice is reported with results only: a failed run
         // prints exactly one line, its reason.
@@ -360,7 +349,7 @@ private slots:
         const QStringList lines = r.err.split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 1);
         QVERIFY(lines[0].contains("absent.csv"));
-        QVERIFY(snapshot(out.toStdString()) == before);
+        QVERIFY(pipelens::test::snapshotFolder(out.toStdString()) == before);
     }
 
     void exampleCommandPrintsValidConfigs() {
