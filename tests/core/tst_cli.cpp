@@ -371,7 +371,7 @@ private slots:
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QVERIFY2(r.err.contains("points 4/4, 100% of the work"), qPrintable(r.err));
         QVERIFY(r.out.contains("4 points over gradient_noise"));
-        const auto before = snapshot(out.toStdString());
+        const auto before = pipelens::test::snapshotFolder(out.toStdString());
         for (const char* f : {"sweep.json", "summary.csv", "summary.json", "points/point-0000.json",
                               "points/point-0003.json"}) {
             QVERIFY2(before.count(f), f);
@@ -390,13 +390,13 @@ private slots:
         QVERIFY(s["points"][3]["methods"][0]["final_gap"]["sd"].get<double>() > 0.0);
         // An existing sweep is not overwritten without --resume ...
         expectFailure(runCli({"sweep", file, "--out", out}), {"--resume"});
-        QVERIFY(snapshot(out.toStdString()) == before);
+        QVERIFY(pipelens::test::snapshotFolder(out.toStdString()) == before);
         // ... and --resume computes only what is missing, to the same files.
         fs::remove(fs::path(out.toStdString()) / "points" / "point-0002.json");
         fs::remove(fs::path(out.toStdString()) / "summary.csv");
         const CliResult again = runCli({"sweep", file, "--out", out, "--resume", "--quiet"}, 300000);
         QVERIFY2(again.exitCode == 0, qPrintable(again.err));
-        QVERIFY(snapshot(out.toStdString()) == before);
+        QVERIFY(pipelens::test::snapshotFolder(out.toStdString()) == before);
     }
 
     void everyExampleRuns_data() {
