@@ -42,11 +42,17 @@ json smallSweep(const std::string& dataX = "") {
 }
 
 // Eight heavier points for the kill-and-resume test: a run lasts long enough to be cut short.
+constexpr int kSlowPoints = 16;
+
 json slowSweep() {
     json s = smallSweep();
-    s["experiment"]["data"] = {{"kind", "random"}, {"rows", 1000}, {"dim", 64}, {"seed", 3}};
-    s["experiment"]["budget"] = {{"epochs", 6}};
-    s["axis"]["values"] = {2, 3, 4, 5, 6, 7, 8, 9};
+    // Enough points, each slow enough, that a kill after the first one lands mid-run even on a
+    // fast or idle machine.
+    s["experiment"]["data"] = {{"kind", "random"}, {"rows", 2000}, {"dim", 64}, {"seed", 3}};
+    s["experiment"]["budget"] = {{"epochs", 12}};
+    json values = json::array();
+    for (int v = 2; v < 2 + kSlowPoints; ++v) values.push_back(v);
+    s["axis"]["values"] = values;
     return s;
 }
 
@@ -142,7 +148,7 @@ class TstMpiSweep : public QObject {
         QVERIFY(job.waitForFinished(60000));
         const QStringList before = pointFiles(out);
         QVERIFY2(!before.isEmpty(), "no point finished before the job ended");
-        QVERIFY2(before.size() < 8, "the job finished before it could be killed");
+        QVERIFY2(before.size() < kSlowPoints, "the job finished before it could be killed");
         std::map<QString, fs::file_time_type> written;
         for (const QString& f : before) {
             written[f] = fs::last_write_time((out + "/points/" + f).toStdString());
@@ -152,7 +158,7 @@ class TstMpiSweep : public QObject {
         const ProcessResult resumed =
             runMpi(2, PIPELENS_CLI_PATH, {"sweep", sweep, "--out", out, "--resume"});
         QVERIFY2(resumed.exitCode == 0, qPrintable(resumed.err));
-        QCOMPARE(pointsPerRankSum(resumed.err), 8 - static_cast<int>(before.size()));
+        QCOMPARE(pointsPerRankSum(resumed.err), kSlowPoints - static_cast<int>(before.size()));
         for (const auto& [f, time] : written) {
             QVERIFY2(fs::last_write_time((out + "/points/" + f).toStdString()) == time,
                      qPrintable(f + " was computed again"));
@@ -166,7 +172,7 @@ class TstMpiSweep : public QObject {
             }
         }
         compareFolders(reference, out);
-        QCOMPARE(snapshot(out).size(), std::size_t{4 + 8});
+        QCOMPARE(snapshot(out).size(), std::size_t{4 + kSlowPoints});
     }
 
     void failingPointNamesPointAndRank() {
