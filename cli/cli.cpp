@@ -42,6 +42,7 @@ Commands:
   sweep      run an experiment over a list of values of one parameter (docs/sweeps.md)
   example    print an example config (default, compare, pd, rpd, localsgd, sgd, fill-drain)
   devices    list the OpenCL platforms and devices runs can use
+  reproduce  run the paper's experiments E1-E4 and draw their figures (UI builds only)
   help       this text; `pipelens-cli COMMAND --help` describes one command
 
 Exit codes: 0 success, 1 bad input (one-line reason on stderr), 2 a run that failed,
@@ -490,7 +491,8 @@ int cmdDevices(const Args& a, std::ostream& out) {
 
 }  // namespace
 
-int runCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
+int runCli(int argc, char** argv, std::ostream& out, std::ostream& err,
+           const std::vector<CliCommand>& extra) {
     if (argc < 2) {
         err << kMainHelp;
         return 1;
@@ -530,8 +532,16 @@ int runCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
             if (help) return out << kDevicesHelp, 0;
             return cmdDevices(Args(argc, argv, 2, {"json"}), out);
         }
+        for (const CliCommand& c : extra) {
+            if (c.name == cmd) return c.run(argc, argv, out, err);
+        }
+        if (cmd == "reproduce") {
+            err << "pipelens-cli: reproduce draws the figures with the desktop app's charts, and "
+                   "this build has none: configure with -DPIPELENS_BUILD_UI=ON (Qt 6 Charts)\n";
+            return 1;
+        }
         err << "pipelens-cli: unknown command \"" << cmd
-            << "\" (allowed: schedule, delays, run, sweep, example, devices, help)\n";
+            << "\" (allowed: schedule, delays, run, sweep, example, devices, reproduce, help)\n";
         return 1;
     } catch (...) {
         return reportCliError(std::current_exception(), err);

@@ -161,7 +161,8 @@ std::string summaryText(const ExperimentResult& r) {
     return s.str();
 }
 
-void writeResults(const ExperimentResult& r, const std::string& folder) {
+void writeFolderAtomically(const std::string& folder,
+                           const std::function<void(const fs::path& tmp)>& fill) {
     fs::path target = fs::absolute(folder);
     fs::path tmp = target;
     tmp += ".tmp-" + std::to_string(::getpid());
@@ -171,6 +172,33 @@ void writeResults(const ExperimentResult& r, const std::string& folder) {
         throw IoError("cannot create results folder " + tmp.string() + ": " + ec.message());
     }
     try {
+        fill(tmp);
+    } catch (...) {
+        fs::remove_all(tmp, ec);
+        throw;
+    }
+    // Swap the new folder in; the old one is removed only after the new one is in place.
+    fs::path old = target;
+    old += ".old-" + std::to_string(::getpid());
+    bool hadOld = fs::exists(target);
+    if (hadOld) {
+        fs::rename(target, old, ec);
+        if (ec) {
+            fs::remove_all(tmp);
+            throw IoError("cannot replace results folder " + target.string() + ": " + ec.message());
+        }
+    }
+    fs::rename(tmp, target, ec);
+    if (ec) {
+        if (hadOld) fs::rename(old, target);
+        fs::remove_all(tmp);
+        throw IoError("cannot move results into " + target.string() + ": " + ec.message());
+    }
+    if (hadOld) fs::remove_all(old, ec);
+}
+
+void writeResults(const ExperimentResult& r, const std::string& folder) {
+    writeFolderAtomically(folder, [&](const fs::path& tmp) {
         writeText(tmp / "summary.json", summaryJson(r).dump(2) + "\n");
         writeText(tmp / "config.json", r.config.toJson().dump(2) + "\n");
         std::vector<std::string> names;
@@ -242,28 +270,7 @@ void writeResults(const ExperimentResult& r, const std::string& folder) {
         }
         if (anyTheorem) writeText(tmp / "theorem.csv", th.str());
         if (anySweep) writeText(tmp / "sweep.csv", sw.str());
-    } catch (...) {
-        fs::remove_all(tmp, ec);
-        throw;
-    }
-    // Swap the new folder in; the old one is removed only after the new one is in place.
-    fs::path old = target;
-    old += ".old-" + std::to_string(::getpid());
-    bool hadOld = fs::exists(target);
-    if (hadOld) {
-        fs::rename(target, old, ec);
-        if (ec) {
-            fs::remove_all(tmp);
-            throw IoError("cannot replace results folder " + target.string() + ": " + ec.message());
-        }
-    }
-    fs::rename(tmp, target, ec);
-    if (ec) {
-        if (hadOld) fs::rename(old, target);
-        fs::remove_all(tmp);
-        throw IoError("cannot move results into " + target.string() + ": " + ec.message());
-    }
-    if (hadOld) fs::remove_all(old, ec);
+    });
 }
 
 }  // namespace pipelens

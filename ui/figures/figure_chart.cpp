@@ -1,0 +1,115 @@
+#include "figure_chart.hpp"
+
+#include <QChart>
+#include <QGraphicsScene>
+#include <QLegend>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QPainter>
+#include <QPen>
+#include <QValueAxis>
+#include <algorithm>
+#include <cmath>
+
+#include "chart_support.hpp"
+
+namespace pipelens::ui {
+namespace {
+
+const QSize kFigureSize(960, 620);
+constexpr double kPngScale = 1.5;
+
+// Okabe-Ito, then black and grey: distinguishable under the common colour-vision deficiencies.
+QColor seriesColour(int i) {
+    static const QRgb colours[] = {0xff000000, 0xff0072b2, 0xffe69f00, 0xff009e73,
+                                   0xffd55e00, 0xffcc79a7, 0xff56b4e9, 0xff999999};
+    return QColor::fromRgba(colours[static_cast<std::size_t>(i) % std::size(colours)]);
+}
+
+QAbstractAxis* makeAxis(bool log, const QString& title, double lo, double hi) {
+    if (log) {
+        auto* a = new QLogValueAxis;
+        a->setBase(10.0);
+        a->setLabelFormat(hi / lo > 1e3 ? "%.0e" : "%g");
+        // Whole decades around the data so the ticks land on powers of ten.
+        a->setRange(std::pow(10.0, std::floor(std::log10(lo))), std::pow(10.0, std::ceil(std::log10(hi))));
+        a->setMinorTickCount(-1);
+        a->setTitleText(title);
+        return a;
+    }
+    auto* a = new QValueAxis;
+    a->setRange(lo, hi);
+    a->setLabelFormat("%g");
+    a->applyNiceNumbers();
+    a->setTitleText(title);
+    return a;
+}
+
+}  // namespace
+
+QChart* buildFigureChart(const FigurePanel& panel) {
+    auto* chart = new QChart;
+    chart->setTitle(QString::fromStdString(panel.title));
+    chart->setAnimationOptions(QChart::NoAnimation);
+    chart->legend()->setAlignment(Qt::AlignRight);
+    chart->setBackgroundBrush(Qt::white);
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    for (const FigureSeries& s : panel.series) {
+        for (std::size_t i = 0; i < s.x.size(); ++i) {
+            if (panel.logX && !(s.x[i] > 0)) continue;
+            if (panel.logY && !(s.y[i] > 0)) continue;
+            xlo = std::min(xlo, s.x[i]);
+            xhi = std::max(xhi, s.x[i]);
+            ylo = std::min(ylo, s.y[i]);
+            yhi = std::max(yhi, s.y[i]);
+        }
+    }
+    if (!(xlo < xhi)) xhi = xlo + 1;
+    if (!(ylo < yhi)) yhi = ylo * 2 + 1;
+    QAbstractAxis* ax = makeAxis(panel.logX, QString::fromStdString(panel.xTitle), xlo, xhi);
+    QAbstractAxis* ay = makeAxis(panel.logY, QString::fromStdString(panel.yTitle), ylo, yhi);
+    chart->addAxis(ax, Qt::AlignBottom);
+    chart->addAxis(ay, Qt::AlignLeft);
+    int colour = 0;
+    for (const FigureSeries& s : panel.series) {
+        auto* line = new QLineSeries;
+        line->setName(QString::fromStdString(s.name));
+        QList<QPointF> points;
+        for (std::size_t i = 0; i < s.x.size(); ++i) {
+            if ((panel.logX && !(s.x[i] > 0)) || (panel.logY && !(s.y[i] > 0))) continue;
+            points.append(QPointF(s.x[i], s.y[i]));
+        }
+        line->replace(points);
+        QPen pen(seriesColour(colour++));
+        pen.setWidthF(s.reference ? 1.5 : 2.0);
+        if (s.reference) pen.setStyle(Qt::DashLine);
+        line->setPen(pen);
+        if (s.markers) {
+            line->setPointsVisible(true);
+            line->setMarkerSize(5.0);
+        }
+        chart->addSeries(line);
+        line->attachAxis(ax);
+        line->attachAxis(ay);
+    }
+    return chart;
+}
+
+bool exportFigure(const FigurePanel& panel, const QString& folder, QString* error) {
+    QGraphicsScene scene;
+    QChart* chart = buildFigureChart(panel);  // owned by the scene
+    scene.addItem(chart);
+    chart->setGeometry(QRectF(QPointF(0, 0), QSizeF(kFigureSize)));
+    scene.setSceneRect(chart->geometry());
+    const chart::PaintFunction paint = [&](QPainter& p) {
+        p.setRenderHint(QPainter::Antialiasing);
+        p.fillRect(QRectF(QPointF(0, 0), QSizeF(kFigureSize)), Qt::white);
+        scene.render(&p, QRectF(QPointF(0, 0), QSizeF(kFigureSize)), scene.sceneRect());
+    };
+    const QString base = folder + QLatin1Char('/') + QString::fromStdString(panel.file);
+    return chart::exportPngImage(base + ".png", kFigureSize, kPngScale, paint, error) &&
+           chart::exportSvgImage(base + ".svg", kFigureSize, QString::fromStdString(panel.title),
+                                 paint, error);
+}
+
+}  // namespace pipelens::ui

@@ -1,0 +1,151 @@
+#include "reproduce_command.hpp"
+
+#include <QApplication>
+#include <QString>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "errors.hpp"
+#include "experiment/paper_protocols.hpp"
+#include "experiment/results.hpp"
+#include "figure_chart.hpp"
+
+namespace pipelens::ui {
+namespace {
+
+const char* kHelp = R"(Usage: pipelens-cli reproduce E1|E2|E3|E4|all --out DIR [--quick] [--threads N] [--quiet]
+
+Runs the paper's experiments with the protocols of SPEC section 7 and writes, for each, into
+DIR/<id>/: the figure as PNG and SVG (drawn with the desktop app's Qt Charts on Qt's offscreen
+platform), its data as CSV (series,x,y) and summary.json with the key numbers (chosen step size
+per method, final values, E1's fits). DIR/summary.json lists the experiments with their wall
+and CPU seconds. DIR is replaced only when everything succeeded. docs/reproduction.md compares
+the figures with the paper's.
+
+Options:
+  --out DIR      results folder (required)
+  --quick        a smaller version of each protocol (for CI: about a minute for all)
+  --threads N    worker threads (default: one per core)
+  --quiet        print nothing but errors
+)";
+
+struct Options {
+    std::vector<std::string> ids;
+    std::string out;
+    bool quick = false;
+    bool quiet = false;
+    int threads = 0;
+};
+
+Options parse(int argc, char** argv) {
+    Options o;
+    std::vector<std::string> positional;
+    for (int i = 2; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--quick") {
+            o.quick = true;
+        } else if (a == "--quiet") {
+            o.quiet = true;
+        } else if (a == "--out" || a == "--threads") {
+            if (i + 1 >= argc) throw ConfigError("option " + a + " needs a value");
+            const std::string v = argv[++i];
+            if (a == "--out") {
+                o.out = v;
+            } else {
+                char* end = nullptr;
+                const long t = std::strtol(v.c_str(), &end, 10);
+                if (v.empty() || *end != '\0' || t < 0 || t > 256) {
+                    throw ConfigError("--threads = \"" + v + "\" is not allowed: 0 to 256");
+                }
+                o.threads = static_cast<int>(t);
+            }
+        } else if (a.rfind("--", 0) == 0) {
+            throw ConfigError("unknown option " + a + " (see --help)");
+        } else {
+            positional.push_back(a);
+        }
+    }
+    if (positional.size() != 1) {
+        throw ConfigError("reproduce needs one experiment: E1, E2, E3, E4 or all (see --help)");
+    }
+    if (o.out.empty()) throw ConfigError("--out is missing: the results folder");
+    const std::vector<std::string> known = reproductionIds();
+    if (positional[0] == "all") {
+        o.ids = known;
+    } else {
+        o.ids = {positional[0]};
+    }
+    return o;
+}
+
+// Qt Charts needs a QApplication; without a display the offscreen platform draws the same.
+std::unique_ptr<QApplication> ensureApplication() {
+    if (QCoreApplication::instance() != nullptr) return nullptr;
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    static int argc = 1;
+    static char name[] = "pipelens-cli";
+    static char* argv[] = {name, nullptr};
+    return std::make_unique<QApplication>(argc, argv);
+}
+
+void writeExperiment(const Reproduction& r, const std::filesystem::path& folder) {
+    std::filesystem::create_directories(folder);
+    nlohmann::json summary = r.summary;
+    nlohmann::json files = nlohmann::json::array();
+    for (const FigurePanel& f : r.figures) {
+        QString error;
+        if (!exportFigure(f, QString::fromStdString(folder.string()), &error)) {
+            throw IoError("cannot draw " + r.id + "'s " + f.file + ": " + error.toStdString());
+        }
+        writeFileAtomically((folder / (f.file + ".csv")).string(), figureCsv(f));
+        files.push_back({{"png", f.file + ".png"}, {"svg", f.file + ".svg"}, {"csv", f.file + ".csv"},
+                         {"x_title", f.xTitle}, {"y_title", f.yTitle}, {"log_x", f.logX}, {"log_y", f.logY}});
+    }
+    summary["figures"] = files;
+    writeFileAtomically((folder / "summary.json").string(), summary.dump(2) + "\n");
+}
+
+}  // namespace
+
+int runReproduceCommand(int argc, char** argv, std::ostream& out, std::ostream& err) {
+    for (int i = 2; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") return out << kHelp, 0;
+    }
+    const Options o = parse(argc, argv);
+    // Unknown ids are rejected before anything runs.
+    for (const std::string& id : o.ids) {
+        if (id != "E1" && id != "E2" && id != "E3" && id != "E4") {
+            throw ConfigError("experiment = \"" + id + "\" is not allowed: one of E1, E2, E3, E4, all");
+        }
+    }
+    const auto app = ensureApplication();
+    RunOptions run;
+    run.threads = o.threads;
+    writeFolderAtomically(o.out, [&](const std::filesystem::path& tmp) {
+        nlohmann::json index = nlohmann::json::array();
+        for (const std::string& id : o.ids) {
+            const auto wall0 = std::chrono::steady_clock::now();
+            const std::clock_t cpu0 = std::clock();
+            const Reproduction r = reproduce(id, o.quick, run);
+            const double cpu = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
+            const double wall =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+            writeExperiment(r, tmp / id);
+            index.push_back({{"experiment", id}, {"wall_seconds", wall}, {"cpu_seconds", cpu}});
+            if (!o.quiet) {
+                err << "reproduce: " << id << " done in " << wall << " s (" << cpu << " s CPU)\n";
+            }
+        }
+        writeFileAtomically((tmp / "summary.json").string(),
+                            nlohmann::json{{"quick", o.quick}, {"experiments", index}}.dump(2) + "\n");
+    });
+    if (!o.quiet) out << "figures written to " << o.out << '\n';
+    return 0;
+}
+
+}  // namespace pipelens::ui
