@@ -1,0 +1,114 @@
+// `pipelens-cli reproduce all --quick` through the real binary: the summaries carry the paper's
+// findings as the quick protocol shows them, and every figure is a real drawing.
+#include <QColor>
+#include <QFile>
+#include <QImage>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+nlohmann::json readJson(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return nlohmann::json::parse(f.readAll().toStdString());
+}
+
+double gapOf(const nlohmann::json& methods, std::size_t i) {
+    return methods.at(i).at("final_gap").get<double>();
+}
+
+}  // namespace
+
+class TestReproduce : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir dir_;
+    QString out_;
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        out_ = dir_.filePath("figs");
+        QProcess p;
+        p.start(PIPELENS_CLI_PATH, {"reproduce", "all", "--quick", "--out", out_, "--quiet"});
+        QVERIFY(p.waitForFinished(300000));
+        QCOMPARE(p.exitCode(), 0);
+    }
+
+    void e1MaximaEqualTheFormulaAndFitsMatch() {
+        const auto s = readJson(out_ + "/E1/summary.json");
+        const auto& rows = s.at("per_stage");
+        QVERIFY(rows.size() >= 30);
+        for (const auto& r : rows) {
+            const double S = r.at("stages").get<double>();
+            QCOMPARE(r.at("max").get<long long>(), static_cast<long long>(std::floor(S * S - S / 2)));
+        }
+        QVERIFY(std::abs(s.at("fit_max").at("s2").get<double>() - 1.0) < 0.01);
+        QVERIFY(std::abs(s.at("fit_max").at("s").get<double>() + 0.5) < 0.1);
+        QVERIFY(std::abs(s.at("fit_mean").at("s2").get<double>() - 0.5) < 0.01);
+    }
+
+    // Methods in order: PD, RPD delta = 8, 30, 60, 180, 420. The quick protocol shows
+    // delta = 8, 30 < PD < 180 < 420 and 60 < 180; PD against delta = 60 is documented.
+    void e2OrdersTheDeltas() {
+        const auto m = readJson(out_ + "/E2/summary.json").at("methods");
+        QCOMPARE(m.size(), std::size_t(6));
+        QVERIFY(gapOf(m, 1) < gapOf(m, 0));
+        QVERIFY(gapOf(m, 2) < gapOf(m, 0));
+        QVERIFY(gapOf(m, 3) < gapOf(m, 4));
+        QVERIFY(gapOf(m, 0) < gapOf(m, 4));
+        QVERIFY(gapOf(m, 4) < gapOf(m, 5));
+        // delta = 8 and 30 within two orders of magnitude of each other ("about equal").
+        QVERIFY(std::abs(std::log10(gapOf(m, 1) / gapOf(m, 2))) < 2.0);
+    }
+
+    // Tridiagonal quadratic: PD < H = 2 < H = 5 < H = 30, as the paper reports.
+    void e3QuadraticWinnerIsPipeDream() {
+        const auto m = readJson(out_ + "/E3/summary.json").at("quadratic").at("methods");
+        QCOMPARE(m.size(), std::size_t(4));
+        QVERIFY(gapOf(m, 0) < gapOf(m, 1));
+        QVERIFY(gapOf(m, 1) < gapOf(m, 2));
+        QVERIFY(gapOf(m, 2) < gapOf(m, 3));
+    }
+
+    void everyFigureIsDrawn() {
+        for (const char* id : {"E1", "E2", "E3"}) {
+            const auto s = readJson(out_ + "/" + id + "/summary.json");
+            QVERIFY2(!s.at("figures").empty(), id);
+            for (const auto& f : s.at("figures")) {
+                const QString base = out_ + "/" + id + "/";
+                QImage png(base + QString::fromStdString(f.at("png")));
+                QVERIFY2(png.width() >= 800 && png.height() >= 500, id);
+                const QRgb background = png.pixel(0, 0);
+                long long drawn = 0;
+                for (int y = 0; y < png.height(); y += 2) {
+                    for (int x = 0; x < png.width(); x += 2) drawn += png.pixel(x, y) != background;
+                }
+                QVERIFY2(drawn > 5000, qPrintable(QString("%1: %2 drawn pixels").arg(id).arg(drawn)));
+                QFile svg(base + QString::fromStdString(f.at("svg")));
+                QVERIFY(svg.open(QIODevice::ReadOnly));
+                const QByteArray text = svg.readAll();
+                QVERIFY2(text.contains(QByteArray::fromStdString(f.at("x_title"))), id);
+                QVERIFY2(text.contains(QByteArray::fromStdString(f.at("y_title"))), id);
+                QVERIFY(QFile::exists(base + QString::fromStdString(f.at("csv"))));
+            }
+        }
+    }
+
+    void unknownExperimentIsRejected() {
+        QProcess p;
+        p.start(PIPELENS_CLI_PATH, {"reproduce", "E9", "--out", dir_.filePath("x")});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY(p.readAllStandardError().contains("E9"));
+        QVERIFY(!QFile::exists(dir_.filePath("x")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestReproduce)
+#include "tst_reproduce.moc"
