@@ -16,6 +16,7 @@ struct FigureSeries {
     std::vector<double> y;
     bool reference = false;  // a formula or fit drawn dashed beside the measured curves
     bool markers = false;    // one point per value of a sweep axis
+    std::vector<double> yError;  // sd over seeds per point (drawn as bars where > 0), or empty
 };
 
 struct FigurePanel {
@@ -34,7 +35,7 @@ struct Reproduction {
     nlohmann::json summary;  // summary.json
 };
 
-// The experiments `reproduce all` runs, in order (E4 joins with the sweep engine).
+// The experiments `reproduce all` runs, in order (E4 runs through the sweep engine).
 std::vector<std::string> reproductionIds();
 
 // Runs one experiment's protocol (`quick`: the smaller CI version of the same protocol).

@@ -3,6 +3,7 @@
 #include <QChart>
 #include <QGraphicsScene>
 #include <QLegend>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QPainter>
@@ -45,6 +46,27 @@ QAbstractAxis* makeAxis(bool log, const QString& title, double lo, double hi) {
     return a;
 }
 
+// Vertical mean +- sd bars in the series' colour, kept out of the legend. On a log axis the
+// lower end is held above zero (a bar reaching zero has no place there).
+void addErrorBars(QChart* chart, const FigureSeries& s, bool logY, const QPen& pen,
+                  QAbstractAxis* ax, QAbstractAxis* ay) {
+    for (std::size_t i = 0; i < s.yError.size() && i < s.x.size(); ++i) {
+        if (!(s.yError[i] > 0)) continue;
+        const double lo = logY ? std::max(s.y[i] - s.yError[i], s.y[i] * 1e-2) : s.y[i] - s.yError[i];
+        auto* bar = new QLineSeries;
+        bar->append(s.x[i], lo);
+        bar->append(s.x[i], s.y[i] + s.yError[i]);
+        QPen thin(pen);
+        thin.setWidthF(1.0);
+        thin.setStyle(Qt::SolidLine);
+        bar->setPen(thin);
+        chart->addSeries(bar);
+        bar->attachAxis(ax);
+        bar->attachAxis(ay);
+        for (QLegendMarker* m : chart->legend()->markers(bar)) m->setVisible(false);
+    }
+}
+
 }  // namespace
 
 QChart* buildFigureChart(const FigurePanel& panel) {
@@ -60,8 +82,9 @@ QChart* buildFigureChart(const FigurePanel& panel) {
             if (panel.logY && !(s.y[i] > 0)) continue;
             xlo = std::min(xlo, s.x[i]);
             xhi = std::max(xhi, s.x[i]);
+            const double err = i < s.yError.size() ? s.yError[i] : 0.0;
             ylo = std::min(ylo, s.y[i]);
-            yhi = std::max(yhi, s.y[i]);
+            yhi = std::max(yhi, s.y[i] + err);
         }
     }
     if (!(xlo < xhi)) xhi = xlo + 1;
@@ -91,6 +114,7 @@ QChart* buildFigureChart(const FigurePanel& panel) {
         chart->addSeries(line);
         line->attachAxis(ax);
         line->attachAxis(ay);
+        addErrorBars(chart, s, panel.logY, pen, ax, ay);
     }
     return chart;
 }

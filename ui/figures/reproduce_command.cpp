@@ -21,7 +21,7 @@ const char* kHelp = R"(Usage: pipelens-cli reproduce E1|E2|E3|E4|all --out DIR [
 
 Runs the paper's experiments with the protocols of SPEC section 7 and writes, for each, into
 DIR/<id>/: the figure as PNG and SVG (drawn with the desktop app's Qt Charts on Qt's offscreen
-platform), its data as CSV (series,x,y) and summary.json with the key numbers (chosen step size
+platform), its data as CSV (series,x,y; E4 adds y_sd, the sd over seeds) and summary.json with the key numbers (chosen step size
 per method, final values, E1's fits). DIR/summary.json lists the experiments with their wall
 and CPU seconds. DIR is replaced only when everything succeeded. docs/reproduction.md compares
 the figures with the paper's.
