@@ -236,7 +236,10 @@ Reproduction reproduceE4(bool quick, const RunOptions& options) {
         json row = {{"stages", point.value}, {"f_star", point.optimum}, {"methods", json::array()}};
         for (std::size_t m = 0; m < point.methods.size(); ++m) {
             const MethodPoint& mp = point.methods[m];
-            if (f.series.size() <= m) f.series.push_back({mp.label, {}, {}, false, true, {}});
+            // Point labels name S's values (delta=3, R=2); the series is named by the rule.
+            static const char* const kSeriesNames[] = {"PipeDream", "RPD (delta = S^2 - S/2)",
+                                                       "LocalSGD (R = S, H = 5)"};
+            if (f.series.size() <= m) f.series.push_back({kSeriesNames[m], {}, {}, false, true, {}});
             f.series[m].x.push_back(point.value);
             f.series[m].y.push_back(std::max(mp.finalObjective.mean, kLogFloor));
             f.series[m].yError.push_back(mp.finalObjective.sd);
