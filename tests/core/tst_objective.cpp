@@ -34,12 +34,17 @@ using namespace pipelens;
 
 namespace {
 
-Dataset randomData(int n, int d, std::uint64_t seed, bool logistic, double noise = 0.3) {
+SyntheticSpec syntheticSpec(const std::string& kind, int rows, int dim, std::uint64_t seed) {
     SyntheticSpec spec;
-    spec.kind = logistic ? "logistic" : "random";
-    spec.rows = n;
-    spec.dim = d;
+    spec.kind = kind;
+    spec.rows = rows;
+    spec.dim = dim;
     spec.seed = seed;
+    return spec;
+}
+
+Dataset randomData(int n, int d, std::uint64_t seed, bool logistic, double noise = 0.3) {
+    SyntheticSpec spec = syntheticSpec(logistic ? "logistic" : "random", n, d, seed);
     spec.labelNoise = logistic ? 0.0 : noise;
     Dataset data = makeSynthetic(spec);
     if (logistic) {
@@ -250,12 +255,7 @@ class TestObjective : public QObject {
         QFETCH(int, dim);
         QFETCH(double, l2);
         QFETCH(double, scale);
-        SyntheticSpec spec;
-        spec.kind = "logistic";
-        spec.rows = rows;
-        spec.dim = dim;
-        spec.seed = 11;
-        Dataset data = makeSynthetic(spec);
+        Dataset data = makeSynthetic(syntheticSpec("logistic", rows, dim, 11));
         data.X *= scale;
         LinearObjective obj(std::move(data), LossKind::Logistic, l2, 1);
         NewtonReport cg;
@@ -286,11 +286,7 @@ class TestObjective : public QObject {
     // A Hessian that diagonal scaling cannot condition (correlated features, cond 1e8): conjugate
     // gradients exceed their budget and Newton finishes with factorised steps.
     void logisticIllConditionedUsesDenseSteps() {
-        SyntheticSpec spec;
-        spec.kind = "tridiagonal";
-        spec.rows = 200;
-        spec.dim = 40;
-        spec.seed = 5;
+        SyntheticSpec spec = syntheticSpec("tridiagonal", 200, 40, 5);
         spec.conditionNumber = 1e8;
         spec.labelNoise = 5.0;
         Dataset data = makeSynthetic(spec);
@@ -388,12 +384,7 @@ class TestObjective : public QObject {
         QFETCH(QString, kind);
         QFETCH(int, rows);
         QFETCH(int, dim);
-        SyntheticSpec spec;
-        spec.kind = kind.toStdString();
-        spec.rows = rows;
-        spec.dim = dim;
-        spec.seed = 3;
-        Dataset data = makeSynthetic(spec);
+        Dataset data = makeSynthetic(syntheticSpec(kind.toStdString(), rows, dim, 3));
         const double exact = largestEigenvalueOfGramExact(data.X);
         const bool logistic = kind == "logistic";
         LinearObjective obj(std::move(data), logistic ? LossKind::Logistic : LossKind::Quadratic,
