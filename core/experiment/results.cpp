@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "errors.hpp"
+#include "util/text_builder.hpp"
 
 namespace pipelens {
 namespace fs = std::filesystem;
@@ -15,13 +16,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string num(double v) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    std::ostringstream s;
-    s << std::setprecision(17) << v;
-    return s.str();
-}
+std::string num(double v) { return TextBuilder().number(v).take(); }
 
 json finiteOrNull(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -36,7 +31,7 @@ void writeText(const fs::path& path, const std::string& content) {
 std::string seriesCsv(const std::string& indexName, long long firstIndex,
                       const std::vector<std::string>& names,
                       const std::vector<const std::vector<double>*>& series, double shift) {
-    std::ostringstream out;
+    TextBuilder out;
     out << indexName;
     for (const auto& n : names) out << ",\"" << n << '"';
     out << '\n';
@@ -46,11 +41,11 @@ std::string seriesCsv(const std::string& indexName, long long firstIndex,
         out << (static_cast<long long>(i) + firstIndex);
         for (auto* s : series) {
             out << ',';
-            if (i < s->size()) out << num((*s)[i] - shift);
+            if (i < s->size()) out.number((*s)[i] - shift);
         }
         out << '\n';
     }
-    return out.str();
+    return out.take();
 }
 
 }  // namespace
@@ -255,7 +250,7 @@ void writeResults(const ExperimentResult& r, const std::string& folder) {
             }
             if (res.delays) {
                 const DelayTable& d = *res.delays;
-                std::ostringstream ds;
+                TextBuilder ds;
                 ds << "block_update,updated_stage,microbatch,slot";
                 for (int j = 0; j < d.stages(); ++j) ds << ",delay_block" << j;
                 ds << '\n';
@@ -265,7 +260,7 @@ void writeResults(const ExperimentResult& r, const std::string& folder) {
                     for (int j = 0; j < d.stages(); ++j) ds << ',' << d.delay(k, j);
                     ds << '\n';
                 }
-                writeText(tmp / ("delays_" + std::to_string(i) + ".csv"), ds.str());
+                writeText(tmp / ("delays_" + std::to_string(i) + ".csv"), ds.take());
             }
         }
         if (anyTheorem) writeText(tmp / "theorem.csv", th.str());

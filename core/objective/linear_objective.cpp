@@ -14,12 +14,6 @@ Eigen::ArrayXd logisticLoss(const Eigen::ArrayXd& z, const Eigen::ArrayXd& y) {
     return z.max(0.0) + (-z.abs()).exp().log1p() - y * z;
 }
 
-Eigen::ArrayXd sigmoid(const Eigen::ArrayXd& z) {
-    // 1/(1+e^-z) for z >= 0, e^z/(1+e^z) for z < 0: no overflow either way.
-    Eigen::ArrayXd e = (-z.abs()).exp();
-    return (z >= 0.0).select(1.0 / (1.0 + e), e / (1.0 + e));
-}
-
 // out_i = exp(-|z_i|) for every row: the per-update logging path evaluates this for all n rows
 // after each block update, and the library exp (Eigen's packet exp or std::exp) costs ~10 ns per
 // row here. This is a branch-free loop the compiler vectorises: x = n ln2 + r with |r| <= ln2/2
@@ -102,6 +96,12 @@ double sumLog1p(const Eigen::ArrayXd& e) {
 }
 
 }  // namespace
+
+Eigen::ArrayXd logisticSigmoid(const Eigen::ArrayXd& z) {
+    // 1/(1+e^-z) for z >= 0, e^z/(1+e^z) for z < 0: no overflow either way.
+    Eigen::ArrayXd e = (-z.abs()).exp();
+    return (z >= 0.0).select(1.0 / (1.0 + e), e / (1.0 + e));
+}
 
 LossKind parseLossKind(const std::string& text) {
     if (text == "quadratic" || text == "least-squares") return LossKind::Quadratic;
@@ -197,7 +197,7 @@ Eigen::VectorXd LinearObjective::gradient(const Eigen::VectorXd& w) const {
     if (loss_ == LossKind::Quadratic) {
         r = z - data_.y;
     } else {
-        r = (sigmoid(z.array()) - data_.y.array()).matrix();
+        r = (logisticSigmoid(z.array()) - data_.y.array()).matrix();
     }
     Eigen::VectorXd g = data_.X.transpose() * r / static_cast<double>(rows());
     if (loss_ == LossKind::Logistic) g += l2_ * w;
@@ -227,7 +227,7 @@ void LinearObjective::outputGradient(int batch, const Eigen::VectorXd& activatio
     if (loss_ == LossKind::Quadratic) {
         g = (activation - yb) / static_cast<double>(batchSize_);
     } else {
-        g = ((sigmoid(activation.array()) - yb.array()) / static_cast<double>(batchSize_)).matrix();
+        g = ((logisticSigmoid(activation.array()) - yb.array()) / static_cast<double>(batchSize_)).matrix();
     }
 }
 

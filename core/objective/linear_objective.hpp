@@ -11,6 +11,8 @@ namespace pipelens {
 enum class LossKind { Quadratic, Logistic };
 LossKind parseLossKind(const std::string& text);  // "quadratic" | "logistic"
 std::string lossKindName(LossKind kind);
+// 1 / (1 + e^-z) per entry, without overflow for large |z|.
+Eigen::ArrayXd logisticSigmoid(const Eigen::ArrayXd& z);
 
 // A contiguous slice of coordinates owned by one stage.
 struct BlockRange {
@@ -55,8 +57,9 @@ public:
     void outputGradient(int batch, const Eigen::VectorXd& activation, Eigen::VectorXd& g) const;
 
     // L = lambda_max(X^T X / n) (quadratic) or 1/4 lambda_max + l2 (logistic); computed once.
+    // Exact for small data, else a Lanczos upper bound at most 1e-10 (relative) above it.
     double smoothness() const;
-    // f* at the minimiser (least squares, or Newton to gradient norm <= 1e-10); computed once.
+    // f* at the minimiser (least squares, or Newton-CG to gradient norm <= 1e-10); computed once.
     double optimum() const;
     const Eigen::VectorXd& minimizer() const;
     bool hasOptimum() const { return optimum_.has_value(); }
@@ -75,8 +78,9 @@ private:
     mutable std::optional<Eigen::VectorXd> minimizer_;
 };
 
-// Reference solvers (objective/solvers.cpp).
-double largestEigenvalueOfGram(const Eigen::MatrixXd& X);  // lambda_max(X^T X / n)
+// Reference solvers: lambda_max(X^T X / n) (objective/gram_spectrum.cpp) and the minimiser
+// behind f* (objective/solvers.cpp).
+double largestEigenvalueOfGram(const Eigen::MatrixXd& X);
 Eigen::VectorXd solveMinimizer(const LinearObjective& objective);
 
 }  // namespace pipelens

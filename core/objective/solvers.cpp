@@ -1,30 +1,24 @@
-// Reference solvers for the linear models: L = lambda_max(X^T X / n) and the minimiser behind f*.
+// The minimiser behind f*: least squares from the normal equations (or a rank-revealing QR),
+// logistic regression by inexact Newton with conjugate gradients on Hessian-vector products.
 #include "objective/solvers.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 #include <limits>
-#include <random>
 #include <sstream>
 #include <string>
 #include <utility>
 
 #include "errors.hpp"
+#include "objective/gram_spectrum.hpp"
 #include "objective/linear_objective.hpp"
 
 namespace pipelens {
 namespace {
 
-// Above this size of the smaller Gram the dense eigensolver gets too slow (O(m^3)).
-constexpr Eigen::Index kExactGramLimit = 1500;
-// Krylov dimension per Lanczos restart.
-constexpr Eigen::Index kLanczosBasis = 40;
-// Relative change of the Ritz value between restarts that counts as stalled.
-constexpr double kLanczosStall = 1e-14;
 // Below this reciprocal condition number of X^T X, least squares uses the pivoted QR.
 constexpr double kNormalRcond = 1e-8;
-// Newton for logistic regression.
+// Newton for logistic regression: SPEC's convergence criterion.
 constexpr double kGradientTolerance = 1e-10;
 constexpr int kNewtonIterations = 100;
 
@@ -35,31 +29,17 @@ std::string formatNumber(double value) {
     return out.str();
 }
 
-Eigen::ArrayXd sigmoid(const Eigen::ArrayXd& z) {
-    // Split by sign so that exp never overflows.
-    Eigen::ArrayXd e = (-z.abs()).exp();
-    return (z >= 0.0).select(1.0 / (1.0 + e), e / (1.0 + e));
-}
-
-// X^T X * scale, computed on the lower triangle only (half the work) and then mirrored.
-Eigen::MatrixXd gramOf(const Eigen::MatrixXd& X, double scale) {
-    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(X.cols(), X.cols());
-    G.selfadjointView<Eigen::Lower>().rankUpdate(X.transpose(), scale);
-    G.triangularView<Eigen::StrictlyUpper>() = G.transpose();
-    return G;
-}
-
 Eigen::VectorXd solveLeastSquares(const Eigen::MatrixXd& X, const Eigen::VectorXd& y) {
     // Well-conditioned tall problems: normal equations (a fraction of the cost of a pivoted QR
     // for large n) refined with residuals taken from X itself, which recovers the accuracy the
     // squared condition number costs.
     if (X.cols() <= X.rows()) {
-        Eigen::LDLT<Eigen::MatrixXd> ldlt(gramOf(X, 1.0));
-        if (ldlt.info() == Eigen::Success && ldlt.isPositive() && ldlt.rcond() > kNormalRcond) {
-            Eigen::VectorXd w = ldlt.solve(X.transpose() * y);
+        Eigen::LLT<Eigen::MatrixXd> llt(gramMatrix(X, 1.0));
+        if (llt.info() == Eigen::Success && llt.rcond() > kNormalRcond) {
+            Eigen::VectorXd w = llt.solve(X.transpose() * y);
             for (int step = 0; step < 3 && w.allFinite(); ++step) {
                 Eigen::VectorXd residual = y - X * w;
-                Eigen::VectorXd correction = ldlt.solve(X.transpose() * residual);
+                Eigen::VectorXd correction = llt.solve(X.transpose() * residual);
                 w += correction;
                 if (correction.norm() <= 1e-15 * w.norm()) {
                     break;
@@ -95,34 +75,100 @@ bool separates(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const Eigen::
         "set l2 > 0 to get a finite f*");
 }
 
-Eigen::VectorXd solveLogistic(const LinearObjective& objective) {
-    const Eigen::MatrixXd& X = objective.X();
-    const Eigen::VectorXd& y = objective.y();
-    const double n = static_cast<double>(X.rows());
-    const double l2 = objective.l2();
-    const double eps = std::numeric_limits<double>::epsilon();
+// The logistic loss at one point, with what a Newton step needs there.
+struct LogisticPoint {
+    Eigen::VectorXd w;
+    Eigen::VectorXd activation;  // X w
+    Eigen::VectorXd gradient;
+    Eigen::ArrayXd curvature;    // sigma(z)(1 - sigma(z)) / n: the Hessian is X^T diag X + l2 I
+    double value = 0.0;
+    double gradientNorm = 0.0;
+};
 
-    Eigen::VectorXd w = Eigen::VectorXd::Zero(X.cols());
-    double f = objective.value(w);
-    Eigen::VectorXd g = objective.gradient(w);
-    double gradNorm = g.norm();
-    for (int iteration = 0; iteration < kNewtonIterations; ++iteration) {
-        if (gradNorm <= kGradientTolerance) {
-            break;
+class LogisticNewton {
+public:
+    explicit LogisticNewton(const LinearObjective& objective)
+        : objective_(objective),
+          X_(objective.X()),
+          l2_(objective.l2()),
+          invN_(1.0 / static_cast<double>(objective.rows())) {}
+
+    LogisticPoint evaluate(Eigen::VectorXd w) {
+        LogisticPoint p;
+        p.activation = X_ * w;
+        const Eigen::ArrayXd s = logisticSigmoid(p.activation.array());
+        p.gradient = X_.transpose() * (s - objective_.y().array()).matrix() * invN_;
+        p.gradient += l2_ * w;
+        p.gradientNorm = p.gradient.norm();
+        p.curvature = s * (1.0 - s) * invN_;
+        p.value = objective_.valueFromActivation(p.activation, w.squaredNorm(), scratch_);
+        p.w = std::move(w);
+        return p;
+    }
+
+    // Conjugate gradients on H p = -g, preconditioned with diag(H), stopped once the residual is
+    // below max(eta ||g||, tol / 10) with eta = min(1/2, sqrt(||g||)): loose far from the
+    // minimiser, tight near it, so Newton still converges superlinearly. False when it needs more
+    // than maxProducts products or meets curvature <= 0 (possible only with l2 = 0).
+    bool conjugateGradientDirection(const LogisticPoint& at, int maxProducts, Eigen::VectorXd& p,
+                                    int& products) {
+        const Eigen::Index d = X_.cols();
+        Eigen::ArrayXd invDiagonal(d);
+        for (Eigen::Index j = 0; j < d; ++j) {
+            const double h = (X_.col(j).array().square() * at.curvature).sum() + l2_;
+            invDiagonal[j] = h > 0.0 ? 1.0 / h : 1.0;
         }
+        const double target = std::max(std::min(0.5, std::sqrt(at.gradientNorm)) * at.gradientNorm,
+                                       0.1 * kGradientTolerance);
+        p = Eigen::VectorXd::Zero(d);
+        Eigen::VectorXd r = -at.gradient;
+        Eigen::VectorXd z = (r.array() * invDiagonal).matrix();
+        Eigen::VectorXd q = z;
+        Eigen::VectorXd hq(d);
+        Eigen::VectorXd xq(X_.rows());
+        double rz = r.dot(z);
+        for (products = 0; products < maxProducts;) {
+            xq.noalias() = X_ * q;
+            xq.array() *= at.curvature;
+            hq.noalias() = X_.transpose() * xq;
+            hq += l2_ * q;
+            ++products;
+            const double qhq = q.dot(hq);
+            if (!(qhq > 0.0)) {
+                return false;
+            }
+            const double a = rz / qhq;
+            p += a * q;
+            r -= a * hq;
+            if (r.norm() <= target) {
+                return true;
+            }
+            z = (r.array() * invDiagonal).matrix();
+            const double rzNext = r.dot(z);
+            q = z + (rzNext / rz) * q;
+            rz = rzNext;
+        }
+        return false;
+    }
 
-        Eigen::ArrayXd s = sigmoid((X * w).array());
-        Eigen::ArrayXd curvature = s * (1.0 - s);
-        Eigen::MatrixXd scaled = X.array().colwise() * curvature.sqrt();
-        Eigen::MatrixXd H = gramOf(scaled, 1.0 / n);
-        H.diagonal().array() += l2;
-
-        // Newton direction; H can be singular when l2 = 0, so fall back to the minimum-norm
-        // solve, and finally to steepest descent if neither gives a descent direction.
+    // The Newton direction from a factorised Hessian. H can be singular when l2 = 0, so fall
+    // back to the minimum-norm solve, and finally to steepest descent if neither gives a
+    // descent direction.
+    Eigen::VectorXd denseDirection(const LogisticPoint& at) const {
+        Eigen::MatrixXd scaled = X_.array().colwise() * at.curvature.sqrt();
+        Eigen::MatrixXd H = gramMatrix(scaled, 1.0);
+        H.diagonal().array() += l2_;
+        const Eigen::VectorXd& g = at.gradient;
         Eigen::VectorXd p;
-        Eigen::LDLT<Eigen::MatrixXd> ldlt(H);
-        if (ldlt.info() == Eigen::Success && ldlt.isPositive()) {
-            p = ldlt.solve(-g);
+        Eigen::LLT<Eigen::MatrixXd> llt(H);
+        if (llt.info() == Eigen::Success) {
+            p = llt.solve(-g);
+        }
+        if (p.size() == 0 || !p.allFinite() || g.dot(p) >= 0.0) {
+            Eigen::LDLT<Eigen::MatrixXd> ldlt(H);
+            if (ldlt.info() == Eigen::Success && ldlt.isPositive()) {
+                p = ldlt.solve(-g);
+            }
         }
         if (p.size() == 0 || !p.allFinite() || g.dot(p) >= 0.0) {
             p = Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>(H).solve(-g);
@@ -130,163 +176,109 @@ Eigen::VectorXd solveLogistic(const LinearObjective& objective) {
         if (!p.allFinite() || g.dot(p) >= 0.0) {
             p = -g;
         }
+        return p;
+    }
 
-        // Backtracking (Armijo). Close to the optimum the decrease drops below the rounding
-        // of f, so a step that keeps f within rounding and shrinks the gradient is taken too.
-        const double slope = g.dot(p);
+    // Backtracking (Armijo) along p; the trial values come from X w + t X p, one product in all.
+    // Close to the optimum the decrease drops below the rounding of f, so a step that keeps f
+    // within rounding and shrinks the gradient is taken too. False when no step is accepted.
+    bool lineSearch(LogisticPoint& at, const Eigen::VectorXd& p) {
+        const Eigen::VectorXd xp = X_ * p;
+        const double slope = at.gradient.dot(p);
+        const double ww = at.w.squaredNorm();
+        const double wp = at.w.dot(p);
+        const double pp = p.squaredNorm();
+        const double eps = std::numeric_limits<double>::epsilon();
         double step = 1.0;
-        bool accepted = false;
-        for (int halving = 0; halving < 60 && !accepted; ++halving, step *= 0.5) {
-            Eigen::VectorXd candidate = w + step * p;
-            double fCandidate = objective.value(candidate);
-            if (!std::isfinite(fCandidate)) {
+        for (int halving = 0; halving < 60; ++halving, step *= 0.5) {
+            const double trial = objective_.valueFromActivation(
+                at.activation + step * xp, ww + 2.0 * step * wp + step * step * pp, scratch_);
+            if (!std::isfinite(trial)) {
                 continue;
             }
-            bool armijo = fCandidate <= f + 1e-4 * step * slope;
-            bool withinRounding = fCandidate <= f + 64.0 * eps * std::abs(f);
+            const bool armijo = trial <= at.value + 1e-4 * step * slope;
+            const bool withinRounding = trial <= at.value + 64.0 * eps * std::abs(at.value);
             if (!armijo && !withinRounding) {
                 continue;
             }
-            Eigen::VectorXd gCandidate = objective.gradient(candidate);
-            if (armijo || gCandidate.norm() < gradNorm) {
-                w = std::move(candidate);
-                f = fCandidate;
-                g = std::move(gCandidate);
-                gradNorm = g.norm();
-                accepted = true;
+            LogisticPoint candidate = evaluate(at.w + step * p);
+            if (armijo || candidate.gradientNorm < at.gradientNorm) {
+                at = std::move(candidate);
+                return true;
             }
         }
-        if (!accepted) {
+        return false;
+    }
+
+private:
+    const LinearObjective& objective_;
+    const Eigen::MatrixXd& X_;
+    double l2_;
+    double invN_;
+    Eigen::ArrayXd scratch_;
+};
+
+}  // namespace
+
+Eigen::VectorXd solveLogisticMinimizer(const LinearObjective& objective, NewtonSteps steps,
+                                       NewtonReport* report) {
+    const Eigen::MatrixXd& X = objective.X();
+    const double n = static_cast<double>(X.rows());
+    const double d = static_cast<double>(X.cols());
+    const double l2 = objective.l2();
+    // A dense step costs about n d^2 / 2 (Hessian) + d^3 / 6 (Cholesky) multiply-adds, a
+    // Hessian-vector product 2 n d: conjugate gradients may spend that many products per step.
+    const int cgBudget = std::max(20, static_cast<int>(d / 4.0 + d * d / (12.0 * n)));
+
+    LogisticNewton newton(objective);
+    LogisticPoint x = newton.evaluate(Eigen::VectorXd::Zero(X.cols()));
+    NewtonReport local;
+    bool dense = steps == NewtonSteps::Dense;
+    for (; local.iterations < kNewtonIterations && x.gradientNorm > kGradientTolerance;
+         ++local.iterations) {
+        Eigen::VectorXd p;
+        if (!dense) {
+            int products = 0;
+            // An ill-conditioned Hessian: dense steps converge in fewer, costlier iterations.
+            dense = !newton.conjugateGradientDirection(x, cgBudget, p, products);
+            local.hessianProducts += products;
+        }
+        if (dense) {
+            p = newton.denseDirection(x);
+            ++local.denseSteps;
+        }
+        if (!newton.lineSearch(x, p)) {
             break;
         }
     }
+    local.gradientNorm = x.gradientNorm;
+    if (report) {
+        *report = local;
+    }
 
-    if (gradNorm > kGradientTolerance || !w.allFinite()) {
-        if (l2 == 0.0 && w.allFinite() && separates(X, y, w)) {
+    if (x.gradientNorm > kGradientTolerance || !x.w.allFinite()) {
+        if (l2 == 0.0 && x.w.allFinite() && separates(X, objective.y(), x.w)) {
             throwSeparable();
         }
         throw DataError("logistic regression f*: Newton's method did not reach gradient norm <= " +
                         formatNumber(kGradientTolerance) + " within " +
                         std::to_string(kNewtonIterations) + " iterations (gradient norm " +
-                        formatNumber(gradNorm) + ", l2 = " + formatNumber(l2) +
+                        formatNumber(x.gradientNorm) + ", l2 = " + formatNumber(l2) +
                         "); the data may be (nearly) separable: try a larger l2");
     }
     // A stationary point of the unregularised loss cannot separate the data strictly, so a
     // separating w means the gradient only vanished numerically on the way to infinity.
-    if (l2 == 0.0 && separates(X, y, w)) {
+    if (l2 == 0.0 && separates(X, objective.y(), x.w)) {
         throwSeparable();
     }
-    return w;
-}
-
-}  // namespace
-
-double largestEigenvalueOfGramExact(const Eigen::MatrixXd& X) {
-    const Eigen::Index n = X.rows();
-    const Eigen::Index d = X.cols();
-    if (n == 0 || d == 0) {
-        return 0.0;
-    }
-    // X^T X and X X^T share their nonzero eigenvalues: decompose the smaller one.
-    const double scale = 1.0 / static_cast<double>(n);
-    Eigen::MatrixXd gram = d <= n ? gramOf(X, scale) : gramOf(X.transpose(), scale);
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(gram, Eigen::EigenvaluesOnly);
-    if (solver.info() != Eigen::Success) {
-        throw DataError(
-            "eigenvalue computation of X^T X / n did not converge; "
-            "check X for NaN or Inf values");
-    }
-    return std::max(0.0, solver.eigenvalues().maxCoeff());
-}
-
-double largestEigenvalueOfGramIterative(const Eigen::MatrixXd& X, double relTol, int maxProducts) {
-    const Eigen::Index n = X.rows();
-    const Eigen::Index d = X.cols();
-    if (n == 0 || d == 0) {
-        return 0.0;
-    }
-    const double invN = 1.0 / static_cast<double>(n);
-    auto apply = [&](const Eigen::VectorXd& v) -> Eigen::VectorXd {
-        Eigen::VectorXd t = X * v;
-        return (X.transpose() * t) * invN;
-    };
-
-    // A fixed pseudo-random start: deterministic, and almost surely not orthogonal to the top
-    // eigenvector (a constant vector can be, e.g. for centred data).
-    std::mt19937_64 engine(0x9e3779b97f4a7c15ULL);
-    Eigen::VectorXd v(d);
-    for (Eigen::Index i = 0; i < d; ++i) {
-        v[i] = static_cast<double>(engine() >> 11) * 0x1.0p-53 - 0.5;
-    }
-    v.normalize();
-
-    const Eigen::Index basis = std::min(kLanczosBasis, d);
-    Eigen::MatrixXd V(d, basis + 1);
-    Eigen::VectorXd alpha(basis);
-    Eigen::VectorXd beta(basis);
-    double theta = 0.0;
-    double normEstimate = 0.0;
-    int products = 0;
-    while (products < std::max(1, maxProducts)) {
-        V.col(0) = v;
-        Eigen::Index steps = 0;
-        bool invariant = false;
-        for (Eigen::Index j = 0; j < basis && products < std::max(1, maxProducts); ++j) {
-            Eigen::VectorXd w = apply(V.col(j));
-            ++products;
-            normEstimate = std::max(normEstimate, w.norm());
-            alpha[j] = V.col(j).dot(w);
-            // Full reorthogonalisation, twice: keeps the basis orthonormal to rounding.
-            for (int pass = 0; pass < 2; ++pass) {
-                w -= V.leftCols(j + 1) * (V.leftCols(j + 1).transpose() * w);
-            }
-            beta[j] = w.norm();
-            steps = j + 1;
-            if (beta[j] <= 1e-14 * normEstimate) {
-                invariant = true;  // the Krylov space is exhausted: its Ritz values are exact
-                break;
-            }
-            V.col(j + 1) = w / beta[j];
-        }
-        if (normEstimate == 0.0) {
-            return 0.0;
-        }
-
-        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> tri;
-        tri.computeFromTridiagonal(alpha.head(steps), beta.head(steps - 1),
-                                   Eigen::ComputeEigenvectors);
-        const double previous = theta;
-        theta = tri.eigenvalues()[steps - 1];
-        Eigen::VectorXd s = tri.eigenvectors().col(steps - 1);
-        // ||A x - theta x|| for the Ritz vector x = V s is beta_last * |s_last|.
-        double residual = invariant ? 0.0 : beta[steps - 1] * std::abs(s[steps - 1]);
-        if (residual <= relTol * std::abs(theta)) {
-            break;
-        }
-        // The Ritz value only grows between restarts (in exact arithmetic); once it moves by
-        // no more than rounding noise, the residual, which converges like its square root,
-        // cannot buy any more accuracy.
-        if (std::abs(theta - previous) <= kLanczosStall * theta) {
-            break;
-        }
-        v = V.leftCols(steps) * s;
-        v.normalize();
-    }
-    return std::max(0.0, theta);
-}
-
-double largestEigenvalueOfGram(const Eigen::MatrixXd& X) {
-    if (std::min(X.rows(), X.cols()) <= kExactGramLimit) {
-        return largestEigenvalueOfGramExact(X);
-    }
-    return largestEigenvalueOfGramIterative(X);
+    return std::move(x.w);
 }
 
 Eigen::VectorXd solveMinimizer(const LinearObjective& objective) {
     if (objective.loss() == LossKind::Quadratic) {
         return solveLeastSquares(objective.X(), objective.y());
     }
-    return solveLogistic(objective);
+    return solveLogisticMinimizer(objective, NewtonSteps::Auto);
 }
 
 }  // namespace pipelens

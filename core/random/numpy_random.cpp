@@ -140,8 +140,14 @@ void NumpyRandom::normal(double scale, std::span<double> out) {
 }
 
 Eigen::MatrixXd NumpyRandom::normalMatrix(Eigen::Index rows, Eigen::Index cols, double scale) {
-    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> m(rows, cols);
-    normal(scale, std::span<double>(m.data(), static_cast<std::size_t>(m.size())));
+    // Drawn in NumPy's (row) order straight into the column-major result: no row-major
+    // temporary and no transposing copy (each costs a fresh allocation's page faults).
+    Eigen::MatrixXd m(rows, cols);
+    for (Eigen::Index i = 0; i < rows; ++i) {
+        for (Eigen::Index j = 0; j < cols; ++j) {
+            m(i, j) = 0.0 + scale * standardNormal();  // loc + scale z with loc = 0, as NumPy
+        }
+    }
     return m;
 }
 

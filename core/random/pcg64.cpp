@@ -1,7 +1,6 @@
 #include "random/pcg64.hpp"
 
 #include <array>
-#include <bit>
 
 namespace pipelens {
 namespace {
@@ -60,10 +59,6 @@ std::array<std::uint32_t, kPoolSize> mixEntropy(const std::vector<std::uint32_t>
     return pool;
 }
 
-// PCG's default 128-bit LCG multiplier.
-constexpr std::uint64_t kMultiplierHigh = 2549297995355413924ULL;
-constexpr std::uint64_t kMultiplierLow = 4865540595714422341ULL;
-
 }  // namespace
 
 std::vector<std::uint32_t> seedSequenceState(std::uint64_t seed, std::size_t count) {
@@ -96,19 +91,6 @@ Pcg64::Pcg64(std::uint64_t seed) {
     step();
     state_ += initState;
     step();
-}
-
-void Pcg64::step() {
-    const Word multiplier = static_cast<Word>(kMultiplierHigh) << 64 | kMultiplierLow;
-    state_ = state_ * multiplier + increment_;
-}
-
-std::uint64_t Pcg64::nextU64() {
-    step();
-    const auto high = static_cast<std::uint64_t>(state_ >> 64);
-    const auto low = static_cast<std::uint64_t>(state_);
-    const auto rotation = static_cast<unsigned>(state_ >> 122);
-    return std::rotr(high ^ low, static_cast<int>(rotation));
 }
 
 std::uint32_t Pcg64::nextU32() {

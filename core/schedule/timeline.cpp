@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "errors.hpp"
+#include "util/text_builder.hpp"
 
 namespace pipelens {
 namespace {
@@ -293,7 +294,7 @@ int microbatchesForBudget(ScheduleParams params, int slotBudget) {
 }
 
 std::string timelineCsv(const Timeline& tl, bool withEndSlot) {
-    std::ostringstream out;
+    TextBuilder out;
     out << "slot,stage,op,microbatch" << (withEndSlot ? ",end_slot" : "") << '\n';
     for (const auto& c : tl.cells) {
         out << c.startSlot << ',' << c.stage << ',' << (c.op == OpKind::Forward ? 'F' : 'B') << ','
@@ -301,7 +302,7 @@ std::string timelineCsv(const Timeline& tl, bool withEndSlot) {
         if (withEndSlot) out << ',' << c.endSlot;
         out << '\n';
     }
-    return out.str();
+    return out.take();
 }
 
 std::string timelineArt(const Timeline& tl, int maxSlots) {

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_timing.hpp"
 #include "data/synthetic.hpp"
 #include "objective/linear_objective.hpp"
 #include "replay/cpu_backend.hpp"
@@ -34,7 +35,7 @@
 namespace {
 
 using namespace pipelens;
-using Clock = std::chrono::steady_clock;
+using namespace pipelens::bench;
 
 constexpr int kStages = 32;
 constexpr int kMicrobatches = 300;
@@ -55,42 +56,6 @@ struct Workload {
     double targetSeconds = 0;  // the target (0: none)
     std::function<void()> run;
 };
-
-struct Timing {
-    double median = 0;
-    double min = 0;
-    double max = 0;
-    double cpuMedian = 0;  // process CPU time: close to the unloaded wall time (one thread)
-};
-
-double cpuSeconds() {
-    timespec ts{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    const size_t n = values.size();
-    return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-Timing timeIt(const std::function<void()>& fn, int reps) {
-    std::vector<double> wall, cpu;
-    for (int r = 0; r < reps; ++r) {
-        const double c0 = cpuSeconds();
-        const auto t0 = Clock::now();
-        fn();
-        wall.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-        cpu.push_back(cpuSeconds() - c0);
-    }
-    Timing t;
-    t.min = *std::min_element(wall.begin(), wall.end());
-    t.max = *std::max_element(wall.begin(), wall.end());
-    t.median = median(wall);
-    t.cpuMedian = median(cpu);
-    return t;
-}
 
 void require(bool ok, const std::string& what) {
     if (!ok) throw std::runtime_error("benchmark did not do the intended work: " + what);
@@ -178,23 +143,6 @@ RunResult runRandomized(const std::shared_ptr<const LinearObjective>& objective,
             "RPD logged f after every update");
     g_sink = r.finalObjective();
     return r;
-}
-
-std::string loadAverage() {
-    std::ifstream in("/proc/loadavg");
-    std::string one, five;
-    in >> one >> five;
-    return one + " (1 min), " + five + " (5 min)";
-}
-
-std::string seconds(double s) {
-    char buf[32];
-    if (s < 1.0) {
-        std::snprintf(buf, sizeof buf, "%.2f ms", s * 1e3);
-    } else {
-        std::snprintf(buf, sizeof buf, "%.3f s", s);
-    }
-    return buf;
 }
 
 std::vector<std::string> splitNames(const std::string& text) {

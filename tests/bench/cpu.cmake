@@ -1,9 +1,10 @@
 # CPU engine benchmarks (the foundation issue's speed and memory targets). Plain executables
 # timed with std::chrono, so the output is one table; see docs/benchmarks.md, "CPU engine".
-#   cmake --build build-bench --target bench_engine bench_rpd_memory
+#   cmake --build build-bench --target bench_engine bench_rpd_memory bench_setup
 #   build-bench/tests/bench/bench_engine --reps 5
 #   build-bench/tests/bench/bench_rpd_memory
-foreach(bench bench_engine bench_rpd_memory)
+#   build-bench/tests/bench/bench_setup --reps 7     (data, f* and L before the first slot)
+foreach(bench bench_engine bench_rpd_memory bench_setup)
   add_executable(${bench} ${CMAKE_CURRENT_SOURCE_DIR}/${bench}.cpp)
   target_link_libraries(${bench} PRIVATE pipelens_core pipelens_warnings)
   target_compile_options(${bench} PRIVATE -O3)

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "experiment/experiment.hpp"
 #include "experiment/results.hpp"
 #include "schedule/timeline.hpp"
+#include "util/text_builder.hpp"
 
 using namespace pipelens;
 using nlohmann::json;
@@ -469,6 +471,28 @@ private slots:
         const ExperimentResult res = runExperiment(configOf(baseConfig()), o);
         QVERIFY(res.cancelled);
         for (const MethodOutcome& m : res.methods) QVERIFY(!m.result.finished);
+    }
+
+    // The results' tables are built with to_chars: every number must read as the ostream with
+    // setprecision(17) wrote it before (17 significant digits, exact round trip), integers and
+    // the non-finite spellings included.
+    void tableNumbersMatchStreamFormatting() {
+        const double values[] = {0.0,         -0.0,      1.0,
+                                 0.1,         1e-5,      -2.5e-300,
+                                 1e300,       4.9e-324,  0.00470672169612345,
+                                 123456789.0, 1.0 / 3.0, -7.25e22};
+        for (double v : values) {
+            std::ostringstream stream;
+            stream << std::setprecision(17) << v;
+            const std::string built = TextBuilder().number(v).take();
+            QCOMPARE(built, stream.str());
+            QCOMPARE(std::strtod(built.c_str(), nullptr), v);  // stod refuses subnormals
+        }
+        QCOMPARE(TextBuilder().number(std::nan("")).take(), std::string("nan"));
+        QCOMPARE(TextBuilder().number(-INFINITY).take(), std::string("-inf"));
+        TextBuilder row;
+        row << 9600LL << ',' << -3 << ',' << std::string("B") << ',' << 4294967296LL;
+        QCOMPARE(row.take(), std::string("9600,-3,B,4294967296"));
     }
 
     void summaryTextHasOneLinePerMethod() {
