@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "errors.hpp"
+#include "util/format_number.hpp"
 #include "objective/linear_objective.hpp"
 
 namespace pipelens {
@@ -27,13 +28,6 @@ constexpr double kNormalRcond = 1e-8;
 // Newton for logistic regression.
 constexpr double kGradientTolerance = 1e-10;
 constexpr int kNewtonIterations = 100;
-
-std::string formatNumber(double value) {
-    std::ostringstream out;
-    out.precision(6);
-    out << value;
-    return out.str();
-}
 
 Eigen::ArrayXd sigmoid(const Eigen::ArrayXd& z) {
     // Split by sign so that exp never overflows.
