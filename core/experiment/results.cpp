@@ -8,20 +8,13 @@
 #include <unistd.h>
 
 #include "errors.hpp"
+#include "util/format_number.hpp"
 
 namespace pipelens {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-std::string num(double v) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    std::ostringstream s;
-    s << std::setprecision(17) << v;
-    return s.str();
-}
 
 json finiteOrNull(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -46,7 +39,7 @@ std::string seriesCsv(const std::string& indexName, long long firstIndex,
         out << (static_cast<long long>(i) + firstIndex);
         for (auto* s : series) {
             out << ',';
-            if (i < s->size()) out << num((*s)[i] - shift);
+            if (i < s->size()) out << formatNumber((*s)[i] - shift);
         }
         out << '\n';
     }
@@ -75,17 +68,17 @@ json summaryJson(const ExperimentResult& r) {
     j["stages"] = r.config.stages;
     j["f_star"] = r.optimum;
     j["L"] = r.smoothness;
-    j["slot_budget"] = r.plan.slotBudget;
-    j["update_budget"] = r.plan.updateBudget;
-    j["pd_microbatches"] = r.plan.pipeDreamMicrobatches;
+    j["slot_budget"] = r.budget.slotBudget;
+    j["update_budget"] = r.budget.updateBudget;
+    j["pd_microbatches"] = r.budget.pipeDreamMicrobatches;
     j["notices"] = r.notices;
     j["cancelled"] = r.cancelled;
     json ms = json::array();
-    for (const MethodOutcome& o : r.methods) {
+    for (const MethodRun& o : r.methods) {
         const RunResult& res = o.result;
         json m;
-        m["label"] = o.plan.label;
-        m["method"] = o.plan.spec.method;
+        m["label"] = o.label;
+        m["method"] = methodName(o.spec.method);
         m["step_size"] = res.stepSize;
         m["microbatches"] = res.microbatches;
         m["block_updates"] = res.updates;
@@ -145,15 +138,15 @@ json summaryJson(const ExperimentResult& r) {
 
 std::string summaryText(const ExperimentResult& r) {
     std::ostringstream s;
-    s << r.config.name << ": S=" << r.config.stages << ", budget " << r.plan.slotBudget
-      << " slots / " << r.plan.updateBudget << " block updates, f*=" << num(r.optimum)
-      << ", L=" << num(r.smoothness) << ", backend " << r.backendName << '\n';
+    s << r.config.name << ": S=" << r.config.stages << ", budget " << r.budget.slotBudget
+      << " slots / " << r.budget.updateBudget << " block updates, f*=" << formatNumber(r.optimum)
+      << ", L=" << formatNumber(r.smoothness) << ", backend " << r.backendName << '\n';
     for (const auto& n : r.notices) s << "  notice: " << n << '\n';
-    for (const MethodOutcome& o : r.methods) {
+    for (const MethodRun& o : r.methods) {
         const RunResult& res = o.result;
-        s << "  " << std::left << std::setw(34) << o.plan.label << " gamma=" << std::setw(10)
+        s << "  " << std::left << std::setw(34) << o.label << " gamma=" << std::setw(10)
           << res.stepSize << " updates=" << std::setw(8) << res.updates
-          << " f-f*=" << num(res.finalObjective() - res.optimum);
+          << " f-f*=" << formatNumber(res.finalObjective() - res.optimum);
         if (res.divergence.diverged) s << "  DIVERGED: " << res.divergence.reason;
         if (o.allDiverged) s << "  (every step size of the grid diverged)";
         s << '\n';
@@ -177,7 +170,7 @@ void writeResults(const ExperimentResult& r, const std::string& folder) {
         std::vector<const std::vector<double>*> perSlot;
         std::vector<const std::vector<double>*> perUpdate;
         for (const auto& o : r.methods) {
-            names.push_back(o.plan.label);
+            names.push_back(o.label);
             perSlot.push_back(&o.result.objectivePerSlot);
             perUpdate.push_back(&o.result.objectivePerUpdate);
         }
@@ -194,8 +187,9 @@ void writeResults(const ExperimentResult& r, const std::string& folder) {
             const RunResult& res = o.result;
             for (size_t i = 0; i < res.gradNormSq.size(); ++i) {
                 anyGrad = true;
-                g << '"' << o.plan.label << "\"," << res.gradNormUpdates[i] << ','
-                  << num(res.gradNormSq[i]) << ',' << num(res.gradNormRunningMean[i]) << '\n';
+                g << '"' << o.label << "\"," << res.gradNormUpdates[i] << ','
+                  << formatNumber(res.gradNormSq[i]) << ','
+                  << formatNumber(res.gradNormRunningMean[i]) << '\n';
             }
         }
         if (anyGrad) writeText(tmp / "grad_norm.csv", g.str());
@@ -206,20 +200,23 @@ void writeResults(const ExperimentResult& r, const std::string& folder) {
         sw << "method,step_size,final_gap,diverged\n";
         bool anySweep = false;
         for (size_t i = 0; i < r.methods.size(); ++i) {
-            const MethodOutcome& o = r.methods[i];
+            const MethodRun& o = r.methods[i];
             const RunResult& res = o.result;
             if (res.theorem) {
                 anyTheorem = true;
-                th << '"' << o.plan.label << "\"," << num(res.theorem->optimisation) << ','
-                   << num(res.theorem->noise) << ',' << num(res.theorem->staleness) << ','
-                   << num(res.theorem->total) << ','
-                   << (res.gradNormRunningMean.empty() ? "" : num(res.gradNormRunningMean.back()))
+                th << '"' << o.label << "\"," << formatNumber(res.theorem->optimisation) << ','
+                   << formatNumber(res.theorem->noise) << ','
+                   << formatNumber(res.theorem->staleness) << ','
+                   << formatNumber(res.theorem->total) << ','
+                   << (res.gradNormRunningMean.empty()
+                           ? ""
+                           : formatNumber(res.gradNormRunningMean.back()))
                    << '\n';
             }
             for (const SweepPoint& p : o.sweep) {
                 anySweep = true;
-                sw << '"' << o.plan.label << "\"," << num(p.stepSize) << ',' << num(p.finalGap)
-                   << ',' << (p.diverged ? 1 : 0) << '\n';
+                sw << '"' << o.label << "\"," << formatNumber(p.stepSize) << ','
+                   << formatNumber(p.finalGap) << ',' << (p.diverged ? 1 : 0) << '\n';
             }
             if (res.timeline) {
                 writeText(tmp / ("timeline_" + std::to_string(i) + ".csv"),
