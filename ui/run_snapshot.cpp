@@ -66,6 +66,13 @@ void deriveRunViews(RunSnapshot& s) {
         }
         s.runs.push_back(std::move(run));
     }
+    // The theorem's slot axis ends at the whole run's length, known only now.
+    for (size_t i = 0; i < s.runs.size(); ++i) {
+        MethodRun& run = s.runs[i];
+        const RunResult& r = s.result(i);
+        run.loss = lossPoints(r, run);
+        if (!run.pipeline) run.theorem = theoremCurves(r, run, s.totalSlots);
+    }
 }
 
 }  // namespace pipelens::ui

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "experiment/experiment.hpp"
+#include "run_curves.hpp"
 
 namespace pipelens::ui {
 
@@ -20,6 +21,10 @@ struct MethodRun {
     // Slot in which block update k happened, in the engine's replay order. RPD has no slots of
     // its own: its update k is placed at the slot of PipeDream's update k (same budget).
     std::vector<int> updateSlot;
+    // What the loss chart draws (derived once, by deriveRunViews): f − f*, and for RPD the
+    // theorem overlay (empty without ‖∇f‖² samples).
+    CurvePoints loss;
+    TheoremCurves theorem;
 
     // Block updates done before slot `slot` starts (i.e. by the end of slot - 1).
     long long updatesBefore(int slot) const;
@@ -51,7 +56,8 @@ struct LiveCurve {
 std::shared_ptr<const Timeline> timelineOf(const SnapshotPtr& snapshot, size_t method);
 std::shared_ptr<const DelayTable> delaysOf(const SnapshotPtr& snapshot, size_t method);
 
-// Fills `runs` and `totalSlots` from `experiment` (called on the worker thread).
+// Fills `runs` (slots of updates and curves) and `totalSlots` from `experiment` (called on the
+// worker thread).
 void deriveRunViews(RunSnapshot& snapshot);
 
 }  // namespace pipelens::ui
