@@ -79,6 +79,7 @@ struct RunOptions {
     BackendProvider backend;                       // default: the CPU engine
     std::string backendName = "cpu";
     std::function<void(const std::string&)> progress;  // one line per finished run
+    std::function<void(const std::string&)> onStage;   // a line before each slow set-up step
     const std::atomic<bool>* cancel = nullptr;
     int threads = 0;                               // 0: one per hardware thread
     // Called on the running thread between chunks with the result so far and the fraction of
