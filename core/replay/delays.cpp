@@ -1,15 +1,13 @@
 #include "replay/delays.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <mutex>
-#include <thread>
 #include <cmath>
 #include <cstdint>
 #include <span>
 #include <unordered_map>
 
 #include "errors.hpp"
+#include "util/parallel_for.hpp"
 
 namespace pipelens {
 
@@ -254,29 +252,11 @@ std::vector<DelayStats> pipeDreamDelayStatsRange(int firstStages, int lastStages
     const int count = lastStages - firstStages + 1;
     std::vector<DelayStats> out(static_cast<size_t>(count));
     // Work is ~S^3 per S: hand out the largest S first so threads finish together.
-    std::atomic<int> next{0};
-    std::exception_ptr failure;
-    std::mutex failureMutex;
-    auto worker = [&] {
-        for (int i = next++; i < count; i = next++) {
-            const int S = lastStages - i;
-            try {
-                out[static_cast<size_t>(S - firstStages)] =
-                    pipeDreamDelayStats(S, microbatches, fromFraction);
-            } catch (...) {
-                std::lock_guard<std::mutex> lock(failureMutex);
-                if (!failure) failure = std::current_exception();
-            }
-        }
-    };
-    unsigned n = threads > 0 ? static_cast<unsigned>(threads)
-                             : std::max(1u, std::thread::hardware_concurrency());
-    n = std::min<unsigned>(n, static_cast<unsigned>(count));
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < n; ++t) pool.emplace_back(worker);
-    worker();
-    for (auto& t : pool) t.join();
-    if (failure) std::rethrow_exception(failure);
+    parallelFor(static_cast<size_t>(count), threads, [&](size_t i) {
+        const int S = lastStages - static_cast<int>(i);
+        out[static_cast<size_t>(S - firstStages)] =
+            pipeDreamDelayStats(S, microbatches, fromFraction);
+    });
     return out;
 }
 
