@@ -7,19 +7,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "util/format_number.hpp"
+
 namespace pipelens::ui {
 namespace {
 constexpr int kStepsPerDecade = 100;
 }
 
-QString formatNumber(double value) {
-    // Shortest representation that reads back to the same double.
-    for (int precision = 6; precision <= 17; ++precision) {
-        QString s = QString::number(value, 'g', precision);
-        if (s.toDouble() == value) return s;
-    }
-    return QString::number(value, 'g', 17);
-}
+QString formatNumber(double value) { return QString::fromStdString(pipelens::formatNumber(value)); }
 
 LogSlider::LogSlider(double minimum, double maximum, QWidget* parent)
     : QWidget(parent), minimum_(minimum), maximum_(maximum) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "util/format_number.hpp"
 
 namespace pipelens {
 namespace {
@@ -35,13 +36,6 @@ constexpr std::uint64_t kMaxEntries = std::uint64_t{1} << 31;
 
 std::string quoted(const std::string& path) {
     return "'" + path + "'";
-}
-
-std::string formatNumber(double value) {
-    std::ostringstream out;
-    out.precision(10);
-    out << value;
-    return out.str();
 }
 
 std::string_view trim(std::string_view s) {

@@ -7,16 +7,10 @@
 
 #include "errors.hpp"
 #include "random/numpy_random.hpp"
+#include "util/format_number.hpp"
 
 namespace pipelens {
 namespace {
-
-std::string formatNumber(double value) {
-    std::ostringstream out;
-    out.precision(10);
-    out << value;
-    return out.str();
-}
 
 [[noreturn]] void rejectSpec(const std::string& field, const std::string& value,
                              const std::string& allowed) {

@@ -11,6 +11,7 @@
 
 #include "errors.hpp"
 #include "objective/gram_spectrum.hpp"
+#include "util/format_number.hpp"
 #include "objective/linear_objective.hpp"
 
 namespace pipelens {
@@ -21,13 +22,6 @@ constexpr double kNormalRcond = 1e-8;
 // Newton for logistic regression: SPEC's convergence criterion.
 constexpr double kGradientTolerance = 1e-10;
 constexpr int kNewtonIterations = 100;
-
-std::string formatNumber(double value) {
-    std::ostringstream out;
-    out.precision(6);
-    out << value;
-    return out.str();
-}
 
 Eigen::VectorXd solveLeastSquares(const Eigen::MatrixXd& X, const Eigen::VectorXd& y) {
     // Well-conditioned tall problems: normal equations (a fraction of the cost of a pivoted QR
