@@ -29,7 +29,8 @@
 #include "objective/linear_objective.hpp"
 #include "replay/cpu_backend.hpp"
 #include "replay/delays.hpp"
-#include "replay/replay.hpp"
+#include "replay/pipeline_replay.hpp"
+#include "replay/rpd_replay.hpp"
 #include "schedule/timeline.hpp"
 
 namespace {
@@ -106,7 +107,7 @@ void runDelayStatsParallel() {
 RunResult runPipeDream(const std::shared_ptr<const LinearObjective>& objective, bool perUpdate,
                        bool recordDelays) {
     PipelineReplayConfig cfg;
-    cfg.method = "pd";
+    cfg.method = Method::PipeDream;
     cfg.timeline = buildTimeline(pipeDreamParams(kStages, kMicrobatches));
     cfg.stepSize = kStepSize;
     cfg.batchOf = batchSequence(kMicrobatches, objective->batches(), false, 0);

@@ -22,7 +22,7 @@
 #include "data/synthetic.hpp"
 #include "objective/linear_objective.hpp"
 #include "replay/cpu_backend.hpp"
-#include "replay/replay.hpp"
+#include "replay/rpd_replay.hpp"
 
 namespace {
 

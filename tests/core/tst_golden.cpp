@@ -4,7 +4,8 @@
 
 #include "golden_case.hpp"
 #include "replay/cpu_backend.hpp"
-#include "replay/replay.hpp"
+#include "replay/pipeline_replay.hpp"
+#include "replay/rpd_replay.hpp"
 #include "schedule/timeline.hpp"
 
 using namespace pipelens;
@@ -22,7 +23,7 @@ RunResult runPipeline(const std::string& name) {
     auto c = golden::caseJson(name);
     auto obj = golden::objective(name);
     PipelineReplayConfig cfg;
-    cfg.method = c["method"];
+    cfg.method = parseMethod(c["method"].get<std::string>());
     cfg.timeline = buildTimeline(golden::scheduleParams(c));
     cfg.replicas = c.value("replicas", 1);
     cfg.stepSize = c["step_size"];

@@ -13,7 +13,8 @@
 #include "errors.hpp"
 #include "replay/cpu_backend.hpp"
 #include "replay/delays.hpp"
-#include "replay/replay.hpp"
+#include "replay/pipeline_replay.hpp"
+#include "replay/rpd_replay.hpp"
 #include "replay/theorem.hpp"
 #include "schedule/timeline.hpp"
 
@@ -207,7 +208,7 @@ ScheduleParams scheduleOf(ScheduleKind kind, int S, int N) {
 std::unique_ptr<PipelineReplay> pipelineReplay(std::shared_ptr<LinearObjective> obj,
                                                const Timeline& tl, int replicas, double step,
                                                SpyBackend** spy = nullptr,
-                                               const std::string& method = "pd",
+                                               Method method = Method::PipeDream,
                                                double stepScale = 1.0) {
     PipelineReplayConfig cfg;
     cfg.method = method;
@@ -448,7 +449,7 @@ private slots:
             p.localSteps = H;
             Timeline tl = buildTimeline(p);
             SpyBackend* spy = nullptr;
-            auto r = pipelineReplay(obj, tl, 1, 0.3, &spy, "localsgd");
+            auto r = pipelineReplay(obj, tl, 1, 0.3, &spy, Method::LocalSgd);
             runInChunks(*r, 5);
             QVERIFY(r->result().finished);
             // Each microbatch takes a full gradient step at the weights the previous one left.
@@ -481,7 +482,7 @@ private slots:
         p.localSteps = H;
         Timeline tl = buildTimeline(p);
         SpyBackend* spy = nullptr;
-        auto r = pipelineReplay(obj, tl, R, 0.2, &spy, "localsgd");
+        auto r = pipelineReplay(obj, tl, R, 0.2, &spy, Method::LocalSgd);
         runInChunks(*r, 3);
         QVERIFY(r->result().finished);
         QCOMPARE(spy->averagings, rounds);
@@ -565,7 +566,7 @@ private slots:
             p.flushGroup = G;
             Timeline tl = buildTimeline(p);
             SpyBackend* spy = nullptr;
-            auto r = pipelineReplay(obj, tl, 1, 0.8, &spy, "fill-drain", 1.0 / G);
+            auto r = pipelineReplay(obj, tl, 1, 0.8, &spy, Method::FillDrain, 1.0 / G);
             runInChunks(*r, 7);
             QVERIFY(r->result().finished);
             QCOMPARE(r->result().stepSize, 0.8 / G);
@@ -599,7 +600,7 @@ private slots:
             std::vector<VectorXd> weights;
             for (long long chunk : {1LL, 7LL, 1LL << 40}) {
                 SpyBackend* spy = nullptr;
-                auto r = pipelineReplay(obj, c.tl, c.replicas, 0.4, &spy, "x");
+                auto r = pipelineReplay(obj, c.tl, c.replicas, 0.4, &spy, Method::LocalSgd);
                 runInChunks(*r, chunk);
                 results.push_back(r->result());
                 weights.push_back(spy->weights());

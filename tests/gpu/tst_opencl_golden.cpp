@@ -6,7 +6,8 @@
 #include "opencl_backend.hpp"
 #include "opencl_test_support.hpp"
 #include "replay/delays.hpp"
-#include "replay/replay.hpp"
+#include "replay/pipeline_replay.hpp"
+#include "replay/rpd_replay.hpp"
 #include "schedule/timeline.hpp"
 
 using namespace pipelens;
@@ -27,7 +28,7 @@ std::unique_ptr<ComputeBackend> backend(Precision p) {
 RunResult runPipeline(const std::string& name, Precision p) {
     auto c = golden::caseJson(name);
     PipelineReplayConfig cfg;
-    cfg.method = c["method"];
+    cfg.method = parseMethod(c["method"].get<std::string>());
     cfg.timeline = buildTimeline(golden::scheduleParams(c));
     cfg.replicas = c.value("replicas", 1);
     cfg.stepSize = c["step_size"];
@@ -150,7 +151,7 @@ private slots:
     void fillDrainTimeline() {
         auto c = golden::caseJson("filldrain-S4-N6");
         PipelineReplayConfig cfg;
-        cfg.method = "fill-drain";
+        cfg.method = Method::FillDrain;
         cfg.timeline = buildTimeline(golden::scheduleParams(c));
         cfg.stepSize = 0.05;
         PipelineReplay replay(golden::objective("localsgd-quadratic-S4-R4-H2"),

@@ -1,0 +1,54 @@
+#pragma once
+// The pipeline replays: PipeDream (1F1B with weight stashing), LocalSGD, sequential SGD and
+// fill-drain, each walking its slot timeline.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "method.hpp"
+#include "replay/replay.hpp"
+
+namespace pipelens {
+
+// PipeDream (weight stashing), LocalSGD (replicas + averaging), sequential SGD and fill-drain
+// over a slot timeline. Every backward is one block update with step stepSize * stepScale.
+struct PipelineReplayConfig {
+    Method method = Method::PipeDream;  // any but RPD
+    std::string label;
+    Timeline timeline;
+    int replicas = 1;         // LocalSGD: R (microbatch m acts on replica m mod R)
+    double stepSize = 0.1;
+    double stepScale = 1.0;   // fill-drain: 1/G so a flush applies the mean gradient
+    std::vector<int> batchOf; // data batch of each microbatch
+    bool recordDelays = true; // keep the delay table (single-replica runs)
+    SamplingOptions sampling;
+    GradientNoiseSpec noise;
+};
+
+class PipelineReplay final : public Replay {
+public:
+    PipelineReplay(std::shared_ptr<const LinearObjective> objective,
+                   std::unique_ptr<ComputeBackend> backend, PipelineReplayConfig config);
+    long long advance(long long maxSlots) override;
+    long long stepsDone() const override { return slot_; }
+    long long totalSteps() const override { return config_.timeline.totalSlots; }
+
+private:
+    void finish();
+
+    std::shared_ptr<const LinearObjective> objective_;
+    std::unique_ptr<ComputeBackend> backend_;
+    PipelineReplayConfig config_;
+    std::vector<ReplayEvent> events_;
+    size_t nextEvent_ = 0;
+    size_t nextAveraging_ = 0;
+    int slot_ = 0;
+    int activationSlots_ = 1;
+    std::vector<int> blockVersion_;       // per replica * S + stage
+    std::vector<int> versionAtForward_;   // per microbatch * S + stage
+    std::vector<std::vector<int>> stashOwner_;  // per stage, per stash slot: microbatch or -1
+    std::vector<PipelineOp> ops_;
+    std::vector<UpdateSample> samples_;
+};
+
+}  // namespace pipelens

@@ -1,0 +1,156 @@
+#include "replay/rpd_replay.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+
+#include "errors.hpp"
+#include "random/numpy_random.hpp"
+#include "replay/replay_checks.hpp"
+
+namespace pipelens {
+
+DelayMode parseDelayMode(const std::string& text) {
+    if (text == "uniform") return DelayMode::Uniform;
+    if (text == "max") return DelayMode::Max;
+    if (text == "zero") return DelayMode::Zero;
+    if (text == "pd" || text == "pipedream") return DelayMode::PipeDream;
+    throw ConfigError("delay_mode = \"" + text +
+                      "\" is not allowed: one of uniform, max, zero, pd");
+}
+
+std::string delayModeName(DelayMode mode) {
+    switch (mode) {
+        case DelayMode::Uniform: return "uniform";
+        case DelayMode::Max: return "max";
+        case DelayMode::Zero: return "zero";
+        case DelayMode::PipeDream: return "pd";
+    }
+    return "?";
+}
+
+StageOrder parseStageOrder(const std::string& text) {
+    if (text == "uniform") return StageOrder::Uniform;
+    if (text == "pd" || text == "pipedream") return StageOrder::PipeDream;
+    throw ConfigError("order = \"" + text + "\" is not allowed: one of uniform, pd");
+}
+
+std::string stageOrderName(StageOrder order) {
+    return order == StageOrder::Uniform ? "uniform" : "pd";
+}
+
+RpdReplay::RpdReplay(std::shared_ptr<const LinearObjective> objective,
+                     std::unique_ptr<ComputeBackend> backend, RpdReplayConfig config)
+    : objective_(std::move(objective)), backend_(std::move(backend)), config_(std::move(config)),
+      rng_(config_.seed) {
+    const int S = config_.stages;
+    resolveRpdSettings(S, config_.delayMode, config_.order, config_.pipeDream, config_.updates,
+                       config_.maxDelay);
+    requireStepSize(config_.stepSize);
+    // The batch schedule RPD indexes: PD's N microbatches (N = ceil(K / S) without a table).
+    const long long pdMicrobatches = config_.pipeDream ? config_.pipeDream->microbatches()
+                                                       : (config_.updates + S - 1) / S;
+    if (static_cast<long long>(config_.batchOf.size()) < std::max(1LL, pdMicrobatches)) {
+        config_.batchOf = batchSequence(std::max(1LL, pdMicrobatches), objective_->batches(),
+                                        false, 0);
+    }
+    sampling_ = config_.sampling;
+    delays_.assign(S, 0);
+    const auto blocks = splitBlocks(objective_->dim(), S);
+    backend_->prepareRpd(*objective_, blocks, static_cast<int>(config_.maxDelay + 1),
+                         Eigen::VectorXd::Zero(objective_->dim()));
+    startNoise(*backend_, config_.noise);
+
+    result_.method = Method::RandomizedPipeDream;
+    result_.label = config_.label.empty() ? methodName(result_.method) : config_.label;
+    result_.stages = S;
+    result_.stepSize = config_.stepSize;
+    result_.maxDelay = config_.maxDelay;
+    result_.initialObjective = backend_->objective();
+    result_.optimum = objective_->hasOptimum() ? objective_->optimum() : 0.0;
+    result_.smoothness = objective_->smoothness();  // the theorem needs L
+    if (sampling_.objectivePerUpdate) {
+        result_.objectivePerUpdate.reserve(static_cast<size_t>(config_.updates));
+    }
+    result_.blockGradNormSq.reserve(static_cast<size_t>(config_.updates));
+    if (sampling_.gradNormEvery > 0) recordGradNorm(*backend_, 0);
+    checkObjective(result_.initialObjective, 0, -1);
+}
+
+long long RpdReplay::advance(long long maxUpdates) {
+    if (done()) return 0;
+    const int S = config_.stages;
+    long long taken = 0;
+    while (taken < maxUpdates && k_ < config_.updates) {
+        if (cancelRequested()) {
+            result_.cancelled = true;
+            return taken;
+        }
+        const long long cap = std::min(config_.maxDelay, k_);
+        int stage = 0;
+        int batch = 0;
+        // The authors' stream (SPEC section 6): stage, then the index into PD's batch schedule,
+        // then the delays (integers(0, cap + 1) draws nothing while cap = 0).
+        if (config_.order == StageOrder::PipeDream) {
+            const BlockUpdateInfo& u = config_.pipeDream->update(k_);
+            stage = u.stage;
+            batch = config_.batchOf[static_cast<size_t>(u.microbatch)];
+        } else {
+            stage = static_cast<int>(rng_.integers(S));
+            const auto idx = rng_.integers(static_cast<std::int64_t>(config_.batchOf.size()));
+            batch = config_.batchOf[static_cast<size_t>(idx)];
+        }
+        for (int j = 0; j < S; ++j) {
+            switch (config_.delayMode) {
+                case DelayMode::Uniform:
+                    delays_[j] = static_cast<int>(rng_.integers(cap + 1));
+                    break;
+                case DelayMode::Max: delays_[j] = static_cast<int>(cap); break;
+                case DelayMode::Zero: delays_[j] = 0; break;
+                case DelayMode::PipeDream:
+                    delays_[j] = static_cast<int>(config_.pipeDream->delay(k_, j));
+                    break;
+            }
+        }
+        const UpdateSample smp = backend_->rpdStep(delays_, stage, batch, config_.stepSize,
+                                                   sampling_.objectivePerUpdate);
+        ++k_;
+        ++taken;
+        result_.updates = k_;
+        result_.blockGradNormSq.push_back(smp.blockGradNormSq);
+        result_.gradientBound = std::max(result_.gradientBound, std::sqrt(smp.blockGradNormSq));
+        bool ok = true;
+        if (sampling_.objectivePerUpdate) {
+            result_.objectivePerUpdate.push_back(smp.objective);
+            ok = checkObjective(smp.objective, k_, -1);
+        } else if (k_ % 256 == 0 || k_ == config_.updates) {
+            // Kept, so the final value is the run's and not f(w0) (step-size grids compare it).
+            result_.endObjective = backend_->objective();
+            ok = checkObjective(*result_.endObjective, k_, -1);
+        }
+        if (ok && sampling_.gradNormEvery > 0 && k_ % sampling_.gradNormEvery == 0) {
+            recordGradNorm(*backend_, k_);
+        }
+        if (!ok) return taken;
+    }
+    if (k_ >= config_.updates) finish();
+    return taken;
+}
+
+void RpdReplay::finish() {
+    result_.finished = true;
+    TheoremInputs in;
+    in.stages = config_.stages;
+    in.stepSize = config_.stepSize;
+    in.smoothness = result_.smoothness;
+    in.gradientBound = result_.gradientBound;
+    in.maxDelay = config_.maxDelay;
+    in.updates = result_.updates;
+    in.initialGap = result_.initialObjective - result_.optimum;
+    result_.theorem = theoremBound(in);
+}
+
+}  // namespace pipelens
