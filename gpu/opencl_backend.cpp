@@ -11,6 +11,7 @@
 
 #include "cl_error.hpp"
 #include "errors.hpp"
+#include "kernel_args.hpp"
 
 namespace pipelens::gpu {
 namespace {
@@ -25,39 +26,6 @@ constexpr int kSampleGroup = 16;  // work-items per group of sample_updates
 std::string mib(std::uint64_t bytes) {
     return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB";
 }
-
-struct Real {
-    double value;
-};
-struct Local {
-    std::size_t bytes;
-};
-
-// Sets a kernel's arguments in order; a failure names the kernel and the argument.
-class ArgSetter {
-public:
-    ArgSetter(cl::Kernel& kernel, const char* name, bool fp64)
-        : kernel_(kernel), name_(name), fp64_(fp64) {}
-    ArgSetter& operator()(const cl::Buffer& b) { return check(kernel_.setArg(index_, b)); }
-    ArgSetter& operator()(int v) { return check(kernel_.setArg(index_, static_cast<cl_int>(v))); }
-    ArgSetter& operator()(Real r) {
-        return check(fp64_ ? kernel_.setArg(index_, r.value)
-                           : kernel_.setArg(index_, static_cast<float>(r.value)));
-    }
-    ArgSetter& operator()(Local l) { return check(kernel_.setArg(index_, cl::Local(l.bytes))); }
-
-private:
-    ArgSetter& check(cl_int status) {
-        checkCl(status, "clSetKernelArg",
-                std::string(name_) + " argument " + std::to_string(index_));
-        ++index_;
-        return *this;
-    }
-    cl::Kernel& kernel_;
-    const char* name_;
-    bool fp64_;
-    cl_uint index_ = 0;
-};
 
 }  // namespace
 
@@ -334,11 +302,10 @@ void OpenClBackend::prepareCommon(const LinearObjective& objective,
 void OpenClBackend::recomputeActivation() {
     Buffers& b = *buffers_;
     Kernels& k = *kernels_;
-    const bool fp64 = options_.precision == Precision::Double;
     const auto local = Local{context_->workGroupSize() * realBytes()};
-    ArgSetter(k.matvec, "matvec_rows", fp64)(b.X)(b.average)(rows_)(dim_)(b.z);
+    KernelArgs(k.matvec, "matvec_rows", options_.precision)(b.X)(b.average)(rows_)(dim_)(b.z);
     enqueue(k.matvec, static_cast<std::size_t>(rows_), 1, "matvec_rows");
-    ArgSetter(k.blockSquares, "block_squares", fp64)(b.average)(b.blocks)(b.out)(local);
+    KernelArgs(k.blockSquares, "block_squares", options_.precision)(b.average)(b.blocks)(b.out)(local);
     enqueue(k.blockSquares, blocks_.size() * context_->workGroupSize(), 1, "block_squares");
     readReals(b.out, blocks_.size(), blockSq_);
     cachedObjective_.reset();
@@ -391,8 +358,7 @@ void OpenClBackend::preparePipeline(const LinearObjective& objective, const Pipe
     buf.act = make(b * activationSlots_ * real, "the activations");
     buf.grad = make(b * activationSlots_ * real, "the output gradients");
     buf.ops = make(static_cast<std::uint64_t>(S) * kOpFields * sizeof(int), "the op table");
-    const bool fp64 = options_.precision == Precision::Double;
-    ArgSetter(kernels_->broadcast, "broadcast_vector", fp64)(buf.average)(dim_)(replicas_)(
+    KernelArgs(kernels_->broadcast, "broadcast_vector", options_.precision)(buf.average)(dim_)(replicas_)(
         buf.weights);
     enqueue(kernels_->broadcast, static_cast<std::size_t>(dim_), 1, "broadcast_vector");
     for (const cl::Buffer* zeroed : {&buf.stash, &buf.act, &buf.grad}) {
@@ -459,7 +425,6 @@ void OpenClBackend::runGroup(std::span<const PipelineOp> ops, double stepSize, b
                              std::vector<UpdateSample>& samples) {
     Buffers& b = *buffers_;
     Kernels& k = *kernels_;
-    const bool fp64 = options_.precision == Precision::Double;
     const int S = static_cast<int>(blocks_.size());
     int forwards = 0;
     int backwards = 0;
@@ -491,7 +456,7 @@ void OpenClBackend::runGroup(std::span<const PipelineOp> ops, double stepSize, b
     }
     writeInts(b.ops, table_);
     const int logistic = logistic_ ? 1 : 0;
-    ArgSetter(k.slot, "pipeline_slot", fp64)(b.X)(b.y)(dim_)(batchSize_)(S - 1)(logistic)(
+    KernelArgs(k.slot, "pipeline_slot", options_.precision)(b.X)(b.y)(dim_)(batchSize_)(S - 1)(logistic)(
         Real{l2_})(Real{stepSize})(Real{1.0 / replicas_})(b.ops)(b.weights)(b.stash)(b.act)(
         b.grad)(b.average)(b.deltaAvg)(b.gradSq);
     enqueue(k.slot,
@@ -499,10 +464,10 @@ void OpenClBackend::runGroup(std::span<const PipelineOp> ops, double stepSize, b
             ops.size(), "pipeline_slot");
     if (backwards == 0) return;  // forwards change no weights: the cached objective stands
     const auto local = Local{context_->workGroupSize() * realBytes()};
-    ArgSetter(k.sample, "sample_updates", fp64)(b.X)(b.y)(rows_)(dim_)(logistic)(b.ops)(backwards)(
+    KernelArgs(k.sample, "sample_updates", options_.precision)(b.X)(b.y)(rows_)(dim_)(logistic)(b.ops)(backwards)(
         b.deltaAvg)(b.z)(rowsPerItem_)(b.partial);
     enqueue(k.sample, static_cast<std::size_t>(rowItems_), 1, "sample_updates", kSampleGroup);
-    ArgSetter(k.finish, "finish_updates", fp64)(b.partial)(rowItems_)(b.ops)(b.gradSq)(b.average)(
+    KernelArgs(k.finish, "finish_updates", options_.precision)(b.partial)(rowItems_)(b.ops)(b.gradSq)(b.average)(
         b.out)(local);
     enqueue(k.finish, static_cast<std::size_t>(backwards) * context_->workGroupSize(), 1,
             "finish_updates");
@@ -522,8 +487,7 @@ void OpenClBackend::runGroup(std::span<const PipelineOp> ops, double stepSize, b
 void OpenClBackend::averageReplicas() {
     if (!objective_ || rpdMode_) throw std::logic_error("averageReplicas before preparePipeline");
     countCall();
-    const bool fp64 = options_.precision == Precision::Double;
-    ArgSetter(kernels_->average, "average_replicas", fp64)(buffers_->weights)(replicas_)(dim_)(
+    KernelArgs(kernels_->average, "average_replicas", options_.precision)(buffers_->weights)(replicas_)(dim_)(
         buffers_->average);
     enqueue(kernels_->average, static_cast<std::size_t>(dim_), 1, "average_replicas");
     recomputeActivation();
@@ -550,8 +514,7 @@ void OpenClBackend::prepareRpd(const LinearObjective& objective,
                                                   " iterates");
     buf.grad = context_->buffer(static_cast<std::size_t>(batchSize_) * real, "the output gradient");
     buf.ops = context_->buffer(tableBytes, "the step table");
-    const bool fp64 = options_.precision == Precision::Double;
-    ArgSetter(kernels_->broadcast, "broadcast_vector", fp64)(buf.average)(dim_)(depth)(buf.weights);
+    KernelArgs(kernels_->broadcast, "broadcast_vector", options_.precision)(buf.average)(dim_)(depth)(buf.weights);
     enqueue(kernels_->broadcast, static_cast<std::size_t>(dim_), 1, "broadcast_vector");
     checkCl(queue_.finish(), "clFinish", "preparing RPD's ring");
 }
@@ -584,23 +547,22 @@ UpdateSample OpenClBackend::rpdStep(std::span<const int> delays, int stage, int 
     const int nextCol = static_cast<int>((rpdIndex_ + 1) % depth_);
     Buffers& b = *buffers_;
     Kernels& k = *kernels_;
-    const bool fp64 = options_.precision == Precision::Double;
     const int logistic = logistic_ ? 1 : 0;
     const auto local = Local{context_->workGroupSize() * realBytes()};
     writeInts(b.ops, table_);
-    ArgSetter(k.rpdForward, "rpd_forward", fp64)(b.X)(b.y)(dim_)(batchSize_)(batch)(S)(b.blocks)(
+    KernelArgs(k.rpdForward, "rpd_forward", options_.precision)(b.X)(b.y)(dim_)(batchSize_)(batch)(S)(b.blocks)(
         b.ops)(b.weights)(logistic)(b.grad);
     enqueue(k.rpdForward, static_cast<std::size_t>(batchSize_), 1, "rpd_forward");
-    ArgSetter(k.rpdBackward, "rpd_backward", fp64)(b.X)(dim_)(batchSize_)(batch)(blk.offset)(
+    KernelArgs(k.rpdBackward, "rpd_backward", options_.precision)(b.X)(dim_)(batchSize_)(batch)(blk.offset)(
         blk.size)(col)(b.weights)(b.grad)(Real{l2_})(Real{stepSize})(b.deltaAvg)(b.gradSq);
     enqueue(k.rpdBackward, static_cast<std::size_t>(blk.size), 1, "rpd_backward");
-    ArgSetter(k.rpdAdvance, "rpd_advance", fp64)(b.weights)(dim_)(cur)(nextCol)(blk.offset)(
+    KernelArgs(k.rpdAdvance, "rpd_advance", options_.precision)(b.weights)(dim_)(cur)(nextCol)(blk.offset)(
         blk.size)(b.deltaAvg)(b.average);
     enqueue(k.rpdAdvance, static_cast<std::size_t>(dim_), 1, "rpd_advance");
-    ArgSetter(k.sample, "sample_updates", fp64)(b.X)(b.y)(rows_)(dim_)(logistic)(b.ops)(1)(
+    KernelArgs(k.sample, "sample_updates", options_.precision)(b.X)(b.y)(rows_)(dim_)(logistic)(b.ops)(1)(
         b.deltaAvg)(b.z)(rowsPerItem_)(b.partial);
     enqueue(k.sample, static_cast<std::size_t>(rowItems_), 1, "sample_updates", kSampleGroup);
-    ArgSetter(k.finish, "finish_updates", fp64)(b.partial)(rowItems_)(b.ops)(b.gradSq)(b.average)(
+    KernelArgs(k.finish, "finish_updates", options_.precision)(b.partial)(rowItems_)(b.ops)(b.gradSq)(b.average)(
         b.out)(local);
     enqueue(k.finish, static_cast<std::size_t>(context_->workGroupSize()), 1, "finish_updates");
     readReals(b.out, 3, scratch_);
@@ -617,12 +579,11 @@ double OpenClBackend::objective() {
     if (cachedObjective_) return *cachedObjective_;
     Buffers& b = *buffers_;
     Kernels& k = *kernels_;
-    const bool fp64 = options_.precision == Precision::Double;
     const auto local = Local{context_->workGroupSize() * realBytes()};
-    ArgSetter(k.lossPartials, "loss_partials", fp64)(b.z)(b.y)(rows_)(logistic_ ? 1 : 0)(
+    KernelArgs(k.lossPartials, "loss_partials", options_.precision)(b.z)(b.y)(rows_)(logistic_ ? 1 : 0)(
         b.partial)(local);
     enqueue(k.lossPartials, static_cast<std::size_t>(rows_), 1, "loss_partials");
-    ArgSetter(k.reduce, "reduce_sum", fp64)(b.partial)(rowGroups_)(b.out)(0)(local);
+    KernelArgs(k.reduce, "reduce_sum", options_.precision)(b.partial)(rowGroups_)(b.out)(0)(local);
     enqueue(k.reduce, static_cast<std::size_t>(context_->workGroupSize()), 1, "reduce_sum");
     readReals(b.out, 1, scratch_);
     cachedObjective_ = objectiveFrom(scratch_[0]);
@@ -633,7 +594,6 @@ double OpenClBackend::gradientNormSquared() {
     if (!objective_) throw std::logic_error("gradientNormSquared() before a prepare call");
     Buffers& b = *buffers_;
     Kernels& k = *kernels_;
-    const bool fp64 = options_.precision == Precision::Double;
     const std::size_t real = realBytes();
     const int chunks = (rows_ + kRowsPerGradientChunk - 1) / kRowsPerGradientChunk;
     if (!b.gradRows()) {
@@ -646,19 +606,19 @@ double OpenClBackend::gradientNormSquared() {
                         real;
     }
     // A fresh X w (not the incremental z), as CpuBackend's gradient(w) does.
-    ArgSetter(k.matvec, "matvec_rows", fp64)(b.X)(b.average)(rows_)(dim_)(b.gradRows);
+    KernelArgs(k.matvec, "matvec_rows", options_.precision)(b.X)(b.average)(rows_)(dim_)(b.gradRows);
     enqueue(k.matvec, static_cast<std::size_t>(rows_), 1, "matvec_rows");
-    ArgSetter(k.residuals, "residuals", fp64)(b.gradRows)(b.y)(rows_)(logistic_ ? 1 : 0);
+    KernelArgs(k.residuals, "residuals", options_.precision)(b.gradRows)(b.y)(rows_)(logistic_ ? 1 : 0);
     enqueue(k.residuals, static_cast<std::size_t>(rows_), 1, "residuals");
-    ArgSetter(k.gradientPartials, "gradient_partials", fp64)(b.X)(b.gradRows)(rows_)(dim_)(
+    KernelArgs(k.gradientPartials, "gradient_partials", options_.precision)(b.X)(b.gradRows)(rows_)(dim_)(
         kRowsPerGradientChunk)(b.gradPartial);
     enqueue(k.gradientPartials, static_cast<std::size_t>(dim_), static_cast<std::size_t>(chunks),
             "gradient_partials");
-    ArgSetter(k.gradientSquares, "gradient_squares", fp64)(b.gradPartial)(chunks)(rows_)(dim_)(
+    KernelArgs(k.gradientSquares, "gradient_squares", options_.precision)(b.gradPartial)(chunks)(rows_)(dim_)(
         Real{l2_})(b.average)(b.gradSquares);
     enqueue(k.gradientSquares, static_cast<std::size_t>(dim_), 1, "gradient_squares");
     const auto local = Local{context_->workGroupSize() * real};
-    ArgSetter(k.reduce, "reduce_sum", fp64)(b.gradSquares)(dim_)(b.out)(0)(local);
+    KernelArgs(k.reduce, "reduce_sum", options_.precision)(b.gradSquares)(dim_)(b.out)(0)(local);
     enqueue(k.reduce, static_cast<std::size_t>(context_->workGroupSize()), 1, "reduce_sum");
     readReals(b.out, 1, scratch_);
     return scratch_[0];

@@ -7,6 +7,7 @@
 
 #include "cl_error.hpp"
 #include "cl_headers.hpp"
+#include "kernel_args.hpp"
 #include "objective/linear_objective.hpp"
 #include "opencl_test_support.hpp"
 
@@ -22,12 +23,9 @@ constexpr int kDim = 203;
 constexpr int kBatch = 8;
 constexpr int kStages = 5;
 
-struct Real {
-    double value;
-};
-struct Local {
-    std::size_t bytes;
-};
+using gpu::KernelArgs;
+using gpu::Local;
+using gpu::Real;
 
 double sigmoid(double z) {
     const double e = std::exp(-std::abs(z));
@@ -90,8 +88,8 @@ public:
     template <typename... Args>
     void run(const char* name, cl::NDRange global, cl::NDRange local, Args... args) {
         cl::Kernel k = gpu::makeKernel(program_, name);
-        cl_uint i = 0;
-        (set(k, i++, args), ...);
+        KernelArgs set(k, name, p_);
+        (set(args), ...);
         gpu::checkCl(queue_.enqueueNDRangeKernel(k, cl::NullRange, global, local),
                      "clEnqueueNDRangeKernel", name);
         gpu::checkCl(queue_.finish(), "clFinish", name);
@@ -107,22 +105,6 @@ public:
     double tol() const { return p_ == Precision::Double ? 1e-12 : 3e-5; }
 
 private:
-    void set(cl::Kernel& k, cl_uint i, const cl::Buffer& b) {
-        gpu::checkCl(k.setArg(i, b), "clSetKernelArg");
-    }
-    void set(cl::Kernel& k, cl_uint i, int v) { gpu::checkCl(k.setArg(i, v), "clSetKernelArg"); }
-    void set(cl::Kernel& k, cl_uint i, cl_long v) {
-        gpu::checkCl(k.setArg(i, v), "clSetKernelArg");
-    }
-    void set(cl::Kernel& k, cl_uint i, Real r) {
-        gpu::checkCl(p_ == Precision::Double ? k.setArg(i, r.value)
-                                             : k.setArg(i, static_cast<float>(r.value)),
-                     "clSetKernelArg");
-    }
-    void set(cl::Kernel& k, cl_uint i, Local l) {
-        gpu::checkCl(k.setArg(i, cl::Local(l.bytes)), "clSetKernelArg");
-    }
-
     Precision p_;
     std::shared_ptr<gpu::OpenClContext> ctx_;
     cl::Program program_;
