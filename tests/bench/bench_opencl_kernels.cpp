@@ -2,14 +2,22 @@
 // the same device), as a fraction (docs/benchmarks.md, "OpenCL"). Times are device times from
 // OpenCL profiling events, best of --repeats launches. Bytes are what the kernel must move at
 // least (X read once, vectors read/written once), so the fraction is a lower bound.
+// After timing, each kernel's output is read back and checked against a CPU reference (inputs
+// are constant fills, so the reference is a closed form); the stateful slot kernels, whose output
+// depends on how often they ran, must at least have written finite values that differ from
+// their fill. A failed check fails the benchmark (exit 2).
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cl_error.hpp"
 #include "cl_headers.hpp"
+#include "kernel_args.hpp"
 #include "objective/linear_objective.hpp"
 #include "opencl_context.hpp"
 
@@ -43,21 +51,52 @@ struct Bench {
                 "clEnqueueWriteBuffer");
         return b;
     }
-    template <typename T>
-    void arg(cl::Kernel& k, cl_uint& i, const T& v) {
-        checkCl(k.setArg(i++, v), "clSetKernelArg");
+    std::vector<double> read(const cl::Buffer& b, std::size_t count) {
+        std::vector<double> out(count);
+        if (precision == Precision::Double) {
+            checkCl(queue.enqueueReadBuffer(b, CL_TRUE, 0, count * 8, out.data()),
+                    "clEnqueueReadBuffer");
+        } else {
+            std::vector<float> f(count);
+            checkCl(queue.enqueueReadBuffer(b, CL_TRUE, 0, count * 4, f.data()),
+                    "clEnqueueReadBuffer");
+            out.assign(f.begin(), f.end());
+        }
+        return out;
     }
-    void arg(cl::Kernel& k, cl_uint& i, double v) {
-        checkCl(precision == Precision::Double ? k.setArg(i++, v)
-                                               : k.setArg(i++, static_cast<float>(v)),
-                "clSetKernelArg");
+    // Every element of `b` within the precision's margin of want(i); throws naming the first miss.
+    template <typename Want>
+    void expect(const char* kernel, const cl::Buffer& b, std::size_t count, Want want) {
+        const double rel = precision == Precision::Double ? 1e-12 : 1e-5;
+        const std::vector<double> got = read(b, count);
+        for (std::size_t i = 0; i < count; ++i) {
+            const double w = want(i);
+            if (!(std::abs(got[i] - w) <= rel * (std::abs(w) + 1e-30) * 16)) {
+                throw std::runtime_error(std::string(kernel) + ": element " + std::to_string(i) +
+                                         " is " + std::to_string(got[i]) + ", the CPU reference " +
+                                         std::to_string(w));
+            }
+        }
+    }
+    // The kernel wrote finite values, not all equal to the fill `unchanged`.
+    void expectWritten(const char* kernel, const cl::Buffer& b, std::size_t count,
+                       double unchanged) {
+        const std::vector<double> got = read(b, count);
+        bool changed = false;
+        for (double v : got) {
+            if (!std::isfinite(v)) {
+                throw std::runtime_error(std::string(kernel) + ": non-finite output");
+            }
+            changed = changed || v != unchanged;
+        }
+        if (!changed) throw std::runtime_error(std::string(kernel) + ": wrote nothing");
     }
     // Best device time in seconds of `repeats` launches.
     template <typename... Args>
     double time(const char* name, cl::NDRange global, cl::NDRange local, Args... args) {
         cl::Kernel k = makeKernel(program, name);
-        cl_uint i = 0;
-        (arg(k, i, args), ...);
+        KernelArgs set(k, name, precision);
+        (set(args), ...);
         double best = 1e300;
         for (int r = 0; r < repeats; ++r) {
             cl::Event e;
@@ -134,10 +173,13 @@ int main(int argc, char** argv) {
         std::printf("\n| kernel             | work                               | time (ms) "
                     "|  GB/s   | of peak | GFLOP/s |\n|---|---|---:|---:|---:|---:|\n");
         row("copy_vector", "copy n*d (the peak)", copy, 2 * nd * R, 0, peak);
+        B.expect("copy_vector", copyOut, elements, [](std::size_t) { return 0.001; });
 
         const double mv = B.time("matvec_rows", cl::NDRange((n + wg - 1) / wg * wg),
                                  cl::NDRange(wg), X, w, n, d, zOut);
         row("matvec_rows", "z = X w", mv, nd * R, 2 * nd, peak);
+        B.expect("matvec_rows", zOut, static_cast<std::size_t>(n),
+                 [&](std::size_t) { return d * 0.001 * 0.01; });
 
         // A slot's 16 updates covering every block, objective after each.
         std::vector<int> table;
@@ -153,9 +195,10 @@ int main(int argc, char** argv) {
         row("sample_updates", "16 updates over all blocks, all rows", su, nd * R + 2 * n * R,
             2 * nd + 3.0 * n * S, peak);
         const double fu = B.time("finish_updates", cl::NDRange(S * wg), cl::NDRange(wg), partial,
-                                 items, ops, gsq, avg, zOut, cl::Local(wg * B.real()));
+                                 items, ops, gsq, avg, zOut, Local{wg * B.real()});
         row("finish_updates", "16 per-update reductions", fu,
             (static_cast<double>(S) * items + 2.0 * d) * R, S * items + 4.0 * d, peak);
+        B.expectWritten("sample_updates", partial, static_cast<std::size_t>(S) * items, 0.0);
 
         // A steady-state slot: 8 forwards and 8 backwards of b rows.
         std::vector<int> slot;
@@ -166,10 +209,12 @@ int main(int argc, char** argv) {
         cl::Buffer slotOps = B.ints(slot);
         const double ps = B.time("pipeline_slot",
                                  cl::NDRange((std::max(b, blocks[0].size) + wg - 1) / wg * wg, S),
-                                 cl::NDRange(wg, 1), X, y, d, b, S - 1, 0, 0.0, 0.01, 1.0,
+                                 cl::NDRange(wg, 1), X, y, d, b, S - 1, 0, Real{0.0}, Real{0.01},
+                                 Real{1.0},
                                  slotOps, weights, stash, act, grad, avg, zOut, gsq);
         row("pipeline_slot", "8 F + 8 B, b rows each", ps, static_cast<double>(b) * d * R,
             2.0 * b * d, peak);
+        B.expectWritten("pipeline_slot", act, static_cast<std::size_t>(b) * 2 * S, 0.0);
 
         const int chunk = 256;
         const int chunks = (n + chunk - 1) / chunk;
@@ -178,9 +223,24 @@ int main(int argc, char** argv) {
                                     cl::NDRange((d + wg - 1) / wg * wg, chunks), cl::NDRange(wg, 1),
                                     X, y, n, d, chunk, gp);
         row("gradient_partials", "X^T r (full gradient)", gpart, nd * R, 2 * nd, peak);
+        B.expect("gradient_partials", gp, static_cast<std::size_t>(chunks) * d, [&](std::size_t i) {
+            const int c = static_cast<int>(i / static_cast<std::size_t>(d));
+            return 0.001 * 0.5 * (std::min(n, (c + 1) * chunk) - c * chunk);
+        });
         const double lp = B.time("loss_partials", cl::NDRange((n + wg - 1) / wg * wg),
-                                 cl::NDRange(wg), z, y, n, 1, partial, cl::Local(wg * B.real()));
+                                 cl::NDRange(wg), z, y, n, 1, partial, Local{wg * B.real()});
         row("loss_partials", "logistic loss of z, all rows", lp, 2.0 * n * R, 5.0 * n, peak);
+        {
+            // z = 0.1, y = 0.5 everywhere: one group's partial is its rows times one row's loss.
+            const double rowLoss = 0.1 + std::log1p(std::exp(-0.1)) - 0.5 * 0.1;
+            const int groups = static_cast<int>((static_cast<std::size_t>(n) + wg - 1) / wg);
+            const int group = static_cast<int>(wg);
+            B.expect("loss_partials", partial, static_cast<std::size_t>(groups),
+                     [&](std::size_t g) {
+                         const int first = static_cast<int>(g) * group;
+                         return rowLoss * (std::min(n, first + group) - first);
+                     });
+        }
 
         std::vector<int> blockTable;
         std::vector<int> stepTable = {3, 5, 0, 0, 0, blocks[3].offset, blocks[3].size, 1};
@@ -193,6 +253,8 @@ int main(int argc, char** argv) {
                                  cl::NDRange(wg), X, y, d, b, 5, S, bt, st, avg, 1, grad);
         row("rpd_forward", "forward at z_k, b rows", rf, static_cast<double>(b) * d * R,
             2.0 * b * d, peak);
+        B.expectWritten("rpd_forward", grad, static_cast<std::size_t>(b) * 2 * S, 1e-3);
+        std::printf("\nevery kernel's output read back and checked\n");
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_opencl_kernels: %s\n", e.what());
         return 2;

@@ -5,12 +5,18 @@
 //          4 GiB in double).
 // Times are wall-clock seconds of the replay itself (data made and the OpenCL program built
 // beforehand; the one-off build is reported on its own line), best of --repeats.
+// Every run must finish, and OpenCL's objective after every slot must agree with the CPU
+// engine's (docs/opencl.md: relative 1e-9 in double, 1e-4 |f| + 1e-5 f(w0) in float); otherwise
+// the benchmark fails (exit 2) instead of printing a time for work it did not do.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "experiment/config.hpp"
 #include "experiment/experiment.hpp"
@@ -42,7 +48,7 @@ ExperimentConfig smallConfig() {
     c.batchSize = 10;
     c.budget.microbatches = 300;
     MethodSpec m;
-    m.method = "pd";
+    m.method = Method::PipeDream;
     m.step.value = 0.25;
     c.methods = {m};
     return c;
@@ -59,7 +65,7 @@ ExperimentConfig largeConfig() {
     c.batchSize = 256;
     c.budget.microbatches = 64;
     MethodSpec m;
-    m.method = "pd";
+    m.method = Method::PipeDream;
     m.step.value = 1.0 / 8192.0;
     c.methods = {m};
     return c;
@@ -70,7 +76,22 @@ struct Timing {
     double prepare = 0.0;    // of the best run
     double finalObjective = 0.0;
     long long updates = 0;
+    std::vector<double> objectivePerSlot;  // of the last run, checked against the CPU engine
 };
+
+// The first slot where OpenCL's objective leaves the CPU engine's margin, or -1.
+long long firstDisagreement(const Timing& cpu, const Timing& ocl, gpu::Precision precision) {
+    if (cpu.objectivePerSlot.size() != ocl.objectivePerSlot.size()) return 0;
+    const double f0 = cpu.objectivePerSlot.front();
+    const bool dbl = precision == gpu::Precision::Double;
+    for (size_t t = 0; t < cpu.objectivePerSlot.size(); ++t) {
+        const double want = cpu.objectivePerSlot[t];
+        const double margin = dbl ? 1e-9 * (std::abs(want) + std::abs(f0))
+                                  : 1e-4 * std::abs(want) + 1e-5 * std::abs(f0);
+        if (!(std::abs(ocl.objectivePerSlot[t] - want) <= margin)) return static_cast<long long>(t);
+    }
+    return -1;
+}
 
 Timing timeRun(const ExperimentConfig& c, std::shared_ptr<const LinearObjective> objective,
                const BackendProvider& backend, int repeats) {
@@ -83,12 +104,20 @@ Timing timeRun(const ExperimentConfig& c, std::shared_ptr<const LinearObjective>
         const auto prepared = Clock::now();
         replay->runToEnd();
         const double total = seconds(start, Clock::now());
+        const RunResult& result = replay->result();
+        if (!result.finished) {
+            throw std::runtime_error(c.name + ": the run did not finish (" +
+                                     (result.divergence.diverged ? result.divergence.reason
+                                                                 : std::string("stopped")) +
+                                     ")");
+        }
         if (total < t.best) {
             t.best = total;
             t.prepare = seconds(start, prepared);
         }
-        t.finalObjective = replay->result().objectivePerSlot.back();
-        t.updates = replay->result().updates;
+        t.finalObjective = result.objectivePerSlot.back();
+        t.updates = result.updates;
+        t.objectivePerSlot = result.objectivePerSlot;
     }
     return t;
 }
@@ -100,12 +129,21 @@ void compare(const char* label, const ExperimentConfig& c, int repeats,
     objective->setOptimum(0.0);  // f* is not part of what is timed
     std::printf("%s: data made in %.1f s (n=%d, d=%d, S=%d)\n", label, seconds(t0, Clock::now()),
                 objective->rows(), objective->dim(), c.stages);
-    Timing cpu;
-    if (!openClOnly) cpu = timeRun(c, objective, cpuBackendProvider(), repeats);
+    // --opencl-only still runs the CPU engine once, as the reference the runs are checked against.
+    const Timing cpu = timeRun(c, objective, cpuBackendProvider(), openClOnly ? 1 : repeats);
     gpu::OpenClBackendOptions o;
     o.precision = precision;
     BackendProvider ocl = [&] { return std::make_unique<gpu::OpenClBackend>(context, o); };
     Timing gpuRun = timeRun(c, objective, ocl, repeats);
+    if (gpuRun.updates != cpu.updates) {
+        throw std::runtime_error(std::string(label) + ": OpenCL did " +
+                                 std::to_string(gpuRun.updates) +
+                                 " block updates, the CPU engine " + std::to_string(cpu.updates));
+    }
+    if (const long long slot = firstDisagreement(cpu, gpuRun, precision); slot >= 0) {
+        throw std::runtime_error(std::string(label) + ": OpenCL leaves the CPU engine's objective "
+                                 "at slot " + std::to_string(slot));
+    }
     if (openClOnly) {
         std::printf("%s: %lld block updates; OpenCL (%s) %.3f s (prepare %.3f); final f %.12g\n",
                     label, gpuRun.updates, gpu::precisionName(precision).c_str(), gpuRun.best,
@@ -114,7 +152,8 @@ void compare(const char* label, const ExperimentConfig& c, int repeats,
         return;
     }
     std::printf("%s: %lld block updates; CPU engine %.3f s (prepare %.3f), OpenCL (%s) %.3f s "
-                "(prepare %.3f): OpenCL/CPU = %.2f; final f: CPU %.12g, OpenCL %.12g\n",
+                "(prepare %.3f): OpenCL/CPU = %.2f; final f: CPU %.12g, OpenCL %.12g "
+                "(every slot agrees)\n",
                 label, cpu.updates, cpu.best, cpu.prepare, gpu::precisionName(precision).c_str(),
                 gpuRun.best, gpuRun.prepare, gpuRun.best / cpu.best, cpu.finalObjective,
                 gpuRun.finalObjective);
