@@ -9,7 +9,6 @@ packages=(
   qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev
   libeigen3-dev nlohmann-json3-dev
   opencl-headers opencl-clhpp-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo
-  libbenchmark-dev
   libopenmpi-dev openmpi-bin
   xvfb xauth fonts-dejavu-core
 )
