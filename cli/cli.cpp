@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -317,39 +318,41 @@ nlohmann::json exampleJson(const std::string& which) {
     m.step.value = 0.25;
     if (which == "default" || which == "compare") {
         if (which == "compare") {
-            MethodSpec sgd;
-            sgd.method = "sgd";
-            sgd.step.value = 0.25;
-            MethodSpec fd;
-            fd.method = "fill-drain";
-            fd.step.value = 0.25;
-            c.methods.push_back(sgd);
-            c.methods.push_back(fd);
+            for (Method extra : {Method::Sgd, Method::FillDrain}) {
+                MethodSpec e;
+                e.method = extra;
+                e.step.value = 0.25;
+                c.methods.push_back(e);
+            }
         }
         return c.toJson();
     }
-    if (which == "pd") {
-        m.method = "pd";
-        m.step.grid = true;
-        m.step.gridMin = -8;
-        m.step.gridMax = 0;
-    } else if (which == "rpd") {
-        m.method = "rpd";
-        m.delayMode = DelayMode::Uniform;
-        m.delta = 60;
-        m.seed = 7;
-    } else if (which == "localsgd") {
-        m.method = "localsgd";
-        m.replicas = 0;
-        m.localSteps = 5;
-    } else if (which == "sgd") {
-        m.method = "sgd";
-    } else if (which == "fill-drain") {
-        m.method = "fill-drain";
-        m.flushGroup = 8;
-    } else {
-        throw ConfigError("example = \"" + which +
-                          "\" is not allowed: one of default, compare, pd, rpd, localsgd, sgd, fill-drain");
+    const std::optional<Method> method = findMethod(which);
+    if (!method) {
+        throw ConfigError("example = \"" + which + "\" is not allowed: one of default, compare, " +
+                          methodKeyList());
+    }
+    m.method = *method;
+    switch (*method) {
+        case Method::PipeDream:
+            m.step.grid = true;
+            m.step.gridMin = -8;
+            m.step.gridMax = 0;
+            break;
+        case Method::RandomizedPipeDream:
+            m.delayMode = DelayMode::Uniform;
+            m.delta = 60;
+            m.seed = 7;
+            break;
+        case Method::LocalSgd:
+            m.replicas = 0;
+            m.localSteps = 5;
+            break;
+        case Method::Sgd:
+            break;
+        case Method::FillDrain:
+            m.flushGroup = 8;
+            break;
     }
     c.name = "example-" + which;
     c.methods = {m};

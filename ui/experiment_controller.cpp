@@ -4,12 +4,10 @@
 #include <QStringList>
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 
 #include "backend_select.hpp"
 #include "errors.hpp"
-#include "experiment_runner.hpp"
 
 namespace pipelens::ui {
 namespace {
@@ -38,7 +36,7 @@ struct PublishCursor {
     size_t slotsSent = 0;
     size_t updatesSent = 0;
     bool started = false;
-    double step = std::nan("");
+    int gridIndex = -1;  // the grid point being published; a new one starts the curve over
     std::chrono::steady_clock::time_point last{};
 };
 
@@ -59,7 +57,7 @@ double ExperimentController::liveFraction() const {
     if (liveCurves_.empty()) return 0.0;
     double sum = 0.0;
     for (const LiveCurve& c : liveCurves_) sum += c.fraction;
-    const size_t methods = livePlan_ ? livePlan_->runs.size() : liveCurves_.size();
+    const size_t methods = livePlan_ ? livePlan_->runs().size() : liveCurves_.size();
     return sum / static_cast<double>(std::max<size_t>(1, methods));
 }
 
@@ -219,47 +217,44 @@ void ExperimentController::runNow() {
             // per method the new part of its objective series, bounded, into the live buffer.
             std::shared_ptr<RunSnapshot> plan;
             std::vector<PublishCursor> cursors;
-            LiveHooks hooks;
-            hooks.planned = [&](const ExperimentResult& planned) {
+            options.onPlanned = [&](const ExperimentResult& planned) {
                 plan = std::make_shared<RunSnapshot>();
                 plan->generation = generation;
-                plan->experiment = planned;
-                for (MethodOutcome& o : plan->experiment.methods) o = MethodOutcome{};
-                for (size_t i = 0; i < planned.plan.runs.size(); ++i) {
-                    MethodOutcome& o = plan->experiment.methods[i];
-                    o.plan = planned.plan.runs[i];
-                    if (o.plan.pipeline) o.result.timeline = buildTimeline(o.plan.schedule);
+                plan->experiment = planned;  // the plans, no results yet
+                for (MethodRun& o : plan->experiment.methods) {
+                    if (o.pipeline()) o.result.timeline = buildTimeline(o.schedule);
                 }
                 deriveRunViews(*plan);
-                cursors.assign(planned.plan.runs.size(), PublishCursor{});
+                cursors.assign(planned.methods.size(), PublishCursor{});
                 std::lock_guard<std::mutex> lock(live->mutex);
                 if (live->generation != generation) return;
                 live->plan = plan;
                 live->pending.assign(cursors.size(), LiveBuffer::Pending{});
                 live->dirty = true;
             };
-            hooks.chunk = [&](size_t i, const RunResult& r, double done) {
+            options.onChunk = [&](const ChunkPosition& at, const RunResult& r) {
+                const size_t i = at.method;
                 PublishCursor& c = cursors[i];
                 const auto now = std::chrono::steady_clock::now();
-                const bool restart = r.stepSize != c.step;
-                if (!restart && done < 1.0 && now - c.last < std::chrono::milliseconds(100)) return;
+                const bool restart = at.gridIndex != c.gridIndex;
+                const bool recent = now - c.last < std::chrono::milliseconds(100);
+                if (!restart && at.fraction < 1.0 && recent) return;
                 c.last = now;
                 if (restart) {
                     c = PublishCursor{};
-                    c.step = r.stepSize;
+                    c.gridIndex = at.gridIndex;
                     c.last = now;
                 }
-                const MethodRun& run = plan->runs[i];
-                const RunPlan& rp = plan->experiment.methods[i].plan;
+                const MethodRun& run = plan->runs()[i];
                 const double fStar = r.optimum;
                 std::vector<QPointF> bySlot, byUpdate;
                 if (!c.started) {
                     // Pipelines record f(w0) as slot 0 themselves.
-                    if (!run.pipeline) bySlot.emplace_back(0.0, r.initialObjective - fStar);
+                    if (!run.pipeline()) bySlot.emplace_back(0.0, r.initialObjective - fStar);
                     byUpdate.emplace_back(0.0, r.initialObjective - fStar);
                     c.started = true;
                 }
-                if (run.pipeline) {
+                if (run.pipeline()) {
                     for (size_t t = c.slotsSent; t < r.objectivePerSlot.size(); ++t) {
                         bySlot.emplace_back(static_cast<double>(t), r.objectivePerSlot[t] - fStar);
                         if (r.objectivePerUpdate.empty() && t >= 1) {
@@ -273,18 +268,11 @@ void ExperimentController::runNow() {
                 for (size_t k = c.updatesSent; k < r.objectivePerUpdate.size(); ++k) {
                     const double y = r.objectivePerUpdate[k] - fStar;
                     byUpdate.emplace_back(static_cast<double>(k + 1), y);
-                    if (!run.pipeline && k < run.updateSlot.size()) {
+                    if (!run.pipeline() && k < run.updateSlot.size()) {
                         bySlot.emplace_back(run.updateSlot[k] + 1.0, y);
                     }
                 }
                 c.updatesSent = std::max(c.updatesSent, r.objectivePerUpdate.size());
-                double fraction = done;
-                if (rp.spec.step.grid) {
-                    const int points = rp.spec.step.gridMax - rp.spec.step.gridMin + 1;
-                    const double index =
-                        std::round(std::log2(r.stepSize)) - rp.spec.step.gridMin;
-                    fraction = (index + done) / std::max(1, points);
-                }
                 std::lock_guard<std::mutex> lock(live->mutex);
                 if (live->generation != generation || i >= live->pending.size()) return;
                 LiveBuffer::Pending& p = live->pending[i];
@@ -294,19 +282,21 @@ void ExperimentController::runNow() {
                     p.reset = true;
                 }
                 p.name = QStringLiteral("%1, γ=%2%3")
-                             .arg(run.label)
+                             .arg(QString::fromStdString(run.label))
                              .arg(r.stepSize, 0, 'g', 3)
-                             .arg(rp.spec.step.grid ? tr(" (tuning γ)") : QString());
-                p.fraction = std::clamp(fraction, 0.0, 1.0);
+                             .arg(run.spec.step.grid ? tr(" (tuning γ)") : QString());
+                p.fraction = std::clamp(at.methodFraction(), 0.0, 1.0);
                 appendThinned(p.bySlot, std::move(bySlot), kMaxLivePoints);
                 appendThinned(p.byUpdate, std::move(byUpdate), kMaxLivePoints);
                 while (p.bySlot.size() > 3 * kMaxLivePoints) halve(p.bySlot);
                 while (p.byUpdate.size() > 3 * kMaxLivePoints) halve(p.byUpdate);
                 live->dirty = true;
             };
-            s->experiment = runExperimentCached(config, options, *cache,
-                                                previous ? &previous->experiment : nullptr,
-                                                &hooks);
+            // Every method on its own thread, so all live curves grow side by side.
+            options.threads = static_cast<int>(std::max<size_t>(1, config.methods.size()));
+            options.objectives = cache.get();
+            options.previous = previous ? &previous->experiment : nullptr;
+            s->experiment = runExperiment(config, options);
             s->experiment.notices.insert(s->experiment.notices.end(), lines.begin(), lines.end());
             if (!s->experiment.cancelled) {
                 deriveRunViews(*s);

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "experiment/config.hpp"
-#include "experiment_runner.hpp"
+#include "experiment/objective_cache.hpp"
 #include "run_snapshot.hpp"
 
 namespace pipelens::ui {

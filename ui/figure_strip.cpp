@@ -59,13 +59,12 @@ QFont smallFont(const QFont& base) {
 }
 
 QString shortName(const RunSnapshot& s, size_t i) {
-    const std::string& m = s.runs[i].method;
-    QString name = m == "pd" ? "PD" : m == "localsgd" ? "LSGD" : m == "fill-drain" ? "FD"
-                 : m == "sgd" ? "SGD" : "RPD";
+    const Method m = s.runs()[i].spec.method;
+    const QString name = QString::fromUtf8(methodInfo(m).shortLabel);
     int same = 0;
     int index = 0;
-    for (size_t j = 0; j < s.runs.size(); ++j) {
-        if (s.runs[j].method == m) {
+    for (size_t j = 0; j < s.runs().size(); ++j) {
+        if (s.runs()[j].spec.method == m) {
             ++same;
             if (j < i) ++index;
         }
@@ -161,14 +160,14 @@ void FigureStrip::fillUtilization(const RunSnapshot& s) {
     busy->setColor(QColor(0x00, 0x72, 0xb2));
     bubble->setColor(QColor(0xcc, 0xcc, 0xcc));
     QStringList categories;
-    for (size_t i = 0; i < s.runs.size(); ++i) {
+    for (size_t i = 0; i < s.runs().size(); ++i) {
         const auto& u = s.result(i).utilization;
         if (!u) continue;
         categories << shortName(s, i);
         *busy << 100.0 * u->overall;
         *bubble << 100.0 * u->bubbleFraction;
-        add("utilization", s.runs[i].label, 100.0 * u->overall);
-        add("bubble", s.runs[i].label, 100.0 * u->bubbleFraction);
+        add("utilization", s.label(i), 100.0 * u->overall);
+        add("bubble", s.label(i), 100.0 * u->bubbleFraction);
     }
     auto* series = new QStackedBarSeries;
     series->append(busy);
@@ -192,8 +191,8 @@ void FigureStrip::fillDelays(const RunSnapshot& s) {
     QStringList categories;
     double top = 1.0;
     int withDelays = 0;
-    for (size_t i = 0; i < s.runs.size(); ++i) withDelays += s.result(i).delayStats ? 1 : 0;
-    for (size_t i = 0; i < s.runs.size(); ++i) {
+    for (size_t i = 0; i < s.runs().size(); ++i) withDelays += s.result(i).delayStats ? 1 : 0;
+    for (size_t i = 0; i < s.runs().size(); ++i) {
         const auto& d = s.result(i).delayStats;
         if (!d) continue;
         const QString name = withDelays > 1 ? shortName(s, i) + ' ' : QString();
@@ -202,10 +201,10 @@ void FigureStrip::fillDelays(const RunSnapshot& s) {
         *measured << static_cast<double>(d->max) << d->mean;
         *formula << d->formulaMax << d->formulaMean;
         top = std::max({top, static_cast<double>(d->max), d->formulaMax});
-        add("max delay", s.runs[i].label, static_cast<double>(d->max));
-        add("formula max delay", s.runs[i].label, d->formulaMax);
-        add("mean delay", s.runs[i].label, d->mean);
-        add("formula mean delay", s.runs[i].label, d->formulaMean);
+        add("max delay", s.label(i), static_cast<double>(d->max));
+        add("formula max delay", s.label(i), d->formulaMax);
+        add("mean delay", s.label(i), d->mean);
+        add("formula mean delay", s.label(i), d->formulaMean);
     }
     auto* series = new QBarSeries;
     series->append(measured);
@@ -228,7 +227,7 @@ void FigureStrip::fillStash(const RunSnapshot& s) {
     QChart* c = charts_[2]->chart();
     int stages = 1;
     int top = 1;
-    for (size_t i = 0; i < s.runs.size(); ++i) {
+    for (size_t i = 0; i < s.runs().size(); ++i) {
         const auto& tl = s.result(i).timeline;
         if (!tl) continue;
         auto* line = new QLineSeries;
@@ -239,7 +238,7 @@ void FigureStrip::fillStash(const RunSnapshot& s) {
         line->setPointsVisible(tl->peakStash.size() <= 16);
         for (size_t st = 0; st < tl->peakStash.size(); ++st) {
             line->append(static_cast<double>(st + 1), tl->peakStash[st]);
-            add(QStringLiteral("stash stage %1").arg(st + 1), s.runs[i].label, tl->peakStash[st]);
+            add(QStringLiteral("stash stage %1").arg(st + 1), s.label(i), tl->peakStash[st]);
             top = std::max(top, tl->peakStash[st]);
         }
         stages = std::max(stages, static_cast<int>(tl->peakStash.size()));
@@ -315,26 +314,26 @@ void FigureStrip::fillNumbers(const RunSnapshot& s) {
         "<th>&nbsp;busy</th></tr>")
                        .arg(S);
     QStringList closedForms;
-    for (size_t i = 0; i < s.runs.size(); ++i) {
+    for (size_t i = 0; i < s.runs().size(); ++i) {
         const RunResult& r = s.result(i);
-        const RunPlan& plan = s.experiment.methods[i].plan;
+        const MethodRun& plan = s.experiment.methods[i];
         const QString name = shortName(s, i).toHtmlEscaped();
         if (r.timeline && defaultCosts) {
             const int N = static_cast<int>(r.microbatches);
             const ScheduleParams& p = r.timeline->params;
-            if (plan.spec.method == "pd" && p.noam == S) {
+            if (plan.spec.method == Method::PipeDream && p.noam == S) {
                 const int f = pipeDreamSlotsFormula(S, N);
                 closedForms << QStringLiteral("%1: 2N + 2(S−1) = <b>%2</b>").arg(name).arg(f);
-                add("pd slots formula", s.runs[i].label, f);
-            } else if (plan.spec.method == "localsgd" && p.replicas == S) {
+                add("pd slots formula", s.label(i), f);
+            } else if (plan.spec.method == Method::LocalSgd && p.replicas == S) {
                 const int f = localSgdRoundSlotsFormula(S, p.localSteps);
                 closedForms << QStringLiteral("%1: a round is 2SH + 2(S−1) = <b>%2</b>").arg(name).arg(f);
-                add("localsgd round slots formula", s.runs[i].label, f);
+                add("localsgd round slots formula", s.label(i), f);
             }
         }
         const QString slotText = r.timeline ? QString::number(r.timeline->totalSlots)
                                             : QStringLiteral("%1 upd.").arg(r.updates);
-        if (r.timeline) add("slots", s.runs[i].label, r.timeline->totalSlots);
+        if (r.timeline) add("slots", s.label(i), r.timeline->totalSlots);
         const QString busy = r.utilization
                                  ? QString::number(100.0 * r.utilization->overall, 'f', 1) + "%"
                                  : QStringLiteral("—");

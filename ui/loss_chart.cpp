@@ -40,26 +40,29 @@ double niceStep(double raw) {
 }
 
 // Short legend entries ("RPD δ=60"): the full labels do not fit side by side.
-QString legendName(const RunPlan& plan) {
+QString legendName(const MethodRun& plan) {
     const MethodSpec& m = plan.spec;
     if (!m.label.empty()) return QString::fromStdString(m.label);
-    if (m.method == "pd") {
-        return m.noam > 0 && m.noam != plan.schedule.stages ? QStringLiteral("PD NOAM=%1").arg(m.noam)
-                                                             : QStringLiteral("PD");
+    switch (m.method) {
+        case Method::PipeDream:
+            return m.noam > 0 && m.noam != plan.schedule.stages
+                       ? QStringLiteral("PD NOAM=%1").arg(m.noam)
+                       : QStringLiteral("PD");
+        case Method::RandomizedPipeDream:
+            switch (m.delayMode) {
+                case DelayMode::PipeDream: return QStringLiteral("RPD PD-delays");
+                case DelayMode::Zero: return QStringLiteral("RPD δ=0");
+                case DelayMode::Max: return QStringLiteral("RPD max δ=%1").arg(plan.delta);
+                case DelayMode::Uniform: break;
+            }
+            return QStringLiteral("RPD δ=%1").arg(plan.delta);
+        case Method::LocalSgd:
+            return QStringLiteral("LocalSGD R=%1 H=%2").arg(plan.replicas).arg(m.localSteps);
+        case Method::FillDrain:
+            return QStringLiteral("Fill-drain G=%1").arg(plan.schedule.flushGroup);
+        case Method::Sgd:
+            break;
     }
-    if (m.method == "rpd") {
-        switch (m.delayMode) {
-            case DelayMode::PipeDream: return QStringLiteral("RPD PD-delays");
-            case DelayMode::Zero: return QStringLiteral("RPD δ=0");
-            case DelayMode::Max: return QStringLiteral("RPD max δ=%1").arg(plan.delta);
-            case DelayMode::Uniform: break;
-        }
-        return QStringLiteral("RPD δ=%1").arg(plan.delta);
-    }
-    if (m.method == "localsgd") {
-        return QStringLiteral("LocalSGD R=%1 H=%2").arg(plan.replicas).arg(m.localSteps);
-    }
-    if (m.method == "fill-drain") return QStringLiteral("Fill-drain G=%1").arg(plan.schedule.flushGroup);
     return QStringLiteral("SGD");
 }
 
@@ -220,18 +223,18 @@ void LossChart::rebuildData() {
     const RunSnapshot& s = *snapshot_;
     bool rpdMapped = false;
     bool needGradNorms = false;
-    for (size_t i = 0; i < s.runs.size(); ++i) {
+    for (size_t i = 0; i < s.runs().size(); ++i) {
         const RunResult& r = s.result(i);
-        const MethodRun& run = s.runs[i];
+        const MethodRun& run = s.runs()[i];
         Curve c;
         c.method = static_cast<int>(i);
-        c.name = legendName(s.experiment.methods[i].plan) + QStringLiteral(", γ=") +
+        c.name = legendName(s.experiment.methods[i]) + QStringLiteral(", γ=") +
                  shortNumber(r.stepSize);
         if (r.divergence.diverged) c.name += tr(" — diverged at update %1").arg(r.divergence.update);
         if (s.experiment.methods[i].allDiverged) c.name += tr(" (every γ diverged)");
         const double fStar = r.optimum;
         c.bySlot.reserve(r.objectivePerSlot.size() + r.objectivePerUpdate.size() + 1);
-        if (run.pipeline) {
+        if (run.pipeline()) {
             for (size_t t = 0; t < r.objectivePerSlot.size(); ++t) {
                 c.bySlot.emplace_back(static_cast<double>(t), r.objectivePerSlot[t] - fStar);
             }
@@ -257,7 +260,7 @@ void LossChart::rebuildData() {
         }
         curves_.push_back(std::move(c));
 
-        if (!theorem_->isChecked() || run.pipeline) continue;
+        if (!theorem_->isChecked() || run.pipeline()) continue;
         if (r.gradNormUpdates.size() < 2) {
             needGradNorms = true;
             continue;
@@ -267,8 +270,8 @@ void LossChart::rebuildData() {
         double g2 = 0.0;
         for (size_t k = 0; k < prefixMax.size(); ++k) prefixMax[k] = g2 = std::max(g2, r.blockGradNormSq[k]);
         Curve mean, total, opt, noise, stale;
-        mean.name = tr("mean ‖∇f‖², %1").arg(run.label);
-        total.name = tr("bound, %1").arg(run.label);
+        mean.name = tr("mean ‖∇f‖², %1").arg(QString::fromStdString(run.label));
+        total.name = tr("bound, %1").arg(QString::fromStdString(run.label));
         opt.name = tr("  optimisation term 2SΔ₀/(γK)");
         noise.name = tr("  noise term γSLG²");
         stale.name = tr("  stale-read term γ²L²δ²G²");
@@ -428,7 +431,7 @@ void LossChart::rebuildAxes() {
 double LossChart::cursorX(int method) const {
     if (live_ || cursor_ < 0 || !snapshot_) return std::numeric_limits<double>::infinity();
     if (xAxis_ == XAxis::Slots) return cursor_;
-    return static_cast<double>(snapshot_->runs[static_cast<size_t>(method)].updatesBefore(cursor_));
+    return static_cast<double>(snapshot_->runs()[static_cast<size_t>(method)].updatesBefore(cursor_));
 }
 
 void LossChart::refreshPoints() {

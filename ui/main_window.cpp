@@ -195,9 +195,9 @@ void MainWindow::showResults(const SnapshotPtr& snapshot) {
     {
         const QSignalBlocker block(ganttMethod_);
         ganttMethod_->clear();
-        for (size_t i = 0; i < snapshot->runs.size(); ++i) {
+        for (size_t i = 0; i < snapshot->runs().size(); ++i) {
             if (snapshot->result(i).timeline) {
-                ganttMethod_->addItem(snapshot->runs[i].label, static_cast<int>(i));
+                ganttMethod_->addItem(snapshot->label(i), static_cast<int>(i));
             }
         }
         const int keep = ganttMethod_->findText(previous);
@@ -209,11 +209,11 @@ void MainWindow::showResults(const SnapshotPtr& snapshot) {
     playback_->setTotalSlots(snapshot->totalSlots, !playback_->playing());
     applyCursor(playback_->cursor());
     int diverged = 0;
-    for (size_t i = 0; i < snapshot->runs.size(); ++i) {
+    for (size_t i = 0; i < snapshot->runs().size(); ++i) {
         if (snapshot->result(i).divergence.diverged) ++diverged;
     }
     QString text = tr("%n method(s) ran in %1 ms on %2", nullptr,
-                      static_cast<int>(snapshot->runs.size()))
+                      static_cast<int>(snapshot->runs().size()))
                        .arg(qRound(snapshot->seconds * 1000.0))
                        .arg(QString::fromStdString(snapshot->experiment.backendName));
     if (diverged > 0) text += tr(" — %n diverged (its curve stops where it blew up)", nullptr, diverged);
@@ -231,7 +231,7 @@ void MainWindow::showGanttMethod() {
         if (index >= 0 && snapshot_->result(static_cast<size_t>(index)).delays) {
             heatmapMethod_ = index;
         } else {
-            for (size_t i = 0; i < snapshot_->runs.size() && heatmapMethod_ < 0; ++i) {
+            for (size_t i = 0; i < snapshot_->runs().size() && heatmapMethod_ < 0; ++i) {
                 if (snapshot_->result(i).delays) heatmapMethod_ = static_cast<int>(i);
             }
         }
@@ -240,7 +240,7 @@ void MainWindow::showGanttMethod() {
                                             : nullptr);
     QString title = tr("<b>Staleness</b>");
     if (heatmapMethod_ >= 0) {
-        title += QStringLiteral(" — ") + snapshot_->runs[static_cast<size_t>(heatmapMethod_)].label.toHtmlEscaped();
+        title += QStringLiteral(" — ") + snapshot_->label(static_cast<size_t>(heatmapMethod_)).toHtmlEscaped();
     } else if (snapshot_) {
         title += tr(" — no delay table (LocalSGD replicas are never stale; RPD draws its delays)");
     }
@@ -250,7 +250,7 @@ void MainWindow::showGanttMethod() {
 
 int MainWindow::slotAfterUpdates(long long updates) const {
     if (!snapshot_ || heatmapMethod_ < 0) return -1;
-    const MethodRun& run = snapshot_->runs[static_cast<size_t>(heatmapMethod_)];
+    const MethodRun& run = snapshot_->runs()[static_cast<size_t>(heatmapMethod_)];
     if (updates <= 0 || run.updateSlot.empty()) return 0;
     // The cursor after the slot of the update-th update: exactly `updates` updates done.
     const size_t k = std::min(static_cast<size_t>(updates), run.updateSlot.size());
@@ -263,11 +263,11 @@ void MainWindow::showPartial() {
     double updates = 0.0;
     if (plan) {
         slotRange = plan->totalSlots;
-        updates = static_cast<double>(plan->experiment.plan.updateBudget);
-        for (const MethodOutcome& o : plan->experiment.methods) {
-            if (o.plan.pipeline) {
-                updates = std::max(updates, static_cast<double>(o.plan.schedule.microbatches) *
-                                                o.plan.schedule.stages);
+        updates = static_cast<double>(plan->experiment.budget.updateBudget);
+        for (const MethodRun& o : plan->experiment.methods) {
+            if (o.pipeline()) {
+                updates = std::max(updates, static_cast<double>(o.schedule.microbatches) *
+                                                o.schedule.stages);
             }
         }
     }
@@ -276,9 +276,9 @@ void MainWindow::showPartial() {
         // run's delays, so it waits rather than show the previous run's.
         livePlan_ = plan;
         int index = -1;
-        for (size_t i = 0; i < plan->runs.size(); ++i) {
+        for (size_t i = 0; i < plan->runs().size(); ++i) {
             if (!plan->result(i).timeline) continue;
-            if (index < 0 || plan->runs[i].label == ganttMethod_->currentText())
+            if (index < 0 || plan->label(i) == ganttMethod_->currentText())
                 index = static_cast<int>(i);
         }
         if (index >= 0) {
@@ -299,7 +299,7 @@ void MainWindow::applyCursor(int slot) {
     gantt_->setCursorSlot(slot);
     loss_->setCursorSlot(slot);
     if (snapshot_ && heatmapMethod_ >= 0) {
-        heatmap_->setCursorUpdate(snapshot_->runs[static_cast<size_t>(heatmapMethod_)].updatesBefore(slot));
+        heatmap_->setCursorUpdate(snapshot_->runs()[static_cast<size_t>(heatmapMethod_)].updatesBefore(slot));
     }
 }
 
@@ -405,7 +405,7 @@ void MainWindow::status(const QString& message, bool error) {
 void MainWindow::onTheoremOverlay(bool on) {
     if (!on || controller_->config().sampling.gradNormEvery > 0) return;
     // The bound is compared with the running mean of ‖∇f‖²: sample it about 200 times a run.
-    const long long updates = snapshot_ ? snapshot_->experiment.plan.updateBudget : 2000;
+    const long long updates = snapshot_ ? snapshot_->experiment.budget.updateBudget : 2000;
     const long long every = std::max<long long>(1, updates / 200);
     const QString error = controller_->tryModify(
         [every](ExperimentConfig& c) { c.sampling.gradNormEvery = every; });

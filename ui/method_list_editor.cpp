@@ -53,13 +53,9 @@ MethodListEditor::MethodListEditor(ExperimentController* controller, QWidget* pa
                          "chart; select one to edit its parameters below."));
     add_ = new QPushButton(tr("Add"), this);
     auto* menu = new QMenu(add_);
-    const QList<QPair<QString, QString>> kinds = {{"pd", tr("PipeDream (1F1B, weight stashing)")},
-                                                  {"rpd", tr("Randomized PipeDream")},
-                                                  {"localsgd", tr("LocalSGD")},
-                                                  {"fill-drain", tr("Fill-drain SGD (GPipe)")},
-                                                  {"sgd", tr("Sequential SGD")}};
-    for (const auto& [id, text] : kinds) {
-        menu->addAction(text, this, [this, id = id] { addMethod(id); });
+    for (const MethodInfo& info : kMethods) {
+        menu->addAction(tr(std::string(info.description).c_str()), this,
+                        [this, method = info.method] { addMethod(method); });
     }
     add_->setMenu(menu);
     add_->setToolTip(tr("Add another method to the comparison"));
@@ -228,9 +224,9 @@ void MethodListEditor::syncFromConfig() {
     showCurrent();
 }
 
-void MethodListEditor::addMethod(const QString& method) {
+void MethodListEditor::addMethod(Method method) {
     MethodSpec m;
-    m.method = method.toStdString();
+    m.method = method;
     const int current = list_->currentRow();
     m.step.value = current >= 0 ? specs_[static_cast<size_t>(current)].step.value : 0.1;
     if (!(m.step.value > 0.0)) m.step.value = 0.1;
@@ -303,14 +299,14 @@ void MethodListEditor::showCurrent() {
     replicas_->setValue(m.replicas);
     localSteps_->setValue(m.localSteps);
     flushGroup_->setValue(m.flushGroup);
-    form_->setRowVisible(noam_, m.method == "pd");
+    form_->setRowVisible(noam_, m.method == Method::PipeDream);
     for (QWidget* w : {static_cast<QWidget*>(delayMode_), static_cast<QWidget*>(delta_),
                        static_cast<QWidget*>(order_)}) {
-        form_->setRowVisible(w, m.method == "rpd");
+        form_->setRowVisible(w, m.method == Method::RandomizedPipeDream);
     }
-    form_->setRowVisible(replicas_, m.method == "localsgd");
-    form_->setRowVisible(localSteps_, m.method == "localsgd");
-    form_->setRowVisible(flushGroup_, m.method == "fill-drain");
+    form_->setRowVisible(replicas_, m.method == Method::LocalSgd);
+    form_->setRowVisible(localSteps_, m.method == Method::LocalSgd);
+    form_->setRowVisible(flushGroup_, m.method == Method::FillDrain);
     updating_ = wasUpdating;
 }
 

@@ -40,8 +40,8 @@ public:
     QSpinBox* localStepsField() const { return localSteps_; }
     const FieldErrors& errors() const { return errors_; }
 
-    // Adds a method of the given kind (pd, rpd, localsgd, sgd, fill-drain), checked.
-    void addMethod(const QString& method);
+    // Adds a method of the given kind, checked.
+    void addMethod(Method method);
 
 private:
     std::vector<MethodSpec> checkedSpecs() const;

@@ -1,5 +1,5 @@
 #pragma once
-// A finished experiment as the GUI sees it: the engine's ExperimentResult plus, per method, the
+// A finished experiment as the GUI sees it: the engine's ExperimentResult with, per method, the
 // slot in which each block update happened (so every chart can follow one playback cursor that
 // counts slots). Built once on a worker thread, then shared read-only with every widget.
 #include <QMetaType>
@@ -13,26 +13,15 @@
 
 namespace pipelens::ui {
 
-struct MethodRun {
-    QString label;
-    std::string method;       // pd | rpd | localsgd | sgd | fill-drain
-    bool pipeline = true;     // false for RPD (no timeline of its own)
-    // Slot in which block update k happened, in the engine's replay order. RPD has no slots of
-    // its own: its update k is placed at the slot of PipeDream's update k (same budget).
-    std::vector<int> updateSlot;
-
-    // Block updates done before slot `slot` starts (i.e. by the end of slot - 1).
-    long long updatesBefore(int slot) const;
-};
-
 struct RunSnapshot {
     std::uint64_t generation = 0;
     ExperimentResult experiment;
-    std::vector<MethodRun> runs;   // parallel to experiment.methods
     int totalSlots = 0;            // the longest run, in slots (the playback range)
     double seconds = 0.0;          // wall time of the run
 
+    const std::vector<MethodRun>& runs() const { return experiment.methods; }
     const RunResult& result(size_t i) const { return experiment.methods[i].result; }
+    QString label(size_t i) const { return QString::fromStdString(experiment.methods[i].label); }
 };
 
 using SnapshotPtr = std::shared_ptr<const RunSnapshot>;
@@ -51,7 +40,7 @@ struct LiveCurve {
 std::shared_ptr<const Timeline> timelineOf(const SnapshotPtr& snapshot, size_t method);
 std::shared_ptr<const DelayTable> delaysOf(const SnapshotPtr& snapshot, size_t method);
 
-// Fills `runs` and `totalSlots` from `experiment` (called on the worker thread).
+// Places each method's updates in slots and sets `totalSlots` (called on the worker thread).
 void deriveRunViews(RunSnapshot& snapshot);
 
 }  // namespace pipelens::ui

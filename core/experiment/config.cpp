@@ -154,22 +154,22 @@ json stepJson(const StepSpec& s) {
 MethodSpec readMethod(const json& v, const std::string& path) {
     ObjectReader r(v, path);
     MethodSpec m;
-    m.method = r.text("method", "", {"pd", "rpd", "localsgd", "sgd", "fill-drain"});
-    if (m.method.empty()) {
-        throw ConfigError(path + ".method is missing: one of pd, rpd, localsgd, sgd, fill-drain");
-    }
+    if (!r.has("method")) throw ConfigError(path + ".method is missing: one of " + methodKeyList());
+    std::vector<std::string> keys;
+    for (const MethodInfo& info : kMethods) keys.emplace_back(info.key);
+    m.method = parseMethod(r.text("method", "", keys), r.field("method"));
     m.label = r.text("label", "");
     m.step = readStep(r);
-    if (m.method == "pd") {
+    if (m.method == Method::PipeDream) {
         m.noam = static_cast<int>(r.integer("noam", 0, 0, kBig, "0 (meaning S) or an integer >= 1"));
-    } else if (m.method == "localsgd") {
+    } else if (m.method == Method::LocalSgd) {
         m.replicas = static_cast<int>(
             r.integer("replicas", 0, 0, 4096, "0 (meaning S) or an integer in [1, 4096]"));
         m.localSteps = static_cast<int>(r.integer("local_steps", 5, 1, kBig, "an integer >= 1 (H)"));
-    } else if (m.method == "fill-drain") {
+    } else if (m.method == Method::FillDrain) {
         m.flushGroup = static_cast<int>(
             r.integer("flush_group", 0, 0, kBig, "0 (meaning S) or an integer >= 1"));
-    } else if (m.method == "rpd") {
+    } else if (m.method == Method::RandomizedPipeDream) {
         m.delayMode = parseDelayMode(r.text("delay_mode", "uniform", {"uniform", "max", "zero", "pd"}));
         m.delta = r.integer("delta", -1, -1, 10'000'000,
                             "-1 (meaning S^2 - S/2) or an integer in [0, 10000000]");
@@ -184,10 +184,10 @@ MethodSpec readMethod(const json& v, const std::string& path) {
 
 std::string defaultMethodLabel(const MethodSpec& m, int stages) {
     std::ostringstream s;
-    if (m.method == "pd") {
+    if (m.method == Method::PipeDream) {
         s << "PipeDream";
         if (m.noam > 0 && m.noam != stages) s << " (NOAM=" << m.noam << ")";
-    } else if (m.method == "rpd") {
+    } else if (m.method == Method::RandomizedPipeDream) {
         s << "RPD (" << delayModeName(m.delayMode);
         if (m.delayMode != DelayMode::PipeDream && m.delayMode != DelayMode::Zero) {
             long long d = m.delta >= 0 ? m.delta : pipeDreamMaxDelayFormula(stages);
@@ -195,9 +195,9 @@ std::string defaultMethodLabel(const MethodSpec& m, int stages) {
         }
         if (m.order == StageOrder::PipeDream) s << ", PD order";
         s << ")";
-    } else if (m.method == "localsgd") {
+    } else if (m.method == Method::LocalSgd) {
         s << "LocalSGD (R=" << (m.replicas > 0 ? m.replicas : stages) << ", H=" << m.localSteps << ")";
-    } else if (m.method == "sgd") {
+    } else if (m.method == Method::Sgd) {
         s << "SGD (sequential)";
     } else {
         s << "Fill-drain (G=" << (m.flushGroup > 0 ? m.flushGroup : stages) << ")";
@@ -351,7 +351,7 @@ void ExperimentConfig::validate() const {
                           "> 0");
     }
     for (const MethodSpec& m : methods) {
-        if (m.method == "localsgd" && m.replicas > 0 && m.replicas > 4096) {
+        if (m.method == Method::LocalSgd && m.replicas > 0 && m.replicas > 4096) {
             throw ConfigError("replicas = " + std::to_string(m.replicas) + " is not allowed");
         }
     }
@@ -406,16 +406,16 @@ json ExperimentConfig::toJson() const {
     json ms = json::array();
     for (const MethodSpec& m : methods) {
         json o;
-        o["method"] = m.method;
+        o["method"] = methodName(m.method);
         if (!m.label.empty()) o["label"] = m.label;
         o["step_size"] = stepJson(m.step);
-        if (m.method == "pd") o["noam"] = m.noam;
-        if (m.method == "localsgd") {
+        if (m.method == Method::PipeDream) o["noam"] = m.noam;
+        if (m.method == Method::LocalSgd) {
             o["replicas"] = m.replicas;
             o["local_steps"] = m.localSteps;
         }
-        if (m.method == "fill-drain") o["flush_group"] = m.flushGroup;
-        if (m.method == "rpd") {
+        if (m.method == Method::FillDrain) o["flush_group"] = m.flushGroup;
+        if (m.method == Method::RandomizedPipeDream) {
             o["delay_mode"] = delayModeName(m.delayMode);
             o["delta"] = m.delta;
             o["order"] = stageOrderName(m.order);
@@ -442,14 +442,14 @@ ExperimentConfig defaultExperiment() {
     c.batchSize = 10;
     c.budget.epochs = 5;
     MethodSpec pd;
-    pd.method = "pd";
+    pd.method = Method::PipeDream;
     pd.step.value = 0.25;
     MethodSpec rpd;
-    rpd.method = "rpd";
+    rpd.method = Method::RandomizedPipeDream;
     rpd.step.value = 0.25;
     rpd.delayMode = DelayMode::Uniform;
     MethodSpec local;
-    local.method = "localsgd";
+    local.method = Method::LocalSgd;
     local.step.value = 0.25;
     local.localSteps = 5;
     c.methods = {pd, rpd, local};

@@ -8,8 +8,9 @@
 #include <vector>
 
 #include "experiment/step_rules.hpp"
+#include "method.hpp"
 #include "objective/linear_objective.hpp"
-#include "replay/replay.hpp"
+#include "replay/rpd_replay.hpp"
 #include "schedule/timeline.hpp"
 
 namespace pipelens {
@@ -50,7 +51,7 @@ struct StepSpec {
 };
 
 struct MethodSpec {
-    std::string method = "pd";  // pd | rpd | localsgd | sgd | fill-drain
+    Method method = Method::PipeDream;
     std::string label;          // shown in legends; default derived from the parameters
     StepSpec step;
     int noam = 0;               // pd: 0 = S

@@ -4,14 +4,17 @@
 #include <cmath>
 #include <filesystem>
 #include <mutex>
-#include <thread>
 
 #include "data/loaders.hpp"
 #include "data/synthetic.hpp"
 #include "errors.hpp"
 #include "experiment/budget.hpp"
 #include "experiment/step_tuning.hpp"
+#include "experiment/run_reuse.hpp"
 #include "replay/cpu_backend.hpp"
+#include "replay/pipeline_replay.hpp"
+#include "replay/rpd_replay.hpp"
+#include "util/parallel_for.hpp"
 
 namespace pipelens {
 namespace {
@@ -25,21 +28,25 @@ ScheduleParams scheduleFor(const ExperimentConfig& c, const MethodSpec& m) {
     ScheduleParams p;
     p.stages = c.stages;
     p.costs = c.costs;
-    if (m.method == "pd") {
-        p.kind = ScheduleKind::PipeDream;
-        p.noam = m.noam;
-    } else if (m.method == "localsgd") {
-        p.kind = ScheduleKind::LocalSgd;
-        p.replicas = m.replicas > 0 ? m.replicas : c.stages;
-        p.localSteps = m.localSteps;
-    } else if (m.method == "sgd") {
-        // Sequential SGD: one replica, never averaged, so each microbatch waits for the last.
-        p.kind = ScheduleKind::LocalSgd;
-        p.replicas = 1;
-        p.localSteps = 1 << 29;
-    } else {
-        p.kind = ScheduleKind::FillDrain;
-        p.flushGroup = m.flushGroup > 0 ? m.flushGroup : c.stages;
+    p.kind = methodInfo(m.method).schedule.value_or(ScheduleKind::PipeDream);
+    switch (m.method) {
+        case Method::PipeDream:
+            p.noam = m.noam;
+            break;
+        case Method::RandomizedPipeDream:  // no slots of its own
+            break;
+        case Method::LocalSgd:
+            p.replicas = m.replicas > 0 ? m.replicas : c.stages;
+            p.localSteps = m.localSteps;
+            break;
+        case Method::Sgd:
+            // Sequential SGD: one replica, never averaged, so each microbatch waits for the last.
+            p.replicas = 1;
+            p.localSteps = 1 << 29;
+            break;
+        case Method::FillDrain:
+            p.flushGroup = m.flushGroup > 0 ? m.flushGroup : c.stages;
+            break;
     }
     return p;
 }
@@ -91,77 +98,79 @@ std::shared_ptr<LinearObjective> buildObjective(const ExperimentConfig& c) {
 
 ExperimentPlan planExperiment(const ExperimentConfig& c, const LinearObjective& objective) {
     ExperimentPlan plan;
+    ExperimentBudget& budget = plan.budget;
     const int M = objective.batches();
     MethodSpec pdSpec;
-    pdSpec.method = "pd";
+    pdSpec.method = Method::PipeDream;
     for (const MethodSpec& m : c.methods) {
-        if (m.method == "pd") {
+        if (m.method == Method::PipeDream) {
             pdSpec = m;
             break;
         }
     }
     ScheduleParams pd = scheduleFor(c, pdSpec);
     if (c.budget.totalSlots > 0) {
-        plan.slotBudget = c.budget.totalSlots;
-        plan.pipeDreamMicrobatches = microbatchesForBudget(pd, plan.slotBudget);
+        budget.slotBudget = c.budget.totalSlots;
+        budget.pipeDreamMicrobatches = microbatchesForBudget(pd, budget.slotBudget);
     } else {
-        plan.pipeDreamMicrobatches = c.budget.microbatches > 0
+        budget.pipeDreamMicrobatches = c.budget.microbatches > 0
                                          ? c.budget.microbatches
                                          : static_cast<int>(std::llround(c.budget.epochs * M));
-        if (plan.pipeDreamMicrobatches < 1) {
+        if (budget.pipeDreamMicrobatches < 1) {
             throw ConfigError("budget.epochs = " + std::to_string(c.budget.epochs) +
                               " is not allowed: it gives no microbatch (M = " + std::to_string(M) +
                               " batches per epoch)");
         }
-        pd.microbatches = plan.pipeDreamMicrobatches;
-        plan.slotBudget = buildTimeline(pd).totalSlots;
+        pd.microbatches = budget.pipeDreamMicrobatches;
+        budget.slotBudget = buildTimeline(pd).totalSlots;
     }
-    if (plan.pipeDreamMicrobatches < 1) {
+    if (budget.pipeDreamMicrobatches < 1) {
         throw ConfigError("budget.slots = " + std::to_string(c.budget.totalSlots) +
                           " is not allowed: too short for a single PipeDream microbatch");
     }
-    plan.updateBudget = static_cast<long long>(plan.pipeDreamMicrobatches) * c.stages;
+    budget.updateBudget = static_cast<long long>(budget.pipeDreamMicrobatches) * c.stages;
     const bool truncate = c.budget.rule == BudgetRule::Truncate && c.budget.compare == "time";
     if (truncate) {
         // RPD gets as many block updates as PD makes inside the budget.
-        pd.microbatches = plan.pipeDreamMicrobatches;
-        plan.updateBudget = updatesWithin(truncatedTimeline(pd, plan.slotBudget), plan.slotBudget);
+        pd.microbatches = budget.pipeDreamMicrobatches;
+        budget.updateBudget =
+            updatesWithin(truncatedTimeline(pd, budget.slotBudget), budget.slotBudget);
     }
     for (const MethodSpec& m : c.methods) {
-        RunPlan r;
+        MethodRun r;
         r.spec = m;
         r.label = m.label.empty() ? defaultMethodLabel(m, c.stages) : m.label;
-        if (m.method == "rpd") {
-            r.pipeline = false;
-            r.updates = plan.updateBudget;
+        if (!r.pipeline()) {
+            r.updates = budget.updateBudget;
             r.delta = m.delta >= 0 ? m.delta : pipeDreamMaxDelayFormula(c.stages);
         } else {
             r.schedule = scheduleFor(c, m);
-            r.replicas = m.method == "localsgd" ? r.schedule.replicas : 1;
-            if (m.method == "fill-drain") r.stepScale = 1.0 / r.schedule.flushGroup;
+            r.replicas = m.method == Method::LocalSgd ? r.schedule.replicas : 1;
+            if (m.method == Method::FillDrain) r.stepScale = 1.0 / r.schedule.flushGroup;
             if (c.budget.compare == "updates") {
-                r.schedule.microbatches = plan.pipeDreamMicrobatches;
+                r.schedule.microbatches = budget.pipeDreamMicrobatches;
             } else if (truncate) {
-                r.truncateSlots = plan.slotBudget;
-                r.schedule = truncatedTimeline(r.schedule, plan.slotBudget).params;
+                r.truncateSlots = budget.slotBudget;
+                r.schedule = truncatedTimeline(r.schedule, budget.slotBudget).params;
             } else {
-                r.schedule.microbatches = microbatchesForBudget(r.schedule, plan.slotBudget);
+                r.schedule.microbatches = microbatchesForBudget(r.schedule, budget.slotBudget);
                 if (r.schedule.microbatches < 1) {
-                    throw ConfigError("budget of " + std::to_string(plan.slotBudget) +
+                    throw ConfigError("budget of " + std::to_string(budget.slotBudget) +
                                       " slots is too short for one microbatch of " + r.label);
                 }
             }
-            if (m.method == "sgd" && !truncate) r.schedule.localSteps = r.schedule.microbatches;
+            if (m.method == Method::Sgd && !truncate) r.schedule.localSteps = r.schedule.microbatches;
         }
         plan.runs.push_back(r);
     }
     return plan;
 }
 
-std::unique_ptr<Replay> makeReplay(const ExperimentConfig& c, const RunPlan& plan, double stepSize,
+std::unique_ptr<Replay> makeReplay(const ExperimentConfig& c, const MethodRun& plan,
+                                   double stepSize,
                                    std::shared_ptr<const LinearObjective> objective,
                                    const BackendProvider& backend) {
-    if (plan.pipeline) {
+    if (plan.pipeline()) {
         PipelineReplayConfig cfg;
         cfg.method = plan.spec.method;
         cfg.label = plan.label;
@@ -202,7 +211,7 @@ std::unique_ptr<Replay> makeReplay(const ExperimentConfig& c, const RunPlan& pla
     return std::make_unique<RpdReplay>(std::move(objective), backend(), std::move(cfg));
 }
 
-RunResult runOne(const ExperimentConfig& c, const RunPlan& plan, double stepSize,
+RunResult runOne(const ExperimentConfig& c, const MethodRun& plan, double stepSize,
                  std::shared_ptr<const LinearObjective> objective, const BackendProvider& backend,
                  const std::atomic<bool>* cancel,
                  const std::function<void(const RunResult&, double)>& onChunk) {
@@ -232,45 +241,58 @@ ExperimentConfig seededConfig(const ExperimentConfig& c, int seed) {
     return out;
 }
 
-RunPlan seededPlan(const RunPlan& plan, int seed) {
-    RunPlan out = plan;
+MethodRun seededPlan(const MethodRun& planned, int seed) {
+    MethodRun out = planned;
     // 0 follows the experiment seed, which seededConfig already moved.
     if (seed != 0 && out.spec.seed != 0) out.spec.seed += static_cast<std::uint64_t>(seed);
     return out;
 }
 
-MethodOutcome runMethod(const ExperimentConfig& c, const RunPlan& plan,
-                        std::shared_ptr<const LinearObjective> objective,
-                        const RunOptions& options) {
-    MethodOutcome out;
-    out.plan = plan;
+MethodRun runMethod(const ExperimentConfig& c, const MethodRun& planned,
+                    std::shared_ptr<const LinearObjective> objective, const RunOptions& options,
+                    size_t method) {
+    MethodRun out = planned;
     BackendProvider backend = options.backend ? options.backend : cpuBackendProvider();
+    const StepSpec& step = planned.spec.step;
     std::vector<double> steps;
-    if (plan.spec.step.grid) {
-        for (int a = plan.spec.step.gridMin; a <= plan.spec.step.gridMax; ++a) {
+    if (step.grid) {
+        for (int a = step.gridMin; a <= step.gridMax; ++a) {
             steps.push_back(std::ldexp(1.0, a));
         }
     } else {
-        steps.push_back(plan.spec.step.value);
+        steps.push_back(step.value);
     }
     const int seeds = std::max(1, c.seeds);
     // The stable rule reads RPD's curve after every update.
     ExperimentConfig base = c;
-    if (!plan.pipeline && plan.spec.step.grid && plan.spec.step.rule == StepRule::Stable) {
+    if (!planned.pipeline() && step.grid && step.rule == StepRule::Stable) {
         base.sampling.objectivePerUpdate = true;
     }
-    auto one = [&](double step, int seed) {
-        return runOne(seededConfig(base, seed), seededPlan(plan, seed), step, objective, backend,
-                      options.cancel, seed == 0 ? options.onChunk : nullptr);
+    ChunkPosition position;
+    position.method = method;
+    position.gridPoints = static_cast<int>(steps.size());
+    auto one = [&](size_t stepIndex, int seed) {
+        std::function<void(const RunResult&, double)> onChunk;
+        if (options.onChunk && seed == 0) {  // live views follow seed 0
+            position.gridIndex = static_cast<int>(stepIndex);
+            onChunk = [&](const RunResult& r, double done) {
+                position.fraction = done;
+                options.onChunk(position, r);
+            };
+        }
+        return runOne(seededConfig(base, seed), seededPlan(planned, seed), steps[stepIndex],
+                      objective, backend, options.cancel, onChunk);
     };
-    TunedSteps t = tuneSteps(steps, seeds, plan.spec.step.rule, one, options.cancel);
+    TunedSteps t = tuneSteps(steps, seeds, step.rule, one, options.cancel);
     out.result = std::move(t.run);
-    out.allDiverged = plan.spec.step.grid && t.allDiverged;
+    out.allDiverged = step.grid && t.allDiverged;
     out.grid = std::move(t.grid);
     out.chosen = t.chosen;
     out.curve = std::move(t.chosenCurve);
-    if (plan.spec.step.grid) {
-        for (const GridStep& g : out.grid) out.sweep.push_back({g.stepSize, g.finalGap.mean, g.diverged});
+    if (step.grid) {
+        for (const GridStep& g : out.grid) {
+            out.sweep.push_back({g.stepSize, g.finalGap.mean, g.diverged});
+        }
     }
     return out;
 }
@@ -278,49 +300,38 @@ MethodOutcome runMethod(const ExperimentConfig& c, const RunPlan& plan,
 ExperimentResult runExperiment(const ExperimentConfig& c, const RunOptions& options) {
     ExperimentResult res;
     res.config = c;
-    auto objective = buildObjective(c);
-    // Cache f* and L before threads share the objective.
+    // f* and L are computed before threads share the objective (the cache does it too).
+    std::shared_ptr<const LinearObjective> objective =
+        options.objectives ? options.objectives->get(c) : buildObjective(c);
     res.optimum = objective->optimum();
     res.smoothness = objective->smoothness();
-    res.plan = planExperiment(c, *objective);
+    ExperimentPlan plan = planExperiment(c, *objective);
+    res.budget = plan.budget;
+    res.methods = std::move(plan.runs);
     res.backendName = options.backendName;
-    res.methods.resize(res.plan.runs.size());
-    std::mutex mutex;
-    std::exception_ptr failure;
-    size_t next = 0;
-    auto worker = [&] {
-        for (;;) {
-            size_t i = 0;
-            {
-                std::lock_guard<std::mutex> lock(mutex);
-                if (next >= res.plan.runs.size() || failure) return;
-                i = next++;
+    if (options.onPlanned) options.onPlanned(res);
+    std::mutex progressMutex;
+    parallelFor(res.methods.size(), options.threads, [&](size_t i) {
+        MethodRun& run = res.methods[i];
+        const MethodRun* reused =
+            options.previous ? reusableRun(*options.previous, c, res.budget, run.spec) : nullptr;
+        if (reused) {
+            run = *reused;
+            if (options.onChunk) {
+                ChunkPosition whole{i, 0, 1, 1.0};
+                options.onChunk(whole, run.result);
             }
-            try {
-                MethodOutcome o = runMethod(c, res.plan.runs[i], objective, options);
-                std::lock_guard<std::mutex> lock(mutex);
-                if (options.progress) {
-                    const RunResult& r = o.result;
-                    std::string line = res.plan.runs[i].label + ": " +
-                                       std::to_string(r.updates) + " block updates";
-                    if (r.divergence.diverged) line += ", " + r.divergence.reason;
-                    options.progress(line);
-                }
-                res.methods[i] = std::move(o);
-            } catch (...) {
-                std::lock_guard<std::mutex> lock(mutex);
-                if (!failure) failure = std::current_exception();
-            }
+        } else {
+            run = runMethod(c, run, objective, options, i);
         }
-    };
-    unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
-                                           : std::max(1u, std::thread::hardware_concurrency());
-    threads = std::min<unsigned>(threads, static_cast<unsigned>(res.plan.runs.size()));
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-    worker();
-    for (auto& t : pool) t.join();
-    if (failure) std::rethrow_exception(failure);
+        if (options.progress) {
+            std::string line = run.label + ": " + std::to_string(run.result.updates) +
+                               " block updates";
+            if (run.result.divergence.diverged) line += ", " + run.result.divergence.reason;
+            std::lock_guard<std::mutex> lock(progressMutex);
+            options.progress(line);
+        }
+    });
     res.cancelled = options.cancel && options.cancel->load();
     return res;
 }

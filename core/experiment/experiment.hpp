@@ -1,6 +1,8 @@
 #pragma once
 // From a config to results: build the objective, plan each method's share of the budget, run
-// the methods (each on its own thread), tune step sizes on a grid, collect the results.
+// the methods in parallel, tune step sizes on a grid, collect the results. The command-line tool
+// and the desktop app both run experiments through here.
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -10,6 +12,7 @@
 #include "compute.hpp"
 #include "experiment/config.hpp"
 #include "experiment/point_result.hpp"
+#include "experiment/objective_cache.hpp"
 #include "replay/replay.hpp"
 
 namespace pipelens {
@@ -20,40 +23,25 @@ BackendProvider cpuBackendProvider();
 // Synthesises or loads the data set and wraps it in the objective (DataError / ConfigError).
 std::shared_ptr<LinearObjective> buildObjective(const ExperimentConfig& config);
 
-struct RunPlan {
-    MethodSpec spec;
-    std::string label;
-    bool pipeline = true;        // false for RPD
-    ScheduleParams schedule;     // pipeline methods
-    int replicas = 1;
-    double stepScale = 1.0;
-    long long updates = 0;       // RPD: K
-    long long delta = 0;         // RPD: ring depth - 1
-    int truncateSlots = 0;       // budget.rule = truncate: the run stops after this many slots
-};
-
-struct ExperimentPlan {
-    int pipeDreamMicrobatches = 0;  // PD's N for the budget
-    int slotBudget = 0;             // simulated time every pipeline method gets
-    long long updateBudget = 0;     // block updates (compare = updates, and RPD)
-    std::vector<RunPlan> runs;      // one per method, in config order
-};
-
-ExperimentPlan planExperiment(const ExperimentConfig& config, const LinearObjective& objective);
-
-std::unique_ptr<Replay> makeReplay(const ExperimentConfig& config, const RunPlan& plan,
-                                   double stepSize,
-                                   std::shared_ptr<const LinearObjective> objective,
-                                   const BackendProvider& backend);
-
 struct SweepPoint {
     double stepSize = 0.0;
     double finalGap = 0.0;  // f - f* at the end
     bool diverged = false;  // non-finite, blew up, or ended above the starting value
 };
 
-struct MethodOutcome {
-    RunPlan plan;
+// One method's run in an experiment: what the plan gives it (its schedule and share of the
+// budget), then, once run, what it found. planExperiment fills the first part, runMethod the rest.
+struct MethodRun {
+    MethodSpec spec;
+    std::string label;
+    ScheduleParams schedule;     // pipeline methods
+    int replicas = 1;
+    double stepScale = 1.0;
+    long long updates = 0;       // RPD: K
+    long long delta = 0;         // RPD: ring depth - 1
+
+    int truncateSlots = 0;       // budget.rule = truncate: the run stops after this many slots
+
     RunResult result;                 // the run (for a grid: the chosen one), seed 0
     std::vector<SweepPoint> sweep;    // grid runs, empty for a fixed step size
     bool allDiverged = false;
@@ -62,12 +50,38 @@ struct MethodOutcome {
     std::vector<GridStep> grid;
     int chosen = 0;
     CurveStats curve;
+    // Slot in which block update k happened, in the replay's order (filled by placeUpdates; RPD
+    // has no slots of its own: its update k sits at the slot of PipeDream's update k).
+    std::vector<int> updateSlot;
+
+    bool pipeline() const { return isPipeline(spec.method); }  // false for RPD
+    // Block updates done before slot `slot` starts (i.e. by the end of slot - 1).
+    long long updatesBefore(int slot) const;
 };
+
+// What every method shares (SPEC section 5).
+struct ExperimentBudget {
+    int pipeDreamMicrobatches = 0;  // PD's N for the budget
+    int slotBudget = 0;             // simulated time every pipeline method gets
+    long long updateBudget = 0;     // block updates (compare = updates, and RPD)
+};
+
+struct ExperimentPlan {
+    ExperimentBudget budget;
+    std::vector<MethodRun> runs;    // one per method, in config order, not run yet
+};
+
+ExperimentPlan planExperiment(const ExperimentConfig& config, const LinearObjective& objective);
+
+std::unique_ptr<Replay> makeReplay(const ExperimentConfig& config, const MethodRun& run,
+                                   double stepSize,
+                                   std::shared_ptr<const LinearObjective> objective,
+                                   const BackendProvider& backend);
 
 struct ExperimentResult {
     ExperimentConfig config;
-    ExperimentPlan plan;
-    std::vector<MethodOutcome> methods;
+    ExperimentBudget budget;
+    std::vector<MethodRun> methods;   // in config order
     double optimum = 0.0;
     double smoothness = 0.0;
     std::string backendName;
@@ -75,34 +89,57 @@ struct ExperimentResult {
     bool cancelled = false;
 };
 
+// Fills each method's updateSlot (for views that follow one cursor counting slots).
+void placeUpdates(ExperimentResult& result);
+
+// Where a chunk of a run in flight belongs, for live views.
+struct ChunkPosition {
+    size_t method = 0;      // index in config.methods
+    int gridIndex = 0;      // point of the step-size grid being run (0 for a fixed step size)
+    int gridPoints = 1;     // points in that grid (1 for a fixed step size)
+    double fraction = 0.0;  // of this point's run done, 0 ... 1
+    // Of the whole method: every grid point counts the same.
+    double methodFraction() const { return (gridIndex + fraction) / std::max(1, gridPoints); }
+};
+
 struct RunOptions {
     BackendProvider backend;                       // default: the CPU engine
     std::string backendName = "cpu";
-    std::function<void(const std::string&)> progress;  // one line per finished run
+    std::function<void(const std::string&)> progress;  // one line per finished method
     const std::atomic<bool>* cancel = nullptr;
     int threads = 0;                               // 0: one per hardware thread
-    // Called on the running thread between chunks with the result so far and the fraction of
-    // the run done (for live curves); it must be quick and must not keep the reference.
-    std::function<void(const RunResult&, double)> onChunk;
+    // Keeps the objective (data set, f*, L) between runs of configs that share it.
+    ObjectiveCache* objectives = nullptr;
+    // A method whose run would be identical to one in `previous` (same data, pipeline, budget
+    // and method parameters) is taken from it instead of being run again.
+    const ExperimentResult* previous = nullptr;
+    // Live hooks, called on the worker threads; they must be quick and keep no reference.
+    // onPlanned: once, before any method runs (the plan, no results yet).
+    std::function<void(const ExperimentResult&)> onPlanned;
+    // onChunk: between chunks of a run with the result so far; once, whole, for a reused method.
+    std::function<void(const ChunkPosition&, const RunResult&)> onChunk;
 };
 
+// The one run orchestration (CLI and app): objective, plan, every method in parallel
+// (cancellable between chunks), step-size grids resolved by runMethod.
 ExperimentResult runExperiment(const ExperimentConfig& config, const RunOptions& options = {});
 
 // Runs one planned method over its seeds: with a fixed step size once per seed; with a grid
 // {2^a}, every step, keeping the one the method's rule picks (best_final: the lowest final
 // f - f* among those that did not diverge; stable: SPEC section 6); if nothing is usable, the
-// smallest step's run and allDiverged.
-MethodOutcome runMethod(const ExperimentConfig& config, const RunPlan& plan,
-                        std::shared_ptr<const LinearObjective> objective,
-                        const RunOptions& options);
+// smallest step's run and allDiverged. `method` is the index passed to options.onChunk.
+MethodRun runMethod(const ExperimentConfig& config, const MethodRun& planned,
+                    std::shared_ptr<const LinearObjective> objective, const RunOptions& options,
+                    size_t method = 0);
 
 // The config and plan of seed `seed` (0 = unchanged): seed i adds i to the batch order seed, the
 // RPD seed and the gradient-noise seed.
 ExperimentConfig seededConfig(const ExperimentConfig& config, int seed);
-RunPlan seededPlan(const RunPlan& plan, int seed);
+MethodRun seededPlan(const MethodRun& planned, int seed);
 
-// Runs one planned method with one step size to the end.
-RunResult runOne(const ExperimentConfig& config, const RunPlan& plan, double stepSize,
+// Runs one planned method with one step size to the end; onChunk gets the result so far and the
+// fraction done.
+RunResult runOne(const ExperimentConfig& config, const MethodRun& run, double stepSize,
                  std::shared_ptr<const LinearObjective> objective, const BackendProvider& backend,
                  const std::atomic<bool>* cancel = nullptr,
                  const std::function<void(const RunResult&, double)>& onChunk = {});

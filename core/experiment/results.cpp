@@ -70,17 +70,17 @@ json summaryJson(const ExperimentResult& r) {
     j["stages"] = r.config.stages;
     j["f_star"] = r.optimum;
     j["L"] = r.smoothness;
-    j["slot_budget"] = r.plan.slotBudget;
-    j["update_budget"] = r.plan.updateBudget;
-    j["pd_microbatches"] = r.plan.pipeDreamMicrobatches;
+    j["slot_budget"] = r.budget.slotBudget;
+    j["update_budget"] = r.budget.updateBudget;
+    j["pd_microbatches"] = r.budget.pipeDreamMicrobatches;
     j["notices"] = r.notices;
     j["cancelled"] = r.cancelled;
     json ms = json::array();
-    for (const MethodOutcome& o : r.methods) {
+    for (const MethodRun& o : r.methods) {
         const RunResult& res = o.result;
         json m;
-        m["label"] = o.plan.label;
-        m["method"] = o.plan.spec.method;
+        m["label"] = o.label;
+        m["method"] = methodName(o.spec.method);
         m["step_size"] = res.stepSize;
         m["microbatches"] = res.microbatches;
         m["block_updates"] = res.updates;
@@ -140,13 +140,13 @@ json summaryJson(const ExperimentResult& r) {
 
 std::string summaryText(const ExperimentResult& r) {
     std::ostringstream s;
-    s << r.config.name << ": S=" << r.config.stages << ", budget " << r.plan.slotBudget
-      << " slots / " << r.plan.updateBudget << " block updates, f*=" << num(r.optimum)
+    s << r.config.name << ": S=" << r.config.stages << ", budget " << r.budget.slotBudget
+      << " slots / " << r.budget.updateBudget << " block updates, f*=" << num(r.optimum)
       << ", L=" << num(r.smoothness) << ", backend " << r.backendName << '\n';
     for (const auto& n : r.notices) s << "  notice: " << n << '\n';
-    for (const MethodOutcome& o : r.methods) {
+    for (const MethodRun& o : r.methods) {
         const RunResult& res = o.result;
-        s << "  " << std::left << std::setw(34) << o.plan.label << " gamma=" << std::setw(10)
+        s << "  " << std::left << std::setw(34) << o.label << " gamma=" << std::setw(10)
           << res.stepSize << " updates=" << std::setw(8) << res.updates
           << " f-f*=" << num(res.finalObjective() - res.optimum);
         if (res.divergence.diverged) s << "  DIVERGED: " << res.divergence.reason;
@@ -200,7 +200,7 @@ void writeResults(const ExperimentResult& r, const std::string& folder) {
         std::vector<const std::vector<double>*> perSlot;
         std::vector<const std::vector<double>*> perUpdate;
         for (const auto& o : r.methods) {
-            names.push_back(o.plan.label);
+            names.push_back(o.label);
             perSlot.push_back(&o.result.objectivePerSlot);
             perUpdate.push_back(&o.result.objectivePerUpdate);
         }
@@ -217,7 +217,7 @@ void writeResults(const ExperimentResult& r, const std::string& folder) {
             const RunResult& res = o.result;
             for (size_t i = 0; i < res.gradNormSq.size(); ++i) {
                 anyGrad = true;
-                g << '"' << o.plan.label << "\"," << res.gradNormUpdates[i] << ','
+                g << '"' << o.label << "\"," << res.gradNormUpdates[i] << ','
                   << num(res.gradNormSq[i]) << ',' << num(res.gradNormRunningMean[i]) << '\n';
             }
         }
@@ -229,11 +229,11 @@ void writeResults(const ExperimentResult& r, const std::string& folder) {
         sw << "method,step_size,final_gap,diverged\n";
         bool anySweep = false;
         for (size_t i = 0; i < r.methods.size(); ++i) {
-            const MethodOutcome& o = r.methods[i];
+            const MethodRun& o = r.methods[i];
             const RunResult& res = o.result;
             if (res.theorem) {
                 anyTheorem = true;
-                th << '"' << o.plan.label << "\"," << num(res.theorem->optimisation) << ','
+                th << '"' << o.label << "\"," << num(res.theorem->optimisation) << ','
                    << num(res.theorem->noise) << ',' << num(res.theorem->staleness) << ','
                    << num(res.theorem->total) << ','
                    << (res.gradNormRunningMean.empty() ? "" : num(res.gradNormRunningMean.back()))
@@ -241,7 +241,7 @@ void writeResults(const ExperimentResult& r, const std::string& folder) {
             }
             for (const SweepPoint& p : o.sweep) {
                 anySweep = true;
-                sw << '"' << o.plan.label << "\"," << num(p.stepSize) << ',' << num(p.finalGap)
+                sw << '"' << o.label << "\"," << num(p.stepSize) << ',' << num(p.finalGap)
                    << ',' << (p.diverged ? 1 : 0) << '\n';
             }
             if (res.timeline) {

@@ -47,7 +47,7 @@ TunedSteps tuneSteps(const std::vector<double>& steps, int seeds, StepRule rule,
                 out.cancelled = true;
                 break;
             }
-            RunResult r = run(steps[i], s);
+            RunResult r = run(i, s);
             if (r.cancelled) {
                 out.cancelled = true;
                 break;
@@ -93,7 +93,7 @@ TunedSteps tuneSteps(const std::vector<double>& steps, int seeds, StepRule rule,
     if (kept && keptIndex == pick) {
         out.run = std::move(*kept);
     } else if (!out.cancelled) {
-        out.run = run(steps[static_cast<size_t>(pick)], 0);  // deterministic: the same run again
+        out.run = run(static_cast<size_t>(pick), 0);  // deterministic: the same run again
     }
     return out;
 }

@@ -15,8 +15,9 @@
 
 namespace pipelens {
 
-// Runs the method with this step size and seed index (0 ... seeds-1) to the end.
-using SeededRun = std::function<RunResult(double stepSize, int seed)>;
+// Runs the method with steps[stepIndex] and seed index (0 ... seeds-1) to the end (the index, so
+// live views know the grid point without reading it back from the step size).
+using SeededRun = std::function<RunResult(size_t stepIndex, int seed)>;
 
 struct TunedSteps {
     std::vector<GridStep> grid;  // one per step size, in the order given

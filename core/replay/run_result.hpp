@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "method.hpp"
 #include "replay/delays.hpp"
 #include "replay/theorem.hpp"
 #include "schedule/timeline.hpp"
@@ -19,7 +20,7 @@ struct Divergence {
 };
 
 struct RunResult {
-    std::string method;  // "pd", "rpd", "localsgd", "sgd", "fill-drain"
+    Method method = Method::PipeDream;
     std::string label;   // e.g. "RPD (uniform, delta=60)"
     int stages = 0;
     double stepSize = 0.0;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "errors.hpp"
+#include "method.hpp"
 #include "util/text_builder.hpp"
 
 namespace pipelens {
@@ -234,17 +235,17 @@ Timeline simulateSchedule(const ScheduleParams& params,
 }
 
 ScheduleKind parseScheduleKind(const std::string& text) {
-    if (text == "pd" || text == "pipedream") return ScheduleKind::PipeDream;
-    if (text == "fill-drain" || text == "filldrain" || text == "gpipe") return ScheduleKind::FillDrain;
-    if (text == "localsgd" || text == "local-sgd") return ScheduleKind::LocalSgd;
+    // The pipeline methods that name a schedule of their own (sgd is LocalSGD with R = 1).
+    if (auto m = findMethod(text, true)) {
+        const auto kind = methodInfo(*m).schedule;
+        if (kind && scheduleKindName(*kind) == methodInfo(*m).key) return *kind;
+    }
     throw ConfigError("kind = \"" + text + "\" is not allowed: one of pd, fill-drain, localsgd");
 }
 
 std::string scheduleKindName(ScheduleKind kind) {
-    switch (kind) {
-        case ScheduleKind::PipeDream: return "pd";
-        case ScheduleKind::FillDrain: return "fill-drain";
-        case ScheduleKind::LocalSgd: return "localsgd";
+    for (const MethodInfo& m : kMethods) {
+        if (m.schedule == kind) return std::string(m.key);
     }
     return "?";
 }

@@ -1,11 +1,19 @@
 #pragma once
-// The one way PipeLens writes a double as text (messages, CSV, the app's fields): the shortest
-// decimal that reads back to the same value (std::to_chars), so nothing is lost and nothing is
-// padded; "nan", "inf" and "-inf" for the non-finite.
+// The one way PipeLens writes a double as text (messages, CSV, the app's fields), on
+// std::to_chars: by default the shortest decimal that reads back to the same value, or a fixed
+// number of significant digits (17: printf's %.17g, what the results tables use); "nan", "inf"
+// and "-inf" for the non-finite.
 #include <string>
 
 namespace pipelens {
 
-std::string formatNumber(double value);
+// Appends `value` to `out`; significant = 0: the shortest round-trip form.
+void appendNumber(std::string& out, double value, int significant = 0);
+
+inline std::string formatNumber(double value, int significant = 0) {
+    std::string out;
+    appendNumber(out, value, significant);
+    return out;
+}
 
 }  // namespace pipelens

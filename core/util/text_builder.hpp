@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/format_number.hpp"
+
 namespace pipelens {
 
 class TextBuilder {
@@ -29,11 +31,7 @@ class TextBuilder {
     // 17 significant digits (printf's %.17g, what an ostream with setprecision(17) writes), so
     // every double reads back exactly; nan, inf and -inf spelled out.
     TextBuilder& number(double v) {
-        if (std::isnan(v)) return *this << "nan";
-        if (std::isinf(v)) return *this << (v > 0 ? "inf" : "-inf");
-        char buf[32];
-        const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 17);
-        text_.append(buf, r.ptr);
+        appendNumber(text_, v, 17);
         return *this;
     }
     std::string take() { return std::move(text_); }

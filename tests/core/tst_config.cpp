@@ -84,6 +84,31 @@ std::string writeText(const QTemporaryDir& dir, const QString& name, const std::
 class TestConfig : public QObject {
     Q_OBJECT
 private slots:
+    // One table names the methods: every key parses back to its method, aliases only where
+    // asked, unknown names are refused with the list; the schedule kinds use the same keys.
+    void methodTableRoundTrips() {
+        for (const MethodInfo& info : kMethods) {
+            QCOMPARE(parseMethod(info.key), info.method);
+            QCOMPARE(methodName(info.method), std::string(info.key));
+            QCOMPARE(isPipeline(info.method), info.method != Method::RandomizedPipeDream);
+            MethodSpec m;
+            m.method = info.method;
+            m.step.value = 0.1;
+            ExperimentConfig c = defaultExperiment();
+            c.methods = {m};
+            QCOMPARE(c.toJson()["methods"][0]["method"].get<std::string>(), std::string(info.key));
+            QCOMPARE(ExperimentConfig::fromJson(c.toJson()).methods[0].method, info.method);
+        }
+        QVERIFY(!findMethod("gpipe"));
+        QVERIFY(findMethod("gpipe", true) == Method::FillDrain);
+        QCOMPARE(methodKeyList(), std::string("pd, rpd, localsgd, sgd, fill-drain"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parseMethod("adam"));
+        QCOMPARE(scheduleKindName(ScheduleKind::LocalSgd), std::string("localsgd"));
+        QCOMPARE(parseScheduleKind("gpipe"), ScheduleKind::FillDrain);
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parseScheduleKind("sgd"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parseScheduleKind("rpd"));
+    }
+
     void everyKeyParses() {
         const ExperimentConfig c = ExperimentConfig::fromJson(everyKey(), "/base");
         QCOMPARE(c.name, std::string("all-keys"));
@@ -118,7 +143,7 @@ private slots:
         QCOMPARE(c.sampling.blowUpFactor, 1000.0);
         QCOMPARE(c.methods.size(), size_t(5));
         const MethodSpec& pd = c.methods[0];
-        QCOMPARE(pd.method, std::string("pd"));
+        QCOMPARE(pd.method, Method::PipeDream);
         QCOMPARE(pd.label, std::string("P"));
         QCOMPARE(pd.step.value, 0.5);
         QVERIFY(!pd.step.grid);
@@ -133,7 +158,7 @@ private slots:
         QCOMPARE(rpd.seed, 77ULL);
         QCOMPARE(c.methods[2].replicas, 2);
         QCOMPARE(c.methods[2].localSteps, 3);
-        QCOMPARE(c.methods[3].method, std::string("sgd"));
+        QCOMPARE(c.methods[3].method, Method::Sgd);
         QCOMPARE(c.methods[3].step.value, 0.125);
         QCOMPARE(c.methods[4].flushGroup, 5);
         QCOMPARE(c.methods[4].step.value, 1.0);
@@ -472,11 +497,11 @@ private slots:
 
     void defaultMethodLabels() {
         MethodSpec m;
-        m.method = "rpd";
+        m.method = Method::RandomizedPipeDream;
         m.delayMode = DelayMode::Uniform;
         QCOMPARE(QString::fromStdString(defaultMethodLabel(m, 8)),
                  QString("RPD (uniform, delta=60)"));
-        m.method = "localsgd";
+        m.method = Method::LocalSgd;
         m.localSteps = 5;
         QCOMPARE(QString::fromStdString(defaultMethodLabel(m, 16)),
                  QString("LocalSGD (R=16, H=5)"));

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <mutex>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -111,28 +113,28 @@ private slots:
             auto obj = buildObjective(c);
             QCOMPARE(obj->batches(), 6);
             const ExperimentPlan plan = planExperiment(c, *obj);
-            QCOMPARE(plan.pipeDreamMicrobatches, 18);
+            QCOMPARE(plan.budget.pipeDreamMicrobatches, 18);
             ScheduleParams pd;
             pd.stages = 4;
             pd.microbatches = 18;
             pd.costs = c.costs;
-            QCOMPARE(plan.slotBudget, buildTimeline(pd).totalSlots);
-            if (std::string(costs) == "default") QCOMPARE(plan.slotBudget, 2 * 18 + 2 * 3);
-            QCOMPARE(plan.updateBudget, 18LL * 4);
+            QCOMPARE(plan.budget.slotBudget, buildTimeline(pd).totalSlots);
+            if (std::string(costs) == "default") QCOMPARE(plan.budget.slotBudget, 2 * 18 + 2 * 3);
+            QCOMPARE(plan.budget.updateBudget, 18LL * 4);
             QCOMPARE(plan.runs.size(), size_t(5));
-            for (const RunPlan& r : plan.runs) {
-                if (!r.pipeline) {
-                    QCOMPARE(r.spec.method, std::string("rpd"));
+            for (const MethodRun& r : plan.runs) {
+                if (!r.pipeline()) {
+                    QCOMPARE(r.spec.method, Method::RandomizedPipeDream);
                     QCOMPARE(r.updates, 72LL);
                     QCOMPARE(r.delta, 14LL);  // S^2 - S/2 at S = 4
                     continue;
                 }
                 ScheduleParams p = r.schedule;
                 QCOMPARE(p.costs.backwardSlots, c.costs.backwardSlots);
-                QVERIFY2(buildTimeline(p).totalSlots <= plan.slotBudget, r.label.c_str());
+                QVERIFY2(buildTimeline(p).totalSlots <= plan.budget.slotBudget, r.label.c_str());
                 ++p.microbatches;
-                if (r.spec.method == "sgd") p.localSteps = p.microbatches;
-                QVERIFY2(buildTimeline(p).totalSlots > plan.slotBudget, r.label.c_str());
+                if (r.spec.method == Method::Sgd) p.localSteps = p.microbatches;
+                QVERIFY2(buildTimeline(p).totalSlots > plan.budget.slotBudget, r.label.c_str());
             }
             // The kinds and parameters the methods ask for.
             QCOMPARE(plan.runs[0].schedule.kind, ScheduleKind::PipeDream);
@@ -157,24 +159,24 @@ private slots:
         ExperimentConfig c = configOf(j);
         auto obj = buildObjective(c);
         ExperimentPlan plan = planExperiment(c, *obj);
-        QCOMPARE(plan.slotBudget, 51);
-        QCOMPARE(plan.pipeDreamMicrobatches, (51 - 6) / 2);
+        QCOMPARE(plan.budget.slotBudget, 51);
+        QCOMPARE(plan.budget.pipeDreamMicrobatches, (51 - 6) / 2);
         j["budget"] = {{"microbatches", 10}};
         plan = planExperiment(configOf(j), *obj);
-        QCOMPARE(plan.pipeDreamMicrobatches, 10);
-        QCOMPARE(plan.slotBudget, 26);
+        QCOMPARE(plan.budget.pipeDreamMicrobatches, 10);
+        QCOMPARE(plan.budget.slotBudget, 26);
         // Slots take precedence over microbatches and epochs.
         j["budget"] = {{"slots", 30}, {"microbatches", 10}, {"epochs", 9}};
         plan = planExperiment(configOf(j), *obj);
-        QCOMPARE(plan.slotBudget, 30);
-        QCOMPARE(plan.pipeDreamMicrobatches, 12);
+        QCOMPARE(plan.budget.slotBudget, 30);
+        QCOMPARE(plan.budget.pipeDreamMicrobatches, 12);
         j["budget"] = {{"microbatches", 10}, {"epochs", 9}};
-        QCOMPARE(planExperiment(configOf(j), *obj).pipeDreamMicrobatches, 10);
+        QCOMPARE(planExperiment(configOf(j), *obj).budget.pipeDreamMicrobatches, 10);
         // PD with NOAM = 1 sets the budget from its own (slower) run length.
         j = baseConfig();
         j["methods"][0]["noam"] = 1;
         plan = planExperiment(configOf(j), *obj);
-        QCOMPARE(plan.slotBudget, 18 * 2 * 4);
+        QCOMPARE(plan.budget.slotBudget, 18 * 2 * 4);
         // Too short for one microbatch.
         j = baseConfig();
         j["budget"] = {{"slots", 5}};
@@ -192,23 +194,23 @@ private slots:
         const ExperimentConfig c = configOf(j);
         const ExperimentResult res = runExperiment(c, twoThreads());
         QCOMPARE(res.methods.size(), size_t(5));
-        for (const MethodOutcome& o : res.methods) {
-            QVERIFY2(o.result.finished, o.plan.label.c_str());
+        for (const MethodRun& o : res.methods) {
+            QVERIFY2(o.result.finished, o.label.c_str());
             QCOMPARE(o.result.updates, 72LL);
-            if (o.plan.pipeline) QCOMPARE(o.result.microbatches, 18LL);
+            if (o.pipeline()) QCOMPARE(o.result.microbatches, 18LL);
         }
     }
 
     void equalTimeRunsFitTheBudget() {
         const ExperimentResult res = runExperiment(configOf(baseConfig()), twoThreads());
-        for (const MethodOutcome& o : res.methods) {
+        for (const MethodRun& o : res.methods) {
             QVERIFY(o.result.finished);
-            if (o.plan.pipeline) {
-                QVERIFY(o.result.totalSlots <= res.plan.slotBudget);
+            if (o.pipeline()) {
+                QVERIFY(o.result.totalSlots <= res.budget.slotBudget);
                 QCOMPARE(o.result.updates, o.result.microbatches * 4);
             }
         }
-        QCOMPARE(res.methods[0].result.totalSlots, res.plan.slotBudget);
+        QCOMPARE(res.methods[0].result.totalSlots, res.budget.slotBudget);
         QVERIFY(res.optimum > 0.0 || res.optimum == 0.0);
         QVERIFY(res.smoothness > 0.0);
     }
@@ -223,7 +225,7 @@ private slots:
         auto obj = buildObjective(c);
         obj->setOptimum(res.optimum);
         obj->setSmoothness(res.smoothness);
-        for (const MethodOutcome& o : res.methods) {
+        for (const MethodRun& o : res.methods) {
             QCOMPARE(o.sweep.size(), size_t(11));
             QVERIFY(!o.allDiverged);
             // Re-run every grid point independently and apply the rule: diverged = stopped,
@@ -232,7 +234,7 @@ private slots:
             double bestStep = 0.0;
             for (int a = -6; a <= 4; ++a) {
                 const double step = std::ldexp(1.0, a);
-                RunResult r = runOne(c, o.plan, step, obj, cpuBackendProvider());
+                RunResult r = runOne(c, o, step, obj, cpuBackendProvider());
                 const double f = r.finalObjective();
                 const bool diverged =
                     r.divergence.diverged || !std::isfinite(f) || f > r.initialObjective;
@@ -274,9 +276,9 @@ private slots:
         QCOMPARE(leftovers(out), 0);
 
         const std::vector<std::string> labels = {
-            res.methods[0].plan.label, res.methods[1].plan.label, res.methods[2].plan.label,
-            res.methods[3].plan.label, res.methods[4].plan.label, "PD huge"};
-        QCOMPARE(res.methods[5].plan.label, std::string("PD huge"));
+            res.methods[0].label, res.methods[1].label, res.methods[2].label,
+            res.methods[3].label, res.methods[4].label, "PD huge"};
+        QCOMPARE(res.methods[5].label, std::string("PD huge"));
         QVERIFY(res.methods[5].result.divergence.diverged);
         std::string header;
         for (const auto& l : labels) header += ",\"" + l + "\"";
@@ -342,7 +344,7 @@ private slots:
             const fs::path dl = out / ("delays_" + std::to_string(i) + ".csv");
             QCOMPARE(fs::exists(tl), r.timeline.has_value());
             const bool wantDelays =
-                res.methods[i].plan.pipeline && res.methods[i].plan.replicas == 1;
+                res.methods[i].pipeline() && res.methods[i].replicas == 1;
             QCOMPARE(fs::exists(dl), wantDelays);
             if (r.timeline) {
                 auto t = lines(readFile(tl));
@@ -376,7 +378,7 @@ private slots:
               "pd_microbatches", "notices", "cancelled", "methods"}) {
             QVERIFY2(s.contains(key), key);
         }
-        QCOMPARE(s["slot_budget"].get<int>(), res.plan.slotBudget);
+        QCOMPARE(s["slot_budget"].get<int>(), res.budget.slotBudget);
         QCOMPARE(s["methods"].size(), labels.size());
         for (size_t i = 0; i < labels.size(); ++i) {
             const json& m = s["methods"][i];
@@ -464,13 +466,94 @@ private slots:
             IoError, writeFileAtomically((tmp.path() + "/no/such/dir/a.txt").toStdString(), "x"));
     }
 
+    // The app's path (objective cache, methods taken from the previous result) gives exactly
+    // what a fresh run gives, and reruns only the methods an edit affects.
+    void cachedAndReusedRunsEqualAFreshRun() {
+        json j = baseConfig();
+        j["methods"][0]["step_size"] = {{"grid", {-4, -2}}};
+        const ExperimentConfig first = configOf(j);
+        ObjectiveCache cache;
+        RunOptions o = twoThreads();
+        o.objectives = &cache;
+        const ExperimentResult before = runExperiment(first, o);
+        const auto cachedObjective = cache.get(first);
+        j["methods"][1]["step_size"] = 0.04;  // only RPD changes
+        const ExperimentConfig edited = configOf(j);
+        std::vector<ChunkPosition> chunks;
+        std::mutex chunksMutex;
+        o.previous = &before;
+        o.onChunk = [&](const ChunkPosition& at, const RunResult&) {
+            std::lock_guard<std::mutex> lock(chunksMutex);
+            chunks.push_back(at);
+        };
+        const ExperimentResult reused = runExperiment(edited, o);
+        QVERIFY(cache.get(edited) == cachedObjective);  // same data: not built again
+        const ExperimentResult fresh = runExperiment(edited, twoThreads());
+        QCOMPARE(reused.methods.size(), fresh.methods.size());
+        for (size_t i = 0; i < fresh.methods.size(); ++i) {
+            const RunResult& a = reused.methods[i].result;
+            const RunResult& b = fresh.methods[i].result;
+            QCOMPARE(a.objectivePerUpdate, b.objectivePerUpdate);
+            QCOMPARE(a.objectivePerSlot, b.objectivePerSlot);
+            QCOMPARE(a.stepSize, b.stepSize);
+            QCOMPARE(reused.methods[i].sweep.size(), fresh.methods[i].sweep.size());
+        }
+        QCOMPARE(reused.optimum, fresh.optimum);
+        // PD's grid (3 points) was taken whole from `before`: one call, as a finished single
+        // point; RPD ran again, chunk by chunk.
+        auto of = [&](size_t method) {
+            std::vector<ChunkPosition> out;
+            for (const ChunkPosition& p : chunks) {
+                if (p.method == method) out.push_back(p);
+            }
+            return out;
+        };
+        QCOMPARE(of(0).size(), size_t(1));
+        QCOMPARE(of(0)[0].gridPoints, 1);
+        QCOMPARE(of(0)[0].fraction, 1.0);
+        QVERIFY(!of(1).empty());
+    }
+
+    // Live hooks name the method and the grid point; the plan comes before any chunk.
+    void liveHooksReceiveMethodAndGridIndex() {
+        json j = baseConfig();
+        j["methods"] = json::array({{{"method", "pd"}, {"step_size", {{"grid", {-5, -3}}}}},
+                                    {{"method", "rpd"}, {"step_size", 0.05}}});
+        std::mutex mutex;
+        bool planned = false;
+        bool chunkBeforePlan = false;
+        std::map<size_t, std::set<int>> gridPoints;
+        std::map<size_t, double> stepOfPoint;
+        RunOptions o = twoThreads();
+        o.onPlanned = [&](const ExperimentResult& r) {
+            std::lock_guard<std::mutex> lock(mutex);
+            planned = r.methods.size() == 2 && !r.methods[0].result.finished;
+        };
+        o.onChunk = [&](const ChunkPosition& at, const RunResult& r) {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (!planned) chunkBeforePlan = true;
+            gridPoints[at.method].insert(at.gridIndex);
+            if (at.method == 0) {
+                QCOMPARE(at.gridPoints, 3);
+                QCOMPARE(r.stepSize, std::ldexp(1.0, -5 + at.gridIndex));
+            } else {
+                QCOMPARE(at.gridPoints, 1);
+            }
+            QVERIFY(at.methodFraction() >= 0.0 && at.methodFraction() <= 1.0);
+        };
+        runExperiment(configOf(j), o);
+        QVERIFY(!chunkBeforePlan);
+        QCOMPARE(gridPoints[0], (std::set<int>{0, 1, 2}));
+        QCOMPARE(gridPoints[1], (std::set<int>{0}));
+    }
+
     void cancelStopsAnExperiment() {
         std::atomic<bool> cancel{true};
         RunOptions o = twoThreads();
         o.cancel = &cancel;
         const ExperimentResult res = runExperiment(configOf(baseConfig()), o);
         QVERIFY(res.cancelled);
-        for (const MethodOutcome& m : res.methods) QVERIFY(!m.result.finished);
+        for (const MethodRun& m : res.methods) QVERIFY(!m.result.finished);
     }
 
     // The results' tables are built with to_chars: every number must read as the ostream with
@@ -500,7 +583,7 @@ private slots:
         auto text = lines(summaryText(res));
         QCOMPARE(text.size(), 1 + res.methods.size());
         for (size_t i = 0; i < res.methods.size(); ++i) {
-            QVERIFY(text[i + 1].find(res.methods[i].plan.label) != std::string::npos);
+            QVERIFY(text[i + 1].find(res.methods[i].label) != std::string::npos);
         }
     }
 };

@@ -33,7 +33,7 @@ ExperimentConfig smallConfig(const std::string& methodName) {
     c.batchSize = 6;
     c.budget.microbatches = 24;
     MethodSpec m;
-    m.method = methodName;
+    m.method = parseMethod(methodName);
     m.step.value = 0.5;
     m.delta = 5;
     m.localSteps = 2;
@@ -172,7 +172,7 @@ private slots:
         ExperimentConfig c = smallConfig(method.toStdString());
         auto objective = buildObjective(c);
         ExperimentPlan plan = planExperiment(c, *objective);
-        const RunPlan& run = plan.runs.front();
+        const MethodRun& run = plan.runs.front();
         auto notices = std::make_shared<std::vector<std::string>>();
         try {
             runOne(c, run, 0.5, objective, failingProvider(25, false, notices));

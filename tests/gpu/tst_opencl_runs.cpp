@@ -13,7 +13,8 @@
 #include "opencl_backend.hpp"
 #include "opencl_test_support.hpp"
 #include "replay/cpu_backend.hpp"
-#include "replay/replay.hpp"
+#include "replay/pipeline_replay.hpp"
+#include "replay/rpd_replay.hpp"
 
 using namespace pipelens;
 using pipelens::gpu::Precision;
@@ -42,7 +43,7 @@ ExperimentConfig baseConfig(bool logistic) {
 
 MethodSpec methodSpec(const std::string& name, double step) {
     MethodSpec m;
-    m.method = name;
+    m.method = parseMethod(name);
     m.step.value = step;
     return m;
 }
@@ -143,7 +144,7 @@ private slots:
         c.methods = {m};
         auto objective = buildObjective(c);
         ExperimentPlan plan = planExperiment(c, *objective);
-        const RunPlan& run = plan.runs.front();
+        const MethodRun& run = plan.runs.front();
         RunResult cpu = runOne(c, run, m.step.value, objective, cpuBackendProvider());
         RunResult ocl = runOne(c, run, m.step.value, objective,
                                openCl(static_cast<Precision>(precision)));
@@ -161,7 +162,7 @@ private slots:
         p.microbatches = 30;
         p.replicas = 3;
         p.localSteps = 2;
-        cfg.method = "localsgd";
+        cfg.method = Method::LocalSgd;
         cfg.timeline = buildTimeline(p);
         cfg.replicas = 3;
         cfg.stepSize = 0.5;

@@ -142,7 +142,7 @@ private slots:
         QVERIFY(cursor < w.playback()->totalSlots());
         // Several blocks update in one slot, so the cursor (which counts slots) goes to the end
         // of the slot in which the clicked update count is reached.
-        const MethodRun& run = w.controller()->latest()->runs[static_cast<size_t>(
+        const MethodRun& run = w.controller()->latest()->runs()[static_cast<size_t>(
             w.heatmapMethodIndex())];
         const long long done = run.updatesBefore(cursor);
         const long long before = run.updatesBefore(cursor - 1);

@@ -108,9 +108,9 @@ private slots:
         m->list()->item(2)->setCheckState(Qt::Checked);
         QCOMPARE(c.config().methods.size(), size_t(3));
         QCOMPARE(c.config().methods[2].localSteps, 3);
-        m->addMethod("fill-drain");
+        m->addMethod(Method::FillDrain);
         QCOMPARE(c.config().methods.size(), size_t(4));
-        QCOMPARE(c.config().methods[3].method, std::string("fill-drain"));
+        QCOMPARE(c.config().methods[3].method, Method::FillDrain);
         // The last checked method cannot be unchecked: the engine needs at least one.
         for (int i = 1; i < m->list()->count(); ++i) m->list()->item(i)->setCheckState(Qt::Unchecked);
         QCOMPARE(c.config().methods.size(), size_t(1));

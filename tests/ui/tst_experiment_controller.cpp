@@ -25,7 +25,7 @@ private slots:
         QVERIFY(test::waitForCurrentResults(c));
         QCOMPARE(ready.count(), 1);
         const SnapshotPtr s = c.latest();
-        QCOMPARE(s->runs.size(), c.config().methods.size());
+        QCOMPARE(s->runs().size(), c.config().methods.size());
         // The same numbers as the engine run directly with the same config on the same backend
         // (the default config's backend is "auto": OpenCL where a device exists).
         std::vector<std::string> notices;
@@ -34,7 +34,7 @@ private slots:
         options.backend = backend.provider;
         options.backendName = backend.name;
         const ExperimentResult direct = runExperiment(c.config(), options);
-        for (size_t i = 0; i < s->runs.size(); ++i) {
+        for (size_t i = 0; i < s->runs().size(); ++i) {
             QCOMPARE(s->result(i).objectivePerUpdate, direct.methods[i].result.objectivePerUpdate);
         }
         QVERIFY(s->totalSlots > 0);

@@ -36,9 +36,9 @@ private slots:
         const int S = stages;
         // Closed forms, by hand: S^2 - S/2 (even S), S^2 - S/2 - 1/2 (odd S); mean ~ S^2/2.
         const double handMax = S % 2 == 0 ? S * S - S / 2.0 : S * S - S / 2.0 - 0.5;
-        for (size_t i = 0; i < s->runs.size(); ++i) {
+        for (size_t i = 0; i < s->runs().size(); ++i) {
             const RunResult& r = s->result(i);
-            const QString label = s->runs[i].label;
+            const QString label = s->label(i);
             if (!r.timeline) continue;
             const Timeline tl = buildTimeline(r.timeline->params);  // independent rebuild
             const Utilization u = utilization(tl);
@@ -49,7 +49,7 @@ private slots:
                 QCOMPARE(strip.value(QStringLiteral("stash stage %1").arg(st + 1), label),
                          static_cast<double>(tl.peakStash[static_cast<size_t>(st)]));
             }
-            if (s->runs[i].method == "pd") {
+            if (s->runs()[i].spec.method == Method::PipeDream) {
                 const DelayStats d = delayStats(DelayTable(tl), 0.5);
                 QCOMPARE(strip.value("max delay", label), static_cast<double>(d.max));
                 QCOMPARE(strip.value("mean delay", label), d.mean);
@@ -60,7 +60,7 @@ private slots:
                 QCOMPARE(strip.value("pd slots formula", label), 2.0 * N + 2.0 * (S - 1));
                 QCOMPARE(strip.value("pd slots formula", label), static_cast<double>(tl.totalSlots));
             }
-            if (s->runs[i].method == "localsgd") {
+            if (s->runs()[i].spec.method == Method::LocalSgd) {
                 const int H = tl.params.localSteps;
                 QCOMPARE(strip.value("localsgd round slots formula", label),
                          2.0 * S * H + 2.0 * (S - 1));
@@ -101,7 +101,7 @@ private slots:
         // One RPD run in the default experiment: mean, total and three terms.
         QCOMPARE(chart.theoremSeries().size(), 5);
         size_t rpd = 0;
-        while (s->runs[rpd].method != "rpd") ++rpd;
+        while (s->runs()[rpd].spec.method != Method::RandomizedPipeDream) ++rpd;
         const RunResult& r = s->result(rpd);
         QVERIFY(r.theorem.has_value());
         QLineSeries* mean = chart.theoremSeries()[0];

@@ -28,7 +28,7 @@ ExperimentConfig longRun(double stepSize) {
     c.budget = BudgetSpec{};
     c.budget.microbatches = 5000;
     MethodSpec pd;
-    pd.method = "pd";
+    pd.method = Method::PipeDream;
     pd.step.value = stepSize;
     c.methods = {pd};
     return c;

@@ -66,7 +66,7 @@ private slots:
         QCOMPARE(w.lossChart()->snapshot(), s);
         QCOMPARE(w.gantt()->timeline()->params.stages, 4);
         QCOMPARE(w.heatmap()->delays()->stages(), 4);
-        QCOMPARE(w.figureStrip()->value("formula max delay", s->runs[0].label),
+        QCOMPARE(w.figureStrip()->value("formula max delay", s->label(0)),
                  static_cast<double>(pipeDreamMaxDelayFormula(4)));
     }
 
@@ -77,7 +77,7 @@ private slots:
         const SnapshotPtr s = w.controller()->latest();
         const int pd = w.heatmapMethodIndex();
         QVERIFY(pd >= 0);
-        QCOMPARE(s->runs[static_cast<size_t>(pd)].method, std::string("pd"));
+        QCOMPARE(s->runs()[static_cast<size_t>(pd)].spec.method, Method::PipeDream);
         // Recompute PD's delays from its schedule, independently of the run.
         const DelayTable expected(buildTimeline(s->result(static_cast<size_t>(pd)).timeline->params));
         QCOMPARE(w.heatmap()->delays()->updates(), expected.updates());
@@ -99,7 +99,7 @@ private slots:
         w.playback()->setCursor(slot);
         QCOMPARE(w.gantt()->cursorSlot(), slot);
         QCOMPARE(w.lossChart()->cursorSlot(), slot);
-        const auto& run = s->runs[static_cast<size_t>(w.heatmapMethodIndex())];
+        const auto& run = s->runs()[static_cast<size_t>(w.heatmapMethodIndex())];
         QCOMPARE(w.heatmap()->cursorUpdate(), run.updatesBefore(slot));
         // Updates happen in slots before the cursor, none at or after it.
         const long long k = run.updatesBefore(slot);

@@ -50,7 +50,7 @@ private slots:
         QCOMPARE(e2.data.rows / e2.batchSize, 60);
         std::vector<long long> deltas;
         for (const MethodSpec& m : e2.methods) {
-            if (m.method == "rpd") deltas.push_back(m.delta);
+            if (m.method == Method::RandomizedPipeDream) deltas.push_back(m.delta);
         }
         QCOMPARE(deltas, (std::vector<long long>{8, 30, 60, 180, 420}));
         const ExperimentConfig e4 = loadPreset("e4-scaling").config;

@@ -1,0 +1,24 @@
+#pragma once
+// Keeps the objective of the last config (data set, f*, L), so a change of S, gamma or a method
+// does not synthesise the data and solve for f* again. Safe to share between threads.
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace pipelens {
+
+struct ExperimentConfig;
+class LinearObjective;
+
+class ObjectiveCache {
+public:
+    // The objective for `config` with f* and L already computed (safe to share across threads).
+    std::shared_ptr<const LinearObjective> get(const ExperimentConfig& config);
+
+private:
+    std::mutex mutex_;
+    std::string key_;
+    std::shared_ptr<const LinearObjective> objective_;
+};
+
+}  // namespace pipelens

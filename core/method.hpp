@@ -1,0 +1,47 @@
+#pragma once
+// The training methods PipeLens compares, and the one table of what is keyed per method: the
+// name used in configs, results and on the command line, the short and long labels the views
+// show, and the slot schedule a pipeline method walks.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "schedule/timeline.hpp"
+
+namespace pipelens {
+
+enum class Method : std::uint8_t { PipeDream, RandomizedPipeDream, LocalSgd, Sgd, FillDrain };
+
+struct MethodInfo {
+    Method method;
+    std::string_view key;          // configs, results and the CLI: "pd", "rpd", ...
+    std::string_view shortLabel;   // compact views: "PD", "RPD", ...
+    std::string_view description;  // method pickers: "PipeDream (1F1B, weight stashing)"
+    std::optional<ScheduleKind> schedule;  // slot timeline walked; none for RPD (no slots)
+    std::string_view aliases;      // other accepted spellings of `key` (space separated)
+};
+
+inline constexpr std::array<MethodInfo, 5> kMethods{{
+    {Method::PipeDream, "pd", "PD", "PipeDream (1F1B, weight stashing)", ScheduleKind::PipeDream,
+     "pipedream"},
+    {Method::RandomizedPipeDream, "rpd", "RPD", "Randomized PipeDream", std::nullopt, ""},
+    {Method::LocalSgd, "localsgd", "LSGD", "LocalSGD", ScheduleKind::LocalSgd, "local-sgd"},
+    {Method::Sgd, "sgd", "SGD", "Sequential SGD", ScheduleKind::LocalSgd, ""},
+    {Method::FillDrain, "fill-drain", "FD", "Fill-drain SGD (GPipe)", ScheduleKind::FillDrain,
+     "filldrain gpipe"},
+}};
+
+const MethodInfo& methodInfo(Method method);
+inline std::string methodName(Method method) { return std::string(methodInfo(method).key); }
+// The method named `text` (its key, or with `aliases` also another spelling); nullopt if none.
+std::optional<Method> findMethod(std::string_view text, bool aliases = false);
+// As findMethod, but throws ConfigError naming `field`, the value and the allowed keys.
+Method parseMethod(std::string_view text, const std::string& field = "method");
+// "pd, rpd, localsgd, sgd, fill-drain": the keys in table order, for messages.
+std::string methodKeyList();
+// True for the methods that walk a slot timeline (everything but RPD).
+inline bool isPipeline(Method method) { return methodInfo(method).schedule.has_value(); }
+
+}  // namespace pipelens
