@@ -227,8 +227,10 @@ int main(int argc, char** argv) {
             const int c = static_cast<int>(i / static_cast<std::size_t>(d));
             return 0.001 * 0.5 * (std::min(n, (c + 1) * chunk) - c * chunk);
         });
+        // A fresh z: sample_updates above moved z by X delta.
+        cl::Buffer zFill = B.filled(n, 0.1);
         const double lp = B.time("loss_partials", cl::NDRange((n + wg - 1) / wg * wg),
-                                 cl::NDRange(wg), z, y, n, 1, partial, Local{wg * B.real()});
+                                 cl::NDRange(wg), zFill, y, n, 1, partial, Local{wg * B.real()});
         row("loss_partials", "logistic loss of z, all rows", lp, 2.0 * n * R, 5.0 * n, peak);
         {
             // z = 0.1, y = 0.5 everywhere: one group's partial is its rows times one row's loss.
