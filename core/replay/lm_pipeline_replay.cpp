@@ -93,7 +93,7 @@ LmPipelineReplay<Real>::LmPipelineReplay(std::shared_ptr<const CharTransformerPr
 
     RunResult& r = this->result_;
     r.method = config_.method;
-    r.label = config_.label.empty() ? config_.method : config_.label;
+    r.label = config_.label.empty() ? methodName(config_.method) : config_.label;
     r.stages = S;
     r.stepSize = config_.stepSize;
     r.microbatches = N;

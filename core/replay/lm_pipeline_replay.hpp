@@ -9,13 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "method.hpp"
 #include "replay/lm_replay.hpp"
 #include "schedule/timeline.hpp"
 
 namespace pipelens {
 
 struct LmPipelineConfig {
-    std::string method = "pd";  // "pd" or "localsgd" (a label; the timeline decides the order)
+    Method method = Method::PipeDream;  // PD or LocalSGD (a label; the timeline decides the order)
     std::string label;
     Timeline timeline;          // PD or LocalSGD timeline of the problem's S stages
     int replicas = 1;           // LocalSGD: R (microbatch m acts on replica m mod R)

@@ -40,8 +40,8 @@ LmRpdReplay<Real>::LmRpdReplay(std::shared_ptr<const CharTransformerProblem> pro
     delays_.assign(static_cast<std::size_t>(S), 0);
 
     RunResult& r = this->result_;
-    r.method = "rpd";
-    r.label = config_.label.empty() ? "rpd" : config_.label;
+    r.method = Method::RandomizedPipeDream;
+    r.label = config_.label.empty() ? methodName(r.method) : config_.label;
     r.stages = S;
     r.stepSize = config_.stepSize;
     r.maxDelay = config_.maxDelay;

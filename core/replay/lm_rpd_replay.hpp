@@ -12,6 +12,7 @@
 #include "objective/lm/lm_random.hpp"
 #include "replay/delays.hpp"
 #include "replay/lm_replay.hpp"
+#include "replay/rpd_replay.hpp"
 
 namespace pipelens {
 

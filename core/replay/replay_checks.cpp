@@ -6,7 +6,7 @@
 #include <string>
 
 #include "errors.hpp"
-#include "replay/replay.hpp"
+#include "replay/rpd_replay.hpp"
 
 namespace pipelens {
 

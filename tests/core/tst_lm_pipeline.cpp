@@ -25,7 +25,7 @@ struct GoldenRun {
 GoldenRun runGolden(const std::string& name, LmPrecision precision, bool logFull) {
     const auto c = golden_lm::caseJson(name);
     LmPipelineConfig cfg;
-    cfg.method = c["method"];
+    cfg.method = parseMethod(c["method"].get<std::string>());
     cfg.timeline = buildTimeline(golden::scheduleParams(c));
     cfg.replicas = c.value("replicas", 1);
     cfg.stepSize = c["step_size"];
@@ -200,7 +200,7 @@ private slots:
             sp.microbatches = 200;
             sp.localSteps = 2;
             LmPipelineConfig cfg;
-            cfg.method = method.toStdString();
+            cfg.method = parseMethod(method.toStdString());
             cfg.timeline = buildTimeline(sp);
             cfg.replicas = method == "pd" ? 1 : cfg.timeline.params.replicas;
             cfg.stepSize = 0.5;
