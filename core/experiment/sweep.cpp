@@ -2,9 +2,9 @@
 
 #include <chrono>
 #include <mutex>
-#include <thread>
 
 #include "errors.hpp"
+#include "util/parallel_for.hpp"
 
 namespace pipelens {
 namespace {
@@ -17,7 +17,7 @@ struct PointWork {
     std::shared_ptr<const LinearObjective> objective;
     double optimum = 0.0;
     ExperimentPlan plan;
-    std::vector<MethodOutcome> methods;
+    std::vector<MethodRun> methods;
     std::size_t remaining = 0;  // methods not finished (guarded by the sweep's mutex)
     bool cancelled = false;
 };
@@ -32,7 +32,7 @@ void build(PointWork& w) {
     });
 }
 
-MethodOutcome runPointMethod(PointWork& w, std::size_t method, const SweepRunOptions& o) {
+MethodRun runPointMethod(PointWork& w, std::size_t method, const SweepRunOptions& o) {
     build(w);
     RunOptions run;
     run.backend = o.backend;
@@ -41,7 +41,7 @@ MethodOutcome runPointMethod(PointWork& w, std::size_t method, const SweepRunOpt
     return runMethod(w.config, w.plan.runs[method], w.objective, run);
 }
 
-bool outcomeCancelled(const MethodOutcome& m) {
+bool outcomeCancelled(const MethodRun& m) {
     return m.result.cancelled || m.grid.empty();
 }
 
@@ -55,18 +55,18 @@ double methodWeight(const ExperimentConfig& c, std::size_t method) {
 }  // namespace
 
 PointResult makePointResult(const SweepSpec& spec, std::size_t index, double optimum,
-                            const std::vector<MethodOutcome>& methods) {
+                            const std::vector<MethodRun>& methods) {
     PointResult p;
     p.index = index;
     p.value = spec.values.at(index);
     p.seeds = spec.seeds;
     p.optimum = optimum;
-    for (const MethodOutcome& o : methods) {
+    for (const MethodRun& o : methods) {
         MethodPoint m;
-        m.label = o.plan.label;
-        m.method = o.plan.spec.method;
-        m.rule = o.plan.spec.step.rule;
-        m.tuned = o.plan.spec.step.grid;
+        m.label = o.label;
+        m.method = methodName(o.spec.method);
+        m.rule = o.spec.step.rule;
+        m.tuned = o.spec.step.grid;
         m.chosen = o.chosen;
         m.grid = o.grid;
         const GridStep& g = o.grid.at(static_cast<std::size_t>(o.chosen));
@@ -75,8 +75,8 @@ PointResult makePointResult(const SweepSpec& spec, std::size_t index, double opt
         m.finalGap = g.finalGap;
         m.finalObjective = g.finalObjective;
         m.updates = o.result.updates;
-        m.totalSlots = o.plan.pipeline ? o.result.totalSlots : 0;
-        m.curveAxis = o.plan.pipeline ? "slot" : "update";
+        m.totalSlots = o.pipeline() ? o.result.totalSlots : 0;
+        m.curveAxis = o.pipeline() ? "slot" : "update";
         m.curveMean = o.curve.mean;
         m.curveSd = o.curve.sd;
         p.methods.push_back(std::move(m));
@@ -90,7 +90,7 @@ std::optional<PointResult> runSweepPoint(const SweepSpec& spec, std::size_t inde
     w.index = index;
     w.config = spec.pointConfig(index);
     for (std::size_t m = 0; m < w.config.methods.size(); ++m) {
-        MethodOutcome o = runPointMethod(w, m, options);
+        MethodRun o = runPointMethod(w, m, options);
         if (outcomeCancelled(o)) return std::nullopt;
         w.methods.push_back(std::move(o));
     }
@@ -128,59 +128,35 @@ SweepOutcome runSweep(const SweepSpec& spec, SweepPoints done, const SweepRunOpt
         }
         work.push_back(std::move(w));
     }
-    std::mutex mutex;
-    std::exception_ptr failure;
+    std::mutex mutex;  // guards the points' state and the progress counters
     double weightDone = 0.0;
-    std::size_t next = 0;
-    auto worker = [&] {
-        for (;;) {
-            Job job{};
-            {
-                std::lock_guard<std::mutex> lock(mutex);
-                if (next >= jobs.size() || failure) return;
-                if (options.cancel && options.cancel->load()) return;
-                job = jobs[next++];
-            }
-            try {
-                MethodOutcome o = runPointMethod(*job.point, job.method, options);
-                std::lock_guard<std::mutex> lock(mutex);
-                PointWork& w = *job.point;
-                w.cancelled = w.cancelled || outcomeCancelled(o);
-                w.methods[job.method] = std::move(o);
-                weightDone += job.weight;
-                if (--w.remaining == 0 && !w.cancelled) {
-                    out.points[w.index] = makePointResult(spec, w.index, w.optimum, w.methods);
-                    w.methods.clear();  // free the runs: the point result has what is kept
-                    ++pointsDone;
-                    if (options.onPoint) options.onPoint(*out.points[w.index]);
-                }
-                if (options.onProgress) {
-                    SweepProgress p;
-                    p.pointsDone = pointsDone;
-                    p.points = spec.points();
-                    p.fractionDone = totalWeight > 0 ? weightDone / totalWeight : 1.0;
-                    p.elapsedSeconds =
-                        std::chrono::duration<double>(Clock::now() - start).count();
-                    if (weightDone > 0) {
-                        p.remainingSeconds =
-                            p.elapsedSeconds * (totalWeight - weightDone) / weightDone;
-                    }
-                    options.onProgress(p);
-                }
-            } catch (...) {
-                std::lock_guard<std::mutex> lock(mutex);
-                if (!failure) failure = std::current_exception();
-            }
+    parallelFor(jobs.size(), options.threads, [&](std::size_t j) {
+        if (options.cancel && options.cancel->load()) return;  // jobs not started are skipped
+        const Job& job = jobs[j];
+        MethodRun o = runPointMethod(*job.point, job.method, options);
+        std::lock_guard<std::mutex> lock(mutex);
+        PointWork& w = *job.point;
+        w.cancelled = w.cancelled || outcomeCancelled(o);
+        w.methods[job.method] = std::move(o);
+        weightDone += job.weight;
+        if (--w.remaining == 0 && !w.cancelled) {
+            out.points[w.index] = makePointResult(spec, w.index, w.optimum, w.methods);
+            w.methods.clear();  // free the runs: the point result has what is kept
+            ++pointsDone;
+            if (options.onPoint) options.onPoint(*out.points[w.index]);
         }
-    };
-    unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
-                                           : std::max(1u, std::thread::hardware_concurrency());
-    threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(jobs.size())));
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-    worker();
-    for (auto& t : pool) t.join();
-    if (failure) std::rethrow_exception(failure);
+        if (options.onProgress) {
+            SweepProgress p;
+            p.pointsDone = pointsDone;
+            p.points = spec.points();
+            p.fractionDone = totalWeight > 0 ? weightDone / totalWeight : 1.0;
+            p.elapsedSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+            if (weightDone > 0) {
+                p.remainingSeconds = p.elapsedSeconds * (totalWeight - weightDone) / weightDone;
+            }
+            options.onProgress(p);
+        }
+    });
     for (const auto& p : out.points) out.cancelled = out.cancelled || !p;
     return out;
 }

@@ -40,7 +40,7 @@ std::optional<PointResult> runSweepPoint(const SweepSpec& spec, std::size_t inde
 
 // Builds a point's result from its experiment's method outcomes (in config order).
 PointResult makePointResult(const SweepSpec& spec, std::size_t index, double optimum,
-                            const std::vector<MethodOutcome>& methods);
+                            const std::vector<MethodRun>& methods);
 
 struct SweepOutcome {
     SweepPoints points;     // every point done, those given plus those computed

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "errors.hpp"
+#include "util/format_number.hpp"
 #include "experiment/results.hpp"
 
 namespace pipelens {
@@ -28,12 +29,6 @@ std::string readText(const fs::path& p) {
 }
 
 // The shortest text that reads back to the same double ("0.1", not "0.10000000000000001").
-std::string csvNumber(double v) {
-    char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    return std::string(buf, r.ptr);
-}
-
 std::string csvText(const std::string& t) {
     std::string out = "\"";
     for (char c : t) out += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -138,11 +133,11 @@ std::string sweepSummaryCsv(const SweepSpec& spec, const SweepPoints& points) {
     for (const auto& p : points) {
         if (!p) continue;
         for (const MethodPoint& m : p->methods) {
-            s << p->index << ',' << csvNumber(p->value) << ',' << m.method << ','
+            s << p->index << ',' << formatNumber(p->value) << ',' << m.method << ','
               << csvText(m.label) << ',' << (m.tuned ? stepRuleName(m.rule) : "fixed") << ','
-              << csvNumber(m.stepSize) << ',' << csvNumber(m.finalGap.mean) << ','
-              << csvNumber(m.finalGap.sd) << ',' << csvNumber(m.finalObjective.mean) << ','
-              << csvNumber(m.finalObjective.sd) << ',' << (m.allDiverged ? 1 : 0) << ','
+              << formatNumber(m.stepSize) << ',' << formatNumber(m.finalGap.mean) << ','
+              << formatNumber(m.finalGap.sd) << ',' << formatNumber(m.finalObjective.mean) << ','
+              << formatNumber(m.finalObjective.sd) << ',' << (m.allDiverged ? 1 : 0) << ','
               << p->seeds << ',' << m.updates << ',' << m.totalSlots << '\n';
         }
     }

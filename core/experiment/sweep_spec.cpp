@@ -43,7 +43,7 @@ const AxisInfo& axisInfo(SweepAxis axis) {
 // Sets the parameter of every method of one kind; a sweep over a parameter no method has is
 // a mistake, not a no-op.
 template <typename Set>
-void setOnMethods(ExperimentConfig& c, const std::string& method, const char* axis, Set set) {
+void setOnMethods(ExperimentConfig& c, Method method, const char* axis, Set set) {
     bool any = false;
     for (MethodSpec& m : c.methods) {
         if (m.method == method) {
@@ -53,7 +53,7 @@ void setOnMethods(ExperimentConfig& c, const std::string& method, const char* ax
     }
     if (!any) {
         throw ConfigError(std::string("axis.name = \"") + axis + "\" is not allowed here: no " +
-                          method + " method in the experiment");
+                          methodName(method) + " method in the experiment");
     }
 }
 
@@ -62,16 +62,16 @@ void applyAxis(ExperimentConfig& c, SweepAxis axis, double v) {
     switch (axis) {
         case SweepAxis::Stages: c.stages = n; break;
         case SweepAxis::Delta:
-            setOnMethods(c, "rpd", "delta", [&](MethodSpec& m) { m.delta = n; });
+            setOnMethods(c, Method::RandomizedPipeDream, "delta", [&](MethodSpec& m) { m.delta = n; });
             break;
         case SweepAxis::LocalSteps:
-            setOnMethods(c, "localsgd", "local_steps", [&](MethodSpec& m) { m.localSteps = n; });
+            setOnMethods(c, Method::LocalSgd, "local_steps", [&](MethodSpec& m) { m.localSteps = n; });
             break;
         case SweepAxis::Replicas:
-            setOnMethods(c, "localsgd", "replicas", [&](MethodSpec& m) { m.replicas = n; });
+            setOnMethods(c, Method::LocalSgd, "replicas", [&](MethodSpec& m) { m.replicas = n; });
             break;
         case SweepAxis::Noam:
-            setOnMethods(c, "pd", "noam", [&](MethodSpec& m) { m.noam = n; });
+            setOnMethods(c, Method::PipeDream, "noam", [&](MethodSpec& m) { m.noam = n; });
             break;
         case SweepAxis::GradientNoise: c.objective.gradientNoise = v; break;
         case SweepAxis::StepSize:

@@ -243,12 +243,12 @@ private slots:
         c.seeds = 3;
         c.methods.resize(1);  // PD, with a shuffled batch order that each seed changes
         const ExperimentResult r = runExperiment(c);
-        const MethodOutcome& o = r.methods[0];
+        const MethodRun& o = r.methods[0];
         QCOMPARE(o.grid.size(), size_t(4));
         const GridStep& g = o.grid[1];
         std::vector<double> gaps;
         for (int s = 0; s < 3; ++s) {
-            const RunResult one = runOne(seededConfig(c, s), seededPlan(o.plan, s), g.stepSize,
+            const RunResult one = runOne(seededConfig(c, s), seededPlan(o, s), g.stepSize,
                                          buildObjective(c), cpuBackendProvider());
             gaps.push_back(one.finalObjective() - r.optimum);
         }
@@ -269,7 +269,7 @@ private slots:
                                      {"delta", 1}}});
         j["seeds"] = 2;
         const ExperimentResult r = runExperiment(ExperimentConfig::fromJson(j));
-        const MethodOutcome& o = r.methods[0];
+        const MethodRun& o = r.methods[0];
         std::vector<GridCandidate> grid;
         for (const GridStep& g : o.grid) grid.push_back({g.stepSize, g.finalGap.mean, g.diverged, g.tail});
         QCOMPARE(o.chosen, pickStable(grid));
