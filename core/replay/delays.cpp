@@ -120,8 +120,7 @@ DelayStats statsFromPatterns(const std::vector<Pattern>& patterns, int stages, i
     DelayStats st;
     st.stages = stages;
     st.microbatches = microbatches;
-    st.formulaMax = static_cast<double>(stages) * stages - stages / 2.0 -
-                    (stages % 2 == 1 ? 0.5 : 0.0);
+    st.formulaMax = static_cast<double>(pipeDreamMaxDelayFormula(stages));
     st.formulaMean = static_cast<double>(stages) * stages / 2.0;
     long double sum = 0.0L;
     long long hi = 0;
