@@ -1,15 +1,7 @@
 #include "gantt_chart.hpp"
 
 #include <QFontMetricsF>
-#include <QGuiApplication>
-#include <QHelpEvent>
-#include <QKeyEvent>
-#include <QMouseEvent>
-#include <QPaintEvent>
 #include <QPainter>
-#include <QStyleHints>
-#include <QToolTip>
-#include <QWheelEvent>
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -17,6 +9,8 @@
 #include <vector>
 
 #include "chart_support.hpp"
+#include "schedule/phases.hpp"
+#include "schedule/timeline_index.hpp"
 
 namespace pipelens::ui {
 
@@ -25,34 +19,25 @@ namespace {
 constexpr double kMinVisibleSlots = 4.0;
 const QString kEmptyText = QStringLiteral("Run an experiment to see its pipeline");
 
-enum class RegionKind { Startup, Steady, Drain };
-
-// A stretch of slots [first, last) of one schedule phase.
-struct Region {
-    int first = 0;
-    int last = 0;
-    RegionKind kind = RegionKind::Steady;
-};
-
-QString regionName(RegionKind kind) {
+QString phaseName(PhaseKind kind) {
     switch (kind) {
-        case RegionKind::Startup:
+        case PhaseKind::Startup:
             return QStringLiteral("startup");
-        case RegionKind::Steady:
+        case PhaseKind::Steady:
             return QStringLiteral("steady");
-        case RegionKind::Drain:
+        case PhaseKind::Drain:
             return QStringLiteral("drain");
     }
     return {};
 }
 
-QColor regionShade(RegionKind kind) {
+QColor phaseShade(PhaseKind kind) {
     switch (kind) {
-        case RegionKind::Startup:
+        case PhaseKind::Startup:
             return QColor(226, 234, 246);
-        case RegionKind::Steady:
+        case PhaseKind::Steady:
             return QColor(255, 255, 255);
-        case RegionKind::Drain:
+        case PhaseKind::Drain:
             return QColor(247, 236, 222);
     }
     return Qt::white;
@@ -81,7 +66,7 @@ QRgb premultiplied(QRgb colour, double alpha) {
 // Where the parts of the chart go, in logical pixels.
 struct Layout {
     QRectF legend;
-    QRectF regionStrip;
+    QRectF phaseStrip;
     QRectF plot;
     QRectF xAxis;
 };
@@ -89,42 +74,26 @@ struct Layout {
 }  // namespace
 
 struct GanttChart::Impl {
+    explicit Impl(const chart::XRange& visible) : range(visible) {}
+
     std::shared_ptr<const Timeline> timeline;
     std::shared_ptr<const DelayTable> delays;
     int stages = 0;
     int slotCount = 0;
-    int microbatches = 0;
-    // Prefix counts of forward / backward slots per stage, slot-major (row t, index t * S + s,
-    // counts slots [0, t)), filled in one pass over the slot-ordered cells. They give any slot
-    // range's mix of F, B and idle in O(1), so a paint costs O(pixels) at every zoom level, and
-    // the stash depth. (Memory: 2 x 4 bytes x S x T, 20 MB at S = 128 and 20,000 slots.)
-    std::vector<std::int32_t> forwardPrefix;
-    std::vector<std::int32_t> backwardPrefix;
-    int forwardSlots = 1;   // duration of every F cell
-    int backwardSlots = 1;  // duration of every B cell
-    std::vector<Region> regions;
+    // Any slot range's mix of F, B and idle in O(1), so a paint costs O(pixels) at every zoom
+    // level; also the cell under the pointer and the stash depth.
+    TimelineIndex index;
+    std::vector<Phase> phases;
     int cursor = -1;
-    chart::XRange range;
-    chart::RangeNavigation navigation{kMinVisibleSlots};
+    const chart::XRange& range;  // the chart's visible range
     // The cell image and its per-(stage, column) colour buffers, reused between frames.
     mutable QImage scratch;
     mutable std::vector<QRgb> colours;
     mutable std::vector<std::uint8_t> shares;
 
-    bool empty() const { return !timeline || slotCount <= 0 || stages <= 0; }
-    std::size_t at(int slot, int stage) const {
-        return static_cast<std::size_t>(slot) * static_cast<std::size_t>(stages) +
-               static_cast<std::size_t>(stage);
-    }
-    // Busy slots of one kind on `stage` among slots [0, slot).
-    int busyBefore(const std::vector<std::int32_t>& prefix, int stage, int slot) const {
-        return prefix[at(std::clamp(slot, 0, slotCount), stage)];
-    }
+    bool empty() const { return !timeline || index.empty(); }
 
     void rebuild();
-    void buildRegions();
-    const TimelineCell* cellAt(int stage, int slot) const;
-    int stashDepth(int stage, int slot) const;
     Layout layout(const QSizeF& size, const QFontMetricsF& fm) const;
     double xOf(const Layout& l, double slot) const {
         return l.plot.left() + (slot - range.first) / range.span() * l.plot.width();
@@ -136,8 +105,7 @@ struct GanttChart::Impl {
     template <typename Fn>
     void forEachVisibleCell(Fn fn) const;
     void paint(QPainter& p, const QSizeF& size, const QFont& font, bool vectorCells) const;
-    void paintRegions(QPainter& p, const Layout& l, const QFontMetricsF& fm, bool inPlot) const;
-    RegionKind regionAt(double slot) const;
+    void paintPhases(QPainter& p, const Layout& l, const QFontMetricsF& fm, bool inPlot) const;
     void paintCellsImage(QPainter& p, const Layout& l) const;
     bool paintCellsVector(QPainter& p, const Layout& l) const;
     void paintCellLabels(QPainter& p, const Layout& l, const QFont& font) const;
@@ -146,120 +114,18 @@ struct GanttChart::Impl {
 };
 
 void GanttChart::Impl::rebuild() {
-    forwardPrefix.clear();
-    backwardPrefix.clear();
-    regions.clear();
+    index.reset(timeline);
+    phases = timeline ? schedulePhases(*timeline) : std::vector<Phase>{};
     scratch = QImage();
-    stages = timeline ? timeline->params.stages : 0;
-    slotCount = timeline ? timeline->totalSlots : 0;
-    microbatches = timeline ? timeline->params.microbatches : 0;
-    if (empty()) return;
-
-    const auto S = static_cast<std::size_t>(stages);
-    forwardPrefix.assign((static_cast<std::size_t>(slotCount) + 1) * S, 0);
-    backwardPrefix.assign((static_cast<std::size_t>(slotCount) + 1) * S, 0);
-    const OpCosts& costs = timeline->params.costs;
-    forwardSlots = std::max(1, costs.forwardSlots);
-    backwardSlots = std::max(1, costs.backwardSlots);
-    for (const TimelineCell& c : timeline->cells) {
-        if (c.stage < 0 || c.stage >= stages) continue;
-        auto& counts = c.op == OpKind::Forward ? forwardPrefix : backwardPrefix;
-        // Marks at row t + 1 for a busy slot t; the running sum below turns them into counts.
-        for (int t = std::max(0, c.startSlot); t <= std::min(c.endSlot, slotCount - 1); ++t)
-            counts[at(t + 1, c.stage)] = 1;
-    }
-    for (std::size_t i = S; i < forwardPrefix.size(); ++i) {
-        forwardPrefix[i] += forwardPrefix[i - S];
-        backwardPrefix[i] += backwardPrefix[i - S];
-    }
-    buildRegions();
-}
-
-// Phases of each group of microbatches that runs as one pipeline fill (PD: all N; LocalSGD: a
-// round of R*H; fill-drain: a flush group):
-//   startup = from the group's first forward on stage 1 until every stage has started a
-//             backward (the last to do so is stage 1, so this is stage 1's first backward);
-//   drain   = after stage 1 admitted the group's last forward (from the slot after that forward
-//             ends) until the group's last backward on stage 1 ends;
-//   steady  = in between. With fewer microbatches than stages there is no steady phase and
-//             startup ends where drain begins.
-void GanttChart::Impl::buildRegions() {
-    const ScheduleParams& p = timeline->params;
-    int group = microbatches;
-    if (p.kind == ScheduleKind::LocalSgd) group = std::max(1, p.replicas * p.localSteps);
-    if (p.kind == ScheduleKind::FillDrain && p.flushGroup > 0) group = p.flushGroup;
-    const int groups = (microbatches + group - 1) / group;
-    std::vector<int> begin(static_cast<std::size_t>(groups), 0);
-    std::vector<int> steady(static_cast<std::size_t>(groups), 0);
-    std::vector<int> lastForwardEnd(static_cast<std::size_t>(groups), 0);
-    std::vector<int> end(static_cast<std::size_t>(groups), 0);
-    for (const TimelineCell& c : timeline->cells) {
-        if (c.stage < 0 || c.stage >= stages || c.microbatch < 0 || c.microbatch >= microbatches)
-            continue;
-        const auto g = static_cast<std::size_t>(c.microbatch / group);
-        const bool firstOfGroup = c.microbatch % group == 0;
-        const bool lastOfGroup =
-            c.microbatch == std::min(microbatches, (c.microbatch / group + 1) * group) - 1;
-        if (c.op == OpKind::Forward && c.stage == 0) {
-            if (firstOfGroup) begin[g] = c.startSlot;
-            if (lastOfGroup) lastForwardEnd[g] = c.endSlot;
-        }
-        if (c.op == OpKind::Backward) {
-            if (firstOfGroup) steady[g] = std::max(steady[g], c.startSlot);
-            if (lastOfGroup && c.stage == 0) end[g] = c.endSlot + 1;
-        }
-    }
-    for (std::size_t g = 0; g < static_cast<std::size_t>(groups); ++g) {
-        const int drainBegin =
-            std::clamp(lastForwardEnd[g] + 1, std::max(begin[g], steady[g]), end[g]);
-        const int steadyBegin = std::clamp(steady[g], begin[g], drainBegin);
-        if (steadyBegin > begin[g]) regions.push_back({begin[g], steadyBegin, RegionKind::Startup});
-        if (drainBegin > steadyBegin)
-            regions.push_back({steadyBegin, drainBegin, RegionKind::Steady});
-        if (end[g] > drainBegin) regions.push_back({drainBegin, end[g], RegionKind::Drain});
-    }
-}
-
-const TimelineCell* GanttChart::Impl::cellAt(int stage, int slot) const {
-    if (empty() || stage < 0 || stage >= stages || slot < 0 || slot >= slotCount) return nullptr;
-    const auto& cells = timeline->cells;
-    // Cells are sorted by (start slot, stage); a cell covering `slot` started at most
-    // max(F, B duration) - 1 slots earlier.
-    for (int start = slot; start > slot - std::max(forwardSlots, backwardSlots) && start >= 0;
-         --start) {
-        auto it = std::lower_bound(cells.begin(), cells.end(), std::pair(start, stage),
-                                   [](const TimelineCell& c, std::pair<int, int> key) {
-                                       return std::pair(c.startSlot, c.stage) < key;
-                                   });
-        if (it != cells.end() && it->startSlot == start && it->stage == stage)
-            return it->endSlot >= slot ? &*it : nullptr;
-    }
-    return nullptr;
-}
-
-// Weight copies stashed on `stage` during `slot`: microbatches whose F started at or before the
-// slot and whose B has not finished before it (a copy is held until its B's last slot). A
-// stage's forwards (and backwards) never overlap and all last the same number of slots, so
-// busy-slot counts give both numbers.
-int GanttChart::Impl::stashDepth(int stage, int slot) const {
-    if (slot < 0) return 0;
-    const int forwardBusy = busyBefore(forwardPrefix, stage, slot + 1);
-    const int started = (forwardBusy + forwardSlots - 1) / forwardSlots;
-    const int released = busyBefore(backwardPrefix, stage, slot) / backwardSlots;
-    return started - released;
+    stages = index.stages();
+    slotCount = index.slotCount();
 }
 
 template <typename Fn>
 void GanttChart::Impl::forEachVisibleCell(Fn fn) const {
     const int first = std::clamp(static_cast<int>(std::floor(range.first)), 0, slotCount);
     const int last = std::clamp(static_cast<int>(std::ceil(range.last)), 0, slotCount);
-    const int earliest = first - std::max(forwardSlots, backwardSlots) + 1;
-    const auto& cells = timeline->cells;
-    auto it = std::lower_bound(cells.begin(), cells.end(), earliest,
-                               [](const TimelineCell& c, int t) { return c.startSlot < t; });
-    for (; it != cells.end() && it->startSlot < last; ++it) {
-        if (it->endSlot >= first && it->stage >= 0 && it->stage < stages) fn(*it);
-    }
+    index.forEachCellIn(first, last, fn);
 }
 
 Layout GanttChart::Impl::layout(const QSizeF& size, const QFontMetricsF& fm) const {
@@ -271,10 +137,10 @@ Layout GanttChart::Impl::layout(const QSizeF& size, const QFontMetricsF& fm) con
     Layout l;
     l.legend =
         QRectF(left, top, std::max(0.0, std::floor(size.width() - left - 12)), std::ceil(line + 4));
-    l.regionStrip = QRectF(left, l.legend.bottom() + 2, l.legend.width(), std::ceil(line + 2));
+    l.phaseStrip = QRectF(left, l.legend.bottom() + 2, l.legend.width(), std::ceil(line + 2));
     const double bottom = std::ceil(2 * line + 10);
-    l.plot = QRectF(left, l.regionStrip.bottom(), l.legend.width(),
-                    std::max(1.0, std::floor(size.height() - l.regionStrip.bottom() - bottom)));
+    l.plot = QRectF(left, l.phaseStrip.bottom(), l.legend.width(),
+                    std::max(1.0, std::floor(size.height() - l.phaseStrip.bottom() - bottom)));
     l.xAxis = QRectF(left, l.plot.bottom(), l.plot.width(), bottom);
     return l;
 }
@@ -294,7 +160,7 @@ void GanttChart::Impl::paint(QPainter& p, const QSizeF& size, const QFont& font,
     // White around the plot only: the cell image covers the plot (fills cost per pixel).
     chart::fillAround(p, QRectF(QPointF(0, 0), size), l.plot, Qt::white);
     if (vectorCells) p.fillRect(l.plot, Qt::white);
-    paintRegions(p, l, fm, vectorCells);
+    paintPhases(p, l, fm, vectorCells);
     // The image bakes region shading, idle hatching and fading in; vectors draw them as layers.
     bool layered = false;
     if (vectorCells) {
@@ -344,7 +210,7 @@ void GanttChart::Impl::paint(QPainter& p, const QSizeF& size, const QFont& font,
     if (cursor >= 0 && cursor >= range.first && cursor <= range.last) {
         const double x = xOf(l, cursor);
         p.setPen(QPen(QColor(chart::kVermillion), 2.0));
-        p.drawLine(QPointF(x, l.regionStrip.top()), QPointF(x, l.plot.bottom()));
+        p.drawLine(QPointF(x, l.phaseStrip.top()), QPointF(x, l.plot.bottom()));
     }
     p.setPen(QColor(120, 120, 120));
     p.setBrush(Qt::NoBrush);
@@ -355,36 +221,28 @@ void GanttChart::Impl::paint(QPainter& p, const QSizeF& size, const QFont& font,
 }
 
 // The phase bands: labelled in the strip above the plot and, when `inPlot`, shading the plot.
-void GanttChart::Impl::paintRegions(QPainter& p, const Layout& l, const QFontMetricsF& fm,
-                                    bool inPlot) const {
+void GanttChart::Impl::paintPhases(QPainter& p, const Layout& l, const QFontMetricsF& fm,
+                                   bool inPlot) const {
     p.save();
-    p.setClipRect(inPlot ? l.regionStrip.united(l.plot) : l.regionStrip);
-    for (const Region& r : regions) {
+    p.setClipRect(inPlot ? l.phaseStrip.united(l.plot) : l.phaseStrip);
+    for (const Phase& r : phases) {
         if (r.last <= range.first || r.first >= range.last) continue;
         const double x0 = std::max(l.plot.left(), xOf(l, r.first));
         const double x1 = std::min(l.plot.right(), xOf(l, r.last));
-        const QRectF band(x0, l.regionStrip.top(), x1 - x0, l.plot.bottom() - l.regionStrip.top());
-        p.fillRect(band, regionShade(r.kind));
-        const QString name = regionName(r.kind);
+        const QRectF band(x0, l.phaseStrip.top(), x1 - x0, l.plot.bottom() - l.phaseStrip.top());
+        p.fillRect(band, phaseShade(r.kind));
+        const QString name = phaseName(r.kind);
         if (fm.horizontalAdvance(name) + 6 <= x1 - x0) {
             p.setPen(QColor(70, 70, 70));
-            p.drawText(QRectF(x0, l.regionStrip.top(), x1 - x0, l.regionStrip.height()),
+            p.drawText(QRectF(x0, l.phaseStrip.top(), x1 - x0, l.phaseStrip.height()),
                        Qt::AlignCenter, name);
         }
         // A thin boundary between phases, so they stay apparent under the cells.
         p.setPen(QPen(QColor(150, 150, 150), 1.0, Qt::DotLine));
         if (r.first > range.first)
-            p.drawLine(QPointF(x0, l.regionStrip.top()), QPointF(x0, l.regionStrip.bottom()));
+            p.drawLine(QPointF(x0, l.phaseStrip.top()), QPointF(x0, l.phaseStrip.bottom()));
     }
     p.restore();
-}
-
-RegionKind GanttChart::Impl::regionAt(double slot) const {
-    auto it = std::upper_bound(regions.begin(), regions.end(), slot,
-                               [](double t, const Region& r) { return t < r.first; });
-    if (it == regions.begin()) return RegionKind::Steady;
-    --it;
-    return slot < it->last ? it->kind : RegionKind::Steady;
 }
 
 namespace {
@@ -475,7 +333,7 @@ void GanttChart::Impl::paintCellsImage(QPainter& p, const Layout& l) const {
         spec[c].lo = static_cast<int>(std::clamp<long long>(lo, 0, slotCount));
         spec[c].hi = static_cast<int>(std::clamp<long long>(hi, 0, slotCount));
         spec[c].fade = cursor >= 0 && (a + b) / 2.0 >= cursor;
-        spec[c].shade = regionShade(regionAt((a + b) / 2.0)).rgb();
+        spec[c].shade = phaseShade(phaseAt(phases, (a + b) / 2.0)).rgb();
     }
     // Blocks of 16 columns: the planes (stage-major) are written a cache line at a time while
     // the block's prefix rows (slot-major) stay in cache.
@@ -486,12 +344,10 @@ void GanttChart::Impl::paintCellsImage(QPainter& p, const Layout& l) const {
             for (std::size_t c = c0; c < c1; ++c) {
                 const Column& col = spec[c];
                 const std::size_t i = s * W + c;
-                const int f = col.hi > col.lo ? forwardPrefix[at(col.hi, static_cast<int>(s))] -
-                                                    forwardPrefix[at(col.lo, static_cast<int>(s))]
-                                              : 0;
-                const int bw = col.hi > col.lo ? backwardPrefix[at(col.hi, static_cast<int>(s))] -
-                                                     backwardPrefix[at(col.lo, static_cast<int>(s))]
-                                               : 0;
+                const int f =
+                    col.hi > col.lo ? index.forwardBusy(static_cast<int>(s), col.lo, col.hi) : 0;
+                const int bw =
+                    col.hi > col.lo ? index.backwardBusy(static_cast<int>(s), col.lo, col.hi) : 0;
                 const int busy = f + bw;
                 if (busy == 0) {
                     const QRgb idleOff = col.fade ? faded(col.shade) : col.shade;
@@ -703,12 +559,9 @@ void GanttChart::Impl::paintLegend(QPainter& p, const Layout& l, const QFontMetr
 
 // ---------------------------------------------------------------------------------------------
 
-GanttChart::GanttChart(QWidget* parent) : QWidget(parent), d_(std::make_unique<Impl>()) {
-    setFocusPolicy(Qt::StrongFocus);
-    setMouseTracking(false);
-    setAttribute(Qt::WA_OpaquePaintEvent);
-    setMinimumSize(240, 120);
-}
+GanttChart::GanttChart(QWidget* parent)
+    : RangeChart(kMinVisibleSlots, QStringLiteral("PipeLens pipeline timeline"), parent),
+      d_(std::make_unique<Impl>(visibleRange())) {}
 
 GanttChart::~GanttChart() = default;
 
@@ -757,27 +610,8 @@ int GanttChart::cursorSlot() const {
     return d_->cursor;
 }
 
-void GanttChart::setVisibleRange(double firstSlot, double lastSlot) {
-    const double total = d_->empty() ? 1.0 : d_->slotCount;
-    if (d_->range.set(firstSlot, lastSlot, total, kMinVisibleSlots)) {
-        emit visibleRangeChanged(d_->range.first, d_->range.last);
-        update();
-    }
-}
-
-void GanttChart::fitAll() {
-    setVisibleRange(0.0, d_->empty() ? 1.0 : d_->slotCount);
-}
-
-double GanttChart::visibleFirstSlot() const {
-    return d_->range.first;
-}
-double GanttChart::visibleLastSlot() const {
-    return d_->range.last;
-}
-
 QString GanttChart::cellDescription(int stage, int slot) const {
-    const TimelineCell* c = d_->cellAt(stage, slot);
+    const TimelineCell* c = d_->index.cellAt(stage, slot);
     if (!c) return {};
     const bool forward = c->op == OpKind::Forward;
     QString text = QStringLiteral("%1(m=%2) on stage %3, slots %4\u2013%5")
@@ -792,7 +626,7 @@ QString GanttChart::cellDescription(int stage, int slot) const {
         text += forward ? QStringLiteral(", reads weight version %1").arg(version)
                         : QStringLiteral(", uses stashed weight version %1").arg(version);
     }
-    text += QStringLiteral(", stash depth %1").arg(d_->stashDepth(c->stage, slot));
+    text += QStringLiteral(", stash depth %1").arg(d_->index.stashDepth(c->stage, slot));
     const ScheduleParams& p = d_->timeline->params;
     if (p.kind == ScheduleKind::LocalSgd && p.replicas > 0) {
         text += QStringLiteral(", replica %1, round %2")
@@ -803,8 +637,7 @@ QString GanttChart::cellDescription(int stage, int slot) const {
 }
 
 int GanttChart::stashDepth(int stage, int slot) const {
-    if (d_->empty() || stage < 0 || stage >= d_->stages) return 0;
-    return d_->stashDepth(stage, slot);
+    return d_->index.stashDepth(stage, slot);
 }
 
 bool GanttChart::cellAtPosition(const QPointF& position, int* stage, int* slot) const {
@@ -823,18 +656,7 @@ void GanttChart::paintChart(QPainter& painter, const QSize& size, bool vectorCel
     d_->paint(painter, size, font(), vectorCells);
 }
 
-bool GanttChart::exportPng(const QString& path, double scale, QString* error) {
-    return chart::exportPngImage(
-        path, size(), scale, [&](QPainter& p) { paintChart(p, size(), false); }, error);
-}
-
-bool GanttChart::exportSvg(const QString& path, QString* error) {
-    return chart::exportSvgImage(
-        path, size(), QStringLiteral("PipeLens pipeline timeline"),
-        [&](QPainter& p) { paintChart(p, size(), true); }, error);
-}
-
-bool GanttChart::exportCsv(const QString& path, QString* error) const {
+QByteArray GanttChart::csv() const {
     QByteArray out("slot,stage,op,microbatch,end_slot,version_read\n");
     if (d_->timeline) {
         out.reserve(static_cast<qsizetype>(d_->timeline->cells.size() * 24));
@@ -847,7 +669,7 @@ bool GanttChart::exportCsv(const QString& path, QString* error) const {
             out += '\n';
         }
     }
-    return chart::writeTextFileAtomically(path, out, error);
+    return out;
 }
 
 QSize GanttChart::sizeHint() const {
@@ -856,80 +678,22 @@ QSize GanttChart::sizeHint() const {
     return {900, std::max(220, rows * rowHeight + 5 * QFontMetrics(font()).height())};
 }
 
-void GanttChart::paintEvent(QPaintEvent*) {
-    QPainter painter(this);
-    paintChart(painter, size(), false);
+double GanttChart::extent() const {
+    return d_->empty() ? 0.0 : d_->slotCount;
 }
 
-void GanttChart::wheelEvent(QWheelEvent* event) {
-    if (d_->empty() || event->angleDelta().y() == 0) return QWidget::wheelEvent(event);
-    const Layout l = d_->layout(size(), QFontMetricsF(font()));
-    chart::XRange r = d_->range;
-    if (d_->navigation.wheel(r, d_->slotAtX(l, event->position().x()), event->angleDelta().y(),
-                             d_->slotCount)) {
-        setVisibleRange(r.first, r.last);
-    }
-    event->accept();
+QRectF GanttChart::plotArea() const {
+    return d_->layout(size(), QFontMetricsF(font())).plot;
 }
 
-void GanttChart::mousePressEvent(QMouseEvent* event) {
-    if (event->button() != Qt::LeftButton || d_->empty()) return QWidget::mousePressEvent(event);
-    d_->navigation.beginDrag(event->position(), d_->range);
-    setCursor(Qt::ClosedHandCursor);
-    event->accept();
+QString GanttChart::toolTipAt(const QPointF& position) const {
+    int stage = 0;
+    int slot = 0;
+    return cellAtPosition(position, &stage, &slot) ? cellDescription(stage, slot) : QString();
 }
 
-void GanttChart::mouseMoveEvent(QMouseEvent* event) {
-    if (!d_->navigation.dragging()) return QWidget::mouseMoveEvent(event);
-    const Layout l = d_->layout(size(), QFontMetricsF(font()));
-    chart::XRange r;
-    if (d_->navigation.dragTo(r, event->position(), l.plot.width(), d_->slotCount)) {
-        setVisibleRange(r.first, r.last);
-    }
-    event->accept();
-}
-
-void GanttChart::mouseReleaseEvent(QMouseEvent* event) {
-    if (!d_->navigation.dragging()) return QWidget::mouseReleaseEvent(event);
-    unsetCursor();
-    event->accept();
-    // A press and release without a drag is a click: ask for the cursor at the nearest slot
-    // boundary under the pointer (the line is drawn where the person clicked).
-    if (!d_->navigation.endDrag(event->position())) return;
-    const Layout l = d_->layout(size(), QFontMetricsF(font()));
-    if (!l.plot.contains(event->position())) return;
-    const double t = d_->slotAtX(l, event->position().x());
-    emit slotClicked(static_cast<int>(std::clamp<long long>(std::llround(t), 0, d_->slotCount)));
-}
-
-void GanttChart::keyPressEvent(QKeyEvent* event) {
-    if (d_->empty()) return QWidget::keyPressEvent(event);
-    chart::XRange r = d_->range;
-    switch (d_->navigation.key(event->key(), r, d_->slotCount)) {
-        case chart::RangeNavigation::KeyResult::Ignored: return QWidget::keyPressEvent(event);
-        case chart::RangeNavigation::KeyResult::FitAll: fitAll(); return;
-        case chart::RangeNavigation::KeyResult::Changed: break;
-    }
-    setVisibleRange(r.first, r.last);
-    event->accept();
-}
-
-bool GanttChart::event(QEvent* event) {
-    if (event->type() == QEvent::ToolTip) {
-        auto* help = static_cast<QHelpEvent*>(event);
-        int stage = 0;
-        int slot = 0;
-        const QString text =
-            cellAtPosition(help->pos(), &stage, &slot) ? cellDescription(stage, slot) : QString();
-        if (text.isEmpty()) {
-            QToolTip::hideText();
-            event->ignore();
-        } else {
-            QToolTip::showText(help->globalPos(), text, this);
-        }
-        return true;
-    }
-    return QWidget::event(event);
+void GanttChart::boundaryClicked(long long boundary) {
+    emit slotClicked(static_cast<int>(boundary));
 }
 
 }  // namespace pipelens::ui

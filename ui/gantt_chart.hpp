@@ -3,17 +3,15 @@
 // colours with microbatch numbers, idle cells hatched, LocalSGD averaging barriers, startup /
 // steady / drain regions, a cursor at the current slot. Zoom (wheel) and pan (drag); when cells
 // get narrower than a pixel they are aggregated (a column shows the mix of F/B/idle it covers).
-#include <QWidget>
 #include <memory>
 
+#include "range_chart.hpp"
 #include "replay/delays.hpp"
 #include "schedule/timeline.hpp"
 
-class QPainter;
-
 namespace pipelens::ui {
 
-class GanttChart : public QWidget {
+class GanttChart : public RangeChart {
     Q_OBJECT
 public:
     explicit GanttChart(QWidget* parent = nullptr);
@@ -29,12 +27,6 @@ public:
     void setCursorSlot(int slot);
     int cursorSlot() const;
 
-    // Visible slot range (zoom/pan); fitAll() shows the whole run.
-    void setVisibleRange(double firstSlot, double lastSlot);
-    void fitAll();
-    double visibleFirstSlot() const;
-    double visibleLastSlot() const;
-
     // The text shown when hovering the cell at (stage, slot): op, microbatch, weight version
     // read, stash depth on that stage at that slot; empty for an idle cell.
     QString cellDescription(int stage, int slot) const;
@@ -43,14 +35,7 @@ public:
     int stashDepth(int stage, int slot) const;
     // The cell (stage from 0, slot) under a widget position; false outside the plot.
     bool cellAtPosition(const QPointF& position, int* stage, int* slot) const;
-    // Paints the chart as the widget shows it at `size` (vectorCells: one rectangle per cell,
-    // for SVG). Used by the exports and the redraw benchmark.
-    void paintChart(QPainter& painter, const QSize& size, bool vectorCells = false) const;
-
-    // Export: PNG at a scale factor (e.g. 2.0 for HiDPI), SVG, and CSV of the data drawn.
-    bool exportPng(const QString& path, double scale = 1.0, QString* error = nullptr);
-    bool exportSvg(const QString& path, QString* error = nullptr);
-    bool exportCsv(const QString& path, QString* error = nullptr) const;
+    void paintChart(QPainter& painter, const QSize& size, bool vectorCells = false) const override;
 
     QSize sizeHint() const override;
 
@@ -60,18 +45,15 @@ signals:
     // pointer, for the playback cursor. cursorSlotChanged also reports programmatic changes, so
     // a window that follows clicks connects this one.
     void slotClicked(int slot);
-    void visibleRangeChanged(double firstSlot, double lastSlot);
 
-protected:
-    void paintEvent(QPaintEvent* event) override;
-    void wheelEvent(QWheelEvent* event) override;
-    void mousePressEvent(QMouseEvent* event) override;
-    void mouseMoveEvent(QMouseEvent* event) override;
-    void mouseReleaseEvent(QMouseEvent* event) override;
-    void keyPressEvent(QKeyEvent* event) override;
-    bool event(QEvent* event) override;  // tooltips
+  protected:
+    double extent() const override;
+    QRectF plotArea() const override;
+    QByteArray csv() const override;
+    QString toolTipAt(const QPointF& position) const override;
+    void boundaryClicked(long long boundary) override;
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> d_;
 };

@@ -1,108 +1,26 @@
 #include "staleness_heatmap.hpp"
 
 #include <QFontMetricsF>
-#include <QGuiApplication>
-#include <QHelpEvent>
-#include <QKeyEvent>
-#include <QMouseEvent>
-#include <QPaintEvent>
 #include <QPainter>
 #include <QStringList>
-#include <QStyleHints>
-#include <QToolTip>
-#include <QWheelEvent>
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <vector>
 
 #include "chart_support.hpp"
+#include "colour_map.hpp"
+#include "replay/delay_ranges.hpp"
 
 namespace pipelens::ui {
 
 namespace {
 
 constexpr double kMinVisibleUpdates = 4.0;
-constexpr std::int32_t kNoValue = std::numeric_limits<std::int32_t>::min();
-// Bins of the aggregation tree are sized so that it holds at most this many numbers.
-constexpr long long kMaxBinCells = 1'000'000;
 // A frame computes at most this many delays directly; beyond it, pixel columns snap to bins.
 constexpr long long kMaxDirectCells = 4'000'000;
 const QString kEmptyText = QStringLiteral("Run an experiment to see its pipeline");
 constexpr QRgb kNotRun = 0xffeeeeee;  // updates past the cursor
-
-// A viridis-like perceptual ramp (dark blue-purple -> teal -> yellow), monotone in lightness,
-// interpolated linearly between a few control points.
-std::array<QRgb, 256> makeColourMap() {
-    struct Stop {
-        double at;
-        int r, g, b;
-    };
-    constexpr Stop stops[] = {{0.00, 68, 1, 84},
-                              {0.25, 59, 82, 139},
-                              {0.50, 33, 145, 140},
-                              {0.75, 94, 201, 98},
-                              {1.00, 253, 231, 37}};
-    std::array<QRgb, 256> map{};
-    for (int i = 0; i < 256; ++i) {
-        const double x = i / 255.0;
-        std::size_t k = 0;
-        while (k + 2 < std::size(stops) && x > stops[k + 1].at) ++k;
-        const Stop& a = stops[k];
-        const Stop& b = stops[k + 1];
-        const double u = (x - a.at) / (b.at - a.at);
-        auto mix = [&](int p, int q) { return static_cast<int>(std::lround(p + (q - p) * u)); };
-        map[static_cast<std::size_t>(i)] = qRgb(mix(a.r, b.r), mix(a.g, b.g), mix(a.b, b.b));
-    }
-    return map;
-}
-
-const std::array<QRgb, 256>& colourMap() {
-    static const std::array<QRgb, 256> map = makeColourMap();
-    return map;
-}
-
-// The steady-state maximum delay of PD (SPEC section 3, as DelayStats::formulaMax):
-// S^2 - S/2 for even S, S^2 - S/2 - 1/2 for odd S.
-double formulaMaxFor(int stages) {
-    const double s = stages;
-    return s * s - s / 2.0 - (stages % 2 == 1 ? 0.5 : 0.0);
-}
-
-// Bottom-up max segment trees over `n` leaves stored at [n, 2n), each node a row of `width`
-// numbers (width 1: a plain tree; width S: one maximum per block, maxed row by row).
-void buildTree(std::int32_t* tree, long long n, int width) {
-    for (long long i = n - 1; i >= 1; --i) {
-        std::int32_t* out = tree + i * width;
-        const std::int32_t* a = tree + 2 * i * width;
-        const std::int32_t* b = a + width;
-        for (int j = 0; j < width; ++j) out[j] = std::max(a[j], b[j]);
-    }
-}
-
-// acc[j] = max(acc[j], max over leaves [lo, hi) of column j).
-void treeRangeMax(const std::int32_t* tree, long long n, int width, long long lo, long long hi,
-                  std::int32_t* acc) {
-    auto take = [&](long long node) {
-        const std::int32_t* row = tree + node * width;
-        for (int j = 0; j < width; ++j) acc[j] = std::max(acc[j], row[j]);
-    };
-    for (lo += n, hi += n; lo < hi; lo >>= 1, hi >>= 1) {
-        if (lo & 1) take(lo++);
-        if (hi & 1) take(--hi);
-    }
-}
-
-// acc[j] = max(acc[j], k - h[j]) for j < n: the inner loop of every delay maximum (S x K of
-// them when a run is loaded), so it gets a wider-vector clone where the CPU has one.
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void maxOfDifferences(std::int32_t* acc, std::int32_t k, const std::int32_t* h, std::size_t n) {
-    for (std::size_t j = 0; j < n; ++j) acc[j] = std::max(acc[j], k - h[j]);
-}
 
 struct Layout {
     QRectF statsLine;  // one line, or two when the stats do not fit in one
@@ -116,43 +34,24 @@ struct Layout {
 }  // namespace
 
 struct StalenessHeatmap::Impl {
+    explicit Impl(const chart::XRange& visible) : range(visible) {}
+
     std::shared_ptr<const DelayTable> delays;
     int blocks = 0;
     long long updates = 0;
-    // delay(k, j) = k - h(m_k, j) is computed on demand from h and the microbatch of each update:
-    // the K x S delays are never stored (S = 128 over 20,000 slots makes 160 million of them).
-    std::vector<std::int32_t> forward;  // h(m, j) at m * S + j
-    std::vector<long long> forwardSum;  // sum over j of h(m, j)
-    // Bins of 2^binShift consecutive updates; per bin and block the largest delay, in a max
-    // segment tree over bins whose nodes hold the S blocks side by side (at most kMaxBinCells
-    // leaves: 8 MB), and prefix sums over bins of all delays, for the mean of any prefix.
-    int binShift = 0;
-    long long bins = 0;
-    std::vector<std::int32_t> binTree;
-    std::vector<long long> binSumPrefix;
+    // The delays' range maxima and sums, without storing the K x S delays.
+    DelayRanges ranges;
     std::int32_t largest = 0;
     double shownMax = 0.0;
     double shownMean = 0.0;
     long long cursor = -1;
-    chart::XRange range;
-    chart::RangeNavigation navigation{kMinVisibleUpdates};
+    const chart::XRange& range;  // the chart's visible range
     mutable QImage scratch;  // the cell image, reused between frames
     mutable std::vector<QRgb> plane;
 
     bool empty() const { return !delays || updates <= 0 || blocks <= 0; }
     long long shownUpdates() const { return cursor < 0 ? updates : std::min(cursor, updates); }
-    int microbatchOf(long long k) const { return delays->update(k).microbatch; }
-    std::int32_t leaf(long long k, int block) const {
-        const auto m = static_cast<std::size_t>(microbatchOf(k));
-        return static_cast<std::int32_t>(k) -
-               forward[m * static_cast<std::size_t>(blocks) + static_cast<std::size_t>(block)];
-    }
-    // Sum over blocks of the delays of updates [lo, hi).
-    long long delaySum(long long lo, long long hi) const;
-    // acc[j] = max(acc[j], largest delay of block j over updates [lo, hi)), exactly: partial bins
-    // at the ends directly, whole bins from the tree.
-    void rangeMaxAllBlocks(long long lo, long long hi, std::int32_t* acc) const;
-    void directMax(long long lo, long long hi, std::int32_t* acc) const;
+    std::int32_t leaf(long long k, int block) const { return ranges.delay(k, block); }
     // Whether a frame showing the current range snaps pixel columns to whole bins.
     bool snapsToBins(int columns) const;
 
@@ -168,7 +67,7 @@ struct StalenessHeatmap::Impl {
     QRgb colourOf(long long value) const {
         const double top = std::max<double>(1.0, largest);
         const double x = std::clamp(static_cast<double>(value) / top * 255.0 + 0.5, 0.0, 255.0);
-        return colourMap()[static_cast<std::size_t>(x)];
+        return viridis(static_cast<int>(x));
     }
     // The update range a device pixel column stands for, as [lo, hi) (empty past the cursor).
     void columnRange(int column, int columns, bool snap, long long* lo, long long* hi) const;
@@ -186,107 +85,28 @@ struct StalenessHeatmap::Impl {
 };
 
 void StalenessHeatmap::Impl::rebuild() {
-    forward.clear();
-    forwardSum.clear();
-    binTree.clear();
-    binSumPrefix.clear();
-    largest = 0;
-    binShift = 0;
-    bins = 0;
-    blocks = delays ? delays->stages() : 0;
-    updates = delays ? delays->updates() : 0;
-    if (empty()) return;
-    const auto S = static_cast<std::size_t>(blocks);
-    const int microbatches = delays->microbatches();
-    forward.resize(static_cast<std::size_t>(microbatches) * S);
-    forwardSum.resize(static_cast<std::size_t>(microbatches));
-    for (int m = 0; m < microbatches; ++m) {
-        long long sum = 0;
-        for (int j = 0; j < blocks; ++j) {
-            const long long h = delays->forwardIndex(m, j);
-            forward[static_cast<std::size_t>(m) * S + static_cast<std::size_t>(j)] =
-                static_cast<std::int32_t>(h);
-            sum += h;
-        }
-        forwardSum[static_cast<std::size_t>(m)] = sum;
-    }
-    while (((updates + (1LL << binShift) - 1) >> binShift) * blocks > kMaxBinCells) ++binShift;
-    bins = (updates + (1LL << binShift) - 1) >> binShift;
-    binTree.assign(2 * static_cast<std::size_t>(bins) * S, kNoValue);
-    binSumPrefix.assign(static_cast<std::size_t>(bins) + 1, 0);
-    for (long long bin = 0; bin < bins; ++bin) {
-        const long long lo = bin << binShift;
-        const long long hi = std::min(updates, lo + (1LL << binShift));
-        directMax(lo, hi, binTree.data() + static_cast<std::size_t>(bins + bin) * S);
-        binSumPrefix[static_cast<std::size_t>(bin) + 1] =
-            binSumPrefix[static_cast<std::size_t>(bin)] + delaySum(lo, hi);
-    }
-    buildTree(binTree.data(), bins, blocks);
-    // Node 1 (the root, or the only leaf) holds every block's largest delay.
-    largest = *std::max_element(binTree.begin() + static_cast<std::ptrdiff_t>(S),
-                                binTree.begin() + static_cast<std::ptrdiff_t>(2 * S));
-}
-
-long long StalenessHeatmap::Impl::delaySum(long long lo, long long hi) const {
-    long long sum = 0;
-    for (long long k = lo; k < hi; ++k)
-        sum += blocks * k - forwardSum[static_cast<std::size_t>(microbatchOf(k))];
-    return sum;
-}
-
-void StalenessHeatmap::Impl::directMax(long long lo, long long hi, std::int32_t* acc) const {
-    const auto S = static_cast<std::size_t>(blocks);
-    for (long long k = lo; k < hi; ++k) {
-        const std::int32_t* h = forward.data() + static_cast<std::size_t>(microbatchOf(k)) * S;
-        maxOfDifferences(acc, static_cast<std::int32_t>(k), h, S);
-    }
-}
-
-void StalenessHeatmap::Impl::rangeMaxAllBlocks(long long lo, long long hi,
-                                               std::int32_t* acc) const {
-    if (hi <= lo) return;
-    const long long binSize = 1LL << binShift;
-    const long long firstWhole = (lo + binSize - 1) >> binShift;
-    const long long endWhole = hi >> binShift;
-    if (firstWhole >= endWhole) {
-        directMax(lo, hi, acc);
-        return;
-    }
-    directMax(lo, firstWhole << binShift, acc);
-    treeRangeMax(binTree.data(), bins, blocks, firstWhole, endWhole, acc);
-    directMax(endWhole << binShift, hi, acc);
+    ranges.reset(delays);
+    blocks = ranges.blocks();
+    updates = ranges.updates();
+    largest = ranges.largest();
 }
 
 bool StalenessHeatmap::Impl::snapsToBins(int columns) const {
-    if (binShift == 0) return false;
+    if (ranges.binShift() == 0) return false;
     // Columns split the visible updates, so unsnapped they compute at most every visible delay
     // once (partial bins) and the rest from the tree.
     const double visible = std::min<double>(range.span(), static_cast<double>(shownUpdates()));
     return visible * blocks > kMaxDirectCells && range.span() / columns >= 1.0;
 }
 
-// SPEC section 3: statistics over the second half of the (shown) block updates.
 void StalenessHeatmap::Impl::updateStats() {
-    shownMax = 0.0;
-    shownMean = 0.0;
-    if (empty()) return;
-    const long long shown = shownUpdates();
-    const auto first = static_cast<long long>(std::ceil(0.5 * static_cast<double>(shown)));
-    if (shown <= first) return;
-    std::vector<std::int32_t> acc(static_cast<std::size_t>(blocks), kNoValue);
-    rangeMaxAllBlocks(first, shown, acc.data());
-    shownMax = *std::max_element(acc.begin(), acc.end());
-    // Sum of all delays of updates [0, x): whole bins from the prefix sums, the rest directly.
-    auto sumBefore = [&](long long x) {
-        const long long whole = x >> binShift;
-        return binSumPrefix[static_cast<std::size_t>(whole)] + delaySum(whole << binShift, x);
-    };
-    const long long sum = sumBefore(shown) - sumBefore(first);
-    shownMean = static_cast<double>(sum) / (static_cast<double>(shown - first) * blocks);
+    const DelayRanges::Stats stats = ranges.secondHalfStats(shownUpdates());
+    shownMax = stats.max;
+    shownMean = stats.mean;
 }
 
 QString StalenessHeatmap::Impl::statsMax() const {
-    const double formula = formulaMaxFor(blocks);
+    const auto formula = static_cast<double>(pipeDreamMaxDelayFormula(blocks));
     const QString expression = blocks % 2 == 0 ? QStringLiteral("S\u00b2\u2212S/2")
                                                : QStringLiteral("S\u00b2\u2212S/2\u2212\u00bd");
     return QStringLiteral("max delay measured %1 (formula %2 = %3)")
@@ -332,11 +152,12 @@ void StalenessHeatmap::Impl::columnRange(int column, int columns, bool snap, lon
     const double b = a + perColumn;
     if (snap) {
         // Whole bins, split between columns by rounding their edges: every bin in one column.
-        const double binSize = static_cast<double>(1LL << binShift);
+        const int shift = ranges.binShift();
+        const double binSize = static_cast<double>(1LL << shift);
         const long long first = std::llround(a / binSize);
         const long long last = std::max(first + 1, std::llround(b / binSize));
-        *lo = first << binShift;
-        *hi = last << binShift;
+        *lo = first << shift;
+        *hi = last << shift;
     } else if (perColumn < 1.0) {
         *lo = static_cast<long long>(std::floor((a + b) / 2.0));
         *hi = *lo + 1;
@@ -433,8 +254,8 @@ void StalenessHeatmap::Impl::paintCellsImage(QPainter& p, const Layout& l) const
         }
         // Zoomed in, neighbouring columns often show the same update: reuse it.
         if (lo != prevLo || hi != prevHi) {
-            std::fill(acc.begin(), acc.end(), kNoValue);
-            rangeMaxAllBlocks(lo, hi, acc.data());
+            std::fill(acc.begin(), acc.end(), DelayRanges::kNoValue);
+            ranges.rangeMax(lo, hi, acc.data());
             prevLo = lo;
             prevHi = hi;
         }
@@ -569,9 +390,7 @@ void StalenessHeatmap::Impl::paintColourBar(QPainter& p, const Layout& l,
     p.save();
     const QRectF bar = l.colourBar;
     QImage ramp(1, 256, QImage::Format_RGB32);
-    for (int i = 0; i < 256; ++i)
-        reinterpret_cast<QRgb*>(ramp.scanLine(255 - i))[0] =
-            colourMap()[static_cast<std::size_t>(i)];
+    for (int i = 0; i < 256; ++i) reinterpret_cast<QRgb*>(ramp.scanLine(255 - i))[0] = viridis(i);
     p.setRenderHint(QPainter::SmoothPixmapTransform, true);
     p.drawImage(bar, ramp);
     p.setPen(QColor(120, 120, 120));
@@ -588,7 +407,7 @@ void StalenessHeatmap::Impl::paintColourBar(QPainter& p, const Layout& l,
                    Qt::AlignLeft | Qt::AlignVCenter, QString::number(static_cast<long long>(v)));
     }
     // The steady-state maximum S^2 - S/2, for comparison with the colours.
-    const double formula = formulaMaxFor(blocks);
+    const auto formula = static_cast<double>(pipeDreamMaxDelayFormula(blocks));
     if (formula <= top) {
         const double y = yOf(formula);
         p.setPen(QPen(QColor(chart::kVermillion), 2.0));
@@ -600,11 +419,8 @@ void StalenessHeatmap::Impl::paintColourBar(QPainter& p, const Layout& l,
 // ---------------------------------------------------------------------------------------------
 
 StalenessHeatmap::StalenessHeatmap(QWidget* parent)
-    : QWidget(parent), d_(std::make_unique<Impl>()) {
-    setFocusPolicy(Qt::StrongFocus);
-    setAttribute(Qt::WA_OpaquePaintEvent);
-    setMinimumSize(240, 120);
-}
+    : RangeChart(kMinVisibleUpdates, QStringLiteral("PipeLens staleness heatmap"), parent),
+      d_(std::make_unique<Impl>(visibleRange())) {}
 
 StalenessHeatmap::~StalenessHeatmap() = default;
 
@@ -648,7 +464,7 @@ double StalenessHeatmap::measuredMean() const {
 }
 
 double StalenessHeatmap::formulaMax() const {
-    return d_->empty() ? 0.0 : formulaMaxFor(d_->blocks);
+    return d_->empty() ? 0.0 : static_cast<double>(pipeDreamMaxDelayFormula(d_->blocks));
 }
 
 QString StalenessHeatmap::cellDescription(long long update, int block) const {
@@ -681,52 +497,18 @@ bool StalenessHeatmap::cellAtPosition(const QPointF& position, long long* update
                     &hi);
     if (j < 0 || j >= d_->blocks || hi <= lo) return false;
     // The column shows the largest delay it covers: describe that update.
-    long long best = lo;
-    for (long long k = lo + 1; k < hi; ++k) {
-        if (d_->leaf(k, j) > d_->leaf(best, j)) best = k;
-    }
-    if (update) *update = best;
+    if (update) *update = d_->ranges.argMax(lo, hi, j);
     if (block) *block = j;
     if (firstUpdate) *firstUpdate = lo;
     if (lastUpdate) *lastUpdate = hi - 1;
     return true;
 }
 
-void StalenessHeatmap::setVisibleRange(double firstUpdate, double lastUpdate) {
-    const double total = d_->empty() ? 1.0 : static_cast<double>(d_->updates);
-    if (d_->range.set(firstUpdate, lastUpdate, total, kMinVisibleUpdates)) {
-        emit visibleRangeChanged(d_->range.first, d_->range.last);
-        update();
-    }
-}
-
-void StalenessHeatmap::fitAll() {
-    setVisibleRange(0.0, d_->empty() ? 1.0 : static_cast<double>(d_->updates));
-}
-
-double StalenessHeatmap::visibleFirstUpdate() const {
-    return d_->range.first;
-}
-double StalenessHeatmap::visibleLastUpdate() const {
-    return d_->range.last;
-}
-
 void StalenessHeatmap::paintChart(QPainter& painter, const QSize& size, bool vectorCells) const {
     d_->paint(painter, size, font(), vectorCells);
 }
 
-bool StalenessHeatmap::exportPng(const QString& path, double scale, QString* error) {
-    return chart::exportPngImage(
-        path, size(), scale, [&](QPainter& p) { paintChart(p, size(), false); }, error);
-}
-
-bool StalenessHeatmap::exportSvg(const QString& path, QString* error) {
-    return chart::exportSvgImage(
-        path, size(), QStringLiteral("PipeLens staleness heatmap"),
-        [&](QPainter& p) { paintChart(p, size(), true); }, error);
-}
-
-bool StalenessHeatmap::exportCsv(const QString& path, QString* error) const {
+QByteArray StalenessHeatmap::csv() const {
     QByteArray out("block_update,updated_stage,microbatch");
     for (int j = 0; j < d_->blocks; ++j) out += ",delay_block" + QByteArray::number(j);
     out += '\n';
@@ -740,7 +522,7 @@ bool StalenessHeatmap::exportCsv(const QString& path, QString* error) const {
             out += '\n';
         }
     }
-    return chart::writeTextFileAtomically(path, out, error);
+    return out;
 }
 
 QSize StalenessHeatmap::sizeHint() const {
@@ -749,88 +531,29 @@ QSize StalenessHeatmap::sizeHint() const {
     return {900, std::max(200, rows * rowHeight + 5 * QFontMetrics(font()).height())};
 }
 
-void StalenessHeatmap::paintEvent(QPaintEvent*) {
-    QPainter painter(this);
-    paintChart(painter, size(), false);
+double StalenessHeatmap::extent() const {
+    return d_->empty() ? 0.0 : static_cast<double>(d_->updates);
 }
 
-void StalenessHeatmap::wheelEvent(QWheelEvent* event) {
-    if (d_->empty() || event->angleDelta().y() == 0) return QWidget::wheelEvent(event);
-    const Layout l = d_->layout(size(), QFontMetricsF(font()));
-    chart::XRange r = d_->range;
-    if (d_->navigation.wheel(r, d_->updateAtX(l, event->position().x()), event->angleDelta().y(),
-                             static_cast<double>(d_->updates))) {
-        setVisibleRange(r.first, r.last);
-    }
-    event->accept();
+QRectF StalenessHeatmap::plotArea() const {
+    return d_->layout(size(), QFontMetricsF(font())).plot;
 }
 
-void StalenessHeatmap::mousePressEvent(QMouseEvent* event) {
-    if (event->button() != Qt::LeftButton || d_->empty()) return QWidget::mousePressEvent(event);
-    d_->navigation.beginDrag(event->position(), d_->range);
-    setCursor(Qt::ClosedHandCursor);
-    event->accept();
+QString StalenessHeatmap::toolTipAt(const QPointF& position) const {
+    long long k = 0;
+    long long first = 0;
+    long long last = 0;
+    int j = 0;
+    if (!cellAtPosition(position, &k, &j, &first, &last)) return {};
+    const QString text = cellDescription(k, j);
+    // An aggregated column shows the largest delay of the updates it covers.
+    if (last > first && !text.isEmpty())
+        return QStringLiteral("largest of updates %1\u2013%2: ").arg(first).arg(last) + text;
+    return text;
 }
 
-void StalenessHeatmap::mouseMoveEvent(QMouseEvent* event) {
-    if (!d_->navigation.dragging()) return QWidget::mouseMoveEvent(event);
-    const Layout l = d_->layout(size(), QFontMetricsF(font()));
-    chart::XRange r;
-    if (d_->navigation.dragTo(r, event->position(), l.plot.width(),
-                              static_cast<double>(d_->updates))) {
-        setVisibleRange(r.first, r.last);
-    }
-    event->accept();
-}
-
-void StalenessHeatmap::mouseReleaseEvent(QMouseEvent* event) {
-    if (!d_->navigation.dragging()) return QWidget::mouseReleaseEvent(event);
-    unsetCursor();
-    event->accept();
-    // A click without a drag: the update boundary nearest the pointer (updates done there).
-    if (!d_->navigation.endDrag(event->position())) return;
-    const Layout l = d_->layout(size(), QFontMetricsF(font()));
-    if (!l.plot.contains(event->position())) return;
-    const double k = d_->updateAtX(l, event->position().x());
-    emit updateClicked(std::clamp<long long>(std::llround(k), 0, d_->updates));
-}
-
-void StalenessHeatmap::keyPressEvent(QKeyEvent* event) {
-    if (d_->empty()) return QWidget::keyPressEvent(event);
-    chart::XRange r = d_->range;
-    switch (d_->navigation.key(event->key(), r, static_cast<double>(d_->updates))) {
-        case chart::RangeNavigation::KeyResult::Ignored: return QWidget::keyPressEvent(event);
-        case chart::RangeNavigation::KeyResult::FitAll: fitAll(); return;
-        case chart::RangeNavigation::KeyResult::Changed: break;
-    }
-    setVisibleRange(r.first, r.last);
-    event->accept();
-}
-
-bool StalenessHeatmap::event(QEvent* event) {
-    if (event->type() == QEvent::ToolTip) {
-        auto* help = static_cast<QHelpEvent*>(event);
-        long long k = 0;
-        long long last = 0;
-        int j = 0;
-        long long first = 0;
-        QString text;
-        if (cellAtPosition(help->pos(), &k, &j, &first, &last)) {
-            text = cellDescription(k, j);
-            // An aggregated column shows the largest delay of the updates it covers.
-            if (last > first)
-                text =
-                    QStringLiteral("largest of updates %1\u2013%2: ").arg(first).arg(last) + text;
-        }
-        if (text.isEmpty()) {
-            QToolTip::hideText();
-            event->ignore();
-        } else {
-            QToolTip::showText(help->globalPos(), text, this);
-        }
-        return true;
-    }
-    return QWidget::event(event);
+void StalenessHeatmap::boundaryClicked(long long boundary) {
+    emit updateClicked(boundary);
 }
 
 }  // namespace pipelens::ui

@@ -3,16 +3,14 @@
 // k - h(m, j) of update k's read of block j, with a colour bar, the theoretical maximum
 // S^2 - S/2 beside the measured maximum and mean, and a hover readout. Columns narrower than a
 // pixel are aggregated (the maximum delay they cover is drawn).
-#include <QWidget>
 #include <memory>
 
+#include "range_chart.hpp"
 #include "replay/delays.hpp"
-
-class QPainter;
 
 namespace pipelens::ui {
 
-class StalenessHeatmap : public QWidget {
+class StalenessHeatmap : public RangeChart {
     Q_OBJECT
 public:
     explicit StalenessHeatmap(QWidget* parent = nullptr);
@@ -39,34 +37,22 @@ public:
     bool cellAtPosition(const QPointF& position, long long* update, int* block,
                         long long* firstUpdate = nullptr, long long* lastUpdate = nullptr) const;
 
-    void setVisibleRange(double firstUpdate, double lastUpdate);
-    void fitAll();
-    double visibleFirstUpdate() const;
-    double visibleLastUpdate() const;
-    // Paints the heatmap as the widget shows it at `size` (vectorCells: one rectangle per cell
-    // where that is not more than the pixels, for SVG). Used by the exports and the benchmark.
-    void paintChart(QPainter& painter, const QSize& size, bool vectorCells = false) const;
-
-    bool exportPng(const QString& path, double scale = 1.0, QString* error = nullptr);
-    bool exportSvg(const QString& path, QString* error = nullptr);
-    bool exportCsv(const QString& path, QString* error = nullptr) const;
+    // Vector cells (SVG) only where they are not more than the pixels.
+    void paintChart(QPainter& painter, const QSize& size, bool vectorCells = false) const override;
 
     QSize sizeHint() const override;
 
-signals:
-    void visibleRangeChanged(double firstUpdate, double lastUpdate);
+  signals:
     // A click (no drag) in the plot: the number of block updates done at the pointer, for the
     // playback cursor.
     void updateClicked(long long updatesDone);
 
 protected:
-    void paintEvent(QPaintEvent* event) override;
-    void wheelEvent(QWheelEvent* event) override;
-    void mousePressEvent(QMouseEvent* event) override;
-    void mouseMoveEvent(QMouseEvent* event) override;
-    void mouseReleaseEvent(QMouseEvent* event) override;
-    void keyPressEvent(QKeyEvent* event) override;
-    bool event(QEvent* event) override;
+  double extent() const override;
+  QRectF plotArea() const override;
+  QByteArray csv() const override;
+  QString toolTipAt(const QPointF& position) const override;
+  void boundaryClicked(long long boundary) override;
 
 private:
     struct Impl;

@@ -71,26 +71,26 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&g));
         QVERIFY(QTest::qWaitForWindowExposed(&h));
         const double slotCount = timeline->totalSlots;
-        QCOMPARE(g.visibleLastSlot() - g.visibleFirstSlot(), slotCount);
+        QCOMPARE(g.visibleLast() - g.visibleFirst(), slotCount);
         QTest::keyClick(&g, Qt::Key_Plus);  // one step shows 80 % of the span
-        QVERIFY(std::abs((g.visibleLastSlot() - g.visibleFirstSlot()) - 0.8 * slotCount) < 1e-9);
-        const double firstBefore = g.visibleFirstSlot();
+        QVERIFY(std::abs((g.visibleLast() - g.visibleFirst()) - 0.8 * slotCount) < 1e-9);
+        const double firstBefore = g.visibleFirst();
         QTest::keyClick(&g, Qt::Key_Right);  // pans by a tenth of the span
-        QVERIFY(std::abs(g.visibleFirstSlot() - (firstBefore + 0.08 * slotCount)) < 1e-9);
+        QVERIFY(std::abs(g.visibleFirst() - (firstBefore + 0.08 * slotCount)) < 1e-9);
         QTest::keyClick(&g, Qt::Key_Home);
-        QCOMPARE(g.visibleFirstSlot(), 0.0);
-        QCOMPARE(g.visibleLastSlot(), slotCount);
+        QCOMPARE(g.visibleFirst(), 0.0);
+        QCOMPARE(g.visibleLast(), slotCount);
         // One wheel notch forward over the middle of the plot zooms in by the same step.
         const QPointF centre(g.width() / 2.0, g.height() / 2.0);
         QWheelEvent wheel(centre, g.mapToGlobal(centre), QPoint(), QPoint(0, 120), Qt::NoButton,
                           Qt::NoModifier, Qt::NoScrollPhase, false);
         QApplication::sendEvent(&g, &wheel);
-        QVERIFY(std::abs((g.visibleLastSlot() - g.visibleFirstSlot()) - 0.8 * slotCount) < 1e-9);
+        QVERIFY(std::abs((g.visibleLast() - g.visibleFirst()) - 0.8 * slotCount) < 1e-9);
         const double updates = static_cast<double>(delays->updates());
         QTest::keyClick(&h, Qt::Key_Plus);
-        QVERIFY(std::abs((h.visibleLastUpdate() - h.visibleFirstUpdate()) - 0.8 * updates) < 1e-9);
+        QVERIFY(std::abs((h.visibleLast() - h.visibleFirst()) - 0.8 * updates) < 1e-9);
         QTest::keyClick(&h, Qt::Key_Minus);
-        QVERIFY(std::abs((h.visibleLastUpdate() - h.visibleFirstUpdate()) - updates) < 1e-9);
+        QVERIFY(std::abs((h.visibleLast() - h.visibleFirst()) - updates) < 1e-9);
     }
 
     void aClickOnTheGanttSetsTheCursorAndADragPans() {
@@ -111,11 +111,11 @@ private slots:
         QCOMPARE(w.lossChart()->cursorSlot(), cursor);
 
         // A drag pans and does not move the cursor.
-        const double first = g->visibleFirstSlot();
+        const double first = g->visibleFirst();
         QTest::mousePress(g, Qt::LeftButton, {}, at);
         QTest::mouseMove(g, at - QPoint(80, 0));
         QTest::mouseRelease(g, Qt::LeftButton, {}, at - QPoint(80, 0));
-        QVERIFY(g->visibleFirstSlot() > first);
+        QVERIFY(g->visibleFirst() > first);
         QCOMPARE(w.playback()->cursor(), cursor);
     }
 
