@@ -33,9 +33,7 @@ void halve(std::vector<QPointF>& v) {
 
 // Worker-side state of one method's publishing (touched only by that method's thread).
 struct PublishCursor {
-    size_t slotsSent = 0;
-    size_t updatesSent = 0;
-    bool started = false;
+    CurveProgress sent;
     int gridIndex = -1;  // the grid point being published; a new one starts the curve over
     std::chrono::steady_clock::time_point last{};
 };
@@ -246,33 +244,8 @@ void ExperimentController::runNow() {
                     c.last = now;
                 }
                 const MethodRun& run = plan->runs()[i];
-                const double fStar = r.optimum;
-                std::vector<QPointF> bySlot, byUpdate;
-                if (!c.started) {
-                    // Pipelines record f(w0) as slot 0 themselves.
-                    if (!run.pipeline()) bySlot.emplace_back(0.0, r.initialObjective - fStar);
-                    byUpdate.emplace_back(0.0, r.initialObjective - fStar);
-                    c.started = true;
-                }
-                if (run.pipeline()) {
-                    for (size_t t = c.slotsSent; t < r.objectivePerSlot.size(); ++t) {
-                        bySlot.emplace_back(static_cast<double>(t), r.objectivePerSlot[t] - fStar);
-                        if (r.objectivePerUpdate.empty() && t >= 1) {
-                            byUpdate.emplace_back(
-                                static_cast<double>(run.updatesBefore(static_cast<int>(t))),
-                                r.objectivePerSlot[t] - fStar);
-                        }
-                    }
-                    c.slotsSent = std::max(c.slotsSent, r.objectivePerSlot.size());
-                }
-                for (size_t k = c.updatesSent; k < r.objectivePerUpdate.size(); ++k) {
-                    const double y = r.objectivePerUpdate[k] - fStar;
-                    byUpdate.emplace_back(static_cast<double>(k + 1), y);
-                    if (!run.pipeline() && k < run.updateSlot.size()) {
-                        bySlot.emplace_back(run.updateSlot[k] + 1.0, y);
-                    }
-                }
-                c.updatesSent = std::max(c.updatesSent, r.objectivePerUpdate.size());
+                CurvePoints fresh;
+                appendLossPoints(r, run, c.sent, fresh);
                 std::lock_guard<std::mutex> lock(live->mutex);
                 if (live->generation != generation || i >= live->pending.size()) return;
                 LiveBuffer::Pending& p = live->pending[i];
@@ -286,8 +259,8 @@ void ExperimentController::runNow() {
                              .arg(r.stepSize, 0, 'g', 3)
                              .arg(run.spec.step.grid ? tr(" (tuning γ)") : QString());
                 p.fraction = std::clamp(at.methodFraction(), 0.0, 1.0);
-                appendThinned(p.bySlot, std::move(bySlot), kMaxLivePoints);
-                appendThinned(p.byUpdate, std::move(byUpdate), kMaxLivePoints);
+                appendThinned(p.bySlot, std::move(fresh.bySlot), kMaxLivePoints);
+                appendThinned(p.byUpdate, std::move(fresh.byUpdate), kMaxLivePoints);
                 while (p.bySlot.size() > 3 * kMaxLivePoints) halve(p.bySlot);
                 while (p.byUpdate.size() > 3 * kMaxLivePoints) halve(p.byUpdate);
                 live->dirty = true;

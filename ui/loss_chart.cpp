@@ -18,7 +18,6 @@
 #include <cmath>
 #include <limits>
 
-#include "replay/theorem.hpp"
 #include "widget_export.hpp"
 
 namespace pipelens::ui {
@@ -187,8 +186,7 @@ void LossChart::setLive(const std::vector<LiveCurve>& curves, double totalSlots,
         Curve c;
         c.name = live.name.isEmpty() ? tr("waiting…") : live.name;
         c.method = live.method;
-        c.bySlot = live.bySlot;
-        c.byUpdate = live.byUpdate;
+        c.points = std::make_shared<const CurvePoints>(CurvePoints{live.bySlot, live.byUpdate});
         if (sameSeries && methodSeries_[static_cast<qsizetype>(curves_.size())]->name() != c.name)
             sameSeries = false;
         curves_.push_back(std::move(c));
@@ -209,7 +207,7 @@ void LossChart::setCursorSlot(int slot) {
 }
 
 const std::vector<QPointF>& LossChart::pointsOf(const Curve& c) const {
-    return xAxis_ == XAxis::Slots ? c.bySlot : c.byUpdate;
+    return xAxis_ == XAxis::Slots ? c.points->bySlot : c.points->byUpdate;
 }
 
 const std::vector<QPointF>& LossChart::methodData(int i) const {
@@ -221,6 +219,10 @@ void LossChart::rebuildData() {
     bounds_.clear();
     if (!snapshot_) return;
     const RunSnapshot& s = *snapshot_;
+    // Points stay in the snapshot (derived there once); the curves alias them.
+    auto pointsIn = [&](const CurvePoints& points) {
+        return std::shared_ptr<const CurvePoints>(snapshot_, &points);
+    };
     bool rpdMapped = false;
     bool needGradNorms = false;
     for (size_t i = 0; i < s.runs().size(); ++i) {
@@ -232,77 +234,25 @@ void LossChart::rebuildData() {
                  shortNumber(r.stepSize);
         if (r.divergence.diverged) c.name += tr(" — diverged at update %1").arg(r.divergence.update);
         if (s.experiment.methods[i].allDiverged) c.name += tr(" (every γ diverged)");
-        const double fStar = r.optimum;
-        c.bySlot.reserve(r.objectivePerSlot.size() + r.objectivePerUpdate.size() + 1);
-        if (run.pipeline()) {
-            for (size_t t = 0; t < r.objectivePerSlot.size(); ++t) {
-                c.bySlot.emplace_back(static_cast<double>(t), r.objectivePerSlot[t] - fStar);
-            }
-        } else {
-            rpdMapped = true;
-            c.bySlot.emplace_back(0.0, r.initialObjective - fStar);
-            const size_t n = std::min(r.objectivePerUpdate.size(), run.updateSlot.size());
-            for (size_t k = 0; k < n; ++k) {
-                c.bySlot.emplace_back(run.updateSlot[k] + 1.0, r.objectivePerUpdate[k] - fStar);
-            }
-        }
-        c.byUpdate.reserve(r.objectivePerUpdate.size() + 1);
-        c.byUpdate.emplace_back(0.0, r.initialObjective - fStar);
-        if (!r.objectivePerUpdate.empty()) {
-            for (size_t k = 0; k < r.objectivePerUpdate.size(); ++k) {
-                c.byUpdate.emplace_back(static_cast<double>(k + 1), r.objectivePerUpdate[k] - fStar);
-            }
-        } else {
-            for (size_t t = 1; t < r.objectivePerSlot.size(); ++t) {
-                c.byUpdate.emplace_back(static_cast<double>(run.updatesBefore(static_cast<int>(t))),
-                                       r.objectivePerSlot[t] - fStar);
-            }
-        }
+        c.points = pointsIn(snapshot_->curves[i].loss);
         curves_.push_back(std::move(c));
+        if (!run.pipeline()) rpdMapped = true;
 
         if (!theorem_->isChecked() || run.pipeline()) continue;
-        if (r.gradNormUpdates.size() < 2) {
+        const TheoremCurves& theorem = snapshot_->curves[i].theorem;
+        if (theorem.bound.byUpdate.empty()) {
             needGradNorms = true;
             continue;
         }
-        // The bound at K = k uses G seen so far (the largest block-gradient norm up to k).
-        std::vector<double> prefixMax(r.blockGradNormSq.size());
-        double g2 = 0.0;
-        for (size_t k = 0; k < prefixMax.size(); ++k) prefixMax[k] = g2 = std::max(g2, r.blockGradNormSq[k]);
-        Curve mean, total, opt, noise, stale;
-        mean.name = tr("mean ‖∇f‖², %1").arg(QString::fromStdString(run.label));
-        total.name = tr("bound, %1").arg(QString::fromStdString(run.label));
-        opt.name = tr("  optimisation term 2SΔ₀/(γK)");
-        noise.name = tr("  noise term γSLG²");
-        stale.name = tr("  stale-read term γ²L²δ²G²");
-        for (size_t j = 0; j < r.gradNormUpdates.size(); ++j) {
-            const long long k = r.gradNormUpdates[j];
-            if (k <= 0 || static_cast<size_t>(k) > prefixMax.size()) continue;
-            const double xs = static_cast<size_t>(k) <= run.updateSlot.size()
-                                  ? run.updateSlot[static_cast<size_t>(k - 1)] + 1.0
-                                  : static_cast<double>(s.totalSlots);
-            TheoremInputs in;
-            in.stages = r.stages;
-            in.stepSize = r.stepSize;
-            in.smoothness = r.smoothness;
-            in.gradientBound = std::sqrt(prefixMax[static_cast<size_t>(k - 1)]);
-            in.maxDelay = r.maxDelay;
-            in.updates = k;
-            in.initialGap = r.initialObjective - r.optimum;
-            const TheoremBound b = theoremBound(in);
-            const double x = static_cast<double>(k);
-            const double values[5] = {r.gradNormRunningMean[j], b.total, b.optimisation, b.noise,
-                                      b.staleness};
-            Curve* targets[5] = {&mean, &total, &opt, &noise, &stale};
-            for (int t = 0; t < 5; ++t) {
-                targets[t]->byUpdate.emplace_back(x, values[t]);
-                targets[t]->bySlot.emplace_back(xs, values[t]);
-            }
-        }
-        for (Curve* c2 : {&mean, &total, &opt, &noise, &stale}) {
-            c2->method = static_cast<int>(i);
-            bounds_.push_back(std::move(*c2));
-        }
+        const QString label = QString::fromStdString(run.label);
+        const std::pair<QString, const CurvePoints*> lines[] = {
+            {tr("mean ‖∇f‖², %1").arg(label), &theorem.meanGradNormSq},
+            {tr("bound, %1").arg(label), &theorem.bound},
+            {tr("  optimisation term 2SΔ₀/(γK)"), &theorem.optimisation},
+            {tr("  noise term γSLG²"), &theorem.noise},
+            {tr("  stale-read term γ²L²δ²G²"), &theorem.staleness}};
+        for (const auto& [name, points] : lines)
+            bounds_.push_back(Curve{name, pointsIn(*points), static_cast<int>(i)});
     }
     QStringList notes;
     if (rpdMapped && xAxis_ == XAxis::Slots) {

@@ -5,6 +5,7 @@
 // Series are replaced in bulk (QXYSeries::replace) and decimated to a few thousand points.
 #include <QPointF>
 #include <QWidget>
+#include <memory>
 #include <vector>
 
 #include "run_snapshot.hpp"
@@ -65,11 +66,11 @@ signals:
     void theoremOverlayToggled(bool on);
 
 private:
-    struct Curve {
-        QString name;
-        std::vector<QPointF> bySlot;    // (slots done, f − f*)
-        std::vector<QPointF> byUpdate;  // (block updates done, f − f*)
-        int method = 0;
+  // A drawn line: its points (from the snapshot, or a copy of a live curve) and legend name.
+  struct Curve {
+      QString name;
+      std::shared_ptr<const CurvePoints> points;
+      int method = 0;
     };
     void rebuildData();
     void rebuildSeries();

@@ -29,6 +29,15 @@ void deriveRunViews(RunSnapshot& s) {
             s.totalSlots = std::max(s.totalSlots, run.updateSlot.back() + 1);
         }
     }
+    // The theorem's slot axis ends at the whole run's length, known only now.
+    s.curves.clear();
+    s.curves.reserve(s.experiment.methods.size());
+    for (const MethodRun& run : s.experiment.methods) {
+        RunCurves c;
+        c.loss = lossPoints(run.result, run);
+        if (!run.pipeline()) c.theorem = theoremCurves(run.result, run, s.totalSlots);
+        s.curves.push_back(std::move(c));
+    }
 }
 
 }  // namespace pipelens::ui

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "experiment/experiment.hpp"
+#include "run_curves.hpp"
 
 namespace pipelens::ui {
 
@@ -18,6 +19,9 @@ struct RunSnapshot {
     ExperimentResult experiment;
     int totalSlots = 0;            // the longest run, in slots (the playback range)
     double seconds = 0.0;          // wall time of the run
+    // What the loss chart draws per method (derived once, by deriveRunViews): f − f*, and for
+    // RPD the theorem overlay (empty without ‖∇f‖² samples).
+    std::vector<RunCurves> curves;
 
     const std::vector<MethodRun>& runs() const { return experiment.methods; }
     const RunResult& result(size_t i) const { return experiment.methods[i].result; }
@@ -40,7 +44,8 @@ struct LiveCurve {
 std::shared_ptr<const Timeline> timelineOf(const SnapshotPtr& snapshot, size_t method);
 std::shared_ptr<const DelayTable> delaysOf(const SnapshotPtr& snapshot, size_t method);
 
-// Places each method's updates in slots and sets `totalSlots` (called on the worker thread).
+// Places each method's updates in slots, sets `totalSlots` and derives `curves` (called on the
+// worker thread).
 void deriveRunViews(RunSnapshot& snapshot);
 
 }  // namespace pipelens::ui
