@@ -6,7 +6,10 @@
 //
 // Usage: QT_QPA_PLATFORM=offscreen bench_ui_redraw [--frames N] [--reps N]
 //   prints, per case, the median over reps of the mean frame time over N frames (wall clock and
-//   the thread's CPU time, which is what to compare on a busy machine) and the fps from each.
+//   the thread's CPU time, which is what to compare on a busy machine), the fps from each, and
+//   the share of the image a frame inks. A frame must prove it drew: rendered over a sentinel
+//   colour it must cover every pixel and ink (not white) at least a quarter of them, with
+//   several colours; otherwise the benchmark says so and exits with status 1.
 #include <QApplication>
 #include <QImage>
 #include <algorithm>
@@ -67,15 +70,59 @@ Cost measure(int calls, int reps, const std::function<void()>& work) {
     return {median(wall), median(cpu)};
 }
 
-Cost frameCost(QWidget& widget, QImage& image, int frames, int reps) {
-    widget.render(&image);  // warm-up: fonts, glyph caches, the reused cell image
-    return measure(frames, reps, [&] { widget.render(&image); });
+// What one more frame, rendered over a sentinel colour, left in the image.
+struct Drawn {
+    double unpainted = 0;  // share of pixels still the sentinel
+    double inked = 0;      // share neither sentinel nor white
+    int colours = 0;       // distinct colours among the inked pixels (counted up to 64)
+    bool ok() const { return unpainted == 0 && inked >= 0.25 && colours >= 3; }
+};
+
+Drawn drawnFrame(QWidget& widget, QImage& image) {
+    constexpr QRgb kSentinel = 0xffff00ff;
+    image.fill(kSentinel);
+    widget.render(&image);
+    const QImage frame = image.convertToFormat(QImage::Format_RGB32);
+    long long unpainted = 0;
+    long long inked = 0;
+    std::vector<QRgb> colours;
+    for (int y = 0; y < frame.height(); ++y) {
+        const auto* line = reinterpret_cast<const QRgb*>(frame.constScanLine(y));
+        for (int x = 0; x < frame.width(); ++x) {
+            const QRgb c = line[x] | 0xff000000u;
+            if (c == kSentinel) {
+                ++unpainted;
+            } else if (c != 0xffffffffu) {
+                ++inked;
+                if (colours.size() < 64 &&
+                    std::find(colours.begin(), colours.end(), c) == colours.end())
+                    colours.push_back(c);
+            }
+        }
+    }
+    const double pixels = static_cast<double>(frame.width()) * frame.height();
+    return {static_cast<double>(unpainted) / pixels, static_cast<double>(inked) / pixels,
+            static_cast<int>(colours.size())};
 }
 
-void printFrame(const char* name, Cost c) {
-    std::printf("%-42s %8.2f ms %8.2f ms %7.1f fps %7.1f fps  %s\n", name, c.wall * 1e3,
-                c.cpu * 1e3, 1.0 / c.wall, 1.0 / c.cpu,
-                1.0 / c.cpu >= 30.0 ? "ok (>= 30)" : "BELOW 30 fps");
+bool allDrawn = true;
+
+void printFrame(const char* name, Cost c, const Drawn& d) {
+    std::printf("%-42s %8.2f ms %8.2f ms %7.1f fps %7.1f fps %5.0f %%  %s\n", name, c.wall * 1e3,
+                c.cpu * 1e3, 1.0 / c.wall, 1.0 / c.cpu, 100.0 * d.inked,
+                !d.ok()               ? "NOTHING DRAWN (unpainted pixels, or too little ink)"
+                : 1.0 / c.cpu >= 30.0 ? "ok (>= 30)"
+                                      : "BELOW 30 fps");
+}
+
+// Times `frames` renders of `widget` into `image` (median of `reps`), checks that a frame
+// draws, and prints the line of one case.
+void timeFrames(const char* name, QWidget& widget, QImage& image, int frames, int reps) {
+    widget.render(&image);  // warm-up: fonts, glyph caches, the reused cell image
+    const Cost cost = measure(frames, reps, [&] { widget.render(&image); });
+    const Drawn drawn = drawnFrame(widget, image);
+    allDrawn = allDrawn && drawn.ok();
+    printFrame(name, cost, drawn);
 }
 
 void printSetup(const char* name, Cost c) {
@@ -113,7 +160,8 @@ int main(int argc, char** argv) {
         reps);
     std::printf("(engine) buildTimeline %.0f ms, DelayTable %.0f ms (wall)\n\n",
                 buildTimelineSeconds * 1e3, buildDelaysSeconds * 1e3);
-    std::printf("%-42s %11s %11s %11s %11s\n", "case", "wall", "cpu", "fps(wall)", "fps(cpu)");
+    std::printf("%-42s %11s %11s %11s %11s %7s\n", "case", "wall", "cpu", "fps(wall)", "fps(cpu)",
+                "inked");
 
     QImage image(kWidth, kHeight, QImage::Format_ARGB32_Premultiplied);
     QImage hidpi(2 * kWidth, 2 * kHeight, QImage::Format_ARGB32_Premultiplied);
@@ -126,15 +174,15 @@ int main(int argc, char** argv) {
                    gantt.setTimeline(timeline, delays);
                }));
     gantt.fitAll();
-    printFrame("Gantt full view (20,000 slots)", frameCost(gantt, image, frames, reps));
+    timeFrames("Gantt full view (20,000 slots)", gantt, image, frames, reps);
     gantt.setCursorSlot(timeline->totalSlots / 2);
-    printFrame("Gantt full view, cursor at half", frameCost(gantt, image, frames, reps));
+    timeFrames("Gantt full view, cursor at half", gantt, image, frames, reps);
     gantt.setCursorSlot(-1);
-    printFrame("Gantt full view, 2x device pixels", frameCost(gantt, hidpi, frames, reps));
+    timeFrames("Gantt full view, 2x device pixels", gantt, hidpi, frames, reps);
     gantt.setVisibleRange(10000, 10200);
-    printFrame("Gantt zoom: 200 slots", frameCost(gantt, image, frames, reps));
+    timeFrames("Gantt zoom: 200 slots", gantt, image, frames, reps);
     gantt.setVisibleRange(10000, 10040);
-    printFrame("Gantt zoom: 40 slots", frameCost(gantt, image, frames, reps));
+    timeFrames("Gantt zoom: 40 slots", gantt, image, frames, reps);
 
     pipelens::ui::StalenessHeatmap heatmap;
     heatmap.resize(kWidth, kHeight);
@@ -143,18 +191,23 @@ int main(int argc, char** argv) {
                    heatmap.setDelays(delays);
                }));
     heatmap.fitAll();
-    printFrame("Heatmap full view (1,263,744 updates)", frameCost(heatmap, image, frames, reps));
+    timeFrames("Heatmap full view (1,263,744 updates)", heatmap, image, frames, reps);
     heatmap.setCursorUpdate(delays->updates() / 2);
-    printFrame("Heatmap full view, cursor at half", frameCost(heatmap, image, frames, reps));
+    timeFrames("Heatmap full view, cursor at half", heatmap, image, frames, reps);
     heatmap.setCursorUpdate(-1);
-    printFrame("Heatmap full view, 2x device pixels", frameCost(heatmap, hidpi, frames, reps));
+    timeFrames("Heatmap full view, 2x device pixels", heatmap, hidpi, frames, reps);
     // The updates of 200 slots in steady state (about S/2 per slot), then 200 updates.
     const double first = 640000.0;
     heatmap.setVisibleRange(first, first + 200.0 * kStages / 2);
-    printFrame("Heatmap zoom: 12,800 updates (200 slots)", frameCost(heatmap, image, frames, reps));
+    timeFrames("Heatmap zoom: 12,800 updates (200 slots)", heatmap, image, frames, reps);
     heatmap.setVisibleRange(first, first + 200.0);
-    printFrame("Heatmap zoom: 200 updates", frameCost(heatmap, image, frames, reps));
+    timeFrames("Heatmap zoom: 200 updates", heatmap, image, frames, reps);
     heatmap.setVisibleRange(first, first + 60000.0);
-    printFrame("Heatmap zoom: 60,000 updates", frameCost(heatmap, image, frames, reps));
+    timeFrames("Heatmap zoom: 60,000 updates", heatmap, image, frames, reps);
+    if (!allDrawn) {
+        std::fprintf(stderr,
+                     "bench_ui_redraw: a frame did not draw (see the cases marked above)\n");
+        return 1;
+    }
     return 0;
 }

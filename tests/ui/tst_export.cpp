@@ -1,5 +1,5 @@
-// Exports: PNGs have the requested size and are not blank, SVGs are SVG, CSVs hold the data
-// behind the chart.
+// Exports: PNGs show what the widget shows at the requested size, SVGs hold the chart's text,
+// CSVs have the header and one row per item drawn.
 #include <QChartView>
 #include <QFile>
 #include <QImage>
@@ -27,6 +27,29 @@ int distinctColours(const QImage& image) {
         for (int x = 0; x < image.width(); x += 3) colours.insert(image.pixel(x, y));
     }
     return static_cast<int>(colours.size());
+}
+
+// Share of pixels two images have in common (0 when their sizes differ).
+double sameShare(const QImage& a, const QImage& b) {
+    if (a.size() != b.size() || a.isNull()) return 0.0;
+    const QImage x = a.convertToFormat(QImage::Format_RGB32);
+    const QImage y = b.convertToFormat(QImage::Format_RGB32);
+    long long same = 0;
+    for (int row = 0; row < x.height(); ++row) {
+        for (int col = 0; col < x.width(); ++col) same += x.pixel(col, row) == y.pixel(col, row);
+    }
+    return static_cast<double>(same) / (static_cast<double>(x.width()) * x.height());
+}
+
+// Fields of a CSV row (commas inside double quotes do not separate).
+int fieldCount(const QString& row) {
+    int fields = 1;
+    bool quoted = false;
+    for (QChar ch : row) {
+        if (ch == '"') quoted = !quoted;
+        if (ch == ',' && !quoted) ++fields;
+    }
+    return fields;
 }
 
 QStringList lines(const QString& path) {
@@ -67,45 +90,100 @@ private slots:
     }
 
     void everyChartExportsPngSvgAndCsv() {
-        QString error;
+        GanttChart* gantt = window_->gantt();
+        StalenessHeatmap* heatmap = window_->heatmap();
+        LossChart* loss = window_->lossChart();
+        FigureStrip* figures = window_->figureStrip();
+        QVERIFY(gantt->timeline() && heatmap->delays());
+        const long long heatmapRows =
+            heatmap->cursorUpdate() < 0 ? heatmap->delays()->updates() : heatmap->cursorUpdate();
+        qsizetype lossRows = 0;
+        for (int i = 0; i < loss->methodSeries().size(); ++i)
+            lossRows += static_cast<qsizetype>(loss->methodData(i).size());
         struct Case {
             QString name;
             std::function<bool(const QString&, double, QString*)> png;
             std::function<bool(const QString&, QString*)> svg;
             std::function<bool(const QString&, QString*)> csv;
             QWidget* widget;
+            QStringList svgTexts;  // drawn text the SVG must hold
+            QString csvHeader;
+            qsizetype csvRows;  // data rows; -1: at least one
         };
         const QList<Case> cases = {
-            {"loss", [&](const QString& p, double s, QString* e) { return window_->lossChart()->exportPng(p, s, e); },
-             [&](const QString& p, QString* e) { return window_->lossChart()->exportSvg(p, e); },
-             [&](const QString& p, QString* e) { return window_->lossChart()->exportCsv(p, e); },
-             window_->lossChart()->view()},
-            {"figures", [&](const QString& p, double s, QString* e) { return window_->figureStrip()->exportPng(p, s, e); },
-             [&](const QString& p, QString* e) { return window_->figureStrip()->exportSvg(p, e); },
-             [&](const QString& p, QString* e) { return window_->figureStrip()->exportCsv(p, e); },
-             window_->figureStrip()},
-            {"gantt", [&](const QString& p, double s, QString* e) { return window_->gantt()->exportPng(p, s, e); },
-             [&](const QString& p, QString* e) { return window_->gantt()->exportSvg(p, e); },
-             [&](const QString& p, QString* e) { return window_->gantt()->exportCsv(p, e); }, window_->gantt()},
-            {"heatmap", [&](const QString& p, double s, QString* e) { return window_->heatmap()->exportPng(p, s, e); },
-             [&](const QString& p, QString* e) { return window_->heatmap()->exportSvg(p, e); },
-             [&](const QString& p, QString* e) { return window_->heatmap()->exportCsv(p, e); },
-             window_->heatmap()},
+            {"loss",
+             [&](const QString& p, double sc, QString* e) { return loss->exportPng(p, sc, e); },
+             [&](const QString& p, QString* e) { return loss->exportSvg(p, e); },
+             [&](const QString& p, QString* e) { return loss->exportCsv(p, e); },
+             loss->view(),
+             {loss->methodSeries().first()->name().section(',', 0, 0), "slots"},
+             "series,slot,value",
+             lossRows},
+            {"figures",
+             [&](const QString& p, double sc, QString* e) { return figures->exportPng(p, sc, e); },
+             [&](const QString& p, QString* e) { return figures->exportSvg(p, e); },
+             [&](const QString& p, QString* e) { return figures->exportCsv(p, e); },
+             figures,
+             {"Peak stashed copies per stage", "PipeDream max delay vs S"},
+             "figure,method,value",
+             -1},
+            {"gantt",
+             [&](const QString& p, double sc, QString* e) { return gantt->exportPng(p, sc, e); },
+             [&](const QString& p, QString* e) { return gantt->exportSvg(p, e); },
+             [&](const QString& p, QString* e) { return gantt->exportCsv(p, e); },
+             gantt,
+             {"stage 1", "F forward", "B backward"},
+             "slot,stage,op,microbatch,end_slot,version_read",
+             static_cast<qsizetype>(gantt->timeline()->cells.size())},
+            {"heatmap",
+             [&](const QString& p, double sc, QString* e) { return heatmap->exportPng(p, sc, e); },
+             [&](const QString& p, QString* e) { return heatmap->exportSvg(p, e); },
+             [&](const QString& p, QString* e) { return heatmap->exportCsv(p, e); },
+             heatmap,
+             {"block 1", "max delay measured"},
+             "block_update,updated_stage,microbatch,delay_block0",
+             heatmapRows},
         };
         for (const Case& c : cases) {
-            const QString png = dir_.filePath(c.name + ".png");
-            QVERIFY2(c.png(png, 2.0, &error), qPrintable(c.name + ": " + error));
-            const QImage image(png);
-            QCOMPARE(image.size(), c.widget->size() * 2);
-            QVERIFY2(distinctColours(image) > 8, qPrintable(c.name));
+            QString error;
+            // PNG: what the widget shows, at the scale asked for.
+            const QImage shown = c.widget->grab().toImage().convertToFormat(QImage::Format_RGB32);
+            QVERIFY2(distinctColours(shown) > 8, qPrintable(c.name + ": the widget shows nothing"));
+            const QString png1 = dir_.filePath(c.name + "-1x.png");
+            QVERIFY2(c.png(png1, 1.0, &error), qPrintable(c.name + ": " + error));
+            const double same = sameShare(QImage(png1), shown);
+            QVERIFY2(same > 0.98, qPrintable(QStringLiteral("%1: the PNG matches the widget in %2 "
+                                                            "of its pixels")
+                                                 .arg(c.name)
+                                                 .arg(same)));
+            const QString png2 = dir_.filePath(c.name + "-2x.png");
+            QVERIFY2(c.png(png2, 2.0, &error), qPrintable(c.name + ": " + error));
+            const QImage twice(png2);
+            QCOMPARE(twice.size(), c.widget->size() * 2);
+            QVERIFY2(distinctColours(twice) > 8, qPrintable(c.name + ": the 2x PNG is blank"));
+            // SVG: a document holding the chart's text.
             const QString svg = dir_.filePath(c.name + ".svg");
             QVERIFY2(c.svg(svg, &error), qPrintable(c.name + ": " + error));
             QFile f(svg);
             QVERIFY(f.open(QIODevice::ReadOnly));
-            QVERIFY(f.readAll().contains("<svg"));
+            const QString svgText = QString::fromUtf8(f.readAll());
+            QVERIFY(svgText.contains("<svg") && svgText.trimmed().endsWith("</svg>"));
+            for (const QString& text : c.svgTexts)
+                QVERIFY2(svgText.contains(text.toHtmlEscaped()),
+                         qPrintable(c.name + ": the SVG lacks \"" + text + '"'));
+            // CSV: the header, then one row per item drawn, each with the header's columns.
             const QString csv = dir_.filePath(c.name + ".csv");
             QVERIFY2(c.csv(csv, &error), qPrintable(c.name + ": " + error));
-            QVERIFY(lines(csv).size() > 2);
+            const QStringList rows = lines(csv);
+            QVERIFY2(!rows.isEmpty() && rows.first().startsWith(c.csvHeader),
+                     qPrintable(c.name + ": header " + rows.value(0)));
+            if (c.csvRows >= 0)
+                QCOMPARE(rows.size() - 1, c.csvRows);
+            else
+                QVERIFY(rows.size() > 1);
+            const int columns = fieldCount(rows.first());
+            for (const QString& row : rows.mid(1))
+                QVERIFY2(fieldCount(row) == columns, qPrintable(c.name + ": row " + row));
         }
     }
 

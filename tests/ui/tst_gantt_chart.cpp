@@ -13,6 +13,7 @@
 #include "gantt_chart.hpp"
 #include "replay/delays.hpp"
 #include "schedule/timeline.hpp"
+#include "ui_test_support.hpp"
 
 using pipelens::DelayTable;
 using pipelens::OpKind;
@@ -107,10 +108,14 @@ class TestGanttChart : public QObject {
         GanttChart chart;
         chart.resize(600, 300);
         QCOMPARE(chart.cellDescription(0, 0), QString());
-        QImage image(chart.size(), QImage::Format_ARGB32);
-        image.fill(Qt::black);
-        chart.render(&image);
-        QVERIFY(distinctColours(image) >= 2);  // white background and the grey message
+        const QString problem =
+            pipelens::ui::test::checkEmptyState(chart, "Run an experiment to see its pipeline");
+        QVERIFY2(problem.isEmpty(), qPrintable(problem));
+        // And again after a timeline is cleared.
+        chart.setTimeline(makeTimeline(ScheduleKind::PipeDream, 4, 8));
+        chart.setTimeline(nullptr);
+        QVERIFY(pipelens::ui::test::checkEmptyState(chart, "Run an experiment to see its pipeline")
+                    .isEmpty());
         QCOMPARE(chart.focusPolicy(), Qt::StrongFocus);
         QVERIFY(chart.sizeHint().width() > 0 && chart.sizeHint().height() > 0);
     }
@@ -130,8 +135,8 @@ class TestGanttChart : public QObject {
         chart.resize(1200, 600);
         chart.setTimeline(tl, std::make_shared<const DelayTable>(*tl));
         QCOMPARE(chart.timeline(), tl);
-        QCOMPARE(chart.visibleFirstSlot(), 0.0);
-        QCOMPARE(chart.visibleLastSlot(), double(tl->totalSlots));
+        QCOMPARE(chart.visibleFirst(), 0.0);
+        QCOMPARE(chart.visibleLast(), double(tl->totalSlots));
         // The last stage's first forward is F(m=0) at slot S-1.
         QVERIFY(chart.cellDescription(stages - 1, stages - 1)
                     .startsWith(QStringLiteral("F(m=0) on stage %1,").arg(stages)));
@@ -325,28 +330,28 @@ class TestGanttChart : public QObject {
         QSignalSpy spy(&chart, &GanttChart::visibleRangeChanged);
         chart.setVisibleRange(10.0, 30.0);
         QCOMPARE(spy.count(), 1);
-        QCOMPARE(chart.visibleFirstSlot(), 10.0);
-        QCOMPARE(chart.visibleLastSlot(), 30.0);
+        QCOMPARE(chart.visibleFirst(), 10.0);
+        QCOMPARE(chart.visibleLast(), 30.0);
         QCOMPARE(spy.last().at(0).toDouble(), 10.0);
         // Keyboard: '+' zooms in around the centre, Home fits all.
         QTest::keyClick(&chart, Qt::Key_Plus);
-        QVERIFY(chart.visibleLastSlot() - chart.visibleFirstSlot() < 20.0);
+        QVERIFY(chart.visibleLast() - chart.visibleFirst() < 20.0);
         QTest::keyClick(&chart, Qt::Key_Right);
         QTest::keyClick(&chart, Qt::Key_Home);
-        QCOMPARE(chart.visibleFirstSlot(), 0.0);
-        QCOMPARE(chart.visibleLastSlot(), double(tl->totalSlots));
+        QCOMPARE(chart.visibleFirst(), 0.0);
+        QCOMPARE(chart.visibleLast(), double(tl->totalSlots));
         QCOMPARE(spy.last().at(1).toDouble(), double(tl->totalSlots));
         const int before = static_cast<int>(spy.count());
         chart.fitAll();  // already fitted: no signal
         QCOMPARE(spy.count(), before);
         // Ranges are clamped to the run.
         chart.setVisibleRange(-50.0, 10.0);
-        QCOMPARE(chart.visibleFirstSlot(), 0.0);
-        QCOMPARE(chart.visibleLastSlot(), 60.0);
+        QCOMPARE(chart.visibleFirst(), 0.0);
+        QCOMPARE(chart.visibleLast(), 60.0);
         chart.setVisibleRange(5.0, 5.5);
-        QVERIFY(chart.visibleLastSlot() - chart.visibleFirstSlot() >= 4.0);
+        QVERIFY(chart.visibleLast() - chart.visibleFirst() >= 4.0);
         chart.fitAll();
-        QCOMPARE(chart.visibleLastSlot(), double(tl->totalSlots));
+        QCOMPARE(chart.visibleLast(), double(tl->totalSlots));
     }
 
     void movesTheCursor() {

@@ -12,10 +12,12 @@
 #include <cmath>
 #include <memory>
 
+#include "colour_map.hpp"
 #include "core/golden_case.hpp"
 #include "replay/delays.hpp"
 #include "schedule/timeline.hpp"
 #include "staleness_heatmap.hpp"
+#include "ui_test_support.hpp"
 
 using pipelens::DelayTable;
 using pipelens::ScheduleKind;
@@ -56,6 +58,34 @@ int distinctColours(const QImage& image) {
     return static_cast<int>(seen.size());
 }
 
+// Renders the heatmap into a fresh image and checks, on a grid of points in the plot, that each
+// pixel has the colour of the delay the chart says it shows there (the largest of the updates an
+// aggregated column covers). Returns the share of points that do, and counts the colours seen.
+double shareShowingTheirDelay(const StalenessHeatmap& map, const DelayTable& table, int* colours) {
+    QImage image(map.size(), QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::black);
+    const_cast<StalenessHeatmap&>(map).render(&image);
+    const double top = std::max<double>(1.0, static_cast<double>(table.maxDelay()));
+    int points = 0;
+    int right = 0;
+    QSet<QRgb> seen;
+    for (int y = 0; y < image.height(); y += 5) {
+        for (int x = 0; x < image.width(); x += 7) {
+            long long k = 0;
+            int j = 0;
+            if (!map.cellAtPosition(QPointF(x + 0.5, y + 0.5), &k, &j)) continue;
+            ++points;
+            const int index = static_cast<int>(
+                std::clamp(static_cast<double>(table.delay(k, j)) / top * 255.0 + 0.5, 0.0, 255.0));
+            const QRgb pixel = image.pixel(x, y);
+            right += pixel == pipelens::ui::viridis(index) ? 1 : 0;
+            seen.insert(pixel);
+        }
+    }
+    *colours = static_cast<int>(seen.size());
+    return points > 1000 ? static_cast<double>(right) / points : 0.0;
+}
+
 }  // namespace
 
 class TestStalenessHeatmap : public QObject {
@@ -68,10 +98,9 @@ class TestStalenessHeatmap : public QObject {
         QCOMPARE(map.valueAt(0, 0), -1LL);
         QCOMPARE(map.cellDescription(0, 0), QString());
         QCOMPARE(map.measuredMax(), 0.0);
-        QImage image(map.size(), QImage::Format_ARGB32);
-        image.fill(Qt::black);
-        map.render(&image);
-        QVERIFY(distinctColours(image) >= 2);
+        const QString problem =
+            pipelens::ui::test::checkEmptyState(map, "Run an experiment to see its pipeline");
+        QVERIFY2(problem.isEmpty(), qPrintable(problem));
         QCOMPARE(map.focusPolicy(), Qt::StrongFocus);
     }
 
@@ -316,17 +345,17 @@ class TestStalenessHeatmap : public QObject {
         StalenessHeatmap map;
         map.resize(700, 250);
         map.setDelays(table);
-        QCOMPARE(map.visibleLastUpdate(), double(table->updates()));
+        QCOMPARE(map.visibleLast(), double(table->updates()));
         QSignalSpy spy(&map, &StalenessHeatmap::visibleRangeChanged);
         map.setVisibleRange(20.0, 60.0);
         QCOMPARE(spy.count(), 1);
-        QCOMPARE(map.visibleFirstUpdate(), 20.0);
-        QCOMPARE(map.visibleLastUpdate(), 60.0);
+        QCOMPARE(map.visibleFirst(), 20.0);
+        QCOMPARE(map.visibleLast(), 60.0);
         QTest::keyClick(&map, Qt::Key_Minus);
-        QVERIFY(map.visibleLastUpdate() - map.visibleFirstUpdate() > 40.0);
+        QVERIFY(map.visibleLast() - map.visibleFirst() > 40.0);
         map.fitAll();
-        QCOMPARE(map.visibleFirstUpdate(), 0.0);
-        QCOMPARE(map.visibleLastUpdate(), double(table->updates()));
+        QCOMPARE(map.visibleFirst(), 0.0);
+        QCOMPARE(map.visibleLast(), double(table->updates()));
         QCOMPARE(spy.last().at(0).toDouble(), 0.0);
         QCOMPARE(spy.last().at(1).toDouble(), double(table->updates()));
     }
@@ -337,14 +366,40 @@ class TestStalenessHeatmap : public QObject {
         map.resize(1200, 600);
         map.setDelays(table);
         QCOMPARE(map.measuredMax(), double(128 * 128 - 64));
-        QImage image(1200, 600, QImage::Format_ARGB32_Premultiplied);
-        image.fill(Qt::black);
-        map.render(&image);
-        QVERIFY(distinctColours(image) > 3);
+        // Each frame into its own image: every sampled plot pixel has its delay's colour (a few
+        // on row edges may round to the neighbouring row).
+        int colours = 0;
+        const double full = shareShowingTheirDelay(map, *table, &colours);
+        QVERIFY2(full > 0.95, qPrintable(QString::number(full)));
+        QVERIFY(colours > 20);
+        // Zoomed in to 200 updates, all before the cursor.
         map.setCursorUpdate(table->updates() / 3);
         map.setVisibleRange(100000, 100200);
-        map.render(&image);
-        QVERIFY(distinctColours(image) > 3);
+        const double zoomed = shareShowingTheirDelay(map, *table, &colours);
+        QVERIFY2(zoomed > 0.95, qPrintable(QString::number(zoomed)));
+        QVERIFY(colours > 20);
+    }
+
+    void theColourMapIsViridis() {
+        // Published viridis values (matplotlib's table, CC0): first, middle and last entries,
+        // and two between the control points a few-stop interpolation would pass through
+        // (it gives #3f2a70 and #74cd5a there).
+        QCOMPARE(pipelens::ui::viridis(0), qRgb(0x44, 0x01, 0x54));
+        QCOMPARE(pipelens::ui::viridis(128), qRgb(0x21, 0x91, 0x8c));
+        QCOMPARE(pipelens::ui::viridis(255), qRgb(0xfd, 0xe7, 0x25));
+        QCOMPARE(pipelens::ui::viridis(32), qRgb(0x47, 0x2d, 0x7b));
+        QCOMPARE(pipelens::ui::viridis(200), qRgb(0x70, 0xcf, 0x57));
+        QCOMPARE(pipelens::ui::kViridis.size(), size_t(256));
+        // Brightness (luma) rises from the first entry to the last; 8-bit rounding makes a few
+        // neighbours differ by less than half a level either way.
+        auto luma = [](QRgb c) {
+            return 0.2126 * qRed(c) + 0.7152 * qGreen(c) + 0.0722 * qBlue(c);
+        };
+        for (int i = 1; i < 256; ++i)
+            QVERIFY(luma(pipelens::ui::viridis(i)) > luma(pipelens::ui::viridis(i - 1)) - 0.5);
+        // Out-of-range indices are clamped.
+        QCOMPARE(pipelens::ui::viridis(-3), pipelens::ui::viridis(0));
+        QCOMPARE(pipelens::ui::viridis(999), pipelens::ui::viridis(255));
     }
 };
 

@@ -1,9 +1,14 @@
 #pragma once
-// Helpers shared by the workbench's Qt tests: isolated settings, waiting for a run.
+// Helpers shared by the workbench's Qt tests: isolated settings, waiting for a run, what an
+// empty chart draws.
+#include <QColor>
 #include <QCoreApplication>
+#include <QFontMetrics>
+#include <QImage>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
+#include <QWidget>
 
 #include "experiment_controller.hpp"
 
@@ -23,6 +28,41 @@ inline bool waitForCurrentResults(ExperimentController& c, int timeoutMs = 60000
             return !c.running() && c.latest() && c.latest()->generation == c.generation();
         },
         timeoutMs);
+}
+
+// Renders `widget` into a fresh image and checks that it shows `text` centred and nothing else:
+// ink (non-white pixels) inside the text's box, white everywhere outside it. Returns an empty
+// string when it does, else what is wrong.
+inline QString checkEmptyState(QWidget& widget, const QString& text) {
+    QImage image(widget.size(), QImage::Format_ARGB32);
+    image.fill(Qt::black);  // anything not painted stays black, and counts as stray ink
+    widget.render(&image);
+    const QRect box = QFontMetrics(widget.font())
+                          .boundingRect(QRect(QPoint(0, 0), widget.size()),
+                                        Qt::AlignCenter | Qt::TextWordWrap, text)
+                          .adjusted(-2, -2, 2, 2);
+    int inked = 0;
+    for (int y = 0; y < image.height(); ++y) {
+        for (int x = 0; x < image.width(); ++x) {
+            const bool white = image.pixel(x, y) == qRgb(255, 255, 255);
+            if (box.contains(x, y)) {
+                inked += white ? 0 : 1;
+            } else if (!white) {
+                return QStringLiteral("pixel (%1, %2) outside the message is not white")
+                    .arg(x)
+                    .arg(y);
+            }
+        }
+    }
+    // A line of text inks a good share of its box.
+    if (inked < box.width() * box.height() / 20)
+        return QStringLiteral(
+                   "the message \"%1\" is not drawn (%2 inked pixels in its %3 x %4 box)")
+            .arg(text)
+            .arg(inked)
+            .arg(box.width())
+            .arg(box.height());
+    return {};
 }
 
 }  // namespace pipelens::ui::test
