@@ -19,12 +19,25 @@ namespace {
 
 const QSize kFigureSize(960, 620);
 constexpr double kPngScale = 1.5;
+constexpr double kLogStageMargin = 1.2;
 
 // Okabe-Ito, then black and grey: distinguishable under the common colour-vision deficiencies.
 QColor seriesColour(int i) {
     static const QRgb colours[] = {0xff000000, 0xff0072b2, 0xffe69f00, 0xff009e73,
                                    0xffd55e00, 0xffcc79a7, 0xff56b4e9, 0xff999999};
     return QColor::fromRgba(colours[static_cast<std::size_t>(i) % std::size(colours)]);
+}
+
+// A log x axis is always the stage count S (E1, E4): ticks on powers of two and a range that
+// hugs the data, so S = 2 ... 128 is not drawn out to the next decade (1000).
+QAbstractAxis* makeLogStageAxis(const QString& title, double lo, double hi) {
+    auto* a = new QLogValueAxis;
+    a->setBase(2.0);
+    a->setLabelFormat("%g");
+    a->setRange(lo / kLogStageMargin, hi * kLogStageMargin);
+    a->setMinorTickCount(0);
+    a->setTitleText(title);
+    return a;
 }
 
 QAbstractAxis* makeAxis(bool log, const QString& title, double lo, double hi) {
@@ -89,7 +102,8 @@ QChart* buildFigureChart(const FigurePanel& panel) {
     }
     if (!(xlo < xhi)) xhi = xlo + 1;
     if (!(ylo < yhi)) yhi = ylo * 2 + 1;
-    QAbstractAxis* ax = makeAxis(panel.logX, QString::fromStdString(panel.xTitle), xlo, xhi);
+    const QString xTitle = QString::fromStdString(panel.xTitle);
+    QAbstractAxis* ax = panel.logX ? makeLogStageAxis(xTitle, xlo, xhi) : makeAxis(false, xTitle, xlo, xhi);
     QAbstractAxis* ay = makeAxis(panel.logY, QString::fromStdString(panel.yTitle), ylo, yhi);
     chart->addAxis(ax, Qt::AlignBottom);
     chart->addAxis(ay, Qt::AlignLeft);
