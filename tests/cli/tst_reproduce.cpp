@@ -67,24 +67,40 @@ private slots:
         QVERIFY(std::abs(std::log10(gapOf(m, 1) / gapOf(m, 2))) < 2.0);
     }
 
-    // Tridiagonal quadratic: PD < H = 2 < H = 5 < H = 30, as the paper reports.
-    void e3QuadraticWinnerIsPipeDream() {
+    // Tridiagonal quadratic: PD < H = 2 < H = 5 < H = 30, each within 25 % of the paper's value
+    // (2.73, 19.5, 22.5, about 270). The quick protocol uses the full data, only a shorter grid.
+    void e3QuadraticMatchesThePaper() {
         const auto m = readJson(out_ + "/E3/summary.json").at("quadratic").at("methods");
         QCOMPARE(m.size(), std::size_t(4));
         QVERIFY(gapOf(m, 0) < gapOf(m, 1));
         QVERIFY(gapOf(m, 1) < gapOf(m, 2));
         QVERIFY(gapOf(m, 2) < gapOf(m, 3));
+        const double paper[] = {2.73, 19.5, 22.5, 270.0};
+        for (std::size_t i = 0; i < 4; ++i) {
+            const double ratio = gapOf(m, i) / paper[i];
+            QVERIFY2(ratio > 0.75 && ratio < 1.25,
+                     qPrintable(QString("method %1: %2 vs paper %3").arg(i).arg(gapOf(m, i)).arg(paper[i])));
+        }
     }
 
-    // Quick E4 (S = 2, 8, 32): PD stays near 1e-2 at every S, and at the largest S LocalSGD's
-    // final f is below PD's. (The paper's "wins from S >= 4" does not show here, see
-    // docs/reproduction.md: with this engine LocalSGD wins from S = 32.)
-    void e4LocalSgdWinsAtLargeS() {
+    // Noisy logistic panel: LocalSGD (H = 5) ends well below PD, as in the paper (7e-3 vs 3.7e-2).
+    void e3LogisticWinnerIsLocalSgd() {
+        const auto m = readJson(out_ + "/E3/summary.json").at("logistic").at("methods");
+        QCOMPARE(m.size(), std::size_t(2));
+        QVERIFY2(gapOf(m, 1) * 2 < gapOf(m, 0),
+                 qPrintable(QString("LocalSGD %1, PD %2").arg(gapOf(m, 1)).arg(gapOf(m, 0))));
+    }
+
+    // Quick E4 (S = 2, 8, 32). With the stable rule (the paper's): PD stays near 1e-2 at every S
+    // and LocalSGD is below PD at S = 32; it is not at S = 8 (the rule picks a slow step there,
+    // docs/reproduction.md), so the paper's "from S >= 4" is not checked for this rule.
+    void e4StableRuleLocalSgdWinsAtLargeS() {
         const auto rows = readJson(out_ + "/E4/summary.json").at("per_stage");
         QCOMPARE(rows.size(), std::size_t(3));
         for (const auto& r : rows) {
             const auto& m = r.at("methods");
             QCOMPARE(m.size(), std::size_t(3));
+            QCOMPARE(m.at(2).at("method").get<std::string>(), std::string("localsgd"));
             const double pd = m.at(0).at("final_objective").at("mean").get<double>();
             QVERIFY2(pd > 3e-3 && pd < 3e-2, qPrintable(QString("PD f = %1").arg(pd)));
         }
@@ -92,8 +108,20 @@ private slots:
         QCOMPARE(last.at("stages").get<double>(), 32.0);
         const double pd = last.at("methods").at(0).at("final_objective").at("mean").get<double>();
         const double local = last.at("methods").at(2).at("final_objective").at("mean").get<double>();
-        QCOMPARE(last.at("methods").at(2).at("method").get<std::string>(), std::string("localsgd"));
         QVERIFY2(local < pd, qPrintable(QString("LocalSGD %1, PD %2").arg(local).arg(pd)));
+    }
+
+    // The same E4 grids read with best-final: LocalSGD ends below PD from S = 8 on.
+    void e4BestFinalLocalSgdWinsFromS8() {
+        const auto rows = readJson(out_ + "/E4/summary.json").at("per_stage");
+        for (const auto& r : rows) {
+            if (r.at("stages").get<double>() < 8) continue;
+            const auto& m = r.at("methods");
+            const double pd = m.at(0).at("best_final").at("final_objective").get<double>();
+            const double local = m.at(2).at("best_final").at("final_objective").get<double>();
+            QVERIFY2(local < pd, qPrintable(QString("S = %1: LocalSGD %2, PD %3")
+                                                .arg(r.at("stages").get<double>()).arg(local).arg(pd)));
+        }
     }
 
     void everyFigureIsDrawn() {
