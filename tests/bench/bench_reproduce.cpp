@@ -1,0 +1,146 @@
+// Time of `pipelens-cli reproduce all`, the full protocol (one seed) and `--quick`, run as the
+// real command in a child process: wall time and the child's CPU time (user + system). Each run
+// must finish (exit 0) and its summaries must hold the findings the docs report, so a fast run
+// that did less work fails. Targets: full under 10 minutes, quick under 2 minutes (2-core machine).
+//
+// Usage: bench_reproduce [--only full|quick] [--keep DIR]
+//   prints one row per mode: wall, CPU, the per-experiment seconds from DIR/summary.json and
+//   whether the findings held; exits 1 if a run failed or a finding did not hold.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Measured {
+    int exitCode = -1;
+    double wall = 0;
+    double cpu = 0;
+};
+
+double childCpuSeconds() {
+    rusage u{};
+    getrusage(RUSAGE_CHILDREN, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+Measured runCommand(const std::vector<std::string>& args) {
+    std::vector<char*> argv;
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    Measured m;
+    const double cpu0 = childCpuSeconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    const pid_t pid = fork();
+    if (pid == 0) {
+        execv(argv[0], argv.data());
+        _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) return m;
+    m.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    m.cpu = childCpuSeconds() - cpu0;
+    m.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return m;
+}
+
+json readJson(const fs::path& path) {
+    std::ifstream in(path);
+    if (!in) return json();
+    return json::parse(in, nullptr, false);
+}
+
+// The findings docs/reproduction.md reports, read from the summaries; each failure is named.
+std::vector<std::string> missingFindings(const fs::path& out) {
+    std::vector<std::string> missing;
+    auto need = [&](bool ok, const char* what) {
+        if (!ok) missing.emplace_back(what);
+    };
+    const json e1 = readJson(out / "E1" / "summary.json");
+    need(e1.value("max_equals_floor_formula", false), "E1 max = S^2 - S/2");
+    const json e2 = readJson(out / "E2" / "summary.json");
+    auto gap2 = [&](std::size_t i) { return e2.at("methods").at(i).at("final_gap").get<double>(); };
+    need(e2.contains("methods") && gap2(1) < gap2(0) && gap2(2) < gap2(0) && gap2(0) < gap2(4) &&
+             gap2(4) < gap2(5),
+         "E2 delta = 8, 30 < PD < 180 < 420");
+    const json e3 = readJson(out / "E3" / "summary.json");
+    const double paper3[] = {2.73, 19.5, 22.5, 270.0};
+    bool near = e3.contains("quadratic");
+    for (std::size_t i = 0; near && i < 4; ++i) {
+        const double r = e3["quadratic"]["methods"].at(i).at("final_gap").get<double>() / paper3[i];
+        near = r > 0.75 && r < 1.25;
+    }
+    need(near, "E3 quadratic within 25 % of the paper");
+    need(e3.contains("logistic") && e3["logistic"]["methods"].at(1).at("final_gap").get<double>() <
+                                        e3["logistic"]["methods"].at(0).at("final_gap").get<double>(),
+         "E3 logistic: LocalSGD below PD");
+    const json e4 = readJson(out / "E4" / "summary.json");
+    bool bestFinal = e4.contains("per_stage");
+    for (const json& row : e4.value("per_stage", json::array())) {
+        if (row.at("stages").get<double>() < 8) continue;
+        const json& m = row.at("methods");
+        bestFinal = bestFinal && m.at(2).at("best_final").at("final_objective").get<double>() <
+                                     m.at(0).at("best_final").at("final_objective").get<double>();
+    }
+    need(bestFinal, "E4 best-final: LocalSGD below PD from S = 8");
+    return missing;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string only;
+    fs::path keep;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--only" && i + 1 < argc) {
+            only = argv[++i];
+        } else if (a == "--keep" && i + 1 < argc) {
+            keep = argv[++i];
+        } else {
+            std::fprintf(stderr, "usage: bench_reproduce [--only full|quick] [--keep DIR]\n");
+            return 2;
+        }
+    }
+    const fs::path base = keep.empty() ? fs::temp_directory_path() / ("bench_reproduce_" + std::to_string(getpid())) : keep;
+    fs::create_directories(base);
+    bool ok = true;
+    std::printf("| mode | wall | CPU | E1 / E2 / E3 / E4 wall (s) | findings | target |\n|---|---|---|---|---|---|\n");
+    for (const std::string mode : {"quick", "full"}) {
+        if (!only.empty() && only != mode) continue;
+        const fs::path out = base / mode;
+        std::vector<std::string> args{PIPELENS_CLI_PATH, "reproduce", "all", "--out", out.string(), "--quiet"};
+        if (mode == "quick") args.push_back("--quick");
+        const Measured m = runCommand(args);
+        std::string perExperiment;
+        for (const json& e : readJson(out / "summary.json").value("experiments", json::array())) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%s%.1f", perExperiment.empty() ? "" : " / ",
+                          e.value("wall_seconds", 0.0));
+            perExperiment += buf;
+        }
+        const std::vector<std::string> missing =
+            m.exitCode == 0 ? missingFindings(out) : std::vector<std::string>{"the run failed"};
+        std::string findings = missing.empty() ? "all hold" : "MISSING:";
+        for (const std::string& s : missing) findings += " [" + s + "]";
+        const double target = mode == "full" ? 600.0 : 120.0;
+        std::printf("| %s | %.1f s | %.1f s | %s | %s | < %.0f s: %s |\n", mode.c_str(), m.wall, m.cpu,
+                    perExperiment.c_str(), findings.c_str(), target, m.wall < target ? "met" : "not met");
+        ok = ok && missing.empty();
+    }
+    if (keep.empty()) fs::remove_all(base);
+    return ok ? 0 : 1;
+}
