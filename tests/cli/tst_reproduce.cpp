@@ -67,6 +67,20 @@ private slots:
         QVERIFY(std::abs(std::log10(gapOf(m, 1) / gapOf(m, 2))) < 2.0);
     }
 
+    // RPD draws with the authors' seed 0 (SPEC section 6). A method seed of 0 stands for the
+    // experiment's seed (docs/config.md), so the experiment seed must be 0 as well.
+    void e2RpdUsesTheAuthorsSeed() {
+        const auto config = readJson(out_ + "/E2/summary.json").at("config");
+        QCOMPARE(config.at("seed").get<int>(), 0);
+        int rpd = 0;
+        for (const auto& m : config.at("methods")) {
+            if (m.at("method") != "rpd") continue;
+            ++rpd;
+            QCOMPARE(m.at("seed").get<int>(), 0);
+        }
+        QCOMPARE(rpd, 5);
+    }
+
     // Tridiagonal quadratic: PD < H = 2 < H = 5 < H = 30, each within 25 % of the paper's value
     // (2.73, 19.5, 22.5, about 270). The quick protocol uses the full data, only a shorter grid.
     void e3QuadraticMatchesThePaper() {
