@@ -18,6 +18,19 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// An input asks for more memory (or time) than this machine can give; the message says how much.
+class ResourceError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// A run or a write stopped on request (Ctrl-C, SIGTERM, a cancel flag); nothing half-written is
+// left behind.
+class Interrupted : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 // Writing results failed (disk, permissions).
 class IoError : public std::runtime_error {
 public:

@@ -9,12 +9,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "data/loaders.hpp"
+#include "data/memory_limit.hpp"
 #include "data/synthetic.hpp"
 #include "errors.hpp"
 #include "random/numpy_random.hpp"
@@ -453,6 +455,93 @@ class TestData : public QObject {
         EXPECT_THROW_WITH(DataError, loadLibsvm(p), needle.toStdString());
         EXPECT_THROW_WITH(DataError, loadLibsvm(p), name.toStdString());
         EXPECT_THROW_WITH(DataError, loadLibsvm(path("missing.svm")), "missing.svm");
+    }
+
+
+    // ---- hardened inputs (issue 7) ---------------------------------------------------------
+
+    // 15 bytes asking for a dense 1 x 2147483647 matrix (16 GiB): refused before allocating,
+    // with the size it needs, never a bare std::bad_alloc.
+    void libsvmHugeIndexRefusedWithSize() {
+        const std::string p = writeFile("huge.svm", "1 2147483647:1\n");
+        qputenv("PIPELENS_MEMORY_LIMIT", "1G");
+        EXPECT_THROW_WITH(ResourceError, loadLibsvm(p), "needs about 16.0 GiB");
+        EXPECT_THROW_WITH(ResourceError, loadLibsvm(p), "huge.svm");
+        EXPECT_THROW_WITH(ResourceError, loadLibsvm(p), "1.0 GiB available");
+        qunsetenv("PIPELENS_MEMORY_LIMIT");
+    }
+
+    void memoryLimitFromEnvironment() {
+        qputenv("PIPELENS_MEMORY_LIMIT", "512M");
+        QCOMPARE(memoryLimitBytes(), std::uint64_t{512} << 20);
+        qputenv("PIPELENS_MEMORY_LIMIT", "lots");
+        EXPECT_THROW_WITH(ConfigError, memoryLimitBytes(), "PIPELENS_MEMORY_LIMIT");
+        qunsetenv("PIPELENS_MEMORY_LIMIT");
+        QVERIFY(memoryLimitBytes() > (std::uint64_t{64} << 20));
+        QCOMPARE(formatBytes(3ull << 30), std::string("3.0 GiB"));
+        QCOMPARE(bytesFor(1ull << 40, 1ull << 40), UINT64_MAX);
+    }
+
+    // Shape (0, 10^11) used to pass the size check (skipped once an extent is 0).
+    void npyEmptyOrHugeExtentRefused() {
+        const std::string empty =
+            writeFile("empty.npy", npyBytes("{'descr': '<f8', 'fortran_order': False, "
+                                            "'shape': (0, 100000000000), }",
+                                            ""));
+        EXPECT_THROW_WITH(DataError, loadNpyMatrix(empty), "extent above 2147483647");
+        const std::string zero = writeFile(
+            "zero.npy", npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 3), }", ""));
+        EXPECT_THROW_WITH(DataError, loadNpyMatrix(zero), "is empty");
+    }
+
+    // Old Mac files end lines with a lone CR: they used to read as one line, "no data rows".
+    void csvCrOnlyLineEndings() {
+        const std::string p = writeFile("cr.csv", "a,b,c\r1,2,3\r4,5,6\r");
+        Dataset data = loadCsv(p);
+        QCOMPARE(data.X.rows(), Eigen::Index(2));
+        QCOMPARE(data.X(1, 1), 5.0);
+        QCOMPARE(data.y[1], 6.0);
+        const std::string svm = writeFile("cr.svm", "1 1:2\r-1 2:3\r");
+        QCOMPARE(loadLibsvm(svm).X.rows(), Eigen::Index(2));
+    }
+
+    // Bytes of a bad file are quoted escaped: an escape sequence must never reach a terminal.
+    void badBytesAreEscapedInMessages() {
+        const std::string csv = writeFile("esc.csv", "1,2\n3,\x1b[2J\xff\n");
+        const std::string svm = writeFile("esc.svm", "1 1:\x1b]0;owned\x07\n");
+        const std::string npy = writeFile(
+            "esc.npy", npyBytes("{'descr': '\x1b[31m', 'fortran_order': False, 'shape': (1,), }",
+                                "12345678"));
+        for (auto load : {std::function<void()>([&] { loadCsv(csv); }),
+                          std::function<void()>([&] { loadLibsvm(svm); }),
+                          std::function<void()>([&] { loadNpyVector(npy); })}) {
+            try {
+                load();
+                QFAIL("expected a DataError");
+            } catch (const DataError& e) {
+                const std::string m = e.what();
+                QVERIFY2(m.find('\x1b') == std::string::npos, m.c_str());
+                QVERIFY2(m.find("\\x1b") != std::string::npos, m.c_str());
+            }
+        }
+    }
+
+    // The in-memory readers the fuzz targets drive agree with the file readers.
+    void inMemoryReadersMatchFiles() {
+        const std::string csvText = "x,y,label\n1,2,0\n3,4,1\n";
+        QCOMPARE(parseCsv(csvText, "mem.csv").X, loadCsv(writeFile("mem.csv", csvText)).X);
+        const std::string svmText = "1 1:0.5 3:2\n-1 2:1\n";
+        QCOMPARE(parseLibsvm(svmText, "mem.svm").X, loadLibsvm(writeFile("mem.svm", svmText)).X);
+        const std::string npy = npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2), }",
+                                         rawBytes(std::vector<double>{1.5, -2.0}));
+        QCOMPARE(parseNpyMatrix(npy, "mem.npy"), loadNpyMatrix(writeFile("mem.npy", npy)));
+        // A shape check refuses before the data is read.
+        EXPECT_THROW_WITH(ResourceError,
+                          parseNpyMatrix(npy, "mem.npy",
+                                         [](std::int64_t, std::int64_t) {
+                                             throw ResourceError("refused by the check");
+                                         }),
+                          "refused by the check");
     }
 
     // ---- synthetic -----------------------------------------------------------------------
