@@ -134,14 +134,9 @@ QString ExperimentController::configAsText() const {
 }
 
 ExperimentConfig ExperimentController::configFromText(const QString& text) {
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(text.trimmed().toStdString());
-    } catch (const nlohmann::json::parse_error& e) {
-        throw ConfigError(std::string("the text is not a PipeLens configuration (JSON): ") +
-                          e.what());
-    }
-    return ExperimentConfig::fromJson(j);
+    // The core reader bounds nesting and refuses duplicate keys, as for config files.
+    return ExperimentConfig::fromText(text.trimmed().toStdString(),
+                                      "the text (a PipeLens configuration in JSON)");
 }
 
 void ExperimentController::reapFinishedWorkers() {

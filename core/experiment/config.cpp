@@ -1,10 +1,14 @@
 #include "experiment/config.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "errors.hpp"
 
@@ -13,7 +17,52 @@ namespace {
 
 using nlohmann::json;
 
-std::string show(const json& v) { return v.dump(); }
+// A short, escaped excerpt of a value for messages: never the whole of a large or nested value.
+std::string show(const json& v) {
+    if (v.is_structured()) {
+        // A short flat list or object is shown as written; anything else is only described.
+        const bool flat = v.size() <= 8 && std::none_of(v.begin(), v.end(), [](const json& e) {
+                              return e.is_structured();
+                          });
+        if (!flat) {
+            return v.is_array() ? "[...] (a list of " + std::to_string(v.size()) + ")"
+                                : "{...} (an object with " + std::to_string(v.size()) + " keys)";
+        }
+    }
+    std::string text = v.dump(-1, ' ', true, json::error_handler_t::replace);
+    constexpr std::size_t kMax = 60;
+    if (text.size() > kMax) text = text.substr(0, kMax) + "...";
+    return text;
+}
+
+// A key as typed when it is short printable ASCII, else escaped and cut short.
+std::string printableKey(const std::string& key) {
+    const bool plain = key.size() <= 60 && std::all_of(key.begin(), key.end(), [](char c) {
+                           return c >= 0x20 && c < 0x7f;
+                       });
+    return plain ? key : show(json(key));
+}
+
+// Integer keys are read as long long; a double is accepted when it is a whole number inside
+// [lo, hi], checked before any cast (casting 1e300 to an integer is undefined).
+bool wholeNumberIn(const json& v, long long lo, long long hi, long long& out) {
+    if (v.is_number_integer()) {
+        if (v.is_number_unsigned() && v.get<unsigned long long>() >
+                                          static_cast<unsigned long long>(hi)) {
+            return false;
+        }
+        out = v.get<long long>();
+        return out >= lo && out <= hi;
+    }
+    if (!v.is_number_float()) return false;
+    const double x = v.get<double>();
+    if (!std::isfinite(x) || std::floor(x) != x || x < static_cast<double>(lo) ||
+        x > static_cast<double>(hi)) {
+        return false;
+    }
+    out = static_cast<long long>(x);
+    return true;
+}
 
 // Reads the keys of one JSON object and refuses the ones nobody asked for.
 class ObjectReader {
@@ -43,12 +92,8 @@ public:
                       const std::string& allowed) {
         if (!has(key)) return def;
         const json& v = obj_.at(key);
-        bool ok = v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) ==
-                                                                       v.get<double>());
-        if (!ok) throw ConfigError(field(key) + " = " + show(v) + " is not allowed: " + allowed);
-        long long x = v.is_number_integer() ? v.get<long long>()
-                                            : static_cast<long long>(v.get<double>());
-        if (x < lo || x > hi) {
+        long long x = 0;
+        if (!wholeNumberIn(v, lo, hi, x)) {
             throw ConfigError(field(key) + " = " + show(v) + " is not allowed: " + allowed);
         }
         return x;
@@ -96,7 +141,8 @@ public:
             if (!known_.count(key)) {
                 std::string allowed;
                 for (const auto& k : known_) allowed += (allowed.empty() ? "" : ", ") + k;
-                throw ConfigError("unknown key " + field(key) + " (allowed here: " + allowed + ")");
+                throw ConfigError("unknown key " + field(printableKey(key)) +
+                                  " (allowed here: " + allowed + ")");
             }
         }
     }
@@ -132,17 +178,20 @@ StepSpec readStep(ObjectReader& r) {
     ObjectReader g(v, r.field("step_size"));
     if (!g.has("grid")) throw ConfigError(r.field("step_size") + ".grid is missing");
     const json& range = g.at("grid");
+    long long lo = 0;
+    long long hi = 0;
+    // Read as 64-bit and range-checked before narrowing: 2^32 must not become 0.
     if (!range.is_array() || range.size() != 2 || !range[0].is_number_integer() ||
-        !range[1].is_number_integer() || range[0].get<int>() > range[1].get<int>() ||
-        range[0].get<int>() < -60 || range[1].get<int>() > 20) {
+        !range[1].is_number_integer() || !wholeNumberIn(range[0], -60, 20, lo) ||
+        !wholeNumberIn(range[1], -60, 20, hi) || lo > hi) {
         throw ConfigError(r.field("step_size.grid") + " = " + show(range) +
                           " is not allowed: [a_min, a_max], integers with -60 <= a_min <= a_max <= 20");
     }
     s.rule = parseStepRule(g.text("rule", "best_final", {"best_final", "stable"}));
     g.rejectUnknown();
     s.grid = true;
-    s.gridMin = range[0].get<int>();
-    s.gridMax = range[1].get<int>();
+    s.gridMin = static_cast<int>(lo);
+    s.gridMax = static_cast<int>(hi);
     return s;
 }
 
@@ -236,7 +285,7 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
                                   1e12, "a finite number >= 0");
         // Least squares has no regulariser in the model: a nonzero value would be silently lost.
         if (c.objective.loss == LossKind::Quadratic && c.objective.l2 != 0.0) {
-            throw ConfigError("objective.l2 = " + o.at("l2").dump() +
+            throw ConfigError("objective.l2 = " + show(o.at("l2")) +
                               " is not allowed with objective.kind = quadratic: 0 (least squares "
                               "has no regulariser)");
         }
@@ -322,17 +371,73 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
     return c;
 }
 
-ExperimentConfig ExperimentConfig::fromFile(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw ConfigError("cannot open config file " + path);
-    json j;
+json parseConfigText(std::string_view text, const std::string& source) {
+    // Depth and duplicate keys are checked while parsing, so a hostile file can neither nest
+    // deep enough to overflow the stack of code that walks the value nor hide a second "stages".
+    std::vector<std::set<std::string>> keys;
+    int depth = 0;
+    auto check = [&](int, json::parse_event_t event, json& parsed) {
+        switch (event) {
+            case json::parse_event_t::object_start:
+            case json::parse_event_t::array_start:
+                if (++depth > kMaxConfigDepth) {
+                    throw ConfigError(source + " nests lists and objects more than " +
+                                      std::to_string(kMaxConfigDepth) +
+                                      " deep; a PipeLens config is at most 4 deep");
+                }
+                if (event == json::parse_event_t::object_start) keys.emplace_back();
+                break;
+            case json::parse_event_t::object_end:
+                keys.pop_back();
+                [[fallthrough]];
+            case json::parse_event_t::array_end:
+                --depth;
+                break;
+            case json::parse_event_t::key:
+                if (!keys.empty() && !keys.back().insert(parsed.get<std::string>()).second) {
+                    throw ConfigError(source + ": key " + show(parsed) +
+                                      " appears twice in one object; give each key once");
+                }
+                break;
+            case json::parse_event_t::value:
+                break;
+        }
+        return true;
+    };
     try {
-        j = json::parse(in);
+        return json::parse(text.begin(), text.end(), check);
     } catch (const json::parse_error& e) {
-        throw ConfigError("config file " + path + " is not valid JSON: " + e.what());
+        throw ConfigError(source + " is not valid JSON: " + e.what());
     }
-    auto base = std::filesystem::absolute(path).parent_path().string();
-    return fromJson(j, base);
+}
+
+ExperimentConfig ExperimentConfig::fromText(std::string_view text, const std::string& source,
+                                            const std::string& baseDir) {
+    return fromJson(parseConfigText(text, source), baseDir);
+}
+
+ExperimentConfig ExperimentConfig::fromFile(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+        throw ConfigError("config file '" + path + "' is a folder, not a file");
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw ConfigError("cannot open config file '" + path + "': " + std::strerror(errno));
+    }
+    const auto size = fs::file_size(path, ec);
+    if (!ec && size > kMaxConfigBytes) {
+        throw ConfigError("config file '" + path + "' has " + std::to_string(size) +
+                          " bytes; a config is at most " + std::to_string(kMaxConfigBytes));
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) {
+        throw ConfigError("cannot read config file '" + path + "': " + std::strerror(errno));
+    }
+    auto base = fs::absolute(path).parent_path().string();
+    return fromText(text.str(), "config file '" + path + "'", base);
 }
 
 void ExperimentConfig::validate() const {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "experiment/step_rules.hpp"
@@ -101,10 +102,24 @@ struct ExperimentConfig {
     // Parses and validates; every error is a ConfigError naming the key, the value and what is
     // allowed. Unknown keys are errors too.
     static ExperimentConfig fromJson(const nlohmann::json& json, const std::string& baseDir = "");
+    // JSON text through parseConfigText, then fromJson. `source` names it in messages.
+    static ExperimentConfig fromText(std::string_view text, const std::string& source,
+                                     const std::string& baseDir = "");
+    // A folder, an unreadable file (with the system's reason) and a file above kMaxConfigBytes
+    // are ConfigErrors too.
     static ExperimentConfig fromFile(const std::string& path);
     nlohmann::json toJson() const;
     void validate() const;
 };
+
+// Limits on config text: lists and objects nest at most this deep (a config needs 4), and a
+// config file is at most this large.
+constexpr int kMaxConfigDepth = 64;
+constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;
+
+// Parses JSON text, refusing (ConfigError, naming `source`) invalid JSON, nesting deeper than
+// kMaxConfigDepth and a key given twice in one object.
+nlohmann::json parseConfigText(std::string_view text, const std::string& source);
 
 std::string defaultMethodLabel(const MethodSpec& m, int stages);
 

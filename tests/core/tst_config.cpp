@@ -1,5 +1,6 @@
 // The experiment config (docs/config.md): every key parses, JSON round trips, and every bad input
 // is a typed error whose message names the key, the value and what is allowed.
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/expect_error.hpp"
 #include "data/loaders.hpp"
 #include "errors.hpp"
 #include "experiment/config.hpp"
@@ -51,22 +53,6 @@ json everyKey() {
     })");
 }
 
-// Expects `f` to throw E with every fragment in its message.
-template <typename E>
-void expectError(const std::function<void()>& f, const QStringList& fragments) {
-    try {
-        f();
-    } catch (const E& e) {
-        const QString msg = QString::fromStdString(e.what());
-        for (const QString& part : fragments) {
-            QVERIFY2(msg.contains(part), qPrintable("\"" + part + "\" missing from: " + msg));
-        }
-        return;
-    } catch (const std::exception& e) {
-        QFAIL(qPrintable(QString("wrong exception type: ") + e.what()));
-    }
-    QFAIL(qPrintable("no error; expected one mentioning " + fragments.join(", ")));
-}
 
 void expectConfigError(const json& j, const QStringList& fragments) {
     expectError<ConfigError>([&] { ExperimentConfig::fromJson(j); }, fragments);
@@ -493,6 +479,80 @@ private slots:
         }
         QVERIFY(blocks >= 6);
         QCOMPARE(matched, static_cast<int>(files.size()));
+    }
+
+    // ---- hardened inputs (issue 7) ---------------------------------------------------------
+
+    // About 58,000 levels used to overflow the stack (exit 139, no message).
+    void deepNestingRefusedWithMessage() {
+        const std::string deep = "{\"name\": " + std::string(58000, '[') + std::string(58000, ']') + "}";
+        expectError<ConfigError>([&] { ExperimentConfig::fromText(deep, "deep.json"); },
+                                 {"deep.json", "nests", "more than 64 deep"});
+        QTemporaryDir dir;
+        const std::string path = writeText(dir, "deep.json", deep);
+        expectError<ConfigError>([&] { ExperimentConfig::fromFile(path); }, {"deep.json", "64 deep"});
+    }
+
+    // A wrong-type message quotes a short excerpt, never the whole (nested) value.
+    void wrongTypeMessageIsShort() {
+        json j = minimal();
+        json big = json::array();
+        for (int i = 0; i < 2000; ++i) big.push_back(json::array({i, "long text value", i}));
+        j["name"] = big;
+        try {
+            ExperimentConfig::fromJson(j);
+            QFAIL("expected a ConfigError");
+        } catch (const ConfigError& e) {
+            const std::string m = e.what();
+            QVERIFY2(m.size() < 200, m.c_str());
+            QVERIFY2(m.find("name = [...] (a list of 2000)") != std::string::npos, m.c_str());
+        }
+        j = minimal();
+        j["backend"] = std::string(500, 'x');
+        expectError<ConfigError>([&] { ExperimentConfig::fromJson(j); }, {"backend = \"xxxx", "..."});
+    }
+
+    void duplicateKeysRefused() {
+        const std::string text =
+            R"({"stages": 2, "stages": 3, "data": {"rows": 20, "dim": 4}, "batch_size": 5,
+                "budget": {"microbatches": 6}, "methods": [{"method": "pd", "step_size": 0.1}]})";
+        expectError<ConfigError>([&] { ExperimentConfig::fromText(text, "dup.json"); },
+                                 {"dup.json", "key \"stages\" appears twice"});
+        const std::string nested =
+            R"({"stages": 2, "data": {"rows": 20, "rows": 40}, "methods": []})";
+        expectError<ConfigError>([&] { ExperimentConfig::fromText(nested, "n.json"); },
+                                 {"key \"rows\" appears twice"});
+        // The same key in two different objects is fine.
+        const std::string ok = minimal().dump();
+        QCOMPARE(ExperimentConfig::fromText(ok, "ok.json").stages, 2);
+    }
+
+    // 2^32 used to become 0 through get<int>(); 1e300 was cast to an integer (undefined).
+    void largeNumbersNeverWrap() {
+        json j = minimal();
+        j["methods"][0]["step_size"] = {{"grid", {4294967296LL, 4294967296LL}}};
+        expectConfigError(j, {"methods[0].step_size.grid = [4294967296,4294967296]",
+                              "-60 <= a_min <= a_max <= 20"});
+        j = minimal();
+        j["stages"] = 1e300;
+        expectConfigError(j, {"stages = 1e+300", "[1, 4096]"});
+        j = minimal();
+        j["stages"] = 4294967298.0;
+        expectConfigError(j, {"stages = 4294967298", "[1, 4096]"});
+        j = minimal();
+        j["seed"] = 18446744073709551615ULL;
+        expectConfigError(j, {"seed = 18446744073709551615"});
+    }
+
+    void configPathProblemsSayWhy() {
+        QTemporaryDir dir;
+        expectError<ConfigError>([&] { ExperimentConfig::fromFile(dir.path().toStdString()); },
+                                 {"is a folder, not a file"});
+        const std::string file = writeText(dir, "plain.json", "{}");
+        expectError<ConfigError>([&] { ExperimentConfig::fromFile(file + "/inside.json"); },
+                                 {"cannot open config file", "Not a directory"});
+        expectError<ConfigError>([&] { ExperimentConfig::fromFile(dir.filePath("gone.json").toStdString()); },
+                                 {"No such file or directory"});
     }
 
     void defaultMethodLabels() {
