@@ -3,17 +3,22 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
+#include <new>
 #include <mutex>
 
 #include "data/loaders.hpp"
+#include "data/memory_limit.hpp"
 #include "data/synthetic.hpp"
 #include "errors.hpp"
 #include "experiment/budget.hpp"
+#include "experiment/budget_checks.hpp"
 #include "experiment/step_tuning.hpp"
 #include "experiment/run_reuse.hpp"
 #include "replay/cpu_backend.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "replay/rpd_replay.hpp"
+#include "schedule/run_length.hpp"
 #include "util/parallel_for.hpp"
 
 namespace pipelens {
@@ -68,7 +73,18 @@ BackendProvider cpuBackendProvider() {
 std::shared_ptr<LinearObjective> buildObjective(const ExperimentConfig& c) {
     Dataset data;
     const DataSpec& d = c.data;
+    // Checked before the data set is allocated: a small input must not ask for a huge matrix.
+    const ShapeCheck fits = [&](std::int64_t rows, std::int64_t cols) {
+        // The data set, plus the model copies every method keeps (the rest is known after planning).
+        const std::uint64_t models = methodRunBytes(0, c.stages, 0, cols);
+        const std::uint64_t all = dataBytes(rows, cols);
+        requireMemory(all + std::min(models, UINT64_MAX - all),
+                      "the data set (n = " + std::to_string(rows) + " x d = " +
+                          std::to_string(cols) + ") and its set-up",
+                      "use fewer rows or features");
+    };
     if (d.source == "synthetic") {
+        fits(d.rows, d.dim);
         SyntheticSpec s;
         s.kind = d.kind;
         s.rows = d.rows;
@@ -79,12 +95,12 @@ std::shared_ptr<LinearObjective> buildObjective(const ExperimentConfig& c) {
         s.conditionNumber = d.conditionNumber;
         data = makeSynthetic(s);
     } else if (d.source == "npy") {
-        data = loadNpyPair(resolvePath(c, d.x), resolvePath(c, d.y));
+        data = loadNpyPair(resolvePath(c, d.x), resolvePath(c, d.y), fits);
     } else if (d.source == "csv") {
-        data = d.y.empty() ? loadCsv(resolvePath(c, d.x), d.labelColumn)
-                           : loadCsvPair(resolvePath(c, d.x), resolvePath(c, d.y));
+        data = d.y.empty() ? loadCsv(resolvePath(c, d.x), d.labelColumn, fits)
+                           : loadCsvPair(resolvePath(c, d.x), resolvePath(c, d.y), fits);
     } else {
-        data = loadLibsvm(resolvePath(c, d.x), d.libsvmDim);
+        data = loadLibsvm(resolvePath(c, d.x), d.libsvmDim, fits);
     }
     if (c.objective.loss == LossKind::Logistic && d.source == "synthetic" && d.kind != "logistic") {
         throw ConfigError("data.kind = \"" + d.kind +
@@ -109,23 +125,32 @@ ExperimentPlan planExperiment(const ExperimentConfig& c, const LinearObjective& 
         }
     }
     ScheduleParams pd = scheduleFor(c, pdSpec);
+    // Run lengths come from closed forms (or one simulated round), never from timelines built
+    // at each step of a search; every count is capped before anything is built, and an error
+    // names the budget field the user set.
     if (c.budget.totalSlots > 0) {
         budget.slotBudget = c.budget.totalSlots;
-        budget.pipeDreamMicrobatches = microbatchesForBudget(pd, budget.slotBudget);
-    } else {
-        budget.pipeDreamMicrobatches = c.budget.microbatches > 0
-                                         ? c.budget.microbatches
-                                         : static_cast<int>(std::llround(c.budget.epochs * M));
-        if (budget.pipeDreamMicrobatches < 1) {
-            throw ConfigError("budget.epochs = " + std::to_string(c.budget.epochs) +
-                              " is not allowed: it gives no microbatch (M = " + std::to_string(M) +
-                              " batches per epoch)");
+        const BudgetFit fit = fitBudget(pd, budget.slotBudget);
+        if (fit.capped) {
+            throw ConfigError(budgetFieldText(c.budget) + " is not allowed with stages = " +
+                              std::to_string(c.stages) + ": PipeDream would run more than " +
+                              std::to_string(fit.microbatches) +
+                              " microbatches, the most a timeline holds (microbatches x stages "
+                              "x 2 <= 400000000)");
         }
+        budget.pipeDreamMicrobatches = fit.microbatches;
+    } else {
+        budget.pipeDreamMicrobatches = pipeDreamMicrobatchesFor(c, M);
         pd.microbatches = budget.pipeDreamMicrobatches;
-        budget.slotBudget = buildTimeline(pd).totalSlots;
+        const long long slots = runLengthSlots(pd);
+        if (slots > std::numeric_limits<int>::max()) {
+            throw ConfigError(budgetFieldText(c.budget) + " is not allowed: PipeDream's run would "
+                              "last more than 2147483647 slots");
+        }
+        budget.slotBudget = static_cast<int>(slots);
     }
     if (budget.pipeDreamMicrobatches < 1) {
-        throw ConfigError("budget.slots = " + std::to_string(c.budget.totalSlots) +
+        throw ConfigError(budgetFieldText(c.budget) +
                           " is not allowed: too short for a single PipeDream microbatch");
     }
     budget.updateBudget = static_cast<long long>(budget.pipeDreamMicrobatches) * c.stages;
@@ -153,7 +178,15 @@ ExperimentPlan planExperiment(const ExperimentConfig& c, const LinearObjective& 
                 r.truncateSlots = budget.slotBudget;
                 r.schedule = truncatedTimeline(r.schedule, budget.slotBudget).params;
             } else {
-                r.schedule.microbatches = microbatchesForBudget(r.schedule, budget.slotBudget);
+                const BudgetFit fit = fitBudget(r.schedule, budget.slotBudget);
+                if (fit.capped) {
+                    throw ConfigError(budgetFieldText(c.budget) + " is not allowed: " + r.label +
+                                      " would run more than " + std::to_string(fit.microbatches) +
+                                      " microbatches in " + std::to_string(budget.slotBudget) +
+                                      " slots, the most a timeline holds with stages = " +
+                                      std::to_string(c.stages));
+                }
+                r.schedule.microbatches = fit.microbatches;
                 if (r.schedule.microbatches < 1) {
                     throw ConfigError("budget of " + std::to_string(budget.slotBudget) +
                                       " slots is too short for one microbatch of " + r.label);
@@ -163,6 +196,18 @@ ExperimentPlan planExperiment(const ExperimentConfig& c, const LinearObjective& 
         }
         plan.runs.push_back(r);
     }
+    // The methods run side by side: their memory adds up, on top of the data set's.
+    std::uint64_t bytes = dataBytes(objective.rows(), objective.dim());
+    for (const MethodRun& r : plan.runs) {
+        const long long n = r.pipeline() ? r.schedule.microbatches : budget.pipeDreamMicrobatches;
+        const std::uint64_t run = methodRunBytes(n, c.stages, budget.slotBudget, objective.dim());
+        bytes = bytes > UINT64_MAX - run ? UINT64_MAX : bytes + run;
+    }
+    requireMemory(bytes,
+                  "this experiment (" + budgetFieldText(c.budget) + ", stages = " +
+                      std::to_string(c.stages) + ", " + std::to_string(plan.runs.size()) +
+                      (plan.runs.size() == 1 ? " method)" : " methods side by side)"),
+                  "a smaller budget, fewer stages or fewer methods");
     return plan;
 }
 
@@ -300,14 +345,26 @@ MethodRun runMethod(const ExperimentConfig& c, const MethodRun& planned,
 ExperimentResult runExperiment(const ExperimentConfig& c, const RunOptions& options) {
     ExperimentResult res;
     res.config = c;
+    auto stage = [&](const std::string& what) {
+        if (options.onStage) options.onStage(what);
+    };
     // f* and L are computed before threads share the objective (the cache does it too).
-    std::shared_ptr<const LinearObjective> objective =
-        options.objectives ? options.objectives->get(c) : buildObjective(c);
-    res.optimum = objective->optimum();
-    res.smoothness = objective->smoothness();
+    std::shared_ptr<const LinearObjective> objective;
+    try {
+        stage("setup: building the data set, f* and L");
+        objective = options.objectives ? options.objectives->get(c) : buildObjective(c);
+        res.optimum = objective->optimum();
+        res.smoothness = objective->smoothness();
+    } catch (const std::bad_alloc&) {
+        throw ResourceError("setting up the data set and the objective ran out of memory; " +
+                            std::string("use fewer rows or features"));
+    }
     ExperimentPlan plan = planExperiment(c, *objective);
     res.budget = plan.budget;
     res.methods = std::move(plan.runs);
+    const size_t methods = res.methods.size();
+    stage("running " + std::to_string(methods) + (methods == 1 ? " method" : " methods") + " over " +
+          std::to_string(res.budget.slotBudget) + " slots");
     res.backendName = options.backendName;
     if (options.onPlanned) options.onPlanned(res);
     std::mutex progressMutex;

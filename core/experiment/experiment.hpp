@@ -106,6 +106,7 @@ struct RunOptions {
     BackendProvider backend;                       // default: the CPU engine
     std::string backendName = "cpu";
     std::function<void(const std::string&)> progress;  // one line per finished method
+    std::function<void(const std::string&)> onStage;   // a line before each slow set-up step
     const std::atomic<bool>* cancel = nullptr;
     int threads = 0;                               // 0: one per hardware thread
     // Keeps the objective (data set, f*, L) between runs of configs that share it.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <sstream>
 
 #include "errors.hpp"
@@ -221,6 +222,18 @@ void validateScheduleParams(const ScheduleParams& raw) {
             "an integer >= 1");
     require(raw.costs.latencySlots >= 0, "latency_slots", raw.costs.latencySlots,
             "an integer >= 0");
+    // Bounded so that no slot number can overflow an int (UBSan found the wrap).
+    require(raw.costs.forwardSlots <= 1000, "forward_slots", raw.costs.forwardSlots, "at most 1000");
+    require(raw.costs.backwardSlots <= 1000, "backward_slots", raw.costs.backwardSlots,
+            "at most 1000");
+    require(raw.costs.latencySlots <= 1000, "latency_slots", raw.costs.latencySlots, "at most 1000");
+    const long long perOp = raw.costs.forwardSlots + raw.costs.backwardSlots +
+                            2LL * raw.costs.latencySlots;
+    const long long longest = 4 * (static_cast<long long>(raw.microbatches) + raw.stages + 2) *
+                                  perOp * raw.stages + 64;
+    require(longest <= std::numeric_limits<int>::max(), "microbatches", raw.microbatches,
+            "with these stages and costs the run could exceed 2147483647 slots; use fewer "
+            "microbatches or smaller costs");
 }
 
 Timeline buildTimeline(const ScheduleParams& params) {
@@ -272,26 +285,6 @@ int pipeDreamSlotsFormula(int stages, int microbatches) {
 
 int localSgdRoundSlotsFormula(int stages, int localSteps) {
     return 2 * stages * localSteps + 2 * (stages - 1);
-}
-
-int microbatchesForBudget(ScheduleParams params, int slotBudget) {
-    auto fits = [&](int n) {
-        params.microbatches = n;
-        return buildTimeline(params).totalSlots <= slotBudget;
-    };
-    if (slotBudget <= 0 || !fits(1)) return 0;
-    // Run length grows with N; grow an upper bound, then bisect.
-    int lo = 1;
-    int hi = 2;
-    while (fits(hi)) {
-        lo = hi;
-        hi *= 2;
-    }
-    while (hi - lo > 1) {
-        int mid = lo + (hi - lo) / 2;
-        (fits(mid) ? lo : hi) = mid;
-    }
-    return lo;
 }
 
 std::string timelineCsv(const Timeline& tl, bool withEndSlot) {
