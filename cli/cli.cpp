@@ -1,9 +1,17 @@
 #include "cli.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <new>
 #include <iomanip>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -171,30 +179,41 @@ public:
         auto it = values_.find(k);
         return it == values_.end() ? def : it->second;
     }
-    long long integer(const std::string& k, long long def) const {
+    // An integer in [lo, hi]; checked as 64-bit before narrowing, so 4294967297 is refused
+    // instead of becoming 1.
+    int integer(const std::string& k, int def, int lo, int hi) const {
         if (!has(k)) return def;
         const std::string& v = values_.at(k);
+        const std::string allowed = "an integer in [" + std::to_string(lo) + ", " +
+                                    std::to_string(hi) + "]";
         char* end = nullptr;
+        errno = 0;
         long long x = std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end != '\0') {
-            throw ConfigError("--" + k + " = \"" + v + "\" is not allowed: an integer");
+        if (v.empty() || *end != '\0' || errno == ERANGE || x < lo || x > hi) {
+            throw ConfigError("--" + k + " = \"" + shown(v) + "\" is not allowed: " + allowed);
         }
-        return x;
+        return static_cast<int>(x);
+    }
+    // The value as typed, cut short and without control characters, for messages.
+    static std::string shown(const std::string& v) {
+        std::string out;
+        for (char c : v.substr(0, 40)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+        return v.size() > 40 ? out + "..." : out;
     }
     double number(const std::string& k, double def) const {
         if (!has(k)) return def;
         const std::string& v = values_.at(k);
         char* end = nullptr;
         double x = std::strtod(v.c_str(), &end);
-        if (v.empty() || *end != '\0') {
-            throw ConfigError("--" + k + " = \"" + v + "\" is not allowed: a number");
+        if (v.empty() || *end != '\0' || !std::isfinite(x)) {
+            throw ConfigError("--" + k + " = \"" + shown(v) + "\" is not allowed: a number");
         }
         return x;
     }
     void allowOnly(const std::vector<std::string>& known) const {
         for (const auto& [k, v] : values_) {
             if (std::find(known.begin(), known.end(), k) == known.end()) {
-                throw ConfigError("unknown option --" + k + " (see --help)");
+                throw ConfigError("unknown option --" + shown(k) + " (see --help)");
             }
         }
     }
@@ -221,21 +240,16 @@ int cmdSchedule(const Args& a, std::ostream& out) {
     if (!a.has("microbatches")) throw ConfigError("--microbatches is missing: an integer >= 1");
     ScheduleParams p;
     p.kind = parseScheduleKind(a.get("kind"));
-    p.stages = static_cast<int>(a.integer("stages", 0));
-    p.microbatches = static_cast<int>(a.integer("microbatches", 0));
-    p.noam = static_cast<int>(a.integer("noam", 0));
-    p.replicas = static_cast<int>(a.integer("replicas", 0));
-    p.localSteps = static_cast<int>(a.integer("local-steps", 1));
-    p.flushGroup = static_cast<int>(a.integer("flush-group", 0));
-    p.costs.forwardSlots = static_cast<int>(a.integer("forward-slots", 1));
-    p.costs.backwardSlots = static_cast<int>(a.integer("backward-slots", 1));
-    p.costs.latencySlots = static_cast<int>(a.integer("latency-slots", 0));
-    if (a.has("noam") && p.noam < 1) {
-        throw ConfigError("--noam = " + a.get("noam") + " is not allowed: an integer >= 1");
-    }
-    if (a.has("replicas") && p.replicas < 1) {
-        throw ConfigError("--replicas = " + a.get("replicas") + " is not allowed: an integer >= 1");
-    }
+    // The same bounds as a config's; costs are bounded so slot numbers cannot overflow.
+    p.stages = a.integer("stages", 0, 1, 4096);
+    p.microbatches = a.integer("microbatches", 0, 1, 100'000'000);
+    p.noam = a.integer("noam", 0, 1, 1'000'000'000);
+    p.replicas = a.integer("replicas", 0, 1, 4096);
+    p.localSteps = a.integer("local-steps", 1, 1, 1'000'000'000);
+    p.flushGroup = a.integer("flush-group", 0, 1, 1'000'000'000);
+    p.costs.forwardSlots = a.integer("forward-slots", 1, 1, 1000);
+    p.costs.backwardSlots = a.integer("backward-slots", 1, 1, 1000);
+    p.costs.latencySlots = a.integer("latency-slots", 0, 0, 1000);
     Timeline tl = buildTimeline(p);
     if (a.has("art")) {
         out << timelineArt(tl, 100000);
@@ -277,19 +291,49 @@ std::pair<int, int> stageRange(const std::string& text) {
     return {lo, hi};
 }
 
-int cmdDelays(const Args& a, std::ostream& out) {
+// Delay statistics for S = lo..hi in slices of about equal work (~S^3 each), with a progress
+// line on `err` after each slice when the whole range is long (S up to 4096 takes minutes).
+std::vector<DelayStats> delayStatsWithProgress(int lo, int hi, int n, double from,
+                                               std::ostream& err) {
+    auto work = [](int S) { return static_cast<double>(S) * S * S; };
+    double total = 0.0;
+    for (int S = lo; S <= hi; ++S) total += work(S);
+    const bool report = total > 1e10;
+    const double slice = report ? total / 20.0 : total;
+    std::vector<DelayStats> all;
+    double done = 0.0;
+    for (int first = lo; first <= hi;) {
+        int last = first;
+        double w = work(first);
+        while (last < hi && w + work(last + 1) <= slice) w += work(++last);
+        std::vector<DelayStats> part = pipeDreamDelayStatsRange(first, last, n, from);
+        all.insert(all.end(), part.begin(), part.end());
+        done += w;
+        if (report) {
+            err << "delays: S = " << lo << ".." << last << " done ("
+                << static_cast<int>(100.0 * done / total) << "% of the work)" << std::endl;
+        }
+        first = last + 1;
+    }
+    return all;
+}
+
+int cmdDelays(const Args& a, std::ostream& out, std::ostream& err) {
     a.allowOnly({"stages", "microbatches", "from", "json"});
     if (!a.has("stages")) throw ConfigError("--stages is missing: an integer or a range A:B");
     auto [lo, hi] = stageRange(a.get("stages"));
-    long long n = a.integer("microbatches", 0);
-    if (n < 0) throw ConfigError("--microbatches = " + a.get("microbatches") + " is not allowed: >= 1");
-    double from = a.number("from", 0.5);
+    const int n = a.integer("microbatches", 0, 0, 100'000'000);
+    const double from = a.number("from", 0.5);
+    // Every argument is checked before anything is printed.
+    if (!(from >= 0.0 && from < 1.0)) {
+        throw ConfigError("--from = \"" + Args::shown(a.get("from")) +
+                          "\" is not allowed: a number in [0, 1)");
+    }
     nlohmann::json arr = nlohmann::json::array();
+    const std::vector<DelayStats> all = delayStatsWithProgress(lo, hi, n, from, err);
     if (!a.has("json")) {
         out << "stages microbatches    max  formula       mean  S^2/2    p10    p50    p90\n";
     }
-    const std::vector<DelayStats> all =
-        pipeDreamDelayStatsRange(lo, hi, static_cast<int>(n), from);
     for (int S = lo; S <= hi; ++S) {
         const DelayStats& d = all[static_cast<size_t>(S - lo)];
         if (a.has("json")) {
@@ -366,9 +410,112 @@ int cmdExample(const Args& a, std::ostream& out) {
     return 0;
 }
 
+// Prints a set-up step on `err` only once it has lasted a second (PIPELENS_PROGRESS_AFTER_MS
+// changes the delay): slow inputs say what they are doing, while a quick failure still prints its
+// one-line reason alone. All progress output goes through print(), from any thread.
+class SlowStepReporter {
+public:
+    explicit SlowStepReporter(std::ostream& err)
+        : err_(err), delay_(delayFromEnvironment()), thread_([this] { watch(); }) {}
+    ~SlowStepReporter() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+        }
+        wake_.notify_all();
+        thread_.join();
+    }
+    SlowStepReporter(const SlowStepReporter&) = delete;
+    SlowStepReporter& operator=(const SlowStepReporter&) = delete;
+
+    void step(const std::string& what) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        step_ = what;
+        since_ = std::chrono::steady_clock::now();
+        shown_ = delay_.count() == 0;
+        if (shown_) err_ << step_ << std::endl;
+    }
+    void print(const std::string& line) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        err_ << line << std::endl;
+    }
+
+private:
+    static std::chrono::milliseconds delayFromEnvironment() {
+        const char* env = std::getenv("PIPELENS_PROGRESS_AFTER_MS");
+        char* end = nullptr;
+        const long ms = env ? std::strtol(env, &end, 10) : -1;
+        return std::chrono::milliseconds(env && *env && *end == '\0' && ms >= 0 ? ms : 1000);
+    }
+    void watch() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        while (!stop_) {
+            wake_.wait_for(lock, std::chrono::milliseconds(200));
+            if (!step_.empty() && !shown_ &&
+                std::chrono::steady_clock::now() - since_ >= delay_) {
+                err_ << step_ << std::endl;
+                shown_ = true;
+            }
+        }
+    }
+
+    std::ostream& err_;
+    const std::chrono::milliseconds delay_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::string step_;
+    std::chrono::steady_clock::time_point since_;
+    bool shown_ = false;
+    bool stop_ = false;
+    std::thread thread_;  // last: started once the rest is set up
+};
+
+// Set by SIGINT / SIGTERM while results are written; the writer then removes its temporary
+// folder and the signal is raised again with its default action.
+std::atomic<bool> gStopWriting{false};
+std::atomic<int> gStopSignal{0};
+static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
+
+void onStopSignal(int sig) {
+    gStopSignal.store(sig);
+    gStopWriting.store(true);
+}
+
+// Writes the results with SIGINT / SIGTERM turned into a clean stop (outside the write, the
+// default action is right: nothing is on disk yet).
+std::vector<std::string> writeResultsStoppable(const ExperimentResult& result,
+                                               const std::string& folder) {
+    struct sigaction stop {};
+    stop.sa_handler = onStopSignal;
+    sigemptyset(&stop.sa_mask);
+    struct sigaction oldInt {};
+    struct sigaction oldTerm {};
+    sigaction(SIGINT, &stop, &oldInt);
+    sigaction(SIGTERM, &stop, &oldTerm);
+    auto restore = [&] {
+        sigaction(SIGINT, &oldInt, nullptr);
+        sigaction(SIGTERM, &oldTerm, nullptr);
+    };
+    try {
+        std::vector<std::string> warnings = writeResults(result, folder, &gStopWriting);
+        restore();
+        if (gStopWriting.load()) std::raise(gStopSignal.load());  // arrived after the swap
+        return warnings;
+    } catch (const Interrupted&) {
+        restore();
+        std::raise(gStopSignal.load());
+        throw;
+    } catch (...) {
+        restore();
+        throw;
+    }
+}
+
 int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
     a.allowOnly({"out", "default", "backend", "device", "threads", "quiet"});
     if (!a.has("out")) throw ConfigError("--out is missing: the results folder");
+    // Checked before the run, so a bad --out never costs a whole run.
+    const std::string folder = prepareResultsFolder(a.get("out"));
     ExperimentConfig config;
     if (a.has("default")) {
         if (!a.positional().empty()) {
@@ -389,10 +536,7 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
         config.backend = b;
     }
     if (a.has("device")) config.device = a.get("device");
-    long long threads = a.integer("threads", 0);
-    if (threads < 0 || threads > 256) {
-        throw ConfigError("--threads = " + a.get("threads") + " is not allowed: 0 to 256");
-    }
+    const int threads = a.integer("threads", 0, 0, 256);
     const bool quiet = a.has("quiet");
     std::vector<std::string> notices;
     // Notices (e.g. "no OpenCL device: CPU engine") are reported with the results, in the
@@ -401,14 +545,23 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
     RunOptions opt;
     opt.backend = backend.provider;
     opt.backendName = backend.name;
-    opt.threads = static_cast<int>(threads);
-    if (!quiet) opt.progress = [&](const std::string& line) { err << "done: " << line << '\n'; };
+    opt.threads = threads;
+    std::optional<SlowStepReporter> reporter;
+    if (!quiet) {
+        reporter.emplace(err);
+        opt.progress = [&](const std::string& line) { reporter->print("done: " + line); };
+        opt.onStage = [&](const std::string& line) { reporter->step(line); };
+    }
     ExperimentResult result = runExperiment(config, opt);
+    reporter.reset();
     result.notices = notices;
-    writeResults(result, a.get("out"));
+    if (!quiet) err << "writing results to " << folder << std::endl;
+    for (const std::string& w : writeResultsStoppable(result, folder)) {
+        err << "pipelens-cli: warning: " << w << '\n';
+    }
     if (!quiet) {
         out << summaryText(result);
-        out << "results written to " << a.get("out") << '\n';
+        out << "results written to " << folder << '\n';
     }
     return 0;
 }
@@ -517,7 +670,7 @@ int runCli(int argc, char** argv, std::ostream& out, std::ostream& err,
         }
         if (cmd == "delays") {
             if (help) return out << kDelaysHelp, 0;
-            return cmdDelays(Args(argc, argv, 2, {"json"}), out);
+            return cmdDelays(Args(argc, argv, 2, {"json"}), out, err);
         }
         if (cmd == "run") {
             if (help) return out << kRunHelp, 0;
@@ -560,9 +713,20 @@ int reportCliError(const std::exception_ptr& error, std::ostream& err) {
     } catch (const DataError& e) {
         err << "pipelens-cli: " << e.what() << '\n';
         return 1;
+    } catch (const ResourceError& e) {
+        err << "pipelens-cli: " << e.what() << '\n';
+        return 1;
     } catch (const IoError& e) {
         err << "pipelens-cli: " << e.what() << '\n';
         return 2;
+    } catch (const Interrupted& e) {
+        err << "pipelens-cli: interrupted while " << e.what() << "; earlier results are unchanged\n";
+        return 130;
+    } catch (const std::bad_alloc&) {
+        err << "pipelens-cli: ran out of memory: the input needs more memory than this machine "
+               "gives (see docs/reliability.md; PIPELENS_MEMORY_LIMIT lowers the limit checked "
+               "before a run)\n";
+        return 1;
     } catch (const std::exception& e) {
         err << "pipelens-cli: run failed: " << e.what() << '\n';
         return 2;

@@ -1,11 +1,17 @@
 #include "experiment/results.hpp"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
-#include <unistd.h>
 
 #include "errors.hpp"
 #include "util/text_builder.hpp"
@@ -48,7 +54,133 @@ std::string seriesCsv(const std::string& indexName, long long firstIndex,
     return out.take();
 }
 
+// What is at `path`: nothing, an empty folder, PipeLens results, or something of the user's.
+enum class Target { Absent, EmptyFolder, Results, Other };
+
+Target classify(const fs::path& path, std::string& what) {
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(path, ec);
+    if (ec || st.type() == fs::file_type::not_found) return Target::Absent;
+    if (st.type() != fs::file_type::directory) {
+        what = st.type() == fs::file_type::symlink ? "a symbolic link" : "a file";
+        return Target::Other;
+    }
+    if (fs::is_empty(path, ec) && !ec) return Target::EmptyFolder;
+    if (fs::is_regular_file(path / kResultsMarker, ec)) return Target::Results;
+    what = "a folder that PipeLens did not write (it has no " + std::string(kResultsMarker) + ")";
+    return Target::Other;
+}
+
+// Normalised absolute path without a trailing separator; empty for "", "/", "." or "..".
+fs::path normalised(const std::string& folder) {
+    if (folder.empty()) return {};
+    fs::path p = fs::path(folder).lexically_normal();
+    while (!p.empty() && !p.has_filename() && p.has_parent_path() && p != p.root_path()) {
+        p = p.parent_path();
+    }
+    p = fs::absolute(p).lexically_normal();
+    if (!p.has_filename()) p = p.parent_path();
+    const std::string name = p.filename().string();
+    if (name.empty() || name == "." || name == ".." || p == p.root_path()) return {};
+    return p;
+}
+
+bool processAlive(long pid) {
+    return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+}
+
+// Removes `<name>.tmp-PID` and `<name>.old-PID` folders of runs that are no longer alive (an
+// earlier PipeLens killed while writing); only folders that are empty or carry the marker.
+void removeStaleTemporaries(const fs::path& target) {
+    std::error_code ec;
+    const std::string base = target.filename().string();
+    for (fs::directory_iterator it(target.parent_path(), ec), end; !ec && it != end;
+         it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        for (const char* tag : {".tmp-", ".old-"}) {
+            const std::string prefix = base + tag;
+            if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) {
+                continue;
+            }
+            const std::string pidText = name.substr(prefix.size());
+            if (pidText.find_first_not_of("0123456789") != std::string::npos ||
+                pidText.size() > 9 || processAlive(std::stol(pidText))) {
+                continue;
+            }
+            std::string what;
+            const Target kind = classify(it->path(), what);
+            if (kind == Target::Results || kind == Target::EmptyFolder) {
+                std::error_code ignored;
+                fs::remove_all(it->path(), ignored);
+            }
+        }
+    }
+}
+
+void checkReplaceable(const fs::path& target, const std::string& field, const std::string& shown) {
+    std::string what;
+    if (classify(target, what) == Target::Other) {
+        throw ConfigError(field + " = \"" + shown + "\" is not allowed: it is " + what +
+                          "; PipeLens only replaces an empty folder or results it wrote itself: "
+                          "choose a new folder");
+    }
+}
+
+// Swaps `tmp` into `target` in one step; afterwards `tmp` holds what was at `target`.
+void swapInto(const fs::path& tmp, const fs::path& target, bool hadOld) {
+    const unsigned flags = hadOld ? RENAME_EXCHANGE : RENAME_NOREPLACE;
+    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, target.c_str(), flags) == 0) return;
+    const int err = errno;
+    if (err != EINVAL && err != ENOSYS) {
+        throw IoError("cannot move the results into " + target.string() + ": " +
+                      std::strerror(err));
+    }
+    // A file system without renameat2 flags: two renames, the old folder kept until the end.
+    std::error_code ec;
+    fs::path old = target;
+    old += ".old-" + std::to_string(::getpid());
+    if (hadOld) {
+        fs::rename(target, old, ec);
+        if (ec) throw IoError("cannot replace results folder " + target.string() + ": " + ec.message());
+    }
+    fs::rename(tmp, target, ec);
+    if (ec) {
+        if (hadOld) fs::rename(old, target, ec);
+        throw IoError("cannot move the results into " + target.string() + ": " + ec.message());
+    }
+    if (hadOld) fs::rename(old, tmp, ec);
+}
+
 }  // namespace
+
+std::string prepareResultsFolder(const std::string& folder, const std::string& field) {
+    const fs::path target = normalised(folder);
+    if (target.empty()) {
+        throw ConfigError(field + " = \"" + folder +
+                          "\" is not allowed: the path of a results folder (not empty, not /, . or ..)");
+    }
+    checkReplaceable(target, field, folder);
+    std::error_code ec;
+    if (fs::exists(target, ec) && ::access(target.c_str(), W_OK | X_OK) != 0) {
+        throw ConfigError(field + " = \"" + folder + "\" is not allowed: the folder cannot be "
+                          "replaced (" + std::strerror(errno) + ")");
+    }
+    // The nearest existing ancestor must be a folder we may write into.
+    fs::path parent = target.parent_path();
+    while (!parent.empty() && !fs::exists(parent, ec) && parent != parent.root_path()) {
+        parent = parent.parent_path();
+    }
+    if (!fs::is_directory(parent, ec)) {
+        throw ConfigError(field + " = \"" + folder + "\" is not allowed: " + parent.string() +
+                          " is not a folder");
+    }
+    if (::access(parent.c_str(), W_OK | X_OK) != 0) {
+        throw ConfigError(field + " = \"" + folder + "\" is not allowed: cannot write in " +
+                          parent.string() + " (" + std::strerror(errno) + ")");
+    }
+    if (fs::exists(target.parent_path(), ec)) removeStaleTemporaries(target);
+    return target.string();
+}
 
 void writeFileAtomically(const std::string& path, const std::string& content) {
     fs::path target(path);
@@ -156,9 +288,15 @@ std::string summaryText(const ExperimentResult& r) {
     return s.str();
 }
 
-void writeFolderAtomically(const std::string& folder,
-                           const std::function<void(const fs::path& tmp)>& fill) {
-    fs::path target = fs::absolute(folder);
+std::vector<std::string> writeFolderAtomically(
+    const std::string& folder, const std::function<void(const fs::path& tmp)>& fill,
+    const std::atomic<bool>* cancel) {
+    const fs::path target = normalised(folder);
+    if (target.empty()) throw IoError("cannot write results into \"" + folder + "\": not a folder path");
+    std::string what;
+    if (classify(target, what) == Target::Other) {
+        throw IoError("refusing to replace " + target.string() + ": it is " + what);
+    }
     fs::path tmp = target;
     tmp += ".tmp-" + std::to_string(::getpid());
     std::error_code ec;
@@ -166,36 +304,42 @@ void writeFolderAtomically(const std::string& folder,
     if (!fs::create_directories(tmp, ec) && ec) {
         throw IoError("cannot create results folder " + tmp.string() + ": " + ec.message());
     }
+    const auto stopped = [&] { return cancel && cancel->load(); };
     try {
+        writeText(tmp / kResultsMarker, "PipeLens results: this folder may be replaced by the next run\n");
         fill(tmp);
+        if (stopped()) throw Interrupted("writing results to " + target.string());
+        // Checked again just before the swap: the target may have changed in the meantime.
+        if (classify(target, what) == Target::Other) {
+            throw IoError("refusing to replace " + target.string() + ": it is " + what);
+        }
+        swapInto(tmp, target, fs::exists(fs::symlink_status(target, ec)));
     } catch (...) {
         fs::remove_all(tmp, ec);
         throw;
     }
-    // Swap the new folder in; the old one is removed only after the new one is in place.
-    fs::path old = target;
-    old += ".old-" + std::to_string(::getpid());
-    bool hadOld = fs::exists(target);
-    if (hadOld) {
-        fs::rename(target, old, ec);
+    // tmp now holds the previous results (if any); the new ones are in place.
+    std::vector<std::string> warnings;
+    if (fs::exists(tmp, ec)) {
+        fs::remove_all(tmp, ec);
         if (ec) {
-            fs::remove_all(tmp);
-            throw IoError("cannot replace results folder " + target.string() + ": " + ec.message());
+            warnings.push_back("the previous results, now at " + tmp.string() +
+                               ", could not be removed: " + ec.message() + "; remove them by hand");
         }
     }
-    fs::rename(tmp, target, ec);
-    if (ec) {
-        if (hadOld) fs::rename(old, target);
-        fs::remove_all(tmp);
-        throw IoError("cannot move results into " + target.string() + ": " + ec.message());
-    }
-    if (hadOld) fs::remove_all(old, ec);
+    return warnings;
 }
 
-void writeResults(const ExperimentResult& r, const std::string& folder) {
-    writeFolderAtomically(folder, [&](const fs::path& tmp) {
-        writeText(tmp / "summary.json", summaryJson(r).dump(2) + "\n");
-        writeText(tmp / "config.json", r.config.toJson().dump(2) + "\n");
+std::vector<std::string> writeResults(const ExperimentResult& r, const std::string& folder,
+                                      const std::atomic<bool>* cancel) {
+    // Checked between files: a signal handler or the app sets the flag, the write stops cleanly.
+    auto put = [&](const fs::path& path, const std::string& content) {
+        if (cancel && cancel->load()) throw Interrupted("writing results to " + folder);
+        writeText(path, content);
+    };
+    return writeFolderAtomically(folder, [&](const fs::path& tmp) {
+        put(tmp / "summary.json", summaryJson(r).dump(2) + "\n");
+        put(tmp / "config.json", r.config.toJson().dump(2) + "\n");
         std::vector<std::string> names;
         std::vector<const std::vector<double>*> perSlot;
         std::vector<const std::vector<double>*> perUpdate;
@@ -204,10 +348,10 @@ void writeResults(const ExperimentResult& r, const std::string& folder) {
             perSlot.push_back(&o.result.objectivePerSlot);
             perUpdate.push_back(&o.result.objectivePerUpdate);
         }
-        writeText(tmp / "objective_per_slot.csv", seriesCsv("slots_completed", 0, names, perSlot, 0.0));
-        writeText(tmp / "objective_per_update.csv",
+        put(tmp / "objective_per_slot.csv", seriesCsv("slots_completed", 0, names, perSlot, 0.0));
+        put(tmp / "objective_per_update.csv",
                   seriesCsv("block_update", 1, names, perUpdate, 0.0));
-        writeText(tmp / "gap_per_update.csv",
+        put(tmp / "gap_per_update.csv",
                   seriesCsv("block_update", 1, names, perUpdate, r.optimum));
         // Gradient norms: long format (method, k, value, running mean).
         std::ostringstream g;
@@ -221,7 +365,7 @@ void writeResults(const ExperimentResult& r, const std::string& folder) {
                   << num(res.gradNormSq[i]) << ',' << num(res.gradNormRunningMean[i]) << '\n';
             }
         }
-        if (anyGrad) writeText(tmp / "grad_norm.csv", g.str());
+        if (anyGrad) put(tmp / "grad_norm.csv", g.str());
         std::ostringstream th;
         th << "method,optimisation,noise,staleness,total,mean_grad_norm_sq\n";
         bool anyTheorem = false;
@@ -245,7 +389,7 @@ void writeResults(const ExperimentResult& r, const std::string& folder) {
                    << ',' << (p.diverged ? 1 : 0) << '\n';
             }
             if (res.timeline) {
-                writeText(tmp / ("timeline_" + std::to_string(i) + ".csv"),
+                put(tmp / ("timeline_" + std::to_string(i) + ".csv"),
                           timelineCsv(*res.timeline, true));
             }
             if (res.delays) {
@@ -260,12 +404,12 @@ void writeResults(const ExperimentResult& r, const std::string& folder) {
                     for (int j = 0; j < d.stages(); ++j) ds << ',' << d.delay(k, j);
                     ds << '\n';
                 }
-                writeText(tmp / ("delays_" + std::to_string(i) + ".csv"), ds.take());
+                put(tmp / ("delays_" + std::to_string(i) + ".csv"), ds.take());
             }
         }
-        if (anyTheorem) writeText(tmp / "theorem.csv", th.str());
-        if (anySweep) writeText(tmp / "sweep.csv", sw.str());
-    });
+        if (anyTheorem) put(tmp / "theorem.csv", th.str());
+        if (anySweep) put(tmp / "sweep.csv", sw.str());
+    }, cancel);
 }
 
 }  // namespace pipelens
