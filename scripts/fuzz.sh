@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan + UBSan) into build-fuzz/ and runs each for SECONDS
+# (default 60) on a copy of its seed corpus in tests/fuzz/corpus/<target>/. Fails on any crash,
+# sanitizer report, leak or timeout. Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+seconds="${1:-60}"
+shift || true
+targets=("$@")
+if ((${#targets[@]} == 0)); then targets=(fuzz_config fuzz_npy fuzz_csv fuzz_libsvm); fi
+build="${PIPELENS_FUZZ_BUILD_DIR:-$here/build-fuzz}"
+
+# PIPELENS_FUZZ_SKIP_BUILD=1 runs what is built (several instances side by side).
+if [ "${PIPELENS_FUZZ_SKIP_BUILD:-0}" != 1 ]; then
+  cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_COMPILER=clang++ -DPIPELENS_FUZZ=ON -DPIPELENS_WERROR=ON >/dev/null
+  cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
+fi
+
+# Findings (crash-*, leak-*, timeout-*) land in build-fuzz/findings/<target>/; the corpus grown
+# during the run stays in build-fuzz/corpus/<target>/ (the committed seeds are never modified).
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+for t in "${targets[@]}"; do
+  corpus="$build/corpus/$t"
+  findings="$build/findings/$t"
+  mkdir -p "$corpus" "$findings"
+  echo "fuzz: $t for ${seconds}s"
+  "$build/tests/fuzz/$t" "$corpus" "$here/tests/fuzz/corpus/$t" \
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    -artifact_prefix="$findings/" -print_final_stats=1 2>"$build/$t.log" || {
+    echo "fuzz: $t FAILED; the end of $build/$t.log:" >&2
+    tail -n 40 "$build/$t.log" >&2
+    exit 1
+  }
+  grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "$build/$t.log" | tail -n 2
+done
+echo "fuzz: no crash in ${targets[*]} (${seconds}s each)"
