@@ -278,7 +278,7 @@ private slots:
         expectFailure(runCli({"schedule", "--kind", "pd", "--stages", "4"}), {"--microbatches"});
         expectFailure(runCli({"schedule", "--kind", "localsgd", "--stages", "4", "--microbatches",
                               "8", "--local-steps", "0"}),
-                      {"local_steps", "0"});
+                      {"--local-steps", "0"});
         expectFailure(runCli({"schedule", "--kind", "pd", "--stages", "4", "--microbatches", "4",
                               "--frobnicate", "2"}),
                       {"--frobnicate"});
