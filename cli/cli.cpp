@@ -584,11 +584,7 @@ SweepCommand parseSweepCommand(const Args& a) {
         c.spec.experiment.backend = b;
     }
     if (a.has("device")) c.spec.experiment.device = a.get("device");
-    const long long threads = a.integer("threads", 0);
-    if (threads < 0 || threads > 256) {
-        throw ConfigError("--threads = " + a.get("threads") + " is not allowed: 0 to 256");
-    }
-    c.threads = static_cast<int>(threads);
+    c.threads = a.integer("threads", 0, 0, 256);
     c.quiet = a.has("quiet");
     c.resume = a.has("resume");
     c.outDir = a.get("out");
