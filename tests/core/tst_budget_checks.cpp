@@ -103,7 +103,7 @@ private slots:
         ExperimentConfig big = config({{"epochs", 1e9}});
         expectError<ConfigError>([&] { planExperiment(big, *objective); }, {"budget.epochs = 1000000000"});
         ExperimentConfig ok = config({{"epochs", 2.5}});
-        QCOMPARE(planExperiment(ok, *objective).pipeDreamMicrobatches, 150);
+        QCOMPARE(planExperiment(ok, *objective).budget.pipeDreamMicrobatches, 150);
     }
 
     // microbatches = 2e7 with S = 10 passed validation and failed after 31 s and 9.4 GB.
