@@ -351,8 +351,8 @@ ExperimentResult runExperiment(const ExperimentConfig& c, const RunOptions& opti
     // f* and L are computed before threads share the objective (the cache does it too).
     std::shared_ptr<const LinearObjective> objective;
     try {
-        stage("setup: building the data set, f* and L");
-        objective = options.objectives ? options.objectives->get(c) : buildObjective(c);
+        objective = options.objectives ? options.objectives->get(c, options.onStage)
+                                       : prepareObjective(c, options.onStage);
         res.optimum = objective->optimum();
         res.smoothness = objective->smoothness();
     } catch (const std::bad_alloc&) {

@@ -1,6 +1,7 @@
 #pragma once
 // Keeps the objective of the last config (data set, f*, L), so a change of S, gamma or a method
 // does not synthesise the data and solve for f* again. Safe to share between threads.
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -10,10 +11,18 @@ namespace pipelens {
 struct ExperimentConfig;
 class LinearObjective;
 
+using StageReport = std::function<void(const std::string&)>;
+
+// Builds the objective of `config` and computes f* and L, announcing each slow step on `onStage`
+// (so it can be shared between threads afterwards).
+std::shared_ptr<const LinearObjective> prepareObjective(const ExperimentConfig& config,
+                                                        const StageReport& onStage = {});
+
 class ObjectiveCache {
 public:
     // The objective for `config` with f* and L already computed (safe to share across threads).
-    std::shared_ptr<const LinearObjective> get(const ExperimentConfig& config);
+    std::shared_ptr<const LinearObjective> get(const ExperimentConfig& config,
+                                               const StageReport& onStage = {});
 
 private:
     std::mutex mutex_;
