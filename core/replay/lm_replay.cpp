@@ -25,16 +25,8 @@ bool LmReplayBase<Real>::acceptLoss(double loss, long long updatesDone, int slot
     } else {
         return true;
     }
-    Divergence& d = result_.divergence;
-    d.diverged = true;
-    d.update = updatesDone;
-    d.slot = slot;
-    d.value = loss;
-    std::ostringstream msg;
-    msg << "diverged after block update " << updatesDone;
-    if (slot >= 0) msg << " (slot " << slot << ")";
-    msg << ": " << reason.str() << " (step size " << result_.stepSize << ")";
-    d.reason = msg.str();
+    result_.divergence =
+        divergenceRecord(updatesDone, slot, loss, reason.str(), result_.stepSize, true);
     return false;
 }
 

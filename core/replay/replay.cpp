@@ -59,16 +59,7 @@ bool Replay::checkObjective(double f, long long updatesDone, int slot) {
         reason = s.str();
     }
     if (reason.empty()) return true;
-    Divergence& d = result_.divergence;
-    d.diverged = true;
-    d.update = updatesDone;
-    d.slot = slot;
-    d.value = f;
-    std::ostringstream msg;
-    msg << "diverged at block update " << updatesDone;
-    if (slot >= 0) msg << " (slot " << slot << ")";
-    msg << ": " << reason << " (step size " << result_.stepSize << ")";
-    d.reason = msg.str();
+    result_.divergence = divergenceRecord(updatesDone, slot, f, reason, result_.stepSize);
     return false;
 }
 

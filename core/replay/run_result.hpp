@@ -19,6 +19,12 @@ struct Divergence {
     std::string reason;
 };
 
+// The record of a run found bad at block update `update` (slot -1: no slot of its own), its reason
+// as "diverged at block update K (slot T): WHY (step size G)". `seenAfter`: the value was seen
+// after update K rather than at it (the language model's loss), and the text says "after".
+Divergence divergenceRecord(long long update, int slot, double value, const std::string& why,
+                            double stepSize, bool seenAfter = false);
+
 struct RunResult {
     Method method = Method::PipeDream;
     std::string label;   // e.g. "RPD (uniform, delta=60)"
