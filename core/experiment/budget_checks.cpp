@@ -1,12 +1,12 @@
 #include "experiment/budget_checks.hpp"
 
 #include <cmath>
-#include <sstream>
 
 #include "data/memory_limit.hpp"
 #include "errors.hpp"
 #include "schedule/run_length.hpp"
 #include "schedule/timeline.hpp"
+#include "util/format_number.hpp"
 
 namespace pipelens {
 namespace {
@@ -18,16 +18,9 @@ std::uint64_t addSat(std::uint64_t a, std::uint64_t b) {
 }  // namespace
 
 std::string budgetFieldText(const BudgetSpec& b) {
-    std::ostringstream s;
-    s.precision(15);
-    if (b.totalSlots > 0) {
-        s << "budget.slots = " << b.totalSlots;
-    } else if (b.microbatches > 0) {
-        s << "budget.microbatches = " << b.microbatches;
-    } else {
-        s << "budget.epochs = " << b.epochs;
-    }
-    return s.str();
+    if (b.totalSlots > 0) return "budget.slots = " + std::to_string(b.totalSlots);
+    if (b.microbatches > 0) return "budget.microbatches = " + std::to_string(b.microbatches);
+    return "budget.epochs = " + formatNumber(b.epochs, 15);
 }
 
 int pipeDreamMicrobatchesFor(const ExperimentConfig& c, int batchesPerEpoch) {
@@ -41,12 +34,10 @@ int pipeDreamMicrobatchesFor(const ExperimentConfig& c, int batchesPerEpoch) {
                           std::to_string(batchesPerEpoch) + " batches per epoch)");
     }
     if (n > cap) {
-        std::ostringstream s;
-        s.precision(15);
-        s << budgetFieldText(c.budget) << " is not allowed with stages = " << c.stages
-          << ": it gives " << n << " PipeDream microbatches, at most " << cap
-          << " fit a timeline (microbatches x stages x 2 <= 400000000)";
-        throw ConfigError(s.str());
+        throw ConfigError(budgetFieldText(c.budget) + " is not allowed with stages = " +
+                          std::to_string(c.stages) + ": it gives " + formatNumber(n, 15) +
+                          " PipeDream microbatches, at most " + std::to_string(cap) +
+                          " fit a timeline (microbatches x stages x 2 <= 400000000)");
     }
     return static_cast<int>(n);
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "errors.hpp"
 #include "experiment/point_result.hpp"
@@ -10,6 +9,7 @@
 #include "experiment/step_rules.hpp"
 #include "experiment/sweep.hpp"
 #include "replay/delays.hpp"
+#include "util/format_number.hpp"
 
 namespace pipelens {
 namespace {
@@ -311,17 +311,21 @@ Reproduction reproduce(const std::string& id, bool quick, const RunOptions& opti
 std::string figureCsv(const FigurePanel& figure) {
     const bool withSd = std::any_of(figure.series.begin(), figure.series.end(),
                                     [](const FigureSeries& s) { return !s.yError.empty(); });
-    std::ostringstream out;
-    out.precision(17);
-    out << (withSd ? "series,x,y,y_sd\n" : "series,x,y\n");
+    std::string out = withSd ? "series,x,y,y_sd\n" : "series,x,y\n";
     for (const FigureSeries& s : figure.series) {
         for (std::size_t i = 0; i < s.x.size(); ++i) {
-            out << '"' << s.name << "\"," << s.x[i] << ',' << s.y[i];
-            if (withSd) out << ',' << (i < s.yError.size() ? s.yError[i] : 0.0);
-            out << '\n';
+            out += '"' + s.name + "\",";
+            appendNumber(out, s.x[i], 17);
+            out += ',';
+            appendNumber(out, s.y[i], 17);
+            if (withSd) {
+                out += ',';
+                appendNumber(out, i < s.yError.size() ? s.yError[i] : 0.0, 17);
+            }
+            out += '\n';
         }
     }
-    return out.str();
+    return out;
 }
 
 std::pair<double, double> fitQuadraticNoIntercept(const std::vector<double>& x,

@@ -1,11 +1,11 @@
 #include "random/numpy_random.hpp"
 
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "random/ziggurat_tables.hpp"
+#include "util/format_number.hpp"
 
 namespace pipelens {
 namespace {
@@ -159,10 +159,7 @@ Eigen::VectorXd NumpyRandom::normalVector(Eigen::Index size, double scale) {
 
 int NumpyRandom::bernoulli(double p) {
     if (!(p >= 0.0 && p <= 1.0)) {
-        std::ostringstream shown;
-        shown.precision(17);
-        shown << p;
-        throw std::invalid_argument("binomial(1, p): p = " + shown.str() +
+        throw std::invalid_argument("binomial(1, p): p = " + formatNumber(p, 17) +
                                     " is not allowed: a number in [0, 1]");
     }
     if (p == 0.0) {
