@@ -3,19 +3,6 @@
 #include <sstream>
 
 namespace pipelens {
-namespace {
-
-std::string duration(double seconds) {
-    const auto s = static_cast<long long>(seconds + 0.5);
-    std::ostringstream o;
-    if (s >= 3600) o << s / 3600 << "h";
-    if (s >= 60) o << (s % 3600) / 60 << "m";
-    o << s % 60 << "s";
-    return o.str();
-}
-
-}  // namespace
-
 BackendChoice selectSweepBackend(const SweepSpec& spec, std::vector<std::string>& notices) {
     std::size_t probe = 0;
     for (std::size_t i = 0; i < spec.points(); ++i) {
@@ -28,11 +15,7 @@ BackendChoice selectSweepBackend(const SweepSpec& spec, std::vector<std::string>
 }
 
 void printSweepProgress(std::ostream& err, const SweepProgress& p) {
-    err << "points " << p.pointsDone << "/" << p.points << ", "
-        << static_cast<int>(100.0 * p.fractionDone + 0.5) << "% of the work, "
-        << duration(p.elapsedSeconds) << " elapsed";
-    if (p.remainingSeconds >= 0) err << ", about " << duration(p.remainingSeconds) << " left";
-    err << '\n';
+    err << sweepProgressLine(p) << '\n';
 }
 
 int reportSweepEnd(const SweepCommand& command, const std::string& folderPath,

@@ -28,6 +28,8 @@
 #include "playback_bar.hpp"
 #include "presets.hpp"
 #include "staleness_heatmap.hpp"
+#include "sweep_controller.hpp"
+#include "sweep_view.hpp"
 #include "widget_export.hpp"
 
 namespace pipelens::ui {
@@ -158,7 +160,15 @@ void MainWindow::buildDocks() {
     addDockWidget(Qt::LeftDockWidgetArea, lessonDock);
     resizeDocks({controlsDock, lessonDock}, {640, 260}, Qt::Vertical);
     resizeDocks({controlsDock}, {360}, Qt::Horizontal);
-    dockActions_ = {controlsDock->toggleViewAction(), lessonDock->toggleViewAction()};
+
+    sweep_ = new SweepView(controller_);
+    sweepDock_ = new QDockWidget(tr("Sweep"), this);
+    sweepDock_->setObjectName("sweepDock");
+    sweepDock_->setWidget(sweep_);
+    addDockWidget(Qt::RightDockWidgetArea, sweepDock_);
+    resizeDocks({sweepDock_}, {560}, Qt::Horizontal);
+    dockActions_ = {controlsDock->toggleViewAction(), lessonDock->toggleViewAction(),
+                    sweepDock_->toggleViewAction()};
 }
 
 void MainWindow::restoreLayout() {
@@ -179,6 +189,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     settings.setValue("window/vertical", vertical_->saveState());
     settings.setValue("window/middle", middle_->saveState());
     controller_->cancel();
+    sweep_->controller()->cancel();
     event->accept();
 }
 
@@ -307,6 +318,12 @@ bool MainWindow::loadPreset(const QString& id, QString* error) {
     try {
         Preset p = pipelens::ui::loadPreset(id);
         controller_->setConfig(p.config);
+        if (p.sweep) {
+            // The paper's figure is a sweep: run it and show it (the first point runs above).
+            sweep_->openSweep(*p.sweep, p.metric, true);
+            sweepDock_->show();
+            sweepDock_->raise();
+        }
         lesson_->setMarkdown(QStringLiteral("## %1\n\n%2").arg(p.title, p.lesson));
         presetId_ = id;
         currentFile_.clear();

@@ -1,7 +1,7 @@
 #pragma once
 // The workbench window: controls on the left, the lesson below them, and in the middle the
 // pipeline Gantt chart, the loss curves beside the staleness heatmap, the strip of figures and
-// the playback bar. It wires the ExperimentController (the one owner of the config) to the
+// the playback bar; the Sweep view docks on the right. It wires the ExperimentController (the one owner of the config) to the
 // views; the views only read.
 #include <QMainWindow>
 #include <QStringList>
@@ -10,6 +10,7 @@
 
 class QAction;
 class QComboBox;
+class QDockWidget;
 class QLabel;
 class QMenu;
 class QSplitter;
@@ -24,6 +25,7 @@ class GanttChart;
 class LossChart;
 class PlaybackBar;
 class StalenessHeatmap;
+class SweepView;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -38,6 +40,7 @@ public:
     LossChart* lossChart() const { return loss_; }
     FigureStrip* figureStrip() const { return figures_; }
     PlaybackBar* playback() const { return playback_; }
+    SweepView* sweepView() const { return sweep_; }
     QComboBox* ganttMethodField() const { return ganttMethod_; }
     QTextBrowser* lessonView() const { return lesson_; }
     // Index (in the snapshot) of the method whose Gantt / heatmap are shown; -1 if none.
@@ -87,6 +90,8 @@ private:
     LossChart* loss_ = nullptr;
     FigureStrip* figures_ = nullptr;
     PlaybackBar* playback_ = nullptr;
+    SweepView* sweep_ = nullptr;
+    QDockWidget* sweepDock_ = nullptr;
     QComboBox* ganttMethod_ = nullptr;
     QLabel* heatmapTitle_ = nullptr;
     QTextBrowser* lesson_ = nullptr;

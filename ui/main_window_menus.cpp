@@ -20,6 +20,8 @@
 #include "playback_bar.hpp"
 #include "presets.hpp"
 #include "staleness_heatmap.hpp"
+#include "sweep_chart.hpp"
+#include "sweep_view.hpp"
 
 namespace pipelens::ui {
 namespace {
@@ -61,7 +63,8 @@ void MainWindow::buildMenus() {
     const QList<QPair<QString, QString>> charts = {{"gantt", tr("Gantt chart")},
                                                    {"heatmap", tr("Staleness heatmap")},
                                                    {"loss", tr("Loss curves")},
-                                                   {"figures", tr("Figure strip")}};
+                                                   {"figures", tr("Figure strip")},
+                                                   {"sweep", tr("Sweep chart")}};
     for (const auto& [id, name] : charts) {
         QMenu* sub = exportMenu->addMenu(name);
         for (const QString& format : {QStringLiteral("png"), QStringLiteral("svg"),
@@ -190,6 +193,10 @@ void MainWindow::exportChart(const QString& what, const QString& format) {
         ok = format == "png"   ? loss_->exportPng(path, scale, &error)
              : format == "svg" ? loss_->exportSvg(path, &error)
                                : loss_->exportCsv(path, &error);
+    } else if (what == "sweep") {
+        ok = format == "png"   ? sweep_->chart()->exportPng(path, scale, &error)
+             : format == "svg" ? sweep_->chart()->exportSvg(path, &error)
+                               : sweep_->exportCsv(path, &error);
     } else {
         ok = format == "png"   ? figures_->exportPng(path, scale, &error)
              : format == "svg" ? figures_->exportSvg(path, &error)

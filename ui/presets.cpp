@@ -13,15 +13,17 @@ namespace {
 struct Entry {
     const char* id;
     const char* title;
+    SweepMetric metric = SweepMetric::FinalGap;  // for a sweep preset
 };
 
 constexpr Entry kPresets[] = {
     {"default", "Default: PD vs RPD vs LocalSGD (logistic, S = 8)"},
     {"e1-delays", "E1: PipeDream's delays (S² − S/2)"},
-    {"e2-pd-vs-rpd", "E2: PipeDream vs Randomized PipeDream at several δ"},
+    {"e2-pd-vs-rpd", "E2: PipeDream vs Randomized PipeDream, sweep over δ"},
     {"e3-quadratic", "E3: PipeDream vs LocalSGD, tridiagonal quadratic (S = 16)"},
     {"e3-logistic", "E3: PipeDream vs LocalSGD, logistic regression (S = 16)"},
-    {"e4-scaling", "E4: fixed-time scaling with S (logistic, d = 512)"},
+    {"e4-scaling", "E4: fixed-time scaling, sweep over S (logistic, σ = 0.5)",
+     SweepMetric::FinalObjective},
 };
 
 QByteArray readResource(const QString& path) {
@@ -35,6 +37,13 @@ QByteArray readResource(const QString& path) {
     return f.readAll();
 }
 
+const Entry* findEntry(const QString& id) {
+    for (const Entry& e : kPresets) {
+        if (id == QLatin1String(e.id)) return &e;
+    }
+    return nullptr;
+}
+
 }  // namespace
 
 QStringList presetIds() {
@@ -44,10 +53,8 @@ QStringList presetIds() {
 }
 
 QString presetTitle(const QString& id) {
-    for (const Entry& e : kPresets) {
-        if (id == QLatin1String(e.id)) return QString::fromUtf8(e.title);
-    }
-    return id;
+    const Entry* e = findEntry(id);
+    return e ? QString::fromUtf8(e->title) : id;
 }
 
 Preset loadPreset(const QString& id) {
@@ -64,7 +71,14 @@ Preset loadPreset(const QString& id) {
     p.title = presetTitle(id);
     p.lesson = QString::fromUtf8(readResource(QStringLiteral(":/lessons/%1.md").arg(id)));
     try {
-        p.config = ExperimentConfig::fromJson(nlohmann::json::parse(json.toStdString()));
+        const nlohmann::json j = nlohmann::json::parse(json.toStdString());
+        if (j.contains("axis")) {
+            p.sweep = SweepSpec::fromJson(j);
+            p.config = p.sweep->pointConfig(0);
+            p.metric = findEntry(id)->metric;
+        } else {
+            p.config = ExperimentConfig::fromJson(j);
+        }
     } catch (const nlohmann::json::parse_error& e) {
         throw ConfigError("preset \"" + id.toStdString() + "\" is not valid JSON: " + e.what());
     }

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "errors.hpp"
+#include "util/format_number.hpp"
 #include "util/parallel_for.hpp"
 
 namespace pipelens {
@@ -53,6 +54,14 @@ double methodWeight(const ExperimentConfig& c, std::size_t method) {
 }
 
 }  // namespace
+
+std::string sweepProgressLine(const SweepProgress& p) {
+    std::string line = "points " + std::to_string(p.pointsDone) + "/" + std::to_string(p.points) +
+                       ", " + std::to_string(static_cast<int>(100.0 * p.fractionDone + 0.5)) +
+                       "% of the work, " + formatDuration(p.elapsedSeconds) + " elapsed";
+    if (p.remainingSeconds >= 0) line += ", about " + formatDuration(p.remainingSeconds) + " left";
+    return line;
+}
 
 PointResult makePointResult(const SweepSpec& spec, std::size_t index, double optimum,
                             const std::vector<MethodRun>& methods) {

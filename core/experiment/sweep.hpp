@@ -23,6 +23,9 @@ struct SweepProgress {
     double remainingSeconds = -1.0;  // estimate from the work done so far; -1 before any
 };
 
+// "points 3/5, 64% of the work, 1m12s elapsed, about 41s left" (the CLI's line, the app's label).
+std::string sweepProgressLine(const SweepProgress& progress);
+
 struct SweepRunOptions {
     BackendProvider backend;        // default: the CPU engine
     int threads = 0;                // 0: one per hardware thread

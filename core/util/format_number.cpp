@@ -1,5 +1,6 @@
 #include "util/format_number.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -23,6 +24,15 @@ void appendNumber(std::string& out, double value, int significant) {
                                             significant)
                             : std::to_chars(first, last, value);
     out.append(first, result.ec == std::errc{} ? result.ptr : first);
+}
+
+std::string formatDuration(double seconds) {
+    const auto s = static_cast<long long>(std::max(0.0, seconds) + 0.5);
+    std::string out;
+    if (s >= 3600) out += std::to_string(s / 3600) + "h";
+    if (s >= 60) out += std::to_string((s % 3600) / 60) + "m";
+    out += std::to_string(s % 60) + "s";
+    return out;
 }
 
 }  // namespace pipelens

@@ -16,4 +16,7 @@ inline std::string formatNumber(double value, int significant = 0) {
     return out;
 }
 
+// A duration rounded to whole seconds: "41s", "1m12s", "2h0m5s".
+std::string formatDuration(double seconds);
+
 }  // namespace pipelens

@@ -39,46 +39,103 @@ private slots:
         QVERIFY(!p.title.isEmpty());
         QCOMPARE(QString::fromStdString(p.config.name), id);
         // The command-line tool runs the preset's file from the source tree, and the config it
-        // records (config.json: what it read, defaults filled in) is the one the app loaded.
+        // records is the one the app loaded: for an experiment config.json (what it read,
+        // defaults filled in) after `run`; for a sweep its sweep.json, which `sweep` writes
+        // before the first point (the sweep itself is stopped there: it is long).
         QTemporaryDir dir;
         const QString file =
             QStringLiteral(PIPELENS_SOURCE_DIR "/resources/presets/%1.json").arg(id);
         const QString out = dir.filePath(QStringLiteral("results"));
+        const QString recordedPath = out + (p.sweep ? QStringLiteral("/sweep.json")
+                                                    : QStringLiteral("/config.json"));
         QProcess cli;
-        cli.start(
-            QStringLiteral(PIPELENS_CLI_PATH),
-            {QStringLiteral("run"), file, QStringLiteral("--out"), out, QStringLiteral("--quiet")});
-        QVERIFY(cli.waitForFinished(120000));
-        QVERIFY2(cli.exitStatus() == QProcess::NormalExit && cli.exitCode() == 0,
-                 cli.readAllStandardError().constData());
-        QFile recorded(out + QStringLiteral("/config.json"));
+        cli.start(QStringLiteral(PIPELENS_CLI_PATH),
+                  {p.sweep ? QStringLiteral("sweep") : QStringLiteral("run"), file,
+                   QStringLiteral("--out"), out, QStringLiteral("--quiet")});
+        if (p.sweep) {
+            QVERIFY(QTest::qWaitFor(
+                [&] { return QFileInfo::exists(recordedPath) || cli.state() == QProcess::NotRunning; },
+                120000));
+            QVERIFY2(QFileInfo::exists(recordedPath), cli.readAllStandardError().constData());
+            cli.kill();
+            QVERIFY(cli.waitForFinished(10000));
+        } else {
+            QVERIFY(cli.waitForFinished(120000));
+            QVERIFY2(cli.exitStatus() == QProcess::NormalExit && cli.exitCode() == 0,
+                     cli.readAllStandardError().constData());
+        }
+        QFile recorded(recordedPath);
         QVERIFY(recorded.open(QIODevice::ReadOnly));
         const nlohmann::json cliConfig = nlohmann::json::parse(recorded.readAll().toStdString());
-        QVERIFY2(cliConfig == p.config.toJson(),
+        const nlohmann::json appConfig = p.sweep ? p.sweep->toJson() : p.config.toJson();
+        QVERIFY2(cliConfig == appConfig,
                  qPrintable(QStringLiteral("the CLI read %1 as\n%2\nthe app as\n%3")
                                 .arg(file, QString::fromStdString(cliConfig.dump(1)),
-                                     QString::fromStdString(p.config.toJson().dump(1)))));
+                                     QString::fromStdString(appConfig.dump(1)))));
+        if (p.sweep) {
+            // The window opens with the sweep's first point.
+            QVERIFY(p.config.toJson() == p.sweep->pointConfig(0).toJson());
+            QCOMPARE(QString::fromStdString(p.sweep->name), id);
+        }
     }
 
+    // SPEC section 7's setups; E2 and E4 open as sweeps (their figures are sweeps), E3 as one
+    // run of several methods (its figure is curves over time).
     void thePaperSetupsAreThePapers() {
-        const ExperimentConfig e2 = loadPreset("e2-pd-vs-rpd").config;
-        QCOMPARE(e2.stages, 8);
-        QCOMPARE(e2.batchSize, 10);
-        QCOMPARE(e2.data.rows / e2.batchSize, 60);
-        std::vector<long long> deltas;
-        for (const MethodSpec& m : e2.methods) {
-            if (m.method == Method::RandomizedPipeDream) deltas.push_back(m.delta);
+        const Preset e2 = loadPreset("e2-pd-vs-rpd");
+        QVERIFY(e2.sweep);
+        QCOMPARE(e2.sweep->axis, SweepAxis::Delta);
+        QCOMPARE(e2.sweep->values, (std::vector<double>{8, 30, 60, 180, 420}));
+        QCOMPARE(e2.sweep->stepRule, std::optional<StepRule>(StepRule::BestFinal));
+        const ExperimentConfig& b2 = e2.sweep->experiment;
+        QCOMPARE(b2.stages, 8);
+        QCOMPARE(b2.data.rows, 2000);
+        QCOMPARE(b2.data.dim, 512);
+        QCOMPARE(b2.batchSize, 100);
+        QCOMPARE(b2.budget.epochs, 20.0);
+        QCOMPARE(b2.budget.compare, std::string("updates"));
+        for (const MethodSpec& m : b2.methods) {
+            QVERIFY(m.step.grid);
+            QCOMPARE(m.step.gridMin, -8);
+            QCOMPARE(m.step.gridMax, 0);
         }
-        QCOMPARE(deltas, (std::vector<long long>{8, 30, 60, 180, 420}));
-        const ExperimentConfig e4 = loadPreset("e4-scaling").config;
-        QCOMPARE(e4.data.dim, 512);
-        QCOMPARE(e4.objective.l2, 1e-4);
+
+        const Preset e4 = loadPreset("e4-scaling");
+        QVERIFY(e4.sweep);
+        QCOMPARE(e4.sweep->axis, SweepAxis::Stages);
+        QCOMPARE(e4.sweep->values, (std::vector<double>{2, 4, 8, 16, 32, 64, 128}));
+        QCOMPARE(e4.sweep->stepRule, std::optional<StepRule>(StepRule::Stable));
+        QCOMPARE(e4.metric, SweepMetric::FinalObjective);
+        const ExperimentConfig& b4 = e4.sweep->experiment;
+        QCOMPARE(b4.data.rows, 50);
+        QCOMPARE(b4.data.dim, 512);
+        QCOMPARE(b4.batchSize, 1);
+        QCOMPARE(b4.objective.l2, 1e-4);
+        QCOMPARE(b4.objective.gradientNoise, 0.5);
+        QCOMPARE(b4.budget.totalSlots, 3180);
+        QCOMPARE(b4.budget.rule, BudgetRule::Truncate);
+        QCOMPARE(b4.methods.size(), std::size_t(3));
+        QCOMPARE(b4.methods[1].delta, -1LL);  // S^2 - S/2 at every S
+        QCOMPARE(b4.methods[2].localSteps, 5);
+        QCOMPARE(b4.methods[2].replicas, 0);  // R = S
+
         for (const char* id : {"e3-quadratic", "e3-logistic"}) {
-            const ExperimentConfig e3 = loadPreset(id).config;
-            QCOMPARE(e3.stages, 16);
-            QCOMPARE(e3.budget.compare, std::string("time"));
+            const Preset e3 = loadPreset(id);
+            QVERIFY(!e3.sweep);
+            QCOMPARE(e3.config.stages, 16);
+            QCOMPARE(e3.config.data.rows, 600);
+            QCOMPARE(e3.config.data.dim, 512);
+            QCOMPARE(e3.config.budget.totalSlots, 1230);
+            QCOMPARE(e3.config.budget.compare, std::string("time"));
         }
-        QCOMPARE(loadPreset("e3-quadratic").config.data.kind, std::string("tridiagonal"));
+        const ExperimentConfig q = loadPreset("e3-quadratic").config;
+        QCOMPARE(q.data.kind, std::string("tridiagonal"));
+        std::vector<int> hs;
+        for (const MethodSpec& m : q.methods) {
+            if (m.method == Method::LocalSgd) hs.push_back(m.localSteps);
+        }
+        QCOMPARE(hs, (std::vector<int>{2, 5, 30}));
+        QCOMPARE(loadPreset("e3-logistic").config.methods[1].localSteps, 5);
     }
 
     void anUnknownPresetIsRefused() {
@@ -92,10 +149,10 @@ private slots:
     void aSavedExperimentReopensToTheSameConfiguration() {
         QTemporaryDir dir;
         MainWindow w;
-        QVERIFY(w.loadPreset("e2-pd-vs-rpd"));
+        QVERIFY(w.loadPreset("e1-delays"));
         QCOMPARE(w.controller()->tryModify([](ExperimentConfig& c) {
                      c.seed = 31337;
-                     c.methods[2].delta = 44;
+                     c.stages = 5;
                  }),
                  QString());
         const auto saved = w.controller()->config().toJson();

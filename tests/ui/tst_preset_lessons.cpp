@@ -1,0 +1,123 @@
+// Each paper preset's lesson states what the preset shows; these run the preset (E4: a smaller
+// grid, S in {2, 8, 32} and gamma from 2^-6, to stay short) and check every claim of its lesson.
+#include <QTest>
+#include <cmath>
+
+#include "experiment/experiment.hpp"
+#include "experiment/sweep.hpp"
+#include "presets.hpp"
+#include "ui_test_support.hpp"
+
+using namespace pipelens;
+using namespace pipelens::ui;
+
+namespace {
+
+// The final values of every point of a sweep, [point][method].
+std::vector<std::vector<MeanSd>> sweepFinals(const SweepSpec& spec, SweepMetric metric) {
+    const SweepOutcome outcome = runSweep(spec, {});
+    std::vector<std::vector<MeanSd>> out;
+    for (const auto& p : outcome.points) {
+        if (!p) return {};
+        std::vector<MeanSd> row;
+        for (const MethodPoint& m : p->methods) {
+            row.push_back(metric == SweepMetric::FinalGap ? m.finalGap : m.finalObjective);
+        }
+        out.push_back(row);
+    }
+    return out;
+}
+
+double finalGap(const ExperimentResult& r, std::size_t method) {
+    return r.methods[method].grid[static_cast<std::size_t>(r.methods[method].chosen)].finalGap.mean;
+}
+
+QByteArray describe(const char* what, double a, double b) {
+    return QByteArray(what) + ": " + QByteArray::number(a, 'g', 4) + " vs " + QByteArray::number(b, 'g', 4);
+}
+
+}  // namespace
+
+class TestPresetLessons : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { test::isolateSettings(); }
+
+    // E2 (the whole preset): PD flat; RPD rises with delta; 8 and 30 far below PD, 180 and 420
+    // far above; delta = 60 the closest to PD, within a factor of 30.
+    void e2DeltaSweep() {
+        const Preset p = loadPreset("e2-pd-vs-rpd");
+        QVERIFY(p.sweep);
+        QCOMPARE(p.sweep->values, (std::vector<double>{8, 30, 60, 180, 420}));
+        const auto f = sweepFinals(*p.sweep, p.metric);
+        QCOMPARE(f.size(), std::size_t(5));
+        const double pd = f[0][0].mean;
+        for (const auto& row : f) QCOMPARE(row[0].mean, pd);  // flat: the same run at every delta
+        std::vector<double> rpd;
+        for (const auto& row : f) rpd.push_back(row[1].mean);
+        for (std::size_t i = 2; i < rpd.size(); ++i) {
+            QVERIFY2(rpd[i] > rpd[i - 1], describe("rises with delta", rpd[i], rpd[i - 1]));
+        }
+        QVERIFY2(rpd[0] < pd / 1000 && rpd[1] < pd / 1000, describe("8, 30 below PD", rpd[1], pd));
+        QVERIFY2(rpd[3] > pd * 1000 && rpd[4] > pd * 1000, describe("180, 420 above PD", rpd[3], pd));
+        std::size_t closest = 0;
+        for (std::size_t i = 1; i < rpd.size(); ++i) {
+            if (std::abs(std::log10(rpd[i] / pd)) < std::abs(std::log10(rpd[closest] / pd))) closest = i;
+        }
+        QCOMPARE(closest, std::size_t(2));
+        QVERIFY2(std::abs(std::log10(rpd[2] / pd)) < std::log10(30.0), describe("60 near PD", rpd[2], pd));
+    }
+
+    // E3 quadratic (the whole preset): PD < H=2 < H=5 < H=30, PD at least 3x below H=2, H=30
+    // more than 5x above H=5.
+    void e3QuadraticOrder() {
+        const Preset p = loadPreset("e3-quadratic");
+        QVERIFY(!p.sweep);
+        const ExperimentResult r = runExperiment(p.config);
+        QCOMPARE(r.methods.size(), std::size_t(4));
+        const double pd = finalGap(r, 0), h2 = finalGap(r, 1), h5 = finalGap(r, 2), h30 = finalGap(r, 3);
+        QCOMPARE(r.methods[1].spec.localSteps, 2);
+        QCOMPARE(r.methods[3].spec.localSteps, 30);
+        QVERIFY2(pd * 3 < h2, describe("PD vs H=2", pd, h2));
+        QVERIFY2(h2 < h5, describe("H=2 vs H=5", h2, h5));
+        QVERIFY2(h5 * 5 < h30, describe("H=5 vs H=30", h5, h30));
+    }
+
+    // E3 logistic (the whole preset): PD more than 5x below LocalSGD; LocalSGD's step larger.
+    void e3LogisticPipeDreamAhead() {
+        const Preset p = loadPreset("e3-logistic");
+        const ExperimentResult r = runExperiment(p.config);
+        const double pd = finalGap(r, 0), local = finalGap(r, 1);
+        QVERIFY2(pd * 5 < local, describe("PD vs LocalSGD", pd, local));
+        const double pdStep = r.methods[0].grid[static_cast<std::size_t>(r.methods[0].chosen)].stepSize;
+        const double localStep = r.methods[1].grid[static_cast<std::size_t>(r.methods[1].chosen)].stepSize;
+        QVERIFY2(localStep > pdStep, describe("steps", localStep, pdStep));
+    }
+
+    // E4 on S = 2, 8, 32 with the grid 2^-6 ... 2^0 (the preset otherwise): final f of PD
+    // within a factor 3 of 1e-2 at every S, RPD within a factor 3 of PD; LocalSGD above PD at
+    // S = 2 and 8, below it at S = 32, and lower at 32 than at 2 and 8.
+    void e4StagesSweep() {
+        const Preset p = loadPreset("e4-scaling");
+        QVERIFY(p.sweep);
+        QCOMPARE(p.metric, SweepMetric::FinalObjective);
+        QCOMPARE(p.sweep->values, (std::vector<double>{2, 4, 8, 16, 32, 64, 128}));
+        nlohmann::json j = p.sweep->toJson();
+        j["axis"]["values"] = {2, 8, 32};
+        for (auto& m : j["experiment"]["methods"]) m["step_size"]["grid"][0] = -6;
+        const auto f = sweepFinals(SweepSpec::fromJson(j), p.metric);
+        QCOMPARE(f.size(), std::size_t(3));
+        for (const auto& row : f) {
+            const double pd = row[0].mean, rpd = row[1].mean;
+            QVERIFY2(pd > 1e-2 / 3 && pd < 1e-2 * 3, describe("PD near 1e-2", pd, 1e-2));
+            QVERIFY2(rpd > pd / 3 && rpd < pd * 3, describe("RPD near PD", rpd, pd));
+        }
+        QVERIFY2(f[0][2].mean > f[0][0].mean, describe("S=2 LocalSGD vs PD", f[0][2].mean, f[0][0].mean));
+        QVERIFY2(f[1][2].mean > f[1][0].mean, describe("S=8 LocalSGD vs PD", f[1][2].mean, f[1][0].mean));
+        QVERIFY2(f[2][2].mean < f[2][0].mean, describe("S=32 LocalSGD vs PD", f[2][2].mean, f[2][0].mean));
+        QVERIFY(f[2][2].mean < f[0][2].mean && f[2][2].mean < f[1][2].mean);
+    }
+};
+
+QTEST_MAIN(TestPresetLessons)
+#include "tst_preset_lessons.moc"

@@ -1,0 +1,252 @@
+// The Sweep view on real small sweeps: it fills in point by point while the sweep runs, cancel
+// keeps the finished points (the same numbers a point run alone gives), clicking a marker opens
+// that point's run with the γ its rule chose in the main window's charts, the view says when it
+// waits or is out of date, the sweep presets open in it, and its chart exports.
+#include <QComboBox>
+#include <QFile>
+#include <QImage>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "experiment/sweep.hpp"
+#include "experiment_controller.hpp"
+#include "gantt_chart.hpp"
+#include "main_window.hpp"
+#include "presets.hpp"
+#include "sweep_chart.hpp"
+#include "sweep_controller.hpp"
+#include "sweep_view.hpp"
+#include "ui_test_support.hpp"
+
+using namespace pipelens;
+using namespace pipelens::ui;
+using nlohmann::json;
+
+namespace {
+
+// PD and RPD on a small quadratic, each tuned on a 5-step grid. Slow: a point takes about half a
+// second on one core, so a sweep of a few points is still running when its first point arrives.
+ExperimentConfig smallExperiment(bool slow = false) {
+    return ExperimentConfig::fromJson(
+        {{"name", "small"},
+         {"seed", 1},
+         {"objective", {{"kind", "quadratic"}}},
+         {"data", {{"source", "synthetic"}, {"kind", "random"}, {"rows", slow ? 1000 : 200}, {"dim", slow ? 128 : 32}, {"seed", 2}}},
+         {"stages", 4},
+         {"batch_size", 10},
+         {"budget", {{"epochs", 20}}},
+         {"backend", "cpu"},
+         {"methods", json::array({{{"method", "pd"}, {"step_size", {{"grid", {-6, -2}}}}},
+                                  {{"method", "rpd"}, {"step_size", {{"grid", {-6, -2}}}}, {"delta", 1}}})}});
+}
+
+// The view's fields set to a delta sweep over `values` on the small experiment.
+void setUpDeltaSweep(ExperimentController& experiment, SweepView& view, const QString& values,
+                     bool slow = false) {
+    experiment.setConfig(smallExperiment(slow));
+    view.axisField()->setCurrentIndex(view.axisField()->findData(QStringLiteral("delta")));
+    view.valuesField()->setText(values);
+}
+
+bool waitForSweep(SweepView& view, int timeoutMs = 60000) {
+    return QTest::qWaitFor([&] { return !view.controller()->running(); }, timeoutMs);
+}
+
+}  // namespace
+
+class TestSweepView : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { test::isolateSettings(); }
+
+    void fillsInPointByPointWhileTheSweepRuns() {
+        ExperimentController experiment;
+        SweepView view(&experiment);
+        view.controller()->setThreads(1);
+        setUpDeltaSweep(experiment, view, "0, 2, 6, 12", true);
+        std::vector<std::size_t> drawn;
+        std::vector<bool> runningThen;
+        QStringList banners;
+        // Connected after the view's own slot, so it sees what the view drew for that point.
+        connect(view.controller(), &SweepController::pointFinished, this, [&](int) {
+            drawn.push_back(view.chart()->plot().pointsDone);
+            runningThen.push_back(view.controller()->running());
+            banners << view.chart()->banner();
+        });
+        view.run();
+        QVERIFY(waitForSweep(view));
+        QCOMPARE(view.controller()->state(), SweepController::State::Done);
+        QCOMPARE(drawn, (std::vector<std::size_t>{1, 2, 3, 4}));
+        QVERIFY(runningThen.front());  // the first point was drawn while the sweep ran
+        QVERIFY2(banners.front().contains("Running: 1 of 4"), qPrintable(banners.front()));
+        const SweepPlot& plot = view.chart()->plot();
+        QCOMPARE(plot.series.size(), std::size_t(2));
+        QCOMPARE(plot.series[1].points.size(), std::size_t(4));
+        QCOMPARE(plot.series[1].points[3].x, 12.0);
+        QVERIFY(view.chart()->markerPosition(1, 3).has_value());
+        QVERIFY(view.chart()->banner().isEmpty());
+        QVERIFY(view.stateLabel()->text().startsWith("Done"));
+    }
+
+    void cancelKeepsEveryFinishedPoint() {
+        ExperimentController experiment;
+        SweepView view(&experiment);
+        view.controller()->setThreads(1);
+        setUpDeltaSweep(experiment, view, "0, 1, 2, 3, 4, 5, 6, 7", true);
+        QSignalSpy first(view.controller(), &SweepController::pointFinished);
+        view.run();
+        QVERIFY(first.wait(60000));
+        view.cancel();
+        QVERIFY(waitForSweep(view));
+        QCOMPARE(view.controller()->state(), SweepController::State::Cancelled);
+        const std::size_t done = view.controller()->pointsDone();
+        QVERIFY(done >= 1);
+        QVERIFY2(done < 8, "the sweep ran to the end although cancelled");
+        QVERIFY2(view.chart()->banner().contains(QString("Cancelled: %1 of 8").arg(done)),
+                 qPrintable(view.chart()->banner()));
+        QCOMPARE(view.chart()->plot().pointsDone, done);
+        // The kept points are whole: the same numbers as the point run alone.
+        const SweepSpec& spec = *view.controller()->spec();
+        for (std::size_t i = 0; i < 8; ++i) {
+            const auto& kept = view.controller()->points()[i];
+            if (!kept) continue;
+            const auto alone = runSweepPoint(spec, i);
+            QVERIFY(alone);
+            QVERIFY(pointResultToJson(*kept) == pointResultToJson(*alone));
+        }
+    }
+
+    void clickingAPointOpensItsRunWithTheChosenStep() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.waitForResults(60000));
+        SweepView& view = *w.sweepView();
+        setUpDeltaSweep(*w.controller(), view, "0, 4, 9");
+        view.run();
+        QVERIFY(waitForSweep(view));
+        const PointResult point = *view.controller()->points()[1];
+        // The RPD marker at delta = 4.
+        const auto at = view.chart()->markerPosition(1, 1);
+        QVERIFY(at);
+        QVERIFY(view.chart()->markerText(1, 1).contains(
+            QString("γ = %1").arg(point.methods[1].stepSize, 0, 'g', 4)));
+        QSignalSpy opened(&view, &SweepView::pointOpened);
+        QSignalSpy started(w.controller(), &ExperimentController::runStarted);
+        QTest::mouseClick(view.chart(), Qt::LeftButton, {}, at->toPoint());
+        QCOMPARE(opened.count(), 1);
+        QCOMPARE(opened.at(0).at(0).toInt(), 1);
+        const ExperimentConfig& c = w.controller()->config();
+        QCOMPARE(c.methods[1].delta, 4LL);
+        for (std::size_t m = 0; m < 2; ++m) {
+            QVERIFY(!c.methods[m].step.grid);
+            QCOMPARE(c.methods[m].step.value, point.methods[m].stepSize);
+        }
+        QVERIFY(started.count() > 0 || started.wait(5000));  // after the debounce
+        QString error;
+        QVERIFY2(w.waitForResults(60000, &error), qPrintable(error));
+        const SnapshotPtr s = w.controller()->latest();
+        for (std::size_t m = 0; m < 2; ++m) QCOMPARE(s->result(m).stepSize, point.methods[m].stepSize);
+        QVERIFY(w.gantt()->timeline() != nullptr);
+        QCOMPARE(w.gantt()->timeline()->params.stages, 4);
+        // The run opened is the point's (one seed): the same final f - f* as the sweep found.
+        const std::vector<GridStep>& grid = s->runs()[1].grid;
+        QCOMPARE(grid.size(), std::size_t(1));
+        QCOMPARE(grid[0].finalGap.mean, point.methods[1].finalGap.mean);
+        // Opening one of its points does not make the sweep out of date.
+        QVERIFY(view.upToDate());
+        QVERIFY(view.chart()->current());
+    }
+
+    void saysWhenItWaitsAndWhenItIsOutOfDate() {
+        ExperimentController experiment;
+        SweepView view(&experiment);
+        QVERIFY(!view.controller()->spec());
+        QVERIFY(!view.upToDate());
+        setUpDeltaSweep(experiment, view, "0, 3");
+        view.run();
+        QVERIFY2(view.chart()->banner().startsWith("Waiting for the first point"),
+                 qPrintable(view.chart()->banner()));
+        QVERIFY(view.upToDate());
+        // A change while it runs: the running sweep is for the old parameters.
+        view.valuesField()->setText("0, 3, 5");
+        QVERIFY(!view.upToDate());
+        QVERIFY2(view.chart()->banner().startsWith("Out of date"), qPrintable(view.chart()->banner()));
+        view.valuesField()->setText("0, 3");
+        QVERIFY(waitForSweep(view));
+        QVERIFY(view.upToDate());
+        QVERIFY(view.chart()->banner().isEmpty());
+        QVERIFY(view.chart()->current());
+        // The sweep's own fields...
+        view.seedsField()->setValue(2);
+        QVERIFY(!view.chart()->current());
+        QVERIFY2(view.chart()->banner().contains("Run sweep to update"), qPrintable(view.chart()->banner()));
+        view.seedsField()->setValue(1);
+        QVERIFY(view.chart()->current());
+        // ...and the experiment it sweeps.
+        QCOMPARE(experiment.tryModify([](ExperimentConfig& c) { c.batchSize = 5; }), QString());
+        QVERIFY(!view.upToDate());
+        QVERIFY(view.chart()->banner().startsWith("Out of date"));
+        // Bad values say what is wrong and cannot run.
+        view.valuesField()->setText("0, x");
+        QVERIFY(view.stateLabel()->text().contains("\"x\""));
+        QVERIFY(!view.runButton()->isEnabled());
+    }
+
+    void aSweepPresetOpensAndStartsInTheSweepView() {
+        MainWindow w;
+        QString error;
+        QVERIFY2(w.loadPreset("e2-pd-vs-rpd", &error), qPrintable(error));
+        SweepView& view = *w.sweepView();
+        QVERIFY(view.controller()->running());
+        const Preset p = loadPreset("e2-pd-vs-rpd");
+        QVERIFY(view.controller()->spec()->toJson() == p.sweep->toJson());
+        QVERIFY(view.upToDate());
+        QCOMPARE(view.axisField()->currentData().toString(), QString("delta"));
+        QCOMPARE(view.valuesField()->text(), QString("8, 30, 60, 180, 420"));
+        view.cancel();
+        QVERIFY(waitForSweep(view));
+        QCOMPARE(view.controller()->state(), SweepController::State::Cancelled);
+    }
+
+    void exportsPngSvgAndCsv() {
+        ExperimentController experiment;
+        SweepView view(&experiment);
+        view.resize(640, 420);
+        setUpDeltaSweep(experiment, view, "0, 3, 9");
+        view.run();
+        QVERIFY(waitForSweep(view));
+        QTemporaryDir dir;
+        QString error;
+        const QString png = dir.filePath("sweep.png");
+        QVERIFY2(view.chart()->exportPng(png, 2.0, &error), qPrintable(error));
+        const QImage image(png);
+        QCOMPARE(image.size(), view.chart()->size() * 2);
+        QVERIFY(image.pixelColor(image.width() / 2, image.height() / 2).isValid());
+        const QString svg = dir.filePath("sweep.svg");
+        QVERIFY2(view.chart()->exportSvg(svg, &error), qPrintable(error));
+        QFile svgFile(svg);
+        QVERIFY(svgFile.open(QIODevice::ReadOnly));
+        const QByteArray svgText = svgFile.readAll();
+        QVERIFY(svgText.contains("<svg"));
+        QVERIFY(svgText.contains("RPD delay bound"));  // the axis title is drawn
+        const QString csv = dir.filePath("sweep.csv");
+        QVERIFY2(view.exportCsv(csv, &error), qPrintable(error));
+        QFile csvFile(csv);
+        QVERIFY(csvFile.open(QIODevice::ReadOnly));
+        const QStringList rows = QString::fromUtf8(csvFile.readAll()).split('\n', Qt::SkipEmptyParts);
+        QVERIFY(rows.front().startsWith("point,delta,method,label,step_rule,step_size"));
+        QCOMPARE(rows.size(), 1 + 3 * 2);  // header, 3 points x 2 methods
+        // Nothing to export before a sweep ran.
+        SweepView empty(&experiment);
+        QVERIFY(!empty.exportCsv(dir.filePath("none.csv"), &error));
+        QVERIFY(error.contains("no sweep"));
+    }
+};
+
+QTEST_MAIN(TestSweepView)
+#include "tst_sweep_view.moc"

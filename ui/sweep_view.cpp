@@ -1,0 +1,281 @@
+#include "sweep_view.hpp"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "experiment/sweep_folder.hpp"
+#include "experiment_controller.hpp"
+#include "sweep_chart.hpp"
+#include "sweep_controller.hpp"
+#include "util/format_number.hpp"
+#include "widget_export.hpp"
+
+namespace pipelens::ui {
+namespace {
+
+struct AxisChoice {
+    const char* name;
+    const char* values;  // offered when the axis is picked
+};
+
+constexpr AxisChoice kAxes[] = {
+    {"stages", "2, 4, 8, 16, 32"},      {"delta", "0, 8, 30, 60, 180"},
+    {"local_steps", "1, 2, 5, 10, 30"}, {"replicas", "2, 4, 8, 16"},
+    {"noam", "1, 2, 4, 8"},             {"gradient_noise", "0, 0.1, 0.5, 1"},
+    {"step_size", "0.01, 0.03, 0.1, 0.3"}, {"rows", "100, 300, 1000"},
+    {"dim", "16, 64, 256"},
+};
+
+QString valuesText(const std::vector<double>& values) {
+    QStringList parts;
+    for (double v : values) parts << QString::fromStdString(formatNumber(v));
+    return parts.join(", ");
+}
+
+}  // namespace
+
+SweepView::SweepView(ExperimentController* experiment, QWidget* parent)
+    : QWidget(parent), experiment_(experiment) {
+    setObjectName("sweepView");
+    sweep_ = new SweepController(this);
+    chart_ = new SweepChart;
+    axis_ = new QComboBox;
+    for (const AxisChoice& a : kAxes) {
+        const SweepAxis axis = parseSweepAxis(a.name);
+        axis_->addItem(QStringLiteral("%1 (%2)").arg(QString::fromStdString(sweepAxisSymbol(axis)),
+                                                     QString::fromLatin1(a.name)),
+                       QString::fromLatin1(a.name));
+    }
+    axis_->setToolTip(tr("The parameter that changes from point to point"));
+    values_ = new QLineEdit(QString::fromLatin1(kAxes[0].values));
+    values_->setToolTip(tr("One point per value: numbers separated by commas or spaces"));
+    seeds_ = new QSpinBox;
+    seeds_->setRange(1, 1000);
+    seeds_->setToolTip(tr("Runs per step size and point, averaged: the error bars are ± one sd"));
+    rule_ = new QComboBox;
+    rule_->addItem(tr("each method's own"), QString());
+    rule_->addItem(tr("best final"), QStringLiteral("best_final"));
+    rule_->addItem(tr("stable (SPEC §6)"), QStringLiteral("stable"));
+    rule_->setToolTip(tr("How each method's step size γ is picked from its grid at every point"));
+    metric_ = new QComboBox;
+    metric_->addItem(tr("final f − f*"), QStringLiteral("final_gap"));
+    metric_->addItem(tr("final f"), QStringLiteral("final_objective"));
+    run_ = new QPushButton(tr("Run sweep"));
+    run_->setToolTip(tr("Runs the current experiment at every value (on all cores)"));
+    cancel_ = new QPushButton(tr("Cancel"));
+    cancel_->setToolTip(tr("Stops between runs; every finished point is kept"));
+    progress_ = new QProgressBar;
+    progress_->setRange(0, 1000);
+    progress_->setTextVisible(true);
+    state_ = new QLabel;
+    state_->setWordWrap(true);
+    state_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    auto* fields = new QHBoxLayout;
+    fields->addWidget(new QLabel(tr("Axis")));
+    fields->addWidget(axis_);
+    fields->addWidget(values_, 1);
+    fields->addWidget(new QLabel(tr("seeds")));
+    fields->addWidget(seeds_);
+    auto* second = new QHBoxLayout;
+    second->addWidget(new QLabel(tr("γ rule")));
+    second->addWidget(rule_);
+    second->addWidget(new QLabel(tr("y")));
+    second->addWidget(metric_);
+    second->addWidget(progress_, 1);
+    second->addWidget(run_);
+    second->addWidget(cancel_);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(fields);
+    layout->addLayout(second);
+    layout->addWidget(state_);
+    layout->addWidget(chart_, 1);
+
+    connect(axis_, &QComboBox::activated, this, &SweepView::axisPicked);
+    connect(values_, &QLineEdit::textChanged, this, &SweepView::refresh);
+    connect(seeds_, &QSpinBox::valueChanged, this, &SweepView::refresh);
+    connect(rule_, &QComboBox::currentIndexChanged, this, &SweepView::refresh);
+    connect(metric_, &QComboBox::currentIndexChanged, this, &SweepView::refresh);
+    connect(run_, &QPushButton::clicked, this, &SweepView::run);
+    connect(values_, &QLineEdit::returnPressed, this, &SweepView::run);
+    connect(cancel_, &QPushButton::clicked, this, &SweepView::cancel);
+    connect(experiment_, &ExperimentController::configChanged, this, &SweepView::refresh);
+    connect(sweep_, &SweepController::started, this, &SweepView::refresh);
+    connect(sweep_, &SweepController::pointFinished, this, &SweepView::refresh);
+    connect(sweep_, &SweepController::progressChanged, this, &SweepView::refresh);
+    connect(sweep_, &SweepController::finished, this, &SweepView::refresh);
+    connect(chart_, &SweepChart::pointClicked, this, &SweepView::openPoint);
+    refresh();
+}
+
+SweepMetric SweepView::metric() const {
+    return parseSweepMetric(metric_->currentData().toString().toStdString());
+}
+
+void SweepView::axisPicked() {
+    values_->setText(QString::fromLatin1(kAxes[axis_->currentIndex()].values));
+    refresh();
+}
+
+void SweepView::openSweep(const SweepSpec& spec, SweepMetric metric, bool start) {
+    base_ = spec;
+    {
+        const QSignalBlocker b1(axis_), b2(values_), b3(seeds_), b4(rule_), b5(metric_);
+        axis_->setCurrentIndex(axis_->findData(QString::fromStdString(sweepAxisName(spec.axis))));
+        values_->setText(valuesText(spec.values));
+        seeds_->setValue(spec.seeds);
+        rule_->setCurrentIndex(
+            spec.stepRule ? rule_->findData(QString::fromStdString(stepRuleName(*spec.stepRule))) : 0);
+        metric_->setCurrentIndex(metric_->findData(QString::fromStdString(sweepMetricName(metric))));
+    }
+    if (start) {
+        sweep_->start(spec);
+    } else {
+        refresh();
+    }
+}
+
+ExperimentConfig SweepView::baseExperiment() const {
+    const ExperimentConfig& current = experiment_->config();
+    if (base_) {
+        const bool shown = sweep_->spec() && sweep_->spec()->toJson() == base_->toJson();
+        if (sweepIncludes(*base_, shown ? sweep_->points() : SweepPoints{}, current)) {
+            return base_->experiment;
+        }
+    }
+    return current;
+}
+
+std::optional<SweepSpec> SweepView::pendingSpec(QString* error) const {
+    try {
+        const ExperimentConfig base = baseExperiment();
+        nlohmann::json j = {
+            {"name", base_ ? base_->name : base.name},
+            {"experiment", base.toJson()},
+            {"axis", {{"name", axis_->currentData().toString().toStdString()},
+                      {"values", parseAxisValues(values_->text().toStdString())}}},
+            {"seeds", seeds_->value()}};
+        const QString rule = rule_->currentData().toString();
+        if (!rule.isEmpty()) j["step_rule"] = rule.toStdString();
+        return SweepSpec::fromJson(j, base.baseDir);
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return std::nullopt;
+    }
+}
+
+bool SweepView::upToDate() const {
+    if (!sweep_->spec()) return false;
+    const std::optional<SweepSpec> pending = pendingSpec();
+    return pending && pending->toJson() == sweep_->spec()->toJson();
+}
+
+void SweepView::run() {
+    QString error;
+    const std::optional<SweepSpec> spec = pendingSpec(&error);
+    if (!spec) {
+        refresh();
+        return;
+    }
+    base_ = spec;
+    sweep_->start(*spec);
+}
+
+void SweepView::cancel() { sweep_->cancel(); }
+
+void SweepView::openPoint(int point, int method) {
+    const auto& spec = sweep_->spec();
+    if (!spec || point < 0 || static_cast<std::size_t>(point) >= sweep_->points().size()) return;
+    const auto& result = sweep_->points()[static_cast<std::size_t>(point)];
+    if (!result) return;
+    try {
+        experiment_->setConfig(pointRunConfig(*spec, *result));
+    } catch (const std::exception& e) {
+        state_->setStyleSheet("color: #b00020;");
+        state_->setText(QString::fromStdString(e.what()));
+        return;
+    }
+    emit pointOpened(point, method);
+}
+
+bool SweepView::exportCsv(const QString& path, QString* error) const {
+    if (!sweep_->spec()) {
+        if (error) *error = tr("nothing to export: no sweep has run");
+        return false;
+    }
+    return writeTextAtomically(
+        path, QByteArray::fromStdString(sweepSummaryCsv(*sweep_->spec(), sweep_->points())), error);
+}
+
+void SweepView::refresh() {
+    QString error;
+    const std::optional<SweepSpec> pending = pendingSpec(&error);
+    const bool current = upToDate();
+    const bool running = sweep_->running();
+    run_->setEnabled(pending.has_value());
+    cancel_->setEnabled(sweep_->state() == SweepController::State::Running);
+    const std::size_t done = sweep_->pointsDone();
+    const std::size_t total = sweep_->spec() ? sweep_->spec()->points() : 0;
+    const SweepProgress& progress = sweep_->progress();
+    progress_->setValue(running ? static_cast<int>(progress.fractionDone * 1000.0)
+                                : (total > 0 ? static_cast<int>(1000.0 * done / total) : 0));
+    progress_->setFormat(tr("%1/%2 points").arg(done).arg(total));
+
+    QString banner;
+    QString line;
+    bool bad = false;
+    switch (sweep_->state()) {
+        case SweepController::State::Empty:
+            line = tr("Pick the axis and its values, then Run sweep: every method is tuned at every "
+                      "value.");
+            break;
+        case SweepController::State::Running:
+            banner = done == 0 ? tr("Waiting for the first point (0 of %1)…").arg(total)
+                               : tr("Running: %1 of %2 points, more are coming").arg(done).arg(total);
+            line = QString::fromStdString(sweepProgressLine(progress));
+            break;
+        case SweepController::State::Cancelling:
+            banner = tr("Cancelling: the finished points are kept…");
+            line = banner;
+            break;
+        case SweepController::State::Cancelled:
+            banner = tr("Cancelled: %1 of %2 points finished (kept)").arg(done).arg(total);
+            line = banner + tr(" — Run sweep to compute them all again");
+            break;
+        case SweepController::State::Failed:
+            banner = tr("The sweep failed");
+            line = sweep_->error();
+            bad = true;
+            break;
+        case SweepController::State::Done:
+            line = tr("Done: %1 points. Hover a marker for its γ, click it to open that run.").arg(total);
+            break;
+    }
+    if (sweep_->spec() && !current) {
+        banner = running ? tr("Out of date: the parameters changed since this sweep started")
+                         : tr("Out of date: the parameters changed — Run sweep to update");
+    }
+    if (!pending) {
+        line = error;
+        bad = true;
+    }
+    state_->setStyleSheet(bad ? "color: #b00020;" : QString());
+    state_->setText(line);
+    if (sweep_->spec()) {
+        chart_->setPlot(sweepPlot(*sweep_->spec(), sweep_->points(), metric()),
+                        current && sweep_->state() != SweepController::State::Failed);
+    } else {
+        chart_->clear();
+    }
+    chart_->setBanner(banner);
+}
+
+}  // namespace pipelens::ui
