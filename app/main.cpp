@@ -1,7 +1,8 @@
 // The PipeLens desktop workbench. Options:
 //   --preset NAME        start with a built-in experiment (default: "default")
 //   --config FILE.json   start with an experiment file (the command-line tool's format)
-//   --screenshot FILE    run to the end, save the window as PNG (or SVG) and exit
+//   --screenshot FILE    run to the end (a sweep preset: the whole sweep), save the window as
+//                        PNG (or SVG) and exit
 //   --scale F            scale factor of the screenshot (default 1)
 #include <QApplication>
 #include <QCommandLineParser>
@@ -37,7 +38,10 @@ int main(int argc, char** argv) {
     const QCommandLineOption preset("preset", "Start with the built-in experiment NAME.", "NAME");
     const QCommandLineOption config("config", "Start with the experiment in FILE (JSON).", "FILE");
     const QCommandLineOption screenshot(
-        "screenshot", "Run to the end, save the window to FILE (.png or .svg) and exit.", "FILE");
+        "screenshot",
+        "Run to the end (a sweep preset: the whole sweep), save the window to FILE (.png or .svg) "
+        "and exit.",
+        "FILE");
     const QCommandLineOption scale("scale", "Scale factor of the screenshot (default 1).", "F",
                                    "1");
     parser.addOptions({preset, config, screenshot, scale});
@@ -67,6 +71,7 @@ int main(int argc, char** argv) {
     window.resize(1500, 950);
     window.show();
     if (!window.waitForResults(300'000, &error)) return fail(error);
+    if (!window.waitForSweep(1'800'000, &error)) return fail(error);
     QApplication::processEvents();
     if (!window.exportWindow(parser.value(screenshot), scaleFactor, &error)) return fail(error);
     return 0;

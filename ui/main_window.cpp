@@ -166,7 +166,9 @@ void MainWindow::buildDocks() {
     sweepDock_->setObjectName("sweepDock");
     sweepDock_->setWidget(sweep_);
     addDockWidget(Qt::RightDockWidgetArea, sweepDock_);
-    resizeDocks({sweepDock_}, {560}, Qt::Horizontal);
+    resizeDocks({sweepDock_}, {420}, Qt::Horizontal);
+    // Shown by a sweep preset or Run > Sweep over a parameter; the single run keeps the room.
+    sweepDock_->hide();
     dockActions_ = {controlsDock->toggleViewAction(), lessonDock->toggleViewAction(),
                     sweepDock_->toggleViewAction()};
 }
@@ -321,8 +323,7 @@ bool MainWindow::loadPreset(const QString& id, QString* error) {
         if (p.sweep) {
             // The paper's figure is a sweep: run it and show it (the first point runs above).
             sweep_->openSweep(*p.sweep, p.metric, true);
-            sweepDock_->show();
-            sweepDock_->raise();
+            showSweepView();
         }
         lesson_->setMarkdown(QStringLiteral("## %1\n\n%2").arg(p.title, p.lesson));
         presetId_ = id;
@@ -398,6 +399,30 @@ bool MainWindow::waitForResults(int timeoutMs, QString* error) {
         }
     }
     playback_->toEnd();
+    return true;
+}
+
+void MainWindow::showSweepView() {
+    sweepDock_->show();
+    sweepDock_->raise();
+}
+
+bool MainWindow::waitForSweep(int timeoutMs, QString* error) {
+    QElapsedTimer clock;
+    clock.start();
+    while (sweep_->controller()->running()) {
+        if (clock.elapsed() > timeoutMs) {
+            if (error) *error = tr("the sweep did not end within %1 s").arg(timeoutMs / 1000.0);
+            return false;
+        }
+        QEventLoop loop;
+        QTimer::singleShot(50, &loop, &QEventLoop::quit);
+        loop.exec();
+    }
+    if (sweep_->controller()->state() == SweepController::State::Failed) {
+        if (error) *error = sweep_->controller()->error();
+        return false;
+    }
     return true;
 }
 

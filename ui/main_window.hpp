@@ -57,6 +57,9 @@ public:
 
     // Waits for the current config's results (up to `timeoutMs`), moves playback to the end.
     bool waitForResults(int timeoutMs, QString* error = nullptr);
+    // Waits for the Sweep view's sweep in flight, if any, to end (up to `timeoutMs`).
+    bool waitForSweep(int timeoutMs, QString* error = nullptr);
+    void showSweepView();
     // The whole window as PNG at `scale` times its size, or as SVG (by the file suffix).
     bool exportWindow(const QString& path, double scale, QString* error = nullptr);
 

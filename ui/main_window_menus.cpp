@@ -101,6 +101,10 @@ void MainWindow::buildMenus() {
         status(tr("Cancelled"));
     });
     run->addSeparator();
+    run->addAction(tr("S&weep over a parameter…"), QKeySequence(tr("Ctrl+Shift+W")), this,
+                   &MainWindow::showSweepView);
+    run->addAction(tr("Cancel the s&weep"), this, [this] { sweep_->cancel(); });
+    run->addSeparator();
     run->addAction(tr("&Play / pause"), QKeySequence(tr("Ctrl+Space")), playback_,
                    &PlaybackBar::togglePlay);
     run->addAction(tr("&Step one slot"), QKeySequence(tr("Ctrl+Right")), playback_,

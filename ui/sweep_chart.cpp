@@ -87,20 +87,36 @@ double SweepChart::Frame::mapY(double v, bool log) const {
     return plot.bottom() - t * plot.height();
 }
 
-double SweepChart::legendWidth() const {
+std::vector<SweepChart::LegendEntry> SweepChart::legendLayout(double left, double top,
+                                                              double width) const {
     const QFontMetrics fm(font());
-    int widest = 0;
+    std::vector<LegendEntry> entries;
+    double x = left;
+    double y = top;
     for (const SweepPlotSeries& s : plot_.series) {
-        widest = std::max(widest, fm.horizontalAdvance(QString::fromStdString(s.label)));
+        const QString text = QString::fromStdString(s.label);
+        const double w = std::min(width, 30.0 + fm.horizontalAdvance(text));
+        if (x > left && x + w > left + width) {
+            x = left;
+            y += fm.height() + 4;
+        }
+        entries.push_back({QRectF(x, y, w, fm.height()), text});
+        x += w + 14;
     }
-    return widest > 0 ? widest + 34.0 : 0.0;
+    return entries;
 }
 
 SweepChart::Frame SweepChart::frame(const QSize& size) const {
     Frame f;
-    const double legend = std::min(legendWidth(), size.width() * 0.4);
-    f.plot = QRectF(74.0, 30.0, std::max(40.0, size.width() - 74.0 - 14.0 - legend),
-                    std::max(40.0, size.height() - 30.0 - 48.0));
+    const double left = 66.0;
+    const double width = std::max(40.0, size.width() - left - 16.0);
+    const std::vector<LegendEntry> legend = legendLayout(left, 0.0, width);
+    const double legendHeight = legend.empty() ? 0.0 : legend.back().box.bottom() + 6.0;
+    // Under the plot: tick labels, the axis title, then the legend.
+    const double below = 2.0 * QFontMetrics(font()).height() + 16.0 + legendHeight;
+    // Above: room for the banner (the top tick label sits half a line above the plot).
+    const double top = QFontMetrics(font()).height() + 24.0;
+    f.plot = QRectF(left, top, width, std::max(40.0, size.height() - top - below));
     if (plot_.logX) {
         f.xLo = std::log10(plot_.xMin) - 0.08;
         f.xHi = std::log10(plot_.xMax) + 0.08;
@@ -229,20 +245,20 @@ void SweepChart::paintSeries(QPainter& p, const Frame& f) const {
     p.restore();
 }
 
-void SweepChart::paintLegend(QPainter& p, const QRectF& area) const {
+void SweepChart::paintLegend(QPainter& p, const std::vector<LegendEntry>& entries) const {
     const QFontMetrics fm(p.font());
-    double y = area.top();
-    for (std::size_t s = 0; s < plot_.series.size(); ++s) {
+    for (std::size_t s = 0; s < entries.size(); ++s) {
+        const QRectF& box = entries[s].box;
         const QColor colour = methodColor(static_cast<int>(s));
+        const double y = box.center().y();
         p.setPen(QPen(colour, 2.0));
-        p.drawLine(QPointF(area.left(), y + fm.height() / 2.0), QPointF(area.left() + 20, y + fm.height() / 2.0));
+        p.drawLine(QPointF(box.left(), y), QPointF(box.left() + 20, y));
         p.setBrush(colour);
-        p.drawEllipse(QPointF(area.left() + 10, y + fm.height() / 2.0), 3.5, 3.5);
+        p.drawEllipse(QPointF(box.left() + 10, y), 3.5, 3.5);
         p.setPen(QColor(30, 30, 30));
-        p.drawText(QRectF(area.left() + 26, y, area.width() - 26, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                   fm.elidedText(QString::fromStdString(plot_.series[s].label), Qt::ElideRight,
-                                 static_cast<int>(area.width() - 26)));
-        y += fm.height() + 6;
+        p.drawText(QRectF(box.left() + 26, box.top(), box.width() - 26, box.height()),
+                   Qt::AlignLeft | Qt::AlignVCenter,
+                   fm.elidedText(entries[s].text, Qt::ElideRight, static_cast<int>(box.width() - 26)));
     }
 }
 
@@ -253,7 +269,9 @@ void SweepChart::paint(QPainter& p, const QSize& size) const {
     if (hasPlot_) {
         paintAxes(p, f);
         paintSeries(p, f);
-        paintLegend(p, QRectF(f.plot.right() + 12, f.plot.top(), size.width() - f.plot.right() - 14, f.plot.height()));
+        const QFontMetrics fm(p.font());
+        paintLegend(p, legendLayout(f.plot.left(), f.plot.bottom() + 2.0 * fm.height() + 16.0,
+                                    f.plot.width()));
         if (!current_) p.fillRect(QRectF(QPointF(0, 0), QSizeF(size)), QColor(255, 255, 255, 150));
         if (plot_.pointsDone == 0 && banner_.isEmpty()) {
             chart::drawEmptyState(p, f.plot, tr("No point has finished yet"));
@@ -264,7 +282,8 @@ void SweepChart::paint(QPainter& p, const QSize& size) const {
     if (!banner_.isEmpty()) {
         const QFontMetrics fm(p.font());
         const double w = std::min<double>(fm.horizontalAdvance(banner_) + 24, size.width() - 20);
-        const QRectF box(std::max(10.0, f.plot.center().x() - w / 2), 4, w, fm.height() + 10);
+        const double x = std::clamp(f.plot.center().x() - w / 2, 10.0, std::max(10.0, size.width() - w - 10.0));
+        const QRectF box(x, 4, w, fm.height() + 10);
         p.setPen(current_ ? QColor(0, 114, 178) : QColor(170, 80, 0));
         p.setBrush(current_ ? QColor(232, 243, 251) : QColor(253, 240, 222));
         p.drawRoundedRect(box, 4, 4);

@@ -7,6 +7,7 @@
 #include <QString>
 #include <QWidget>
 #include <optional>
+#include <vector>
 
 #include "experiment/sweep_plot.hpp"
 
@@ -36,8 +37,8 @@ public:
     bool exportPng(const QString& path, double scale, QString* error = nullptr);
     bool exportSvg(const QString& path, QString* error = nullptr);
 
-    QSize sizeHint() const override { return {560, 380}; }
-    QSize minimumSizeHint() const override { return {320, 220}; }
+    QSize sizeHint() const override { return {400, 380}; }
+    QSize minimumSizeHint() const override { return {300, 220}; }
 
 signals:
     // A finished point's marker was clicked: its index in the sweep and the method's index.
@@ -59,8 +60,13 @@ private:
     void paint(QPainter& p, const QSize& size) const;
     void paintAxes(QPainter& p, const Frame& f) const;
     void paintSeries(QPainter& p, const Frame& f) const;
-    void paintLegend(QPainter& p, const QRectF& area) const;
-    double legendWidth() const;
+    // The legend flows in rows under the plot (a side legend would take a narrow dock's width).
+    struct LegendEntry {
+        QRectF box;
+        QString text;
+    };
+    std::vector<LegendEntry> legendLayout(double left, double top, double width) const;
+    void paintLegend(QPainter& p, const std::vector<LegendEntry>& entries) const;
 
     SweepPlot plot_;
     bool hasPlot_ = false;

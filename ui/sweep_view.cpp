@@ -1,7 +1,6 @@
 #include "sweep_view.hpp"
 
 #include <QComboBox>
-#include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -58,15 +57,25 @@ SweepView::SweepView(ExperimentController* experiment, QWidget* parent)
     values_->setToolTip(tr("One point per value: numbers separated by commas or spaces"));
     seeds_ = new QSpinBox;
     seeds_->setRange(1, 1000);
+    seeds_->setPrefix(tr("seeds "));
     seeds_->setToolTip(tr("Runs per step size and point, averaged: the error bars are ± one sd"));
     rule_ = new QComboBox;
-    rule_->addItem(tr("each method's own"), QString());
-    rule_->addItem(tr("best final"), QStringLiteral("best_final"));
-    rule_->addItem(tr("stable (SPEC §6)"), QStringLiteral("stable"));
-    rule_->setToolTip(tr("How each method's step size γ is picked from its grid at every point"));
+    rule_->addItem(tr("γ: per method"), QString());
+    rule_->addItem(tr("γ: best final"), QStringLiteral("best_final"));
+    rule_->addItem(tr("γ: stable"), QStringLiteral("stable"));
+    rule_->setToolTip(tr("How each method's step size γ is picked from its grid at every point: "
+                         "each method's own rule, or one for all (best final f − f*, or the "
+                         "stable rule of SPEC §6)"));
     metric_ = new QComboBox;
-    metric_->addItem(tr("final f − f*"), QStringLiteral("final_gap"));
-    metric_->addItem(tr("final f"), QStringLiteral("final_objective"));
+    metric_->addItem(tr("y: final f − f*"), QStringLiteral("final_gap"));
+    metric_->addItem(tr("y: final f"), QStringLiteral("final_objective"));
+    metric_->setToolTip(tr("What the chart plots at each point"));
+    // Narrow combo boxes (their lists still show whole names), so the dock can be narrow.
+    for (QComboBox* box : {axis_, rule_, metric_}) {
+        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        box->setMinimumContentsLength(6);
+    }
+    values_->setMinimumWidth(80);
     run_ = new QPushButton(tr("Run sweep"));
     run_->setToolTip(tr("Runs the current experiment at every value (on all cores)"));
     cancel_ = new QPushButton(tr("Cancel"));
@@ -78,24 +87,24 @@ SweepView::SweepView(ExperimentController* experiment, QWidget* parent)
     state_->setWordWrap(true);
     state_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
-    auto* fields = new QHBoxLayout;
-    fields->addWidget(new QLabel(tr("Axis")));
-    fields->addWidget(axis_);
-    fields->addWidget(values_, 1);
-    fields->addWidget(new QLabel(tr("seeds")));
-    fields->addWidget(seeds_);
+    // Three short rows, so the view fits a narrow dock.
+    auto* first = new QHBoxLayout;
+    first->addWidget(new QLabel(tr("Axis")));
+    first->addWidget(axis_);
+    first->addWidget(values_, 1);
     auto* second = new QHBoxLayout;
-    second->addWidget(new QLabel(tr("γ rule")));
-    second->addWidget(rule_);
-    second->addWidget(new QLabel(tr("y")));
-    second->addWidget(metric_);
-    second->addWidget(progress_, 1);
-    second->addWidget(run_);
-    second->addWidget(cancel_);
+    second->addWidget(seeds_);
+    second->addWidget(rule_, 1);
+    second->addWidget(metric_, 1);
+    auto* third = new QHBoxLayout;
+    third->addWidget(progress_, 1);
+    third->addWidget(run_);
+    third->addWidget(cancel_);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
-    layout->addLayout(fields);
+    layout->addLayout(first);
     layout->addLayout(second);
+    layout->addLayout(third);
     layout->addWidget(state_);
     layout->addWidget(chart_, 1);
 

@@ -8,7 +8,9 @@
 #include <limits>
 
 #include "errors.hpp"
+#include "experiment/sweep.hpp"
 #include "experiment/sweep_plot.hpp"
+#include "util/format_number.hpp"
 
 using namespace pipelens;
 using nlohmann::json;
@@ -187,6 +189,23 @@ private slots:
         }
         QVERIFY_THROWS_EXCEPTION(ConfigError, parseAxisValues(" , "));
         QVERIFY_THROWS_EXCEPTION(ConfigError, parseAxisValues("1 inf"));
+    }
+
+    // The line the CLI prints after each method and the app shows under its Sweep view.
+    void progressReadsAsPointsWorkAndTimeLeft() {
+        QCOMPARE(formatDuration(41.4), std::string("41s"));
+        QCOMPARE(formatDuration(72.0), std::string("1m12s"));
+        QCOMPARE(formatDuration(7205.0), std::string("2h0m5s"));
+        SweepProgress p;
+        p.pointsDone = 3;
+        p.points = 5;
+        p.fractionDone = 0.636;
+        p.elapsedSeconds = 72.2;
+        p.remainingSeconds = 41.0;
+        QCOMPARE(sweepProgressLine(p),
+                 std::string("points 3/5, 64% of the work, 1m12s elapsed, about 41s left"));
+        p.remainingSeconds = -1.0;  // no estimate before the first run ends
+        QCOMPARE(sweepProgressLine(p), std::string("points 3/5, 64% of the work, 1m12s elapsed"));
     }
 
     void everyAxisHasASymbolAndATitle() {
