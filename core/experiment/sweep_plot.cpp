@@ -116,7 +116,6 @@ SweepPlot sweepPlot(const SweepSpec& spec, const SweepPoints& points, SweepMetri
                      [&](std::size_t a, std::size_t b) { return spec.values[a] < spec.values[b]; });
 
     const double floor = logY ? kSweepLogFloor : -std::numeric_limits<double>::infinity();
-    std::vector<std::vector<std::string>> labels(spec.experiment.methods.size());
     plot.series.resize(spec.experiment.methods.size());
     double yLo = std::numeric_limits<double>::infinity();
     double yHi = -std::numeric_limits<double>::infinity();
@@ -143,16 +142,22 @@ SweepPlot sweepPlot(const SweepSpec& spec, const SweepPoints& points, SweepMetri
                 yLo = std::min(yLo, q.low);
                 yHi = std::max(yHi, q.high);
             }
-            plot.series[m].method = mp.method;
             plot.series[m].points.push_back(q);
-            labels[m].push_back(mp.label);
+        }
+    }
+    // Labels from every point's experiment, finished or not, so the legend does not change as
+    // points arrive.
+    std::vector<std::vector<std::string>> planned(plot.series.size());
+    for (std::size_t i = 0; i < spec.points(); ++i) {
+        const ExperimentConfig c = spec.pointConfig(i);
+        for (std::size_t m = 0; m < planned.size(); ++m) {
+            const MethodSpec& ms = c.methods[m];
+            planned[m].push_back(ms.label.empty() ? defaultMethodLabel(ms, c.stages) : ms.label);
         }
     }
     for (std::size_t m = 0; m < plot.series.size(); ++m) {
-        plot.series[m].label = labels[m].empty()
-                                   ? defaultMethodLabel(spec.experiment.methods[m], spec.experiment.stages)
-                                   : mergeLabels(labels[m]);
-        if (plot.series[m].method.empty()) plot.series[m].method = methodName(spec.experiment.methods[m].method);
+        plot.series[m].label = planned[m].empty() ? std::string() : mergeLabels(planned[m]);
+        plot.series[m].method = methodName(spec.experiment.methods[m].method);
     }
     if (yLo <= yHi) {
         plot.yMin = yLo;

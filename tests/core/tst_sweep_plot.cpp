@@ -135,13 +135,16 @@ private slots:
         QCOMPARE(plot.yMax, 1e-3);  // the infinite mean does not stretch the axis
     }
 
-    void nothingFinishedGivesEmptySeriesNamedFromTheExperiment() {
+    void nothingFinishedGivesEmptySeriesNamedFromThePointsExperiments() {
         const SweepSpec spec = deltaSweep({1, 2, 3});
         const SweepPlot plot = sweepPlot(spec, SweepPoints(3), SweepMetric::FinalGap);
         QCOMPARE(plot.pointsDone, std::size_t(0));
         QCOMPARE(plot.series.size(), std::size_t(2));
         QVERIFY(plot.series[0].points.empty());
         QCOMPARE(QString::fromStdString(plot.series[0].label), QString("PipeDream"));
+        // The legend is the same before and after the points arrive.
+        QCOMPARE(QString::fromStdString(plot.series[1].label), QString("RPD (uniform, delta=*)"));
+        QCOMPARE(QString::fromStdString(plot.series[1].method), QString("rpd"));
         QVERIFY(!plot.logX);  // 1 … 3 spans less than a factor of 8
     }
 

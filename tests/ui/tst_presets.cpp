@@ -94,6 +94,7 @@ private slots:
         QCOMPARE(b2.batchSize, 100);
         QCOMPARE(b2.budget.epochs, 20.0);
         QCOMPARE(b2.budget.compare, std::string("updates"));
+        QCOMPARE(b2.seed, std::uint64_t(0));  // RPD's seed 0 stands for it: the authors' seed 0
         for (const MethodSpec& m : b2.methods) {
             QVERIFY(m.step.grid);
             QCOMPARE(m.step.gridMin, -8);
@@ -123,13 +124,20 @@ private slots:
             const Preset e3 = loadPreset(id);
             QVERIFY(!e3.sweep);
             QCOMPARE(e3.config.stages, 16);
-            QCOMPARE(e3.config.data.rows, 600);
             QCOMPARE(e3.config.data.dim, 512);
             QCOMPARE(e3.config.budget.totalSlots, 1230);
             QCOMPARE(e3.config.budget.compare, std::string("time"));
+            QCOMPARE(e3.config.budget.rule, BudgetRule::Truncate);
         }
         const ExperimentConfig q = loadPreset("e3-quadratic").config;
         QCOMPARE(q.data.kind, std::string("tridiagonal"));
+        QCOMPARE(q.data.rows, 600);
+        QCOMPARE(q.batchSize, 5);  // M = 120: the 600 microbatches of 1230 slots are 5 epochs
+        // The logistic panel is the paper's noisy logistic setting (E4's).
+        const ExperimentConfig l = loadPreset("e3-logistic").config;
+        QCOMPARE(l.data.rows, 50);
+        QCOMPARE(l.batchSize, 1);
+        QCOMPARE(l.objective.gradientNoise, 0.5);
         std::vector<int> hs;
         for (const MethodSpec& m : q.methods) {
             if (m.method == Method::LocalSgd) hs.push_back(m.localSteps);
