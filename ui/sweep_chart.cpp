@@ -139,10 +139,10 @@ SweepChart::Frame SweepChart::frame(const QSize& size) const {
 
 void SweepChart::paintAxes(QPainter& p, const Frame& f) const {
     const QFontMetrics fm(p.font());
-    p.setPen(QColor(225, 225, 225));
-    const std::vector<double> xs = plot_.logX ? std::vector<double>{} : linearTicks(f.xLo, f.xHi, f.plot.width());
-    std::vector<double> xTicks = xs;
-    if (plot_.logX) {
+    std::vector<double> xTicks;
+    if (!plot_.logX) {
+        xTicks = linearTicks(f.xLo, f.xHi, f.plot.width());
+    } else {
         // The swept values themselves are the natural ticks (2, 4, 8, … or 8, 30, 60, …).
         for (const SweepPlotSeries& s : plot_.series) {
             for (const SweepPlotPoint& q : s.points) xTicks.push_back(q.x);
