@@ -271,6 +271,7 @@ void SweepView::refresh() {
     if (sweep_->spec() && !current) {
         banner = running ? tr("Out of date: the parameters changed since this sweep started")
                          : tr("Out of date: the parameters changed — Run sweep to update");
+        if (!running) line = banner;
     }
     if (!pending) {
         line = error;

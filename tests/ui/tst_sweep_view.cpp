@@ -185,6 +185,7 @@ private slots:
         view.seedsField()->setValue(2);
         QVERIFY(!view.chart()->current());
         QVERIFY2(view.chart()->banner().contains("Run sweep to update"), qPrintable(view.chart()->banner()));
+        QVERIFY(view.stateLabel()->text().startsWith("Out of date"));
         view.seedsField()->setValue(1);
         QVERIFY(view.chart()->current());
         // ...and the experiment it sweeps.
