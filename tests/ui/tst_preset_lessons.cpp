@@ -1,9 +1,13 @@
-// Each paper preset's lesson states what the preset shows; these run the preset (E4: a smaller
-// grid, S in {2, 8, 32} and gamma from 2^-6, to stay short) and check every claim of its lesson.
+// The paper presets are the protocols of `pipelens-cli reproduce` (SPEC section 7), and each
+// lesson states what its preset shows: these run the preset (E4: a smaller grid, S in
+// {2, 8, 32} and gamma from 2^-6, to stay short) and check every claim of its lesson.
 #include <QTest>
 #include <cmath>
 
+#include <algorithm>
+
 #include "experiment/experiment.hpp"
+#include "experiment/paper_protocols.hpp"
 #include "experiment/sweep.hpp"
 #include "presets.hpp"
 #include "ui_test_support.hpp"
@@ -118,6 +122,48 @@ private slots:
         QVERIFY2(f[1][2].mean > f[1][0].mean, describe("S=8 LocalSGD vs PD", f[1][2].mean, f[1][0].mean));
         QVERIFY2(f[2][2].mean < f[2][0].mean, describe("S=32 LocalSGD vs PD", f[2][2].mean, f[2][0].mean));
         QVERIFY(f[2][2].mean < f[0][2].mean && f[2][2].mean < f[1][2].mean);
+    }
+
+    // The paper presets are the protocols `pipelens-cli reproduce` runs (paper_protocols.cpp
+    // reports each config in its summary). E3 full; E2 and E4 from their quick protocols, which
+    // differ from the full ones only in size (E2: n = 500, d = 128, b = 25; E4: S = 2, 8, 32 and
+    // a grid from 2^-6), set back to the preset's before comparing.
+    void presetsAreTheReproduceProtocols() {
+        auto same = [](ExperimentConfig a, ExperimentConfig b) {
+            a.name = b.name = "protocol";
+            return a.toJson() == b.toJson();
+        };
+        const Reproduction e2 = reproduce("E2", true);
+        QVERIFY2(e2.summary.contains("config"), "reproduce E2 does not report its config");
+        ExperimentConfig protocol2 = ExperimentConfig::fromJson(e2.summary.at("config"));
+        const SweepSpec sweep2 = *loadPreset("e2-pd-vs-rpd").sweep;
+        QCOMPARE(protocol2.data.rows / protocol2.batchSize, 20);  // the quick size keeps M = 20
+        protocol2.data.rows = sweep2.experiment.data.rows;
+        protocol2.data.dim = sweep2.experiment.data.dim;
+        protocol2.batchSize = sweep2.experiment.batchSize;
+        QCOMPARE(protocol2.methods.size(), sweep2.points() + 1);
+        for (std::size_t i = 0; i < sweep2.points(); ++i) {
+            ExperimentConfig one = protocol2;
+            one.methods = {protocol2.methods[0], protocol2.methods[i + 1]};
+            QVERIFY2(same(sweep2.pointConfig(i), one), qPrintable(QString("E2 point %1").arg(i)));
+        }
+        const Reproduction e3 = reproduce("E3", false);
+        for (const char* panel : {"quadratic", "logistic"}) {
+            const ExperimentConfig protocol = ExperimentConfig::fromJson(e3.summary.at(panel).at("config"));
+            QVERIFY2(same(loadPreset(QString("e3-") + panel).config, protocol), panel);
+        }
+        const Reproduction e4 = reproduce("E4", true);
+        SweepSpec quick = SweepSpec::fromJson(e4.summary.at("sweep"));
+        const SweepSpec preset4 = *loadPreset("e4-scaling").sweep;
+        for (MethodSpec& m : quick.experiment.methods) m.step.gridMin = preset4.experiment.methods[0].step.gridMin;
+        QCOMPARE(quick.values, (std::vector<double>{2, 8, 32}));
+        for (std::size_t i = 0; i < quick.points(); ++i) {
+            const auto at = std::find(preset4.values.begin(), preset4.values.end(), quick.values[i]);
+            QVERIFY(at != preset4.values.end());
+            QVERIFY2(same(quick.pointConfig(i),
+                          preset4.pointConfig(static_cast<std::size_t>(at - preset4.values.begin()))),
+                     qPrintable(QString("E4 S = %1").arg(quick.values[i])));
+        }
     }
 };
 
