@@ -1,6 +1,5 @@
 #include "sweep_command.hpp"
 
-#include <sstream>
 
 namespace pipelens {
 BackendChoice selectSweepBackend(const SweepSpec& spec, std::vector<std::string>& notices) {
