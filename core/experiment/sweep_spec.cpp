@@ -118,7 +118,9 @@ std::string sweepAxisList() {
 
 SweepSpec SweepSpec::fromJson(const json& j, const std::string& baseDir) {
     if (!j.is_object()) throw ConfigError("sweep = " + j.dump() + " is not allowed: a JSON object");
-    for (const auto& [key, value] : j.items()) {
+    for (const auto& item : j.items()) {
+        // A plain name, not a structured binding: clang 14 (the fuzz build) cannot capture those.
+        const std::string& key = item.key();
         static const std::array<const char*, 5> known{"name", "experiment", "axis", "seeds",
                                                       "step_rule"};
         if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) ==
