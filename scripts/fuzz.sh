@@ -12,6 +12,9 @@ build="${PIPELENS_FUZZ_BUILD_DIR:-$here/build-fuzz}"
 
 # PIPELENS_FUZZ_SKIP_BUILD=1 runs what is built (several instances side by side).
 if [ "${PIPELENS_FUZZ_SKIP_BUILD:-0}" != 1 ]; then
+  # clang and Debian's libFuzzer (what scripts/setup.sh does not install), plus the build tools.
+  bash "$here/scripts/install_missing.sh" clang libfuzzer-14-dev cmake ninja-build libeigen3-dev \
+    nlohmann-json3-dev
   cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_COMPILER=clang++ -DPIPELENS_FUZZ=ON -DPIPELENS_WERROR=ON >/dev/null
   cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
