@@ -408,6 +408,10 @@ json parseConfigText(std::string_view text, const std::string& source) {
         return json::parse(text.begin(), text.end(), check);
     } catch (const json::parse_error& e) {
         throw ConfigError(source + " is not valid JSON: " + e.what());
+    } catch (const json::out_of_range& e) {
+        // A number beyond a double's range (e.g. 1e999): found by fuzz_config.
+        throw ConfigError(source + " has a number that is not allowed: " + e.what() +
+                          " (numbers must lie within +-1.8e308)");
     }
 }
 

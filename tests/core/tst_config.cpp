@@ -544,6 +544,19 @@ private slots:
         expectConfigError(j, {"seed = 18446744073709551615"});
     }
 
+    // A number beyond a double's range escaped as nlohmann's out_of_range (found by fuzz_config).
+    void numberOverflowIsAConfigError() {
+        const std::string text = R"({"name": "x", "stages": 1e999})";
+        try {
+            ExperimentConfig::fromText(text, "big.json");
+            QFAIL("a number beyond a double's range was accepted");
+        } catch (const ConfigError& e) {
+            const std::string what = e.what();
+            QVERIFY2(what.find("big.json has a number that is not allowed") != std::string::npos,
+                     what.c_str());
+        }
+    }
+
     void configPathProblemsSayWhy() {
         QTemporaryDir dir;
         expectError<ConfigError>([&] { ExperimentConfig::fromFile(dir.path().toStdString()); },
