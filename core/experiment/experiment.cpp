@@ -330,6 +330,8 @@ MethodRun runMethod(const ExperimentConfig& c, const MethodRun& planned,
     };
     TunedSteps t = tuneSteps(steps, seeds, step.rule, one, options.cancel);
     out.result = std::move(t.run);
+    // A grid or seed cut short leaves the chosen run whole: the method still did not finish.
+    out.result.cancelled = out.result.cancelled || t.cancelled;
     out.allDiverged = step.grid && t.allDiverged;
     out.grid = std::move(t.grid);
     out.chosen = t.chosen;

@@ -42,10 +42,8 @@ MethodRun runPointMethod(PointWork& w, std::size_t method, const SweepRunOptions
     return runMethod(w.config, w.plan.runs[method], w.objective, run);
 }
 
-// A grid's chosen run can be whole while a later step of the grid was cut short, so once the
-// sweep is cancelled nothing that ran under it counts as finished (a resume runs it again).
-bool outcomeCancelled(const MethodRun& m, const std::atomic<bool>* cancel) {
-    return m.result.cancelled || m.grid.empty() || (cancel && cancel->load());
+bool outcomeCancelled(const MethodRun& m) {
+    return m.result.cancelled || m.grid.empty();
 }
 
 // Work of one method of a point, for progress: its runs.
@@ -102,7 +100,7 @@ std::optional<PointResult> runSweepPoint(const SweepSpec& spec, std::size_t inde
     w.config = spec.pointConfig(index);
     for (std::size_t m = 0; m < w.config.methods.size(); ++m) {
         MethodRun o = runPointMethod(w, m, options);
-        if (outcomeCancelled(o, options.cancel)) return std::nullopt;
+        if (outcomeCancelled(o)) return std::nullopt;
         w.methods.push_back(std::move(o));
     }
     return makePointResult(spec, index, w.optimum, w.methods);
@@ -147,7 +145,7 @@ SweepOutcome runSweep(const SweepSpec& spec, SweepPoints done, const SweepRunOpt
         MethodRun o = runPointMethod(*job.point, job.method, options);
         std::lock_guard<std::mutex> lock(mutex);
         PointWork& w = *job.point;
-        w.cancelled = w.cancelled || outcomeCancelled(o, options.cancel);
+        w.cancelled = w.cancelled || outcomeCancelled(o);
         w.methods[job.method] = std::move(o);
         weightDone += job.weight;
         if (--w.remaining == 0 && !w.cancelled) {
