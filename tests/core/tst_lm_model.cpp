@@ -228,8 +228,9 @@ private slots:
         std::vector<double> gx(x.size());
         stage.backward(w.data(), r.data(), gw.data(), gx.data());
         std::vector<std::pair<long long, long long>> tensors;
-        for (const LmTensor& t : LmLayout(d).stage(1).tensors) {
-            tensors.emplace_back(t.offset - LmLayout(d).stage(1).offset, t.numel);
+        const LmLayout layout(d);  // named: a range-for over a temporary's member would dangle
+        for (const LmTensor& t : layout.stage(1).tensors) {
+            tensors.emplace_back(t.offset - layout.stage(1).offset, t.numel);
         }
         const double ew = fdError(f, w, gw, tensors);
         const double ex = fdError(f, x, gx, {{0, static_cast<long long>(x.size())}});
