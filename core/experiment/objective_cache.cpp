@@ -5,13 +5,12 @@
 namespace pipelens {
 namespace {
 
-// What the objective depends on: data, loss, batch size, S (it checks S <= d) and where
-// relative paths point.
+// What the objective depends on: data, loss, batch size and where relative paths point. Not S:
+// a change of S (dragged in the app) must not synthesise the data and solve for f* again.
 std::string objectiveKey(const ExperimentConfig& c) {
     nlohmann::json j = c.toJson();
     return nlohmann::json{{"data", j["data"]}, {"objective", j["objective"]},
-                          {"batch_size", c.batchSize}, {"stages", c.stages},
-                          {"base", c.baseDir}}
+                          {"batch_size", c.batchSize}, {"base", c.baseDir}}
         .dump();
 }
 
@@ -34,10 +33,20 @@ std::shared_ptr<const LinearObjective> ObjectiveCache::get(const ExperimentConfi
                                                            const StageReport& onStage) {
     const std::string key = objectiveKey(config);
     std::lock_guard<std::mutex> lock(mutex_);
-    if (objective_ && key == key_) return objective_;
+    if (objective_ && key == key_) {
+        splitBlocks(objective_->dim(), config.stages);  // S <= d, with the standard message
+        return objective_;
+    }
     auto objective = prepareObjective(config, onStage);
     key_ = key;
     objective_ = std::move(objective);
+    return objective_;
+}
+
+std::shared_ptr<const LinearObjective> ObjectiveCache::peek(const ExperimentConfig& config) {
+    const std::string key = objectiveKey(config);
+    std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock() || !objective_ || key != key_) return nullptr;
     return objective_;
 }
 

@@ -24,6 +24,10 @@ public:
     std::shared_ptr<const LinearObjective> get(const ExperimentConfig& config,
                                                const StageReport& onStage = {});
 
+    // The cached objective if it is `config`'s, else null; never builds one nor waits for a
+    // build in progress (for the GUI thread).
+    std::shared_ptr<const LinearObjective> peek(const ExperimentConfig& config);
+
 private:
     std::mutex mutex_;
     std::string key_;

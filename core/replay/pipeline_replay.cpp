@@ -10,6 +10,7 @@
 #include "errors.hpp"
 #include "random/numpy_random.hpp"
 #include "replay/replay_checks.hpp"
+#include "replay/schedule_views.hpp"
 
 namespace pipelens {
 
@@ -60,11 +61,8 @@ PipelineReplay::PipelineReplay(std::shared_ptr<const LinearObjective> objective,
     }
     result_.blockGradNormSq.reserve(static_cast<size_t>(N) * S);
     if (sampling_.gradNormEvery > 0) recordGradNorm(*backend_, 0);
-    result_.timeline = tl;
-    result_.utilization = utilization(tl);
-    if (config_.replicas == 1 && config_.recordDelays) {
-        result_.delays = DelayTable(tl);
-    }
+    // Delays and their statistics depend only on the schedule: known even if the run diverges.
+    fillScheduleViews(result_, tl, config_.replicas == 1 && config_.recordDelays);
     if (!checkObjective(result_.initialObjective, 0, 0)) return;
 }
 
@@ -152,12 +150,6 @@ long long PipelineReplay::advance(long long maxSlots) {
     return taken;
 }
 
-void PipelineReplay::finish() {
-    result_.finished = true;
-    if (result_.delays) {
-        result_.delayStats = delayStats(*result_.delays, 0.5);
-        result_.maxDelay = result_.delays->maxDelay();
-    }
-}
+void PipelineReplay::finish() { result_.finished = true; }
 
 }  // namespace pipelens
