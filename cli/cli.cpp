@@ -555,6 +555,8 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
     ExperimentResult result = runExperiment(config, opt);
     reporter.reset();
     result.notices = notices;
+    // Even with --quiet: the run finished, but a method did not do what its name says.
+    for (const auto& w : result.warnings) err << "pipelens-cli: warning: " << w << '\n';
     if (!quiet) err << "writing results to " << folder << std::endl;
     for (const std::string& w : writeResultsStoppable(result, folder)) {
         err << "pipelens-cli: warning: " << w << '\n';

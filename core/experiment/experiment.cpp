@@ -1,6 +1,7 @@
 #include "experiment/experiment.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -15,9 +16,11 @@
 #include "experiment/budget_checks.hpp"
 #include "experiment/step_tuning.hpp"
 #include "experiment/run_reuse.hpp"
+#include "experiment/run_warnings.hpp"
 #include "replay/cpu_backend.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "replay/rpd_replay.hpp"
+#include "replay/schedule_views.hpp"
 #include "schedule/run_length.hpp"
 #include "util/parallel_for.hpp"
 
@@ -66,6 +69,14 @@ GradientNoiseSpec noiseFor(const ExperimentConfig& c) {
 
 }  // namespace
 
+void ChunkSizer::took(std::chrono::steady_clock::duration elapsed) {
+    if (elapsed > kChunkTarget && steps_ > 1) {
+        steps_ /= 2;
+    } else if (elapsed < kChunkTarget / 4 && steps_ < kMaxSteps) {
+        steps_ *= 2;
+    }
+}
+
 BackendProvider cpuBackendProvider() {
     return [] { return std::make_unique<CpuBackend>(); };
 }
@@ -113,9 +124,12 @@ std::shared_ptr<LinearObjective> buildObjective(const ExperimentConfig& c) {
 }
 
 ExperimentPlan planExperiment(const ExperimentConfig& c, const LinearObjective& objective) {
+    return planExperiment(c, objective.batches());
+}
+
+ExperimentPlan planExperiment(const ExperimentConfig& c, int M) {
     ExperimentPlan plan;
     ExperimentBudget& budget = plan.budget;
-    const int M = objective.batches();
     MethodSpec pdSpec;
     pdSpec.method = Method::PipeDream;
     for (const MethodSpec& m : c.methods) {
@@ -261,14 +275,19 @@ RunResult runOne(const ExperimentConfig& c, const MethodRun& plan, double stepSi
                  const std::atomic<bool>* cancel,
                  const std::function<void(const RunResult&, double)>& onChunk) {
     auto replay = makeReplay(c, plan, stepSize, std::move(objective), backend);
-    // Advance in chunks so a cancel request is seen between them.
+    // Advance in chunks so a cancel request is seen between them. A step costs anything from
+    // microseconds (S = 2, d = 8) to milliseconds (S = 128, d = 512, f after every update), so
+    // the chunk is sized by time: a superseded run stops within about kChunkTarget.
+    ChunkSizer chunk;
     while (!replay->done()) {
         if (cancel && cancel->load()) {
             replay->cancel();
             replay->advance(1);
             break;
         }
-        if (replay->advance(256) == 0) break;
+        const auto started = std::chrono::steady_clock::now();
+        if (replay->advance(chunk.steps()) == 0) break;
+        chunk.took(std::chrono::steady_clock::now() - started);
         if (onChunk) {
             const long long total = std::max(1LL, replay->totalSteps());
             onChunk(replay->result(), static_cast<double>(replay->stepsDone()) / total);
@@ -344,6 +363,37 @@ MethodRun runMethod(const ExperimentConfig& c, const MethodRun& planned,
     return out;
 }
 
+void fillPlannedViews(ExperimentResult& planned) {
+    for (MethodRun& run : planned.methods) {
+        RunResult& r = run.result;
+        r.method = run.spec.method;
+        r.label = run.label;
+        r.stages = planned.config.stages;
+        if (!run.pipeline()) {
+            r.updates = run.updates;
+            continue;
+        }
+        const Timeline tl = run.truncateSlots > 0
+                                ? truncatedTimeline(run.schedule, run.truncateSlots)
+                                : buildTimeline(run.schedule);
+        r.microbatches = tl.params.microbatches;
+        r.totalSlots = tl.totalSlots;
+        fillScheduleViews(r, tl, run.replicas == 1);
+    }
+}
+
+ExperimentResult plannedViews(const ExperimentConfig& c, int batchesPerEpoch) {
+    ExperimentResult res;
+    res.config = c;
+    ExperimentPlan plan = planExperiment(c, batchesPerEpoch);
+    res.budget = plan.budget;
+    res.methods = std::move(plan.runs);
+    res.warnings = experimentWarnings(res);
+    fillPlannedViews(res);
+    placeUpdates(res);
+    return res;
+}
+
 ExperimentResult runExperiment(const ExperimentConfig& c, const RunOptions& options) {
     ExperimentResult res;
     res.config = c;
@@ -368,6 +418,7 @@ ExperimentResult runExperiment(const ExperimentConfig& c, const RunOptions& opti
     stage("running " + std::to_string(methods) + (methods == 1 ? " method" : " methods") + " over " +
           std::to_string(res.budget.slotBudget) + " slots");
     res.backendName = options.backendName;
+    res.warnings = experimentWarnings(res);
     if (options.onPlanned) options.onPlanned(res);
     std::mutex progressMutex;
     parallelFor(res.methods.size(), options.threads, [&](size_t i) {

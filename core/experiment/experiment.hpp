@@ -4,6 +4,7 @@
 // and the desktop app both run experiments through here.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -72,6 +73,9 @@ struct ExperimentPlan {
 };
 
 ExperimentPlan planExperiment(const ExperimentConfig& config, const LinearObjective& objective);
+// The same from the objective's batches per epoch M (all the plan reads of it).
+ExperimentPlan planExperiment(const ExperimentConfig& config, int batchesPerEpoch);
+
 
 std::unique_ptr<Replay> makeReplay(const ExperimentConfig& config, const MethodRun& run,
                                    double stepSize,
@@ -86,6 +90,7 @@ struct ExperimentResult {
     double smoothness = 0.0;
     std::string backendName;
     std::vector<std::string> notices;  // e.g. "no OpenCL device: running on the CPU engine"
+    std::vector<std::string> warnings; // settings that do not do what they say (run_warnings)
     bool cancelled = false;
 };
 
@@ -121,6 +126,13 @@ struct RunOptions {
     std::function<void(const ChunkPosition&, const RunResult&)> onChunk;
 };
 
+// Fills each pipeline method's schedule views (timeline, utilization, delays: what depends only
+// on its schedule, fillScheduleViews) and what its run will be (label, N or K), no results.
+void fillPlannedViews(ExperimentResult& planned);
+// The experiment as planned, before any run, with fillPlannedViews and placeUpdates done: what
+// the app shows at once while S changes (optimum and smoothness are left 0).
+ExperimentResult plannedViews(const ExperimentConfig& config, int batchesPerEpoch);
+
 // The one run orchestration (CLI and app): objective, plan, every method in parallel
 // (cancellable between chunks), step-size grids resolved by runMethod.
 ExperimentResult runExperiment(const ExperimentConfig& config, const RunOptions& options = {});
@@ -137,6 +149,19 @@ MethodRun runMethod(const ExperimentConfig& config, const MethodRun& planned,
 // RPD seed and the gradient-noise seed.
 ExperimentConfig seededConfig(const ExperimentConfig& config, int seed);
 MethodRun seededPlan(const MethodRun& planned, int seed);
+
+// How many steps a run advances between two looks at its cancel flag: halved while a chunk
+// takes longer than kChunkTarget, doubled while it takes under a quarter of it.
+class ChunkSizer {
+public:
+    static constexpr std::chrono::milliseconds kChunkTarget{20};
+    static constexpr long long kMaxSteps = 4096;
+    long long steps() const { return steps_; }
+    void took(std::chrono::steady_clock::duration elapsed);
+
+private:
+    long long steps_ = 1;
+};
 
 // Runs one planned method with one step size to the end; onChunk gets the result so far and the
 // fraction done.

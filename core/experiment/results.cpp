@@ -206,6 +206,7 @@ json summaryJson(const ExperimentResult& r) {
     j["update_budget"] = r.budget.updateBudget;
     j["pd_microbatches"] = r.budget.pipeDreamMicrobatches;
     j["notices"] = r.notices;
+    j["warnings"] = r.warnings;
     j["cancelled"] = r.cancelled;
     json ms = json::array();
     for (const MethodRun& o : r.methods) {
@@ -276,6 +277,7 @@ std::string summaryText(const ExperimentResult& r) {
       << " slots / " << r.budget.updateBudget << " block updates, f*=" << num(r.optimum)
       << ", L=" << num(r.smoothness) << ", backend " << r.backendName << '\n';
     for (const auto& n : r.notices) s << "  notice: " << n << '\n';
+    for (const auto& w : r.warnings) s << "  warning: " << w << '\n';
     for (const MethodRun& o : r.methods) {
         const RunResult& res = o.result;
         s << "  " << std::left << std::setw(34) << o.label << " gamma=" << std::setw(10)

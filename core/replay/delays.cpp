@@ -189,6 +189,18 @@ DelayStats statsFromLists(int S, int N, const std::vector<long long>& hAll,
 
 }  // namespace
 
+bool pipeDreamFormulaApplies(const ScheduleParams& p) {
+    const bool unitCosts =
+        p.costs.forwardSlots == 1 && p.costs.backwardSlots == 1 && p.costs.latencySlots == 0;
+    return p.kind == ScheduleKind::PipeDream && (p.noam == 0 || p.noam == p.stages) && unitCosts;
+}
+
+SteadyState steadyState(long long measuredMax, long long formulaMax) {
+    if (measuredMax > formulaMax) return SteadyState::StartUpStripe;
+    if (measuredMax < formulaMax) return SteadyState::NotReached;
+    return SteadyState::Reached;
+}
+
 DelayStats delayStats(const DelayTable& table, double fromFraction) {
     if (!(fromFraction >= 0.0 && fromFraction < 1.0)) {
         throw ConfigError("from_fraction = " + std::to_string(fromFraction) +

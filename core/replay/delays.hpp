@@ -62,6 +62,17 @@ struct DelayStats {
 
 // floor(S^2 - S/2): the steady-state maximum delay of PD with NOAM = S.
 long long pipeDreamMaxDelayFormula(int stages);
+// Whether that formula (and the mean S^2/2) is this schedule's own: PipeDream with NOAM = S and
+// unit costs. Fill-drain, sequential SGD or another NOAM have other delays: no formula for them.
+bool pipeDreamFormulaApplies(const ScheduleParams& schedule);
+
+// How a measured second-half maximum stands against the steady-state formula.
+enum class SteadyState {
+    Reached,        // the second half's maximum is the formula
+    StartUpStripe,  // above it: the run is too short, the second half still holds start-up reads
+    NotReached      // below it: the run is too short for the largest steady-state read to occur
+};
+SteadyState steadyState(long long measuredMax, long long formulaMax);
 
 // Statistics over the updates k >= fromFraction * K of a delay table (every block's read).
 // Percentiles are nearest-rank: the smallest value with at least q of the samples <= it.
