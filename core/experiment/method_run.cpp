@@ -14,6 +14,23 @@ std::vector<int> backwardSlots(const Timeline& timeline) {
     return out;
 }
 
+// The update slots of a PipeDream run of `res` with exactly the schedule `pd` (NOAM = S, whole
+// run), if there is one: RPD is placed on it without building that timeline again.
+std::vector<int> samePipeDream(const ExperimentResult& res, const ScheduleParams& pd) {
+    for (const MethodRun& run : res.methods) {
+        const auto& tl = run.result.timeline;
+        if (!tl || run.updateSlot.empty() || run.truncateSlots > 0) continue;
+        const ScheduleParams& p = tl->params;
+        if (p.kind == ScheduleKind::PipeDream && (p.noam == 0 || p.noam == p.stages) &&
+            p.stages == pd.stages && p.microbatches == pd.microbatches &&
+            p.costs.forwardSlots == pd.costs.forwardSlots &&
+            p.costs.backwardSlots == pd.costs.backwardSlots &&
+            p.costs.latencySlots == pd.costs.latencySlots)
+            return run.updateSlot;
+    }
+    return {};
+}
+
 }  // namespace
 
 long long MethodRun::updatesBefore(int slot) const {
@@ -24,6 +41,7 @@ void placeUpdates(ExperimentResult& res) {
     const ExperimentConfig& c = res.config;
     std::vector<int> pipeDreamSlots;  // built on demand for RPD
     for (MethodRun& run : res.methods) {
+        if (!run.updateSlot.empty()) continue;  // placed already (a planned experiment)
         if (run.result.timeline) {
             run.updateSlot = backwardSlots(*run.result.timeline);
             continue;
@@ -35,7 +53,8 @@ void placeUpdates(ExperimentResult& res) {
             pd.costs = c.costs;
             const long long k = std::max<long long>(run.updates, 1);
             pd.microbatches = static_cast<int>((k + c.stages - 1) / c.stages);
-            pipeDreamSlots = backwardSlots(buildTimeline(pd));
+            pipeDreamSlots = samePipeDream(res, pd);
+            if (pipeDreamSlots.empty()) pipeDreamSlots = backwardSlots(buildTimeline(pd));
         }
         run.updateSlot = pipeDreamSlots;
         run.updateSlot.resize(
