@@ -83,6 +83,8 @@ void ExperimentController::pullLive() {
         }
         c.name = p.name;
         c.fraction = p.fraction;
+        c.stepSize = p.stepSize;
+        c.tuning = p.tuning;
         c.bySlot.insert(c.bySlot.end(), p.bySlot.begin(), p.bySlot.end());
         c.byUpdate.insert(c.byUpdate.end(), p.byUpdate.begin(), p.byUpdate.end());
     }
@@ -100,10 +102,56 @@ ExperimentConfig ExperimentController::validated(const ExperimentConfig& config)
     return ExperimentConfig::fromJson(config.toJson(), config.baseDir);
 }
 
+SnapshotPtr plannedSnapshot(ExperimentResult planned, std::uint64_t generation) {
+    auto s = std::make_shared<RunSnapshot>();
+    s->generation = generation;
+    s->planOnly = true;
+    s->experiment = std::move(planned);
+    deriveRunViews(*s);
+    return s;
+}
+
+int ExperimentController::workersInFlight() const {
+    int n = 0;
+    for (const Worker& w : workers_) n += w.finished->load() ? 0 : 1;
+    return n;
+}
+
+void ExperimentController::supersede() {
+    for (Worker& w : workers_) w.cancel->store(true);
+    ++generation_;  // a result still on its way is dropped in deliver
+    running_ = true;  // the new config's run is due (after the debounce)
+    liveTimer_.stop();
+    liveCurves_.clear();
+    livePlan_.reset();
+    {
+        std::lock_guard<std::mutex> lock(live_->mutex);
+        live_->generation = generation_;
+        live_->plan.reset();
+        live_->pending.clear();
+        live_->dirty = false;
+    }
+    planned_.reset();
+    emit configChanged();
+    // With the objective at hand the plan costs milliseconds (S = 150 included): show it now.
+    if (auto objective = cache_->peek(config_)) {
+        try {
+            announcePlan(plannedSnapshot(plannedViews(config_, objective->batches()), generation_));
+        } catch (const std::exception&) {
+            // The worker reports the same error for this config.
+        }
+    }
+    debounce_.start();
+}
+
+void ExperimentController::announcePlan(SnapshotPtr plan) {
+    planned_ = std::move(plan);
+    emit planReady(planned_);
+}
+
 void ExperimentController::setConfig(const ExperimentConfig& config) {
     config_ = validated(config);
-    emit configChanged();
-    debounce_.start();
+    supersede();
 }
 
 QString ExperimentController::tryModify(const std::function<void(ExperimentConfig&)>& change) {
@@ -116,8 +164,7 @@ QString ExperimentController::tryModify(const std::function<void(ExperimentConfi
     }
     if (copy.toJson() == config_.toJson()) return {};
     config_ = std::move(copy);
-    emit configChanged();
-    debounce_.start();
+    supersede();
     return {};
 }
 
@@ -208,17 +255,21 @@ void ExperimentController::runNow() {
             s->generation = generation;
             // Live curves: the plan's views (slots of each update) first, then every ~100 ms
             // per method the new part of its objective series, bounded, into the live buffer.
-            std::shared_ptr<RunSnapshot> plan;
+            SnapshotPtr plan;
             std::vector<PublishCursor> cursors;
             options.onPlanned = [&](const ExperimentResult& planned) {
-                plan = std::make_shared<RunSnapshot>();
-                plan->generation = generation;
-                plan->experiment = planned;  // the plans, no results yet
-                for (MethodRun& o : plan->experiment.methods) {
-                    if (o.pipeline()) o.result.timeline = buildTimeline(o.schedule);
-                }
-                deriveRunViews(*plan);
+                ExperimentResult views = planned;  // the plans, no results yet
+                fillPlannedViews(views);
+                const SnapshotPtr made = plannedSnapshot(std::move(views), generation);
+                plan = made;
                 cursors.assign(planned.methods.size(), PublishCursor{});
+                // Not made on the GUI thread (the objective was not cached): send it over now.
+                QMetaObject::invokeMethod(
+                    this,
+                    [this, generation, made] {
+                        if (generation == generation_ && !planned_) announcePlan(made);
+                    },
+                    Qt::QueuedConnection);
                 std::lock_guard<std::mutex> lock(live->mutex);
                 if (live->generation != generation) return;
                 live->plan = plan;
@@ -253,6 +304,8 @@ void ExperimentController::runNow() {
                              .arg(QString::fromStdString(run.label))
                              .arg(r.stepSize, 0, 'g', 3)
                              .arg(run.spec.step.grid ? tr(" (tuning γ)") : QString());
+                p.stepSize = r.stepSize;
+                p.tuning = run.spec.step.grid;
                 p.fraction = std::clamp(at.methodFraction(), 0.0, 1.0);
                 appendThinned(p.bySlot, std::move(fresh.bySlot), kMaxLivePoints);
                 appendThinned(p.byUpdate, std::move(fresh.byUpdate), kMaxLivePoints);

@@ -62,8 +62,18 @@ public:
     // Full validation as the command-line tool does it (JSON round trip; throws ConfigError).
     static ExperimentConfig validated(const ExperimentConfig& config);
 
+    // The current config as planned (schedule views only, RunSnapshot::planOnly), or null until
+    // it is known: made at once on a change when the objective is cached (a change of S, γ or
+    // a method), else as soon as the worker has planned.
+    SnapshotPtr planned() const { return planned_; }
+    // Workers not yet finished (a cancelled one counts until it has stopped).
+    int workersInFlight() const;
+
 signals:
     void configChanged();
+    // The schedule of the current config is known (planned()): the views that depend only on
+    // it can show the new config before its run ends.
+    void planReady(pipelens::ui::SnapshotPtr plan);
     void runStarted(quint64 generation);
     void resultsReady(pipelens::ui::SnapshotPtr snapshot);
     void partialResults(quint64 generation);
@@ -86,12 +96,18 @@ private:
             bool reset = false;  // a new step size of a grid: the curve starts over
             QString name;
             double fraction = 0.0;
+            double stepSize = 0.0;
+            bool tuning = false;
             std::vector<QPointF> bySlot, byUpdate;
         };
         std::vector<Pending> pending;
         bool dirty = false;
     };
     void reapFinishedWorkers();
+    // A new config: the run in flight is out of date (cancelled now, not after the debounce),
+    // and the new schedule is announced.
+    void supersede();
+    void announcePlan(SnapshotPtr plan);
     void pullLive();
     void deliver(std::uint64_t generation, SnapshotPtr snapshot, const QString& error,
                  const QStringList& notices);
@@ -107,6 +123,10 @@ private:
     QTimer liveTimer_;
     std::vector<LiveCurve> liveCurves_;
     SnapshotPtr livePlan_;
+    SnapshotPtr planned_;
 };
+
+// A planned-only snapshot (schedule views, no results) of `planned` for `generation`.
+SnapshotPtr plannedSnapshot(ExperimentResult planned, std::uint64_t generation);
 
 }  // namespace pipelens::ui

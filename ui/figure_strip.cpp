@@ -8,6 +8,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLegend>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QStackedBarSeries>
@@ -103,13 +104,15 @@ FigureStrip::FigureStrip(QWidget* parent) : QWidget(parent) {
     auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(4);
-    const QStringList titles = {tr("Utilization / bubble (%)"), tr("Delays vs S²−S/2 and S²/2"),
+    const QStringList titles = {tr("Utilization / bubble (%)"), tr("Delays (max, mean)"),
                                 tr("Peak stashed copies per stage"),
                                 tr("PipeDream max delay vs S")};
     const QStringList tips = {
         tr("Busy share of the stage-slots and the bubble (idle) share, per pipeline method"),
-        tr("Measured max and mean delay over the second half of the run, beside S² − S/2 "
-           "(S² − S/2 − ½ for odd S) and S²/2"),
+        tr("Measured max and mean delay over the second half of each run; for PipeDream "
+           "(NOAM = S) dashed marks at its steady-state S² − S/2 (S² − S/2 − ½ for odd S) and "
+           "S²/2. Other methods have other delays and no mark. Delays depend only on the "
+           "schedule, so they are shown even for a run that diverged."),
         tr("The most weight copies each stage holds at once (forward done, backward not yet)"),
         tr("Measured steady-state max delay of PipeDream (N = 10·S) against S² − S/2; the "
            "dot is the current S")};
@@ -185,35 +188,50 @@ void FigureStrip::fillUtilization(const RunSnapshot& s) {
 void FigureStrip::fillDelays(const RunSnapshot& s) {
     QChart* c = charts_[1]->chart();
     auto* measured = new QBarSet(tr("measured"));
-    auto* formula = new QBarSet(tr("formula"));
     measured->setColor(QColor(0xd5, 0x5e, 0x00));
-    formula->setColor(QColor(0xd5, 0x5e, 0x00).lighter(165));
     QStringList categories;
     double top = 1.0;
     int withDelays = 0;
     for (size_t i = 0; i < s.runs().size(); ++i) withDelays += s.result(i).delayStats ? 1 : 0;
+    // Each method beside its own closed form: PipeDream's S² − S/2 and S²/2 are drawn as marks
+    // over its bars; fill-drain and sequential SGD have none here, so they get none.
+    std::vector<QLineSeries*> marks;
+    auto mark = [&](double category, double value) {
+        auto* line = new QLineSeries;
+        line->setName(tr("PipeDream formula"));
+        QPen pen(Qt::black);
+        pen.setWidthF(2.0);
+        pen.setStyle(Qt::DashLine);
+        line->setPen(pen);
+        line->append(category - 0.4, value);
+        line->append(category + 0.4, value);
+        marks.push_back(line);
+    };
     for (size_t i = 0; i < s.runs().size(); ++i) {
         const auto& d = s.result(i).delayStats;
         if (!d) continue;
         const QString name = withDelays > 1 ? shortName(s, i) + ' ' : QString();
-        // max against S² − S/2, mean against S²/2
         categories << name + tr("max") << name + tr("mean");
         *measured << static_cast<double>(d->max) << d->mean;
-        *formula << d->formulaMax << d->formulaMean;
-        top = std::max({top, static_cast<double>(d->max), d->formulaMax});
+        top = std::max(top, static_cast<double>(d->max));
         add("max delay", s.label(i), static_cast<double>(d->max));
-        add("formula max delay", s.label(i), d->formulaMax);
         add("mean delay", s.label(i), d->mean);
+        const auto& tl = s.result(i).timeline;
+        if (!tl || !pipeDreamFormulaApplies(tl->params)) continue;
+        mark(categories.size() - 2, d->formulaMax);
+        mark(categories.size() - 1, d->formulaMean);
+        top = std::max(top, d->formulaMax);
+        add("formula max delay", s.label(i), d->formulaMax);
         add("formula mean delay", s.label(i), d->formulaMean);
     }
     auto* series = new QBarSeries;
     series->append(measured);
-    series->append(formula);
     series->setLabelsVisible(categories.size() <= 4);
     series->setLabelsFormat("@value");
     series->setLabelsPrecision(3);
-    for (QBarSet* set : series->barSets()) set->setLabelFont(smallFont(set->labelFont()));
+    measured->setLabelFont(smallFont(measured->labelFont()));
     c->addSeries(series);
+    for (QLineSeries* line : marks) c->addSeries(line);
     auto* x = new QBarCategoryAxis;
     x->append(categories.isEmpty() ? QStringList{tr("(no delay table)")} : categories);
     auto* y = new QValueAxis;
@@ -221,6 +239,14 @@ void FigureStrip::fillDelays(const RunSnapshot& s) {
     y->setLabelFormat("%.0f");
     y->setTickCount(3);
     attach(c, x, y);
+    // One legend entry for all the marks.
+    const auto markers = c->legend()->markers();
+    bool first = true;
+    for (QLegendMarker* m : markers) {
+        if (m->series()->type() != QAbstractSeries::SeriesTypeLine) continue;
+        m->setVisible(first);
+        first = false;
+    }
 }
 
 void FigureStrip::fillStash(const RunSnapshot& s) {
@@ -352,9 +378,13 @@ void FigureStrip::fillNumbers(const RunSnapshot& s) {
                 .arg(S % 2 ? QStringLiteral(" − ½") : QString())
                 .arg(formulaMax)
                 .arg(S * S / 2.0);
-    html += QStringLiteral("<p>f* = %1, L = %2</p>")
-                .arg(QString::number(s.experiment.optimum, 'g', 6))
-                .arg(QString::number(s.experiment.smoothness, 'g', 4));
+    if (s.planOnly) {
+        html += tr("<p>f*, L: computing…</p>");
+    } else {
+        html += QStringLiteral("<p>f* = %1, L = %2</p>")
+                    .arg(QString::number(s.experiment.optimum, 'g', 6))
+                    .arg(QString::number(s.experiment.smoothness, 'g', 4));
+    }
     numbers_->setText(html);
 }
 

@@ -28,6 +28,7 @@ public:
     explicit FigureStrip(QWidget* parent = nullptr);
 
     void setSnapshot(SnapshotPtr snapshot);
+    SnapshotPtr snapshot() const { return snapshot_; }
     const std::vector<Value>& values() const { return values_; }
     // The value displayed for (figure, method); NaN if absent.
     double value(const QString& figure, const QString& method) const;

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <limits>
 
+#include "experiment/run_warnings.hpp"
 #include "widget_export.hpp"
 
 namespace pipelens::ui {
@@ -56,7 +57,11 @@ QString legendName(const MethodRun& plan) {
             }
             return QStringLiteral("RPD δ=%1").arg(plan.delta);
         case Method::LocalSgd:
-            return QStringLiteral("LocalSGD R=%1 H=%2").arg(plan.replicas).arg(m.localSteps);
+            return QStringLiteral("LocalSGD R=%1 H=%2%3")
+                .arg(plan.replicas)
+                .arg(m.localSteps)
+                .arg(neverAveragesWarning(plan) ? QStringLiteral(" ⚠ never averages")
+                                                : QString());
         case Method::FillDrain:
             return QStringLiteral("Fill-drain G=%1").arg(plan.schedule.flushGroup);
         case Method::Sgd:
@@ -168,23 +173,58 @@ void LossChart::setXAxis(XAxis axis) {
 
 void LossChart::setSnapshot(SnapshotPtr snapshot) {
     live_ = false;
+    plan_.reset();
+    liveSlots_ = liveUpdates_ = 0.0;
     snapshot_ = std::move(snapshot);
     rebuildData();
     rebuildSeries();
 }
 
+void LossChart::setComputing(SnapshotPtr plan) {
+    plan_ = std::move(plan);
+    snapshot_.reset();
+    liveSlots_ = plan_ ? plan_->totalSlots : 0.0;
+    liveUpdates_ = plan_ ? static_cast<double>(plan_->experiment.budget.updateBudget) : 0.0;
+    setLive({}, liveSlots_, liveUpdates_);
+}
+
+QString LossChart::curveName(const MethodRun& run, double stepSize) const {
+    return legendName(run) + QStringLiteral(", γ=") + shortNumber(stepSize);
+}
+
+void LossChart::updateTitle() {
+    QString title;
+    if (live_) {
+        title = plan_ ? tr("S = %1: computing… (the curves fill in as the methods run)")
+                            .arg(plan_->experiment.config.stages)
+                      : tr("computing…");
+    } else if (!snapshot_) {
+        title = tr("No run yet");
+    }
+    chart()->setTitle(title);
+}
+
 void LossChart::setLive(const std::vector<LiveCurve>& curves, double totalSlots,
                         double totalUpdates) {
     live_ = true;
-    liveSlots_ = totalSlots;
-    liveUpdates_ = totalUpdates;
+    if (totalSlots > 0.0) liveSlots_ = totalSlots;
+    if (totalUpdates > 0.0) liveUpdates_ = totalUpdates;
     bool sameSeries = theoremSeries_.isEmpty() && curves.size() == curves_.size() &&
                       static_cast<qsizetype>(curves.size()) == methodSeries_.size();
     curves_.clear();
     bounds_.clear();
     for (const LiveCurve& live : curves) {
         Curve c;
-        c.name = live.name.isEmpty() ? tr("waiting…") : live.name;
+        const auto index = static_cast<size_t>(live.method);
+        if (live.name.isEmpty()) {
+            c.name = tr("waiting…");
+        } else if (plan_ && index < plan_->runs().size()) {
+            // The same name the finished run's curve gets, so nothing jumps when it arrives.
+            c.name = curveName(plan_->runs()[index], live.stepSize) +
+                     (live.tuning ? tr(" (tuning γ)") : QString());
+        } else {
+            c.name = live.name;
+        }
         c.method = live.method;
         c.points = std::make_shared<const CurvePoints>(CurvePoints{live.bySlot, live.byUpdate});
         if (sameSeries && methodSeries_[static_cast<qsizetype>(curves_.size())]->name() != c.name)
@@ -197,7 +237,7 @@ void LossChart::setLive(const std::vector<LiveCurve>& curves, double totalSlots,
     } else {
         rebuildSeries();
     }
-    chart()->setTitle(QString());
+    updateTitle();
 }
 
 void LossChart::setCursorSlot(int slot) {
@@ -230,8 +270,7 @@ void LossChart::rebuildData() {
         const MethodRun& run = s.runs()[i];
         Curve c;
         c.method = static_cast<int>(i);
-        c.name = legendName(s.experiment.methods[i]) + QStringLiteral(", γ=") +
-                 shortNumber(r.stepSize);
+        c.name = curveName(s.experiment.methods[i], r.stepSize);
         if (r.divergence.diverged) c.name += tr(" — diverged at update %1").arg(r.divergence.update);
         if (s.experiment.methods[i].allDiverged) c.name += tr(" (every γ diverged)");
         c.points = pointsIn(snapshot_->curves[i].loss);
@@ -268,6 +307,7 @@ void LossChart::rebuildSeries() {
     c->removeAllSeries();
     methodSeries_.clear();
     theoremSeries_.clear();
+    ensureAxes();
     for (const Curve& curve : curves_) {
         auto* s = new QLineSeries;
         s->setName(curve.name);
@@ -275,6 +315,8 @@ void LossChart::rebuildSeries() {
         pen.setWidthF(2.0);
         s->setPen(pen);
         c->addSeries(s);
+        s->attachAxis(xAxisItem_);
+        s->attachAxis(yAxisItem_);
         methodSeries_ << s;
     }
     for (size_t i = 0; i < bounds_.size(); ++i) {
@@ -286,21 +328,40 @@ void LossChart::rebuildSeries() {
         pen.setStyle(role == 0 ? Qt::SolidLine : role == 1 ? Qt::DashLine : Qt::DotLine);
         s->setPen(pen);
         c->addSeries(s);
+        s->attachAxis(xAxisItem_);
+        s->attachAxis(yAxisItem_);
         theoremSeries_ << s;
     }
-    c->setTitle(snapshot_ ? QString() : tr("No run yet"));
+    updateTitle();
     // Many curves: a column of legend entries on the right instead of an elided row.
     c->legend()->setAlignment(methodSeries_.size() + theoremSeries_.size() > 3 ? Qt::AlignRight
                                                                                : Qt::AlignBottom);
     rebuildAxes();
 }
 
-void LossChart::rebuildAxes() {
+void LossChart::ensureAxes() {
     QChart* c = chart();
-    for (QAbstractAxis* a : c->axes()) {
-        c->removeAxis(a);
-        delete a;
-    }
+    // Replaces `axis` by a new one of the wanted scale, if it is not of that scale already.
+    auto ensure = [&](QAbstractAxis*& axis, bool log, Qt::Alignment side) {
+        if (axis && (axis->type() == QAbstractAxis::AxisTypeLogValue) == log) return;
+        if (axis) {
+            c->removeAxis(axis);
+            delete axis;
+        }
+        if (log) {
+            axis = new QLogValueAxis;
+        } else {
+            axis = new QValueAxis;
+        }
+        c->addAxis(axis, side);
+        for (QAbstractSeries* s : c->series()) s->attachAxis(axis);
+    };
+    ensure(xAxisItem_, logX(), Qt::AlignBottom);
+    ensure(yAxisItem_, logY(), Qt::AlignLeft);
+}
+
+void LossChart::rebuildAxes() {
+    ensureAxes();
     // Ranges from the whole run, so the axes stay still during playback.
     double xMax = 1.0;
     double yMin = std::numeric_limits<double>::infinity();
@@ -324,29 +385,28 @@ void LossChart::rebuildAxes() {
     if (!(yMax > 0.0)) yMax = 1.0;
     if (!std::isfinite(yMin) || yMin >= yMax) yMin = yMax / 10.0;
 
-    QAbstractAxis* x = nullptr;
     const QString xTitle = xAxis_ == XAxis::Slots ? tr("slots") : tr("block updates");
     if (logX()) {
-        auto* a = new QLogValueAxis;
+        auto* a = static_cast<QLogValueAxis*>(xAxisItem_);
         a->setBase(10.0);
         a->setLabelFormat("%g");
         a->setRange(1.0, std::pow(10.0, std::ceil(std::log10(std::max(10.0, xMax)))));
         a->setMinorTickCount(-1);
-        x = a;
     } else {
-        auto* a = new QValueAxis;
+        auto* a = static_cast<QValueAxis*>(xAxisItem_);
         a->setLabelFormat("%.0f");
+        // Ticks at round numbers from 0, the axis ending exactly where the run ends. The axis is
+        // kept between runs: fixed ticks while the range changes, or the old interval over the
+        // new range would lay out a tick per old interval (hundreds of thousands).
+        a->setTickType(QValueAxis::TicksFixed);
         a->setRange(0.0, xMax);
-        // Ticks at round numbers from 0, the axis ending exactly where the run ends.
-        a->setTickType(QValueAxis::TicksDynamic);
         a->setTickAnchor(0.0);
         a->setTickInterval(niceStep(xMax / 5.0));
-        x = a;
+        a->setTickType(QValueAxis::TicksDynamic);
     }
-    x->setTitleText(xTitle);
-    QAbstractAxis* y = nullptr;
+    xAxisItem_->setTitleText(xTitle);
     if (logY()) {
-        auto* a = new QLogValueAxis;
+        auto* a = static_cast<QLogValueAxis*>(yAxisItem_);
         // One label per decade up to about 7 decades; beyond, one per 2, 3, … decades, so the
         // labels never crowd (Qt elides them to "…" when they do).
         int loExp = static_cast<int>(std::floor(std::log10(std::max(yMin, kLogFloor))));
@@ -360,21 +420,13 @@ void LossChart::rebuildAxes() {
         // A hair beyond the decades, so rounding never drops the end labels.
         a->setRange(std::pow(10.0, loExp) * 0.999, std::pow(10.0, hiExp) * 1.001);
         a->setMinorTickCount(perTick > 1 ? perTick - 1 : -1);
-        y = a;
     } else {
-        auto* a = new QValueAxis;
+        auto* a = static_cast<QValueAxis*>(yAxisItem_);
         a->setLabelFormat("%.3g");
         a->setRange(0.0, yMax * 1.05);
         a->applyNiceNumbers();
-        y = a;
     }
-    y->setTitleText(tr("f − f*"));
-    c->addAxis(x, Qt::AlignBottom);
-    c->addAxis(y, Qt::AlignLeft);
-    for (QAbstractSeries* s : c->series()) {
-        s->attachAxis(x);
-        s->attachAxis(y);
-    }
+    yAxisItem_->setTitleText(tr("f − f*"));
     refreshPoints();
 }
 

@@ -11,6 +11,7 @@
 #include "run_snapshot.hpp"
 
 class QCheckBox;
+class QAbstractAxis;
 class QChart;
 class QChartView;
 class QComboBox;
@@ -28,6 +29,11 @@ public:
 
     void setSnapshot(SnapshotPtr snapshot);
     SnapshotPtr snapshot() const { return snapshot_; }
+    // A new config is computing: no curve of an earlier run is shown; the title names `plan`'s
+    // S and says so, the x range is `plan`'s whole run, and the live curves that follow are
+    // named from `plan` exactly as the finished run's will be.
+    void setComputing(SnapshotPtr plan);
+    bool computing() const { return live_; }
     // The curves of a run in flight, drawn whole (no cursor) until the next setSnapshot. The
     // series are kept when the methods are the same, so the chart does not flicker.
     // `totalSlots` / `totalUpdates` (when known) fix the x range to the whole run.
@@ -75,11 +81,19 @@ private:
     void rebuildData();
     void rebuildSeries();
     void rebuildAxes();
+    // The chart's one x and one y axis, replaced only when their scale (log / linear) changes;
+    // every series is attached to both.
+    void ensureAxes();
+    QString curveName(const MethodRun& run, double stepSize) const;
+    void updateTitle();
     void refreshPoints();
     const std::vector<QPointF>& pointsOf(const Curve& c) const;
     double cursorX(int method) const;
 
     SnapshotPtr snapshot_;
+    SnapshotPtr plan_;  // of the run in flight (setComputing)
+    QAbstractAxis* xAxisItem_ = nullptr;
+    QAbstractAxis* yAxisItem_ = nullptr;
     int cursor_ = -1;
     bool live_ = false;
     double liveSlots_ = 0.0;

@@ -63,7 +63,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     runState_ = new QLabel(this);
     notices_ = new QLabel(this);
     notices_->setStyleSheet("color: #555;");
+    warnings_ = new QLabel(this);
+    warnings_->setObjectName("warnings");
+    warnings_->setStyleSheet("color: #9a5b00;");
+    warnings_->hide();
     statusBar()->addWidget(runState_, 1);
+    statusBar()->addPermanentWidget(warnings_);
     statusBar()->addPermanentWidget(notices_);
 
     connect(controller_, &ExperimentController::configChanged, this, [this] {
@@ -72,6 +77,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     connect(controller_, &ExperimentController::runStarted, this,
             [this] { runState_->setText(tr("Running…")); });
+    connect(controller_, &ExperimentController::planReady, this, &MainWindow::showPlanned);
     connect(controller_, &ExperimentController::resultsReady, this, &MainWindow::showResults);
     connect(controller_, &ExperimentController::partialResults, this, &MainWindow::showPartial);
     connect(controller_, &ExperimentController::runFailed, this,
@@ -199,28 +205,53 @@ int MainWindow::ganttMethodIndex() const {
     return ganttMethod_->currentIndex() < 0 ? -1 : ganttMethod_->currentData().toInt();
 }
 
+void MainWindow::listGanttMethods(const RunSnapshot& snapshot) {
+    const QString previous = ganttMethod_->currentText();
+    const QSignalBlocker block(ganttMethod_);
+    ganttMethod_->clear();
+    for (size_t i = 0; i < snapshot.runs().size(); ++i) {
+        if (snapshot.result(i).timeline) {
+            ganttMethod_->addItem(snapshot.label(i), static_cast<int>(i));
+        }
+    }
+    const int keep = ganttMethod_->findText(previous);
+    ganttMethod_->setCurrentIndex(keep >= 0 ? keep : 0);
+}
+
+void MainWindow::showPlanned(const SnapshotPtr& plan) {
+    // The schedule views (Gantt, figure strip, playback range) depend only on the schedule: they
+    // show the new config now. The curves and the heatmap say they are computing.
+    snapshot_ = plan;
+    listGanttMethods(*plan);
+    loss_->setComputing(plan);
+    figures_->setSnapshot(plan);
+    showGanttMethod();
+    playback_->setTotalSlots(plan->totalSlots, !playback_->playing());
+    applyCursor(playback_->cursor());
+    showWarnings(plan->experiment.warnings);
+    runState_->setStyleSheet(QString());
+    runState_->setText(tr("S = %1: computing…").arg(plan->experiment.config.stages));
+}
+
+void MainWindow::showWarnings(const std::vector<std::string>& warnings) {
+    QStringList lines;
+    for (const std::string& w : warnings) lines << QStringLiteral("⚠ ") + QString::fromStdString(w);
+    warnings_->setText(lines.join(QStringLiteral("  ")));
+    warnings_->setToolTip(lines.join('\n'));
+    warnings_->setVisible(!lines.isEmpty());
+}
+
 void MainWindow::showResults(const SnapshotPtr& snapshot) {
     QElapsedTimer clock;
     clock.start();
     snapshot_ = snapshot;
-    livePlan_.reset();
-    const QString previous = ganttMethod_->currentText();
-    {
-        const QSignalBlocker block(ganttMethod_);
-        ganttMethod_->clear();
-        for (size_t i = 0; i < snapshot->runs().size(); ++i) {
-            if (snapshot->result(i).timeline) {
-                ganttMethod_->addItem(snapshot->label(i), static_cast<int>(i));
-            }
-        }
-        const int keep = ganttMethod_->findText(previous);
-        ganttMethod_->setCurrentIndex(keep >= 0 ? keep : 0);
-    }
+    listGanttMethods(*snapshot);
     loss_->setSnapshot(snapshot);
     figures_->setSnapshot(snapshot);
     showGanttMethod();
     playback_->setTotalSlots(snapshot->totalSlots, !playback_->playing());
     applyCursor(playback_->cursor());
+    showWarnings(snapshot->experiment.warnings);
     int diverged = 0;
     for (size_t i = 0; i < snapshot->runs().size(); ++i) {
         if (snapshot->result(i).divergence.diverged) ++diverged;
@@ -240,6 +271,13 @@ void MainWindow::showGanttMethod() {
                         index >= 0 ? delaysOf(snapshot_, static_cast<size_t>(index)) : nullptr);
     // The heatmap follows the Gantt's method when it has delays, else the first that has.
     heatmapMethod_ = -1;
+    if (snapshot_ && snapshot_->planOnly) {
+        // The delays are known, but the heatmap is the run's: it follows when the run ends.
+        heatmap_->setComputing();
+        heatmapTitle_->setText(tr("<b>Staleness</b> — computing…"));
+        applyCursor(playback_->cursor());
+        return;
+    }
     if (snapshot_) {
         if (index >= 0 && snapshot_->result(static_cast<size_t>(index)).delays) {
             heatmapMethod_ = index;
@@ -249,8 +287,12 @@ void MainWindow::showGanttMethod() {
             }
         }
     }
-    heatmap_->setDelays(heatmapMethod_ >= 0 ? delaysOf(snapshot_, static_cast<size_t>(heatmapMethod_))
-                                            : nullptr);
+    const auto* shownTimeline =
+        heatmapMethod_ >= 0 ? &snapshot_->result(static_cast<size_t>(heatmapMethod_)).timeline
+                            : nullptr;
+    heatmap_->setDelays(
+        heatmapMethod_ >= 0 ? delaysOf(snapshot_, static_cast<size_t>(heatmapMethod_)) : nullptr,
+        shownTimeline && *shownTimeline && pipeDreamFormulaApplies((*shownTimeline)->params));
     QString title = tr("<b>Staleness</b>");
     if (heatmapMethod_ >= 0) {
         title += QStringLiteral(" — ") + snapshot_->label(static_cast<size_t>(heatmapMethod_)).toHtmlEscaped();
@@ -284,27 +326,10 @@ void MainWindow::showPartial() {
             }
         }
     }
-    if (plan && plan != livePlan_) {
-        // The timeline is known before the run: show the new Gantt now. The heatmap needs the
-        // run's delays, so it waits rather than show the previous run's.
-        livePlan_ = plan;
-        int index = -1;
-        for (size_t i = 0; i < plan->runs().size(); ++i) {
-            if (!plan->result(i).timeline) continue;
-            if (index < 0 || plan->label(i) == ganttMethod_->currentText())
-                index = static_cast<int>(i);
-        }
-        if (index >= 0) {
-            gantt_->setTimeline(timelineOf(plan, static_cast<size_t>(index)));
-            gantt_->setCursorSlot(-1);
-        }
-        heatmap_->setDelays(nullptr);
-        heatmapTitle_->setText(tr("<b>Staleness</b> — computing…"));
-    }
     loss_->setLive(controller_->liveCurves(), slotRange, updates);
     runState_->setStyleSheet(QString());
     runState_->setText(tr("running: %1% — the loss curves fill in as the methods compute; the "
-                          "heatmap and figures follow when the run is done")
+                          "heatmap follows when the run is done")
                            .arg(static_cast<int>(std::floor(controller_->liveFraction() * 100.0))));
 }
 

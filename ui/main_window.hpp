@@ -43,6 +43,7 @@ public:
     SweepView* sweepView() const { return sweep_; }
     QComboBox* ganttMethodField() const { return ganttMethod_; }
     QTextBrowser* lessonView() const { return lesson_; }
+    QLabel* warningsLabel() const { return warnings_; }
     // Index (in the snapshot) of the method whose Gantt / heatmap are shown; -1 if none.
     int ganttMethodIndex() const;
     int heatmapMethodIndex() const { return heatmapMethod_; }
@@ -72,6 +73,9 @@ private:
     void buildMenus();
     void restoreLayout();
     void showResults(const SnapshotPtr& snapshot);
+    void showPlanned(const SnapshotPtr& plan);
+    void listGanttMethods(const RunSnapshot& snapshot);
+    void showWarnings(const std::vector<std::string>& warnings);
     void showGanttMethod();
     void applyCursor(int slot);
     void showPartial();  // live curves and progress of the run in flight
@@ -102,10 +106,10 @@ private:
     QSplitter* middle_ = nullptr;
     QLabel* runState_ = nullptr;
     QLabel* notices_ = nullptr;
+    QLabel* warnings_ = nullptr;  // settings that do not do what they say (run_warnings)
     QMenu* recentMenu_ = nullptr;
     QList<QAction*> dockActions_;
     SnapshotPtr snapshot_;
-    SnapshotPtr livePlan_;  // the plan of the run in flight whose Gantt is shown
     int heatmapMethod_ = -1;
     double lastUpdateMs_ = 0.0;
     QString currentFile_;

@@ -19,6 +19,9 @@ struct RunSnapshot {
     ExperimentResult experiment;
     int totalSlots = 0;            // the longest run, in slots (the playback range)
     double seconds = 0.0;          // wall time of the run
+    // Planned only (ExperimentController::planned): the schedule views of every method, no
+    // results yet (no curves, f* unknown).
+    bool planOnly = false;
     // What the loss chart draws per method (derived once, by deriveRunViews): f − f*, and for
     // RPD the theorem overlay (empty without ‖∇f‖² samples).
     std::vector<RunCurves> curves;
@@ -38,6 +41,8 @@ struct LiveCurve {
     std::vector<QPointF> bySlot;
     std::vector<QPointF> byUpdate;
     double fraction = 0.0;  // of this method's run (grid: of all its step sizes)
+    double stepSize = 0.0;  // the γ being run
+    bool tuning = false;    // one point of a step-size grid
 };
 
 // Views into a snapshot that keep it alive (aliasing shared pointers); null when absent.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "chart_support.hpp"
@@ -20,6 +21,7 @@ constexpr double kMinVisibleUpdates = 4.0;
 // A frame computes at most this many delays directly; beyond it, pixel columns snap to bins.
 constexpr long long kMaxDirectCells = 4'000'000;
 const QString kEmptyText = QStringLiteral("Run an experiment to see its pipeline");
+const QString kComputingText = QStringLiteral("computing… the delays appear when the run ends");
 constexpr QRgb kNotRun = 0xffeeeeee;  // updates past the cursor
 
 struct Layout {
@@ -45,6 +47,8 @@ struct StalenessHeatmap::Impl {
     double shownMax = 0.0;
     double shownMean = 0.0;
     long long cursor = -1;
+    bool computing = false;  // a run is in flight: its delays are on their way
+    bool pipeDreamFormula = true;  // S² − S/2 is this schedule's steady-state maximum
     const chart::XRange& range;  // the chart's visible range
     mutable QImage scratch;  // the cell image, reused between frames
     mutable std::vector<QRgb> plane;
@@ -106,13 +110,27 @@ void StalenessHeatmap::Impl::updateStats() {
 }
 
 QString StalenessHeatmap::Impl::statsMax() const {
-    const auto formula = static_cast<double>(pipeDreamMaxDelayFormula(blocks));
+    const QString measured = QStringLiteral("max delay measured %1").arg(shownMax, 0, 'f', 0);
+    if (!pipeDreamFormula) return measured;  // not PipeDream's schedule: no formula of its own
+    const long long formula = pipeDreamMaxDelayFormula(blocks);
     const QString expression = blocks % 2 == 0 ? QStringLiteral("S\u00b2\u2212S/2")
                                                : QStringLiteral("S\u00b2\u2212S/2\u2212\u00bd");
-    return QStringLiteral("max delay measured %1 (formula %2 = %3)")
-        .arg(shownMax, 0, 'f', 0)
-        .arg(expression)
-        .arg(formula, 0, 'f', 0);
+    const QString formulaText = QStringLiteral("%1 = %2").arg(expression).arg(formula);
+    // The measured maximum is over the second half of the updates: only a long enough run has
+    // left the start-up behind by then.
+    switch (steadyState(std::llround(shownMax), formula)) {
+        case SteadyState::Reached:
+            return measured + QStringLiteral(" (formula %1)").arg(formulaText);
+        case SteadyState::StartUpStripe:
+            return measured + QStringLiteral(
+                                  " \u2014 the run is too short for steady state: this maximum is "
+                                  "the start-up stripe, which exceeds the steady-state %1")
+                                  .arg(formulaText);
+        case SteadyState::NotReached:
+            break;
+    }
+    return measured + QStringLiteral(" \u2014 the run is too short to reach the steady-state %1")
+                          .arg(formulaText);
 }
 
 QString StalenessHeatmap::Impl::statsRest() const {
@@ -176,7 +194,8 @@ void StalenessHeatmap::Impl::paint(QPainter& p, const QSizeF& size, const QFont&
     p.setFont(font);
     if (empty()) {
         p.fillRect(QRectF(QPointF(0, 0), size), Qt::white);
-        chart::drawEmptyState(p, QRectF(QPointF(0, 0), size), kEmptyText);
+        chart::drawEmptyState(p, QRectF(QPointF(0, 0), size),
+                              computing ? kComputingText : kEmptyText);
         p.restore();
         return;
     }
@@ -424,7 +443,17 @@ StalenessHeatmap::StalenessHeatmap(QWidget* parent)
 
 StalenessHeatmap::~StalenessHeatmap() = default;
 
-void StalenessHeatmap::setDelays(std::shared_ptr<const DelayTable> delays) {
+void StalenessHeatmap::setComputing() {
+    setDelays(nullptr);
+    d_->computing = true;
+    update();
+}
+
+bool StalenessHeatmap::computing() const { return d_->computing; }
+
+void StalenessHeatmap::setDelays(std::shared_ptr<const DelayTable> delays, bool pipeDreamFormula) {
+    d_->computing = false;
+    d_->pipeDreamFormula = pipeDreamFormula;
     const long long oldUpdates = d_->updates;
     d_->delays = std::move(delays);
     d_->rebuild();
@@ -464,8 +493,11 @@ double StalenessHeatmap::measuredMean() const {
 }
 
 double StalenessHeatmap::formulaMax() const {
+    if (!d_->empty() && !d_->pipeDreamFormula) return std::numeric_limits<double>::quiet_NaN();
     return d_->empty() ? 0.0 : static_cast<double>(pipeDreamMaxDelayFormula(d_->blocks));
 }
+
+QString StalenessHeatmap::statsText() const { return d_->empty() ? QString() : d_->statsText(); }
 
 QString StalenessHeatmap::cellDescription(long long update, int block) const {
     if (valueAt(update, block) < 0) return {};

@@ -16,8 +16,14 @@ public:
     explicit StalenessHeatmap(QWidget* parent = nullptr);
     ~StalenessHeatmap() override;
 
-    void setDelays(std::shared_ptr<const DelayTable> delays);
+    // `pipeDreamFormula`: whether S² − S/2 is the schedule's own steady-state maximum
+    // (pipeDreamFormulaApplies); without it only the measured values are stated.
+    void setDelays(std::shared_ptr<const DelayTable> delays, bool pipeDreamFormula = true);
     std::shared_ptr<const DelayTable> delays() const;
+    // No delays, and the message says a run is computing them (never a previous run's picture);
+    // the next setDelays ends it.
+    void setComputing();
+    bool computing() const;
 
     // Updates [0, cursor) are shown; -1 shows all.
     void setCursorUpdate(long long update);
@@ -29,7 +35,9 @@ public:
     // Measured max and mean over the shown updates' second half, and the formula max.
     double measuredMax() const;
     double measuredMean() const;
-    double formulaMax() const;
+    double formulaMax() const;  // NaN when the formula is not the schedule's own
+    // The header line(s) as drawn: the measured maximum (with what it covers) and the mean.
+    QString statsText() const;
     QString cellDescription(long long update, int block) const;
 
     // The cell under a widget position: the update whose delay the pixel column shows (the

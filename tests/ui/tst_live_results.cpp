@@ -1,7 +1,9 @@
 // Live results: a long run publishes its loss curves while it computes (the chart's curve grows,
 // and what was shown is exactly the finished run's data), and a change during a long run cancels
 // it without any of its partial data reaching the chart afterwards.
+#include <QChart>
 #include <QLabel>
+#include <QValueAxis>
 #include <QLineSeries>
 #include <QStatusBar>
 #include <QSignalSpy>
@@ -128,6 +130,59 @@ private slots:
         const RunResult& r = c.latest()->result(0);
         QVERIFY(!shown.empty());
         for (const auto& points : shown) QCOMPARE(mismatches(points, r), 0);
+    }
+
+    // The live preview and the finished curves are one model: one x and one y axis on the
+    // chart at every moment (the preview once drew two overlapping sets), every curve attached
+    // to exactly those, and the live legend names what the finished run's legend names.
+    void liveAndFinalCurvesShareOneAxisPairAndNames() {
+        ExperimentController c;
+        LossChart chart;
+        chart.resize(640, 420);
+        chart.show();
+        QStringList problems;
+        auto check = [&](const char* when) {
+            QChart* ch = chart.chart();
+            const auto xs = ch->axes(Qt::Horizontal);
+            const auto ys = ch->axes(Qt::Vertical);
+            if (xs.size() != 1 || ys.size() != 1) {
+                problems << QStringLiteral("%1: %2 x and %3 y axes").arg(when).arg(xs.size()).arg(ys.size());
+                return;
+            }
+            for (QAbstractSeries* series : ch->series()) {
+                const auto attached = series->attachedAxes();
+                if (attached.size() != 2 || !attached.contains(xs[0]) || !attached.contains(ys[0]))
+                    problems << QStringLiteral("%1: a series not on the chart's axes").arg(when);
+            }
+        };
+        QStringList liveNames;
+        int publishes = 0;
+        connect(&c, &ExperimentController::planReady, &chart, [&](SnapshotPtr plan) {
+            chart.setComputing(plan);
+            check("computing");
+        });
+        connect(&c, &ExperimentController::partialResults, &chart, [&] {
+            chart.setLive(c.liveCurves());
+            // Switch scales while live: the axes are replaced, never doubled.
+            if (++publishes == 2) chart.setLogY(false);
+            if (publishes == 3) chart.setLogX(true);
+            check("live");
+            if (!chart.methodSeries().isEmpty()) liveNames << chart.methodSeries()[0]->name();
+        });
+        c.setConfig(longRun(0.25));
+        QVERIFY(test::waitForCurrentResults(c));
+        chart.setSnapshot(c.latest());
+        check("final");
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+        QVERIFY(publishes >= 3);
+        QVERIFY(!liveNames.isEmpty());
+        QCOMPARE(liveNames.last(), chart.methodSeries()[0]->name());
+        // The finished curve lies inside the axis range it is drawn against.
+        auto* y = qobject_cast<QValueAxis*>(chart.chart()->axes(Qt::Vertical)[0]);
+        QVERIFY(y);
+        for (const QPointF& p : chart.methodSeries()[0]->points()) {
+            QVERIFY(p.y() >= y->min() && p.y() <= y->max());
+        }
     }
 
     void theWindowShowsLiveCurvesAndProgress() {
