@@ -10,6 +10,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
+#include <cmath>
 
 #include "experiment_controller.hpp"
 #include "log_slider.hpp"
@@ -149,15 +150,22 @@ MethodListEditor::MethodListEditor(ExperimentController* controller, QWidget* pa
         }
         showCurrent();
     });
+    // A grid's choice is known when its run ends: the γ field then shows it.
+    connect(controller_, &ExperimentController::resultsReady, this, [this] { showCurrent(); });
     connect(step_, &LogSlider::valueEdited, this, [this](double v) {
         editCurrent(step_, [v](MethodSpec& m) { m.step.value = v; });
     });
     connect(grid_, &QCheckBox::toggled, this, [this](bool on) {
-        editCurrent(grid_->parentWidget(), [this, on](MethodSpec& m) {
+        // Unticked, the method keeps running at the γ the grid chose (a grid-tuned preset has
+        // no fixed γ of its own).
+        const double chosen = on ? 0.0 : gridChoice(list_->currentRow());
+        editCurrent(grid_->parentWidget(), [this, on, chosen](MethodSpec& m) {
             m.step.grid = on;
             m.step.gridMin = gridMin_->value();
             m.step.gridMax = gridMax_->value();
+            if (!on && chosen > 0.0) m.step.value = chosen;
         });
+        if (!on) showCurrent();  // the γ field shows the γ kept
     });
     auto gridRange = [this] {
         editCurrent(grid_->parentWidget(), [this](MethodSpec& m) {
@@ -260,6 +268,26 @@ void MethodListEditor::onItemChanged(QListWidgetItem* item) {
     }
 }
 
+double MethodListEditor::gridChoice(int row) const {
+    if (row < 0 || row >= static_cast<int>(specs_.size())) return 0.0;
+    const MethodSpec& spec = specs_[static_cast<size_t>(row)];
+    if (!spec.step.grid) return spec.step.value;
+    // Its index among the methods that ran (the checked ones, in order).
+    int index = 0;
+    for (int i = 0; i < row; ++i) index += list_->item(i)->checkState() == Qt::Checked ? 1 : 0;
+    const SnapshotPtr s = controller_->latest();
+    const bool ran = list_->item(row)->checkState() == Qt::Checked && s &&
+                     index < static_cast<int>(s->runs().size()) &&
+                     s->runs()[static_cast<size_t>(index)].spec.method == spec.method;
+    if (ran) {
+        const MethodRun& run = s->runs()[static_cast<size_t>(index)];
+        if (run.chosen >= 0 && run.chosen < static_cast<int>(run.grid.size()))
+            return run.grid[static_cast<size_t>(run.chosen)].stepSize;
+    }
+    // Not run yet: the middle of the grid.
+    return std::ldexp(1.0, (spec.step.gridMin + spec.step.gridMax) / 2);
+}
+
 void MethodListEditor::editCurrent(QWidget* field, const std::function<void(MethodSpec&)>& change) {
     if (updating_) return;
     const int row = list_->currentRow();
@@ -275,7 +303,8 @@ void MethodListEditor::editCurrent(QWidget* field, const std::function<void(Meth
             return;
         }
     }
-    errors_.clear(field);
+    // The config is valid now: every earlier refusal of this editor is resolved too.
+    errors_.clearAll();
     list_->item(row)->setText(methodTitle(specs_[static_cast<size_t>(row)],
                                           controller_->config().stages));
 }
@@ -288,7 +317,9 @@ void MethodListEditor::showCurrent() {
     const MethodSpec& m = specs_[static_cast<size_t>(row)];
     const bool wasUpdating = updating_;
     updating_ = true;
-    step_->setValue(m.step.value > 0.0 ? m.step.value : step_->minimum());
+    // A grid shows the γ it chose in the last run (the value it will keep if unticked).
+    const double shown = m.step.grid ? gridChoice(row) : m.step.value;
+    step_->setValue(shown > 0.0 ? shown : m.step.value > 0.0 ? m.step.value : step_->minimum());
     grid_->setChecked(m.step.grid);
     gridMin_->setValue(m.step.gridMin);
     gridMax_->setValue(m.step.gridMax);

@@ -33,6 +33,8 @@ public:
 
     QListWidget* list() const { return list_; }
     LogSlider* stepSlider() const { return step_; }
+    QCheckBox* gridField() const { return grid_; }
+    QSpinBox* gridMinField() const { return gridMin_; }
     QSpinBox* noamField() const { return noam_; }
     QComboBox* delayModeField() const { return delayMode_; }
     QSpinBox* deltaField() const { return delta_; }
@@ -45,6 +47,9 @@ public:
 
 private:
     std::vector<MethodSpec> checkedSpecs() const;
+    // The γ a grid-tuned method's last run chose (the middle of the grid before it ran); a fixed
+    // method's own γ.
+    double gridChoice(int row) const;
     void showCurrent();
     // Applies an edit of the current method; shows the engine's message on `field` if refused.
     void editCurrent(QWidget* field, const std::function<void(MethodSpec&)>& change);

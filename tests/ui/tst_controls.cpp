@@ -13,6 +13,7 @@
 #include "experiment_controller.hpp"
 #include "log_slider.hpp"
 #include "method_list_editor.hpp"
+#include "presets.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -85,6 +86,37 @@ private slots:
         QVERIFY(step->errorText().isEmpty());
         step->slider()->setValue(step->slider()->maximum());
         QCOMPARE(c.config().methods[0].step.value, 100.0);
+    }
+
+    // A grid-tuned preset's γ field shows the γ the grid chose; unticking "tune γ" keeps that
+    // γ (it used to send step_size = 0 and be refused), and a refusal clears once the config is
+    // valid again.
+    void untickingTheGridKeepsTheGammaItChose() {
+        ExperimentController c;
+        ControlsPanel panel(&c);
+        ExperimentConfig grid = loadPreset("e3-quadratic").config;
+        grid.methods.resize(1);  // PD, γ = 2^a for a in [-10, 0]
+        c.setConfig(grid);
+        c.runNow();
+        QVERIFY(test::waitForCurrentResults(c));
+        MethodListEditor* m = panel.methods();
+        m->list()->setCurrentRow(0);
+        QVERIFY(m->gridField()->isChecked());
+        const MethodRun& run = c.latest()->runs()[0];
+        const double chosen = run.grid[static_cast<size_t>(run.chosen)].stepSize;
+        QCOMPARE(m->stepSlider()->value(), chosen);
+        m->gridField()->setChecked(false);
+        QCOMPARE(m->errors().refused().size(), 0);
+        QVERIFY(!c.config().methods[0].step.grid);
+        QCOMPARE(c.config().methods[0].step.value, chosen);
+        QCOMPARE(m->stepSlider()->value(), chosen);
+
+        m->gridField()->setChecked(true);
+        m->gridMinField()->setValue(5);  // above a_max = 0: refused
+        QCOMPARE(m->errors().refused().size(), 1);
+        m->stepSlider()->field()->setText("0.125");
+        emit m->stepSlider()->field()->editingFinished();  // a valid edit: the config is valid
+        QCOMPARE(m->errors().refused().size(), 0);
     }
 
     void methodParametersAndTheListAreEdited() {
