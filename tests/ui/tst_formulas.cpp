@@ -7,6 +7,7 @@
 #include "experiment_controller.hpp"
 #include "figure_strip.hpp"
 #include "loss_chart.hpp"
+#include "presets.hpp"
 #include "replay/delays.hpp"
 #include "replay/theorem.hpp"
 #include "ui_test_support.hpp"
@@ -124,6 +125,38 @@ private slots:
         const double d = static_cast<double>(r.maxDelay);
         QVERIFY(std::abs(last.y() - (2 * r.stages * D0 / (g * K) + g * r.stages * L * G * G +
                                      g * g * L * L * d * d * G * G)) <= 1e-9 * last.y());
+    }
+
+    // The delays panel shows each method's own quantity: PipeDream beside S² − S/2 and S²/2,
+    // fill-drain and sequential SGD measured only; a PD that diverged keeps its delays.
+    void theDelaysPanelComparesEachMethodWithItsOwnFormula() {
+        ExperimentConfig c = loadPreset("e3-quadratic").config;  // least squares: γ too big blows up
+        MethodSpec pd;
+        pd.method = Method::PipeDream;
+        pd.step.value = 16.0;  // diverges
+        MethodSpec sgd;
+        sgd.method = Method::Sgd;
+        sgd.step.value = 0.1;
+        MethodSpec fd;
+        fd.method = Method::FillDrain;
+        fd.step.value = 0.1;
+        c.methods = {pd, sgd, fd};
+        ExperimentController controller;
+        controller.setConfig(c);
+        controller.runNow();
+        QVERIFY(test::waitForCurrentResults(controller));
+        const SnapshotPtr s = controller.latest();
+        QVERIFY(s->result(0).divergence.diverged);
+        FigureStrip strip;
+        strip.setSnapshot(s);
+        const long long formula = pipeDreamMaxDelayFormula(c.stages);
+        QCOMPARE(strip.value("max delay", s->label(0)), static_cast<double>(formula));
+        QCOMPARE(strip.value("formula max delay", s->label(0)), static_cast<double>(formula));
+        for (size_t i : {size_t{1}, size_t{2}}) {
+            QVERIFY(!std::isnan(strip.value("max delay", s->label(i))));
+            QVERIFY(std::isnan(strip.value("formula max delay", s->label(i))));
+            QVERIFY(std::isnan(strip.value("formula mean delay", s->label(i))));
+        }
     }
 };
 

@@ -1,6 +1,8 @@
 // The whole window: it builds with every preset and shows real results; a parameter change
 // reruns and the charts receive the new data; the heatmap shows the engine's delays; playback
 // moves every view together; log axes carry readable labels.
+#include <QLabel>
+#include <QLineSeries>
 #include <QChart>
 #include <QComboBox>
 #include <QLineSeries>
@@ -68,6 +70,32 @@ private slots:
         QCOMPARE(w.heatmap()->delays()->stages(), 4);
         QCOMPARE(w.figureStrip()->value("formula max delay", s->label(0)),
                  static_cast<double>(pipeDreamMaxDelayFormula(4)));
+    }
+
+    // LocalSGD with H = 50 at S = 8 never averages in the default budget: the window says so
+    // (status bar) as soon as the plan is known, and the legend marks the method.
+    void localSgdThatNeverAveragesIsWarnedAbout() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.warningsLabel()->isHidden());
+        QCOMPARE(w.controller()->tryModify([](ExperimentConfig& c) {
+            c.methods[2].localSteps = 50;  // LocalSGD
+        }), QString());
+        QVERIFY(!w.warningsLabel()->isHidden());  // from the plan, before the run
+        QVERIFY2(w.warningsLabel()->text().contains("never averages"),
+                 qPrintable(w.warningsLabel()->text()));
+        QVERIFY(w.waitForResults(60000));
+        QCOMPARE(w.controller()->latest()->experiment.warnings.size(), size_t{1});
+        QVERIFY(w.warningsLabel()->text().contains(
+            QString::fromStdString(w.controller()->latest()->experiment.warnings[0])));
+        const QString legend = w.lossChart()->methodSeries()[2]->name();
+        QVERIFY2(legend.contains("⚠ never averages"), qPrintable(legend));
+        QVERIFY(!w.lossChart()->methodSeries()[0]->name().contains("never averages"));
+        QCOMPARE(w.controller()->tryModify([](ExperimentConfig& c) {
+            c.methods[2].localSteps = 5;
+        }), QString());
+        QVERIFY(w.warningsLabel()->isHidden());
     }
 
     void theHeatmapShowsTheEnginesDelays() {

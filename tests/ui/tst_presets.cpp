@@ -6,6 +6,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "experiment/experiment.hpp"
 #include "experiment_controller.hpp"
 #include "main_window.hpp"
 #include "presets.hpp"
@@ -144,6 +145,28 @@ private slots:
         }
         QCOMPARE(hs, (std::vector<int>{2, 5, 30}));
         QCOMPARE(loadPreset("e3-logistic").config.methods[1].localSteps, 5);
+    }
+
+    // The default lesson's numbers are what its preset's PipeDream run shows: the second-half
+    // maximum (the heatmap's header) is S² − S/2 = 60, the whole run's (the start-up stripe)
+    // 72.
+    void theDefaultLessonSaysWhatItsPresetShows() {
+        const Preset p = loadPreset("default");
+        ExperimentConfig c = p.config;
+        const int M = c.data.rows / c.batchSize;
+        auto pipeDream = [&](int S) {
+            c.stages = S;
+            const ExperimentResult planned = plannedViews(c, M);
+            QTEST_ASSERT(planned.methods[0].spec.method == Method::PipeDream);
+            return planned.methods[0].result;
+        };
+        const RunResult at8 = pipeDream(8);
+        QVERIFY(p.lesson.contains(QStringLiteral("S = %1 stages").arg(8)));
+        QVERIFY(p.lesson.contains(QStringLiteral("S² − S/2 = %1 updates").arg(at8.delayStats->max)));
+        QCOMPARE(at8.delayStats->max, pipeDreamMaxDelayFormula(8));
+        QVERIFY(p.lesson.contains(QStringLiteral("start-up stripe on the left reaches %1")
+                                      .arg(at8.delays->maxDelay())));
+        QVERIFY(at8.delays->maxDelay() > at8.delayStats->max);
     }
 
     void anUnknownPresetIsRefused() {

@@ -401,6 +401,34 @@ class TestStalenessHeatmap : public QObject {
         QCOMPARE(pipelens::ui::viridis(-3), pipelens::ui::viridis(0));
         QCOMPARE(pipelens::ui::viridis(999), pipelens::ui::viridis(255));
     }
+
+    // At S = 128 the default budget (N = 300) is too short for steady state: the header says
+    // so and what its maximum covers; at S = 8 it is the formula; a fill-drain table is not
+    // compared with PipeDream's formula at all.
+    void theHeaderSaysWhatTheMeasuredMaximumCovers() {
+        auto table = [](ScheduleKind kind, int S) {
+            ScheduleParams p;
+            p.kind = kind;
+            p.stages = S;
+            p.microbatches = 300;
+            return std::make_shared<const DelayTable>(buildTimeline(p));
+        };
+        StalenessHeatmap map;
+        map.resize(900, 300);
+        map.setDelays(table(ScheduleKind::PipeDream, 128));
+        QCOMPARE(map.measuredMax(), 20352.0);
+        QVERIFY2(map.statsText().contains("max delay measured 20352 \u2014 the run is too short for "
+                                          "steady state: this maximum is the start-up stripe, "
+                                          "which exceeds the steady-state S\u00b2\u2212S/2 = 16320"),
+                 qPrintable(map.statsText()));
+        map.setDelays(table(ScheduleKind::PipeDream, 8));
+        QVERIFY2(map.statsText().startsWith("max delay measured 60 (formula S\u00b2\u2212S/2 = 60)"),
+                 qPrintable(map.statsText()));
+        map.setDelays(table(ScheduleKind::FillDrain, 8), false);
+        QVERIFY(!map.statsText().contains("formula"));
+        QVERIFY(!map.statsText().contains("S\u00b2"));
+        QVERIFY(std::isnan(map.formulaMax()));
+    }
 };
 
 QTEST_MAIN(TestStalenessHeatmap)
