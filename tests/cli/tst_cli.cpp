@@ -214,6 +214,29 @@ private slots:
         QVERIFY(q.out.isEmpty() && q.err.isEmpty());
     }
 
+    // LocalSGD shorter than one round (N = 12 microbatches, R·H = 4·50) never averages: the
+    // run succeeds, stderr says so (with --quiet too) and summary.json lists it.
+    void localSgdThatNeverAveragesIsWarnedAbout() {
+        QTemporaryDir tmp;
+        json c = smallConfig();
+        c["methods"][2]["local_steps"] = 50;
+        const QString cfg = tmp.filePath("short.json");
+        writeFile(cfg, c.dump(2));
+        const QString out = tmp.filePath("out");
+        const CliResult r = runCli({"run", cfg, "--out", out, "--quiet"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.isEmpty());
+        const QStringList lines = r.err.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 1);
+        QVERIFY2(lines[0].startsWith("warning: LocalSGD") && lines[0].contains("never averages"),
+                 qPrintable(r.err));
+        const json s = json::parse(readFile(out + "/summary.json").toStdString());
+        QCOMPARE(s["warnings"].size(), size_t(1));
+        QCOMPARE(QString::fromStdString(s["warnings"][0].get<std::string>()),
+                 lines[0].mid(QString("warning: ").size()));
+        // (runWritesResults: H = 2 averages, and --quiet prints nothing at all.)
+    }
+
     void helpForEveryCommand_data() {
         QTest::addColumn<QString>("command");
         QTest::addColumn<QStringList>("mentions");
