@@ -228,12 +228,12 @@ private slots:
         QVERIFY(r.out.isEmpty());
         const QStringList lines = r.err.split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 1);
-        QVERIFY2(lines[0].startsWith("warning: LocalSGD") && lines[0].contains("never averages"),
+        QVERIFY2(lines[0].startsWith("pipelens-cli: warning: LocalSGD") && lines[0].contains("never averages"),
                  qPrintable(r.err));
         const json s = json::parse(readFile(out + "/summary.json").toStdString());
         QCOMPARE(s["warnings"].size(), size_t(1));
         QCOMPARE(QString::fromStdString(s["warnings"][0].get<std::string>()),
-                 lines[0].mid(QString("warning: ").size()));
+                 lines[0].mid(QString("pipelens-cli: warning: ").size()));
         // (runWritesResults: H = 2 averages, and --quiet prints nothing at all.)
     }
 
