@@ -136,7 +136,7 @@ void ExperimentController::supersede() {
     // With the objective at hand the plan costs milliseconds (S = 150 included): show it now.
     if (auto objective = cache_->peek(config_)) {
         try {
-            announcePlan(plannedSnapshot(plannedViews(config_, objective->batches()), generation_));
+            announcePlan(plannedSnapshot(plannedViews(config_, *objective), generation_));
         } catch (const std::exception&) {
             // The worker reports the same error for this config.
         }

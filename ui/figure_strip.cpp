@@ -228,7 +228,7 @@ void FigureStrip::fillDelays(const RunSnapshot& s) {
     series->append(measured);
     series->setLabelsVisible(categories.size() <= 4);
     series->setLabelsFormat("@value");
-    series->setLabelsPrecision(3);
+    series->setLabelsPrecision(6);  // 20352, not 2.04e+04 (which the bar clipped)
     measured->setLabelFont(smallFont(measured->labelFont()));
     c->addSeries(series);
     for (QLineSeries* line : marks) c->addSeries(line);

@@ -27,6 +27,7 @@ constexpr QRgb kNotRun = 0xffeeeeee;  // updates past the cursor
 struct Layout {
     QRectF statsLine;  // one line, or two when the stats do not fit in one
     bool statsWrapped = false;
+    int noteLines = 0;  // wrapped: lines of the steady-state note between max and the rest
     double width = 0.0;  // the whole widget's
     QRectF plot;
     QRectF colourBar;
@@ -79,7 +80,8 @@ struct StalenessHeatmap::Impl {
     // updates), which go on a second line when the widget is too narrow for one.
     QString statsMax() const;
     QString statsRest() const;
-    QString statsText() const { return statsMax() + QStringLiteral(", ") + statsRest(); }
+    QString statsNote() const;  // what the measured max covers, when it is not the formula
+    QString statsText() const;
     void paint(QPainter& p, const QSizeF& size, const QFont& font, bool vectorCells) const;
     void paintCellsImage(QPainter& p, const Layout& l) const;
     void paintCellsVector(QPainter& p, const Layout& l) const;
@@ -115,22 +117,33 @@ QString StalenessHeatmap::Impl::statsMax() const {
     const long long formula = pipeDreamMaxDelayFormula(blocks);
     const QString expression = blocks % 2 == 0 ? QStringLiteral("S\u00b2\u2212S/2")
                                                : QStringLiteral("S\u00b2\u2212S/2\u2212\u00bd");
-    const QString formulaText = QStringLiteral("%1 = %2").arg(expression).arg(formula);
+    const bool steady = steadyState(std::llround(shownMax), formula) == SteadyState::Reached;
+    return measured + QStringLiteral(" (%1%2 = %3)")
+                          .arg(steady ? QStringLiteral("formula ") : QStringLiteral("steady-state "))
+                          .arg(expression)
+                          .arg(formula);
+}
+
+QString StalenessHeatmap::Impl::statsNote() const {
+    if (!pipeDreamFormula) return {};
     // The measured maximum is over the second half of the updates: only a long enough run has
     // left the start-up behind by then.
-    switch (steadyState(std::llround(shownMax), formula)) {
+    switch (steadyState(std::llround(shownMax), pipeDreamMaxDelayFormula(blocks))) {
         case SteadyState::Reached:
-            return measured + QStringLiteral(" (formula %1)").arg(formulaText);
+            return {};
         case SteadyState::StartUpStripe:
-            return measured + QStringLiteral(
-                                  " \u2014 the run is too short for steady state: this maximum is "
-                                  "the start-up stripe, which exceeds the steady-state %1")
-                                  .arg(formulaText);
+            return QStringLiteral("the run is too short for steady state: this max is the "
+                                  "start-up stripe, which exceeds the formula");
         case SteadyState::NotReached:
             break;
     }
-    return measured + QStringLiteral(" \u2014 the run is too short to reach the steady-state %1")
-                          .arg(formulaText);
+    return QStringLiteral("the run is too short to reach steady state");
+}
+
+QString StalenessHeatmap::Impl::statsText() const {
+    const QString note = statsNote();
+    return statsMax() + (note.isEmpty() ? QString() : QStringLiteral(" \u2014 ") + note) +
+           QStringLiteral(", ") + statsRest();
 }
 
 QString StalenessHeatmap::Impl::statsRest() const {
@@ -153,8 +166,13 @@ Layout StalenessHeatmap::Impl::layout(const QSizeF& size, const QFontMetricsF& f
     l.width = size.width();
     const double statsWidth = std::max(0.0, std::floor(size.width() - left - 8));
     l.statsWrapped = fm.horizontalAdvance(statsText()) > statsWidth;
+    const QString note = statsNote();
+    if (l.statsWrapped && !note.isEmpty() && statsWidth > 0) {
+        const QRectF box = fm.boundingRect(QRectF(0, 0, statsWidth, 1e6), Qt::TextWordWrap, note);
+        l.noteLines = std::max(1, static_cast<int>(std::ceil(box.height() / line - 0.01)));
+    }
     l.statsLine = QRectF(std::ceil(left), 4, statsWidth,
-                         std::ceil((l.statsWrapped ? 2 : 1) * line + 6));
+                         std::ceil((l.statsWrapped ? 2 + l.noteLines : 1) * line + 6));
     l.plot = QRectF(std::ceil(left), l.statsLine.bottom() + 4,
                     std::max(1.0, std::floor(size.width() - std::ceil(left) - right)),
                     std::max(1.0, std::floor(size.height() - l.statsLine.bottom() - 4 - bottom)));
@@ -207,12 +225,16 @@ void StalenessHeatmap::Impl::paint(QPainter& p, const QSizeF& size, const QFont&
     if (!l.statsWrapped) {
         p.drawText(l.statsLine, Qt::AlignLeft | Qt::AlignVCenter, statsText());
     } else {
-        // Two lines, each elided at the right if even that is too narrow.
+        // Two lines, each elided at the right if even that is too narrow, with the steady-state
+        // note between them, word-wrapped (it is the explanation: never elided).
         const double w = l.statsLine.width();
         const QRectF first(l.statsLine.left(), l.statsLine.top() + 3, w, fm.height());
-        const QRectF second(l.statsLine.left(), first.bottom(), w, fm.height());
+        const QRectF note(l.statsLine.left(), first.bottom(), w, l.noteLines * fm.height());
+        const QRectF second(l.statsLine.left(), note.bottom(), w, fm.height());
         p.drawText(first, Qt::AlignLeft | Qt::AlignVCenter,
                    fm.elidedText(statsMax(), Qt::ElideRight, w));
+        if (l.noteLines > 0)
+            p.drawText(note, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, statsNote());
         p.drawText(second, Qt::AlignLeft | Qt::AlignVCenter,
                    fm.elidedText(statsRest(), Qt::ElideRight, w));
     }

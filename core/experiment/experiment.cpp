@@ -124,12 +124,9 @@ std::shared_ptr<LinearObjective> buildObjective(const ExperimentConfig& c) {
 }
 
 ExperimentPlan planExperiment(const ExperimentConfig& c, const LinearObjective& objective) {
-    return planExperiment(c, objective.batches());
-}
-
-ExperimentPlan planExperiment(const ExperimentConfig& c, int M) {
     ExperimentPlan plan;
     ExperimentBudget& budget = plan.budget;
+    const int M = objective.batches();
     MethodSpec pdSpec;
     pdSpec.method = Method::PipeDream;
     for (const MethodSpec& m : c.methods) {
@@ -382,10 +379,10 @@ void fillPlannedViews(ExperimentResult& planned) {
     }
 }
 
-ExperimentResult plannedViews(const ExperimentConfig& c, int batchesPerEpoch) {
+ExperimentResult plannedViews(const ExperimentConfig& c, const LinearObjective& objective) {
     ExperimentResult res;
     res.config = c;
-    ExperimentPlan plan = planExperiment(c, batchesPerEpoch);
+    ExperimentPlan plan = planExperiment(c, objective);
     res.budget = plan.budget;
     res.methods = std::move(plan.runs);
     res.warnings = experimentWarnings(res);

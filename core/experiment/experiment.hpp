@@ -73,8 +73,6 @@ struct ExperimentPlan {
 };
 
 ExperimentPlan planExperiment(const ExperimentConfig& config, const LinearObjective& objective);
-// The same from the objective's batches per epoch M (all the plan reads of it).
-ExperimentPlan planExperiment(const ExperimentConfig& config, int batchesPerEpoch);
 
 
 std::unique_ptr<Replay> makeReplay(const ExperimentConfig& config, const MethodRun& run,
@@ -131,7 +129,7 @@ struct RunOptions {
 void fillPlannedViews(ExperimentResult& planned);
 // The experiment as planned, before any run, with fillPlannedViews and placeUpdates done: what
 // the app shows at once while S changes (optimum and smoothness are left 0).
-ExperimentResult plannedViews(const ExperimentConfig& config, int batchesPerEpoch);
+ExperimentResult plannedViews(const ExperimentConfig& config, const LinearObjective& objective);
 
 // The one run orchestration (CLI and app): objective, plan, every method in parallel
 // (cancellable between chunks), step-size grids resolved by runMethod.

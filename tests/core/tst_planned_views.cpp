@@ -42,7 +42,7 @@ private slots:
         const ExperimentConfig c = config();
         ExperimentResult ran = runExperiment(c);
         placeUpdates(ran);  // as the app does with a finished run
-        const ExperimentResult planned = plannedViews(c, 6);  // M = 60 / 10
+        const ExperimentResult planned = plannedViews(c, *prepareObjective(c));
         QCOMPARE(planned.methods.size(), ran.methods.size());
         QCOMPARE(planned.budget.slotBudget, ran.budget.slotBudget);
         for (size_t i = 0; i < ran.methods.size(); ++i) {
@@ -67,12 +67,12 @@ private slots:
         const RunResult& pd = ran.methods[0].result;
         QVERIFY(pd.divergence.diverged);
         QVERIFY(pd.delayStats.has_value());  // the schedule's, whatever the run did
-        QCOMPARE(pd.delayStats->max, plannedViews(config(), 6).methods[0].result.delayStats->max);
+        QCOMPARE(pd.delayStats->max, plannedViews(config(), *prepareObjective(config())).methods[0].result.delayStats->max);
         QCOMPARE(pd.maxDelay, pd.delays->maxDelay());
     }
 
     void maxDelayIsTheLargestDelayOfTheTable() {
-        for (const auto& run : plannedViews(config(), 6).methods) {
+        for (const auto& run : plannedViews(config(), *prepareObjective(config())).methods) {
             if (!run.result.delays) continue;
             const DelayTable& d = *run.result.delays;
             long long brute = 0;
@@ -113,7 +113,7 @@ private slots:
     }
 
     void pipeDreamsFormulaIsClaimedOnlyForItsSchedule() {
-        const ExperimentResult planned = plannedViews(config(), 6);
+        const ExperimentResult planned = plannedViews(config(), *prepareObjective(config()));
         QVERIFY(pipeDreamFormulaApplies(planned.methods[0].result.timeline->params));   // PD
         QVERIFY(!pipeDreamFormulaApplies(planned.methods[3].result.timeline->params));  // SGD
         QVERIFY(!pipeDreamFormulaApplies(planned.methods[4].result.timeline->params));  // fill-drain

@@ -6,6 +6,7 @@
 
 #include "experiment/config.hpp"
 #include "experiment/experiment.hpp"
+#include "experiment/objective_cache.hpp"
 #include "experiment/results.hpp"
 #include "experiment/run_warnings.hpp"
 
@@ -50,7 +51,7 @@ private slots:
         QCOMPARE(summaryJson(res)["warnings"], json(res.warnings));
         QVERIFY(summaryText(res).find("warning: " + w) != std::string::npos);
         // The plan knows it before anything runs.
-        QCOMPARE(plannedViews(localSgd(50), 6).warnings, res.warnings);
+        QCOMPARE(plannedViews(localSgd(50), *prepareObjective(localSgd(50))).warnings, res.warnings);
     }
 
     void localSgdThatAveragesIsNotWarnedAbout() {

@@ -7,6 +7,7 @@
 #include <QTest>
 
 #include "experiment/experiment.hpp"
+#include "experiment/objective_cache.hpp"
 #include "experiment_controller.hpp"
 #include "main_window.hpp"
 #include "presets.hpp"
@@ -153,10 +154,9 @@ private slots:
     void theDefaultLessonSaysWhatItsPresetShows() {
         const Preset p = loadPreset("default");
         ExperimentConfig c = p.config;
-        const int M = c.data.rows / c.batchSize;
         auto pipeDream = [&](int S) {
             c.stages = S;
-            const ExperimentResult planned = plannedViews(c, M);
+            const ExperimentResult planned = plannedViews(c, *prepareObjective(c));
             QTEST_ASSERT(planned.methods[0].spec.method == Method::PipeDream);
             return planned.methods[0].result;
         };
