@@ -221,16 +221,20 @@ void MainWindow::listGanttMethods(const RunSnapshot& snapshot) {
 void MainWindow::showPlanned(const SnapshotPtr& plan) {
     // The schedule views (Gantt, figure strip, playback range) depend only on the schedule: they
     // show the new config now. The curves and the heatmap say they are computing.
-    snapshot_ = plan;
-    listGanttMethods(*plan);
     loss_->setComputing(plan);
-    figures_->setSnapshot(plan);
-    showGanttMethod();
-    playback_->setTotalSlots(plan->totalSlots, !playback_->playing());
-    applyCursor(playback_->cursor());
-    showWarnings(plan->experiment.warnings);
+    showSnapshotViews(plan);
     runState_->setStyleSheet(QString());
     runState_->setText(tr("S = %1: computing…").arg(plan->experiment.config.stages));
+}
+
+void MainWindow::showSnapshotViews(const SnapshotPtr& snapshot) {
+    snapshot_ = snapshot;
+    listGanttMethods(*snapshot);
+    figures_->setSnapshot(snapshot);
+    showGanttMethod();
+    playback_->setTotalSlots(snapshot->totalSlots, !playback_->playing());
+    applyCursor(playback_->cursor());
+    showWarnings(snapshot->experiment.warnings);
 }
 
 void MainWindow::showWarnings(const std::vector<std::string>& warnings) {
@@ -244,14 +248,8 @@ void MainWindow::showWarnings(const std::vector<std::string>& warnings) {
 void MainWindow::showResults(const SnapshotPtr& snapshot) {
     QElapsedTimer clock;
     clock.start();
-    snapshot_ = snapshot;
-    listGanttMethods(*snapshot);
     loss_->setSnapshot(snapshot);
-    figures_->setSnapshot(snapshot);
-    showGanttMethod();
-    playback_->setTotalSlots(snapshot->totalSlots, !playback_->playing());
-    applyCursor(playback_->cursor());
-    showWarnings(snapshot->experiment.warnings);
+    showSnapshotViews(snapshot);
     int diverged = 0;
     for (size_t i = 0; i < snapshot->runs().size(); ++i) {
         if (snapshot->result(i).divergence.diverged) ++diverged;

@@ -75,6 +75,8 @@ private:
     void showResults(const SnapshotPtr& snapshot);
     void showPlanned(const SnapshotPtr& plan);
     void listGanttMethods(const RunSnapshot& snapshot);
+    // Gantt, heatmap, figure strip, playback range and warnings from a planned or finished run.
+    void showSnapshotViews(const SnapshotPtr& snapshot);
     void showWarnings(const std::vector<std::string>& warnings);
     void showGanttMethod();
     void applyCursor(int slot);
