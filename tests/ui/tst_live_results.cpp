@@ -9,6 +9,8 @@
 #include <QSignalSpy>
 #include <QTest>
 #include <cmath>
+#include <cstddef>
+#include <vector>
 
 #include "experiment_controller.hpp"
 #include "gantt_chart.hpp"
@@ -22,18 +24,53 @@ using namespace pipelens::ui;
 
 namespace {
 
-// Logistic regression at S = 32, one PipeDream run long enough (about a second or more) that
-// several live publishes happen before it ends.
-ExperimentConfig longRun(double stepSize) {
+// Logistic regression with one PipeDream run at `stages` stages and `microbatches` microbatches.
+ExperimentConfig pipeDreamRun(int stages, int microbatches, double stepSize) {
     ExperimentConfig c = loadPreset("e3-logistic").config;
-    c.stages = 32;
+    c.stages = stages;
     c.budget = BudgetSpec{};
-    c.budget.microbatches = 5000;
+    c.budget.microbatches = microbatches;
     MethodSpec pd;
     pd.method = Method::PipeDream;
     pd.step.value = stepSize;
     c.methods = {pd};
     return c;
+}
+
+// S = 32, long enough (about a second or more) that several live publishes happen before it
+// ends.
+ExperimentConfig longRun(double stepSize) { return pipeDreamRun(32, 5000, stepSize); }
+
+// A short run of PipeDream and RPD (well under a second), for checks that drive the live curves
+// themselves. Both converge at this γ: no curve is capped at the top of the axis.
+ExperimentConfig twoMethodRun() {
+    ExperimentConfig c = pipeDreamRun(8, 400, 0.05);
+    MethodSpec rpd = c.methods[0];
+    rpd.method = Method::RandomizedPipeDream;
+    c.methods.push_back(rpd);
+    return c;
+}
+
+// What a publish of the controller hands over while `finished` was `fraction` done: each
+// method's curve up to that share of its points, named as the worker names it.
+std::vector<LiveCurve> livePrefix(const RunSnapshot& finished, double fraction) {
+    std::vector<LiveCurve> out;
+    for (size_t i = 0; i < finished.runs().size(); ++i) {
+        const CurvePoints& all = finished.curves[i].loss;
+        auto prefix = [&](const std::vector<QPointF>& points) {
+            const auto n = static_cast<std::ptrdiff_t>(std::ceil(fraction * static_cast<double>(points.size())));
+            return std::vector<QPointF>(points.begin(), points.begin() + n);
+        };
+        LiveCurve live;
+        live.name = finished.label(i);
+        live.method = static_cast<int>(i);
+        live.bySlot = prefix(all.bySlot);
+        live.byUpdate = prefix(all.byUpdate);
+        live.fraction = fraction;
+        live.stepSize = finished.result(i).stepSize;
+        out.push_back(std::move(live));
+    }
+    return out;
 }
 
 // Every live point (x = slots done) must be the finished run's f − f* at that slot.
@@ -134,14 +171,24 @@ private slots:
 
     // The live preview and the finished curves are one model: one x and one y axis on the
     // chart at every moment (the preview once drew two overlapping sets), every curve attached
-    // to exactly those, and the live legend names what the finished run's legend names.
+    // to exactly those, and the live legend names what the finished run's legend names. The
+    // publishes are driven here (growing prefixes of a finished run, as the controller hands
+    // them over), so the check does not depend on how many publishes a run's timing allows.
     void liveAndFinalCurvesShareOneAxisPairAndNames() {
         ExperimentController c;
+        SnapshotPtr plan;
+        connect(&c, &ExperimentController::planReady, &c, [&](SnapshotPtr p) { plan = p; });
+        c.setConfig(twoMethodRun());
+        QVERIFY(test::waitForCurrentResults(c));
+        QVERIFY(plan);
+        const SnapshotPtr finished = c.latest();
+        QCOMPARE(finished->runs().size(), size_t{2});
+
         LossChart chart;
         chart.resize(640, 420);
         chart.show();
         QStringList problems;
-        auto check = [&](const char* when) {
+        auto check = [&](const QString& when) {
             QChart* ch = chart.chart();
             const auto xs = ch->axes(Qt::Horizontal);
             const auto ys = ch->axes(Qt::Vertical);
@@ -155,33 +202,39 @@ private slots:
                     problems << QStringLiteral("%1: a series not on the chart's axes").arg(when);
             }
         };
+        auto names = [&] {
+            QStringList out;
+            for (QLineSeries* s : chart.methodSeries()) out << s->name();
+            return out;
+        };
+
+        chart.setComputing(plan);
+        check("computing");
+        // Four publishes, each a longer prefix of the run; the scales switch between them.
         QStringList liveNames;
-        int publishes = 0;
-        connect(&c, &ExperimentController::planReady, &chart, [&](SnapshotPtr plan) {
-            chart.setComputing(plan);
-            check("computing");
-        });
-        connect(&c, &ExperimentController::partialResults, &chart, [&] {
-            chart.setLive(c.liveCurves());
-            // Switch scales while live: the axes are replaced, never doubled.
-            if (++publishes == 2) chart.setLogY(false);
-            if (publishes == 3) chart.setLogX(true);
-            check("live");
-            if (!chart.methodSeries().isEmpty()) liveNames << chart.methodSeries()[0]->name();
-        });
-        c.setConfig(longRun(0.25));
-        QVERIFY(test::waitForCurrentResults(c));
-        chart.setSnapshot(c.latest());
+        for (int publish = 1; publish <= 4; ++publish) {
+            chart.setLive(livePrefix(*finished, publish / 4.0));
+            check(QStringLiteral("live publish %1").arg(publish));
+            if (publish == 2) chart.setLogY(false);
+            if (publish == 3) chart.setLogX(true);
+            check(QStringLiteral("scale switch after publish %1").arg(publish));
+            QCOMPARE(chart.methodSeries().size(), 2);
+            QVERIFY(chart.showingLive());
+            liveNames = names();
+        }
+        chart.setSnapshot(finished);
         check("final");
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
-        QVERIFY(publishes >= 3);
-        QVERIFY(!liveNames.isEmpty());
-        QCOMPARE(liveNames.last(), chart.methodSeries()[0]->name());
-        // The finished curve lies inside the axis range it is drawn against.
+        QVERIFY(!chart.showingLive());
+        QCOMPARE(liveNames, names());
+        // The finished curves lie inside the axis range they are drawn against.
         auto* y = qobject_cast<QValueAxis*>(chart.chart()->axes(Qt::Vertical)[0]);
         QVERIFY(y);
-        for (const QPointF& p : chart.methodSeries()[0]->points()) {
-            QVERIFY(p.y() >= y->min() && p.y() <= y->max());
+        for (QLineSeries* series : chart.methodSeries()) {
+            QVERIFY(series->count() > 0);
+            for (const QPointF& p : series->points())
+                QVERIFY2(p.y() >= y->min() && p.y() <= y->max(),
+                         qPrintable(QStringLiteral("%1: y = %2 outside [%3, %4]").arg(series->name()).arg(p.y()).arg(y->min()).arg(y->max())));
         }
     }
 
