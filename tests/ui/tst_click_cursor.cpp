@@ -96,7 +96,7 @@ private slots:
     void aClickOnTheGanttSetsTheCursorAndADragPans() {
         MainWindow w;
         w.show();
-        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
         GanttChart* g = w.gantt();
         g->setVisibleRange(0.0, 40.0);
         QPoint at;
@@ -122,7 +122,7 @@ private slots:
     void aClickOnTheHeatmapSetsTheCursorToThatUpdate() {
         MainWindow w;
         w.show();
-        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
         QVERIFY(w.heatmapMethodIndex() >= 0);
         StalenessHeatmap* h = w.heatmap();
         h->setVisibleRange(0.0, 100.0);

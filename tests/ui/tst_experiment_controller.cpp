@@ -90,7 +90,7 @@ private slots:
         c.setConfig(bad);
         QSignalSpy failed(&c, &ExperimentController::runFailed);
         c.runNow();
-        QVERIFY(failed.wait(30000));
+        QVERIFY(failed.wait(test::timeout(30000)));
         QVERIFY(failed.at(0).at(1).toString().contains("pipelens-test.csv"));
     }
 

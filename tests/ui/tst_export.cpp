@@ -77,7 +77,7 @@ class TestExport : public QObject {
         window_ = new MainWindow;
         window_->resize(1500, 950);
         window_->show();
-        QVERIFY(window_->waitForResults(60000));
+        QVERIFY(window_->waitForResults(test::timeout(60000)));
     }
     void cleanupTestCase() { delete window_; }
 

@@ -139,7 +139,7 @@ private slots:
         c.runNow();
         const quint64 oldGeneration = c.generation();
         QSignalSpy partial(&c, &ExperimentController::partialResults);
-        QVERIFY(partial.wait(20000));  // the old run is publishing
+        QVERIFY(partial.wait(test::timeout(20000)));  // the old run is publishing
         QCOMPARE(partial.last().at(0).value<quint64>(), oldGeneration);
 
         // Change the step size mid-run: the old run is cancelled, the new one takes over.
@@ -241,7 +241,7 @@ private slots:
     void theWindowShowsLiveCurvesAndProgress() {
         MainWindow w;
         w.show();
-        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
         w.controller()->setConfig(longRun(0.25));
         QSignalSpy partial(w.controller(), &ExperimentController::partialResults);
         const bool live = QTest::qWaitFor(
@@ -250,7 +250,7 @@ private slots:
                 return !curves.empty() && curves[0].bySlot.size() > 100 &&
                        w.lossChart()->showingLive();
             },
-            20000);
+            test::timeout(20000));
         QVERIFY(live);
         QVERIFY(w.controller()->running());
         QCOMPARE(w.lossChart()->methodSeries().size(), 1);
@@ -266,7 +266,7 @@ private slots:
         QTest::qWait(150);  // let the chart lay out
         const QByteArray grab = qgetenv("PIPELENS_LIVE_GRAB");  // a picture for the docs
         if (!grab.isEmpty()) w.grab().save(QString::fromLocal8Bit(grab));
-        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
         QVERIFY(!w.lossChart()->showingLive());
     }
 };

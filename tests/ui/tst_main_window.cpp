@@ -41,7 +41,7 @@ private slots:
         w.show();
         QString error;
         QVERIFY2(w.loadPreset(preset, &error), qPrintable(error));
-        QVERIFY2(w.waitForResults(120000, &error), qPrintable(error));
+        QVERIFY2(w.waitForResults(test::timeout(120000), &error), qPrintable(error));
         const ExperimentConfig& c = w.controller()->config();
         QCOMPARE(w.lossChart()->methodSeries().size(), static_cast<int>(c.methods.size()));
         for (QLineSeries* s : w.lossChart()->methodSeries()) QVERIFY(s->count() > 1);
@@ -56,13 +56,13 @@ private slots:
     void aParameterChangeRerunsAndTheChartsReceiveIt() {
         MainWindow w;
         w.show();
-        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
         const auto before = w.controller()->latest()->generation;
         QSignalSpy started(w.controller(), &ExperimentController::runStarted);
         w.controls()->stagesField()->setValue(4);  // as if typed
         QCOMPARE(w.controller()->config().stages, 4);
-        QVERIFY(started.wait(5000));
-        QVERIFY(w.waitForResults(60000));
+        QVERIFY(started.wait(test::timeout(5000)));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
         const SnapshotPtr s = w.controller()->latest();
         QVERIFY(s->generation > before);
         QCOMPARE(w.lossChart()->snapshot(), s);
@@ -77,7 +77,7 @@ private slots:
     void localSgdThatNeverAveragesIsWarnedAbout() {
         MainWindow w;
         w.show();
-        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
         QVERIFY(w.warningsLabel()->isHidden());
         QCOMPARE(w.controller()->tryModify([](ExperimentConfig& c) {
             c.methods[2].localSteps = 50;  // LocalSGD
@@ -85,7 +85,7 @@ private slots:
         QVERIFY(!w.warningsLabel()->isHidden());  // from the plan, before the run
         QVERIFY2(w.warningsLabel()->text().contains("never averages"),
                  qPrintable(w.warningsLabel()->text()));
-        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
         QCOMPARE(w.controller()->latest()->experiment.warnings.size(), size_t{1});
         QVERIFY(w.warningsLabel()->text().contains(
             QString::fromStdString(w.controller()->latest()->experiment.warnings[0])));
@@ -101,7 +101,7 @@ private slots:
     void theHeatmapShowsTheEnginesDelays() {
         MainWindow w;
         w.show();
-        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
         const SnapshotPtr s = w.controller()->latest();
         const int pd = w.heatmapMethodIndex();
         QVERIFY(pd >= 0);
@@ -121,7 +121,7 @@ private slots:
     void playbackMovesEveryViewTogether() {
         MainWindow w;
         w.show();
-        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
         const SnapshotPtr s = w.controller()->latest();
         const int slot = 100;
         w.playback()->setCursor(slot);
@@ -142,7 +142,7 @@ private slots:
         QCOMPARE(w.gantt()->cursorSlot(), slot + 1);
         w.playback()->setSlotsPerSecond(1000);
         w.playback()->play();
-        QVERIFY(QTest::qWaitFor([&] { return w.gantt()->cursorSlot() > slot + 5; }, 3000));
+        QVERIFY(QTest::qWaitFor([&] { return w.gantt()->cursorSlot() > slot + 5; }, test::timeout(3000)));
         w.playback()->pause();
         QVERIFY(!w.playback()->playing());
         w.playback()->toEnd();
@@ -152,7 +152,7 @@ private slots:
     void logAxisLabelsAreReadable() {
         MainWindow w;
         w.show();
-        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
         w.lossChart()->setLogY(true);
         QTest::qWait(50);
         const QStringList labels = w.lossChart()->yAxisLabels();

@@ -57,12 +57,12 @@ private slots:
         if (p.sweep) {
             QVERIFY(QTest::qWaitFor(
                 [&] { return QFileInfo::exists(recordedPath) || cli.state() == QProcess::NotRunning; },
-                120000));
+                test::timeout(120000)));
             QVERIFY2(QFileInfo::exists(recordedPath), cli.readAllStandardError().constData());
             cli.kill();
-            QVERIFY(cli.waitForFinished(10000));
+            QVERIFY(cli.waitForFinished(test::timeout(10000)));
         } else {
-            QVERIFY(cli.waitForFinished(120000));
+            QVERIFY(cli.waitForFinished(test::timeout(120000)));
             QVERIFY2(cli.exitStatus() == QProcess::NormalExit && cli.exitCode() == 0,
                      cli.readAllStandardError().constData());
         }

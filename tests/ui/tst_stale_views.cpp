@@ -74,7 +74,7 @@ private slots:
     void aChangeOfSShowsTheNewScheduleAtOnceAndMarksTheRunViews() {
         MainWindow w;
         w.show();
-        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
         QCOMPARE(disagreement(w), QString());
         // No event loop between the edit and the checks: the schedule views follow at once.
         w.controls()->stagesField()->setValue(12);
@@ -87,7 +87,7 @@ private slots:
         QCOMPARE(test::checkEmptyState(*w.heatmap(),
                                        "computing… the delays appear when the run ends"),
                  QString());
-        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
         QVERIFY(!w.lossChart()->computing());
         QVERIFY(!w.heatmap()->computing());
         QCOMPARE(disagreement(w), QString());
@@ -96,9 +96,9 @@ private slots:
     void draggingSFrom128To23ShowsOnlyTheSShownOrComputing() {
         MainWindow w;
         w.show();
-        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
         w.controller()->setConfig(wide(128, 2.0));
-        QVERIFY(w.waitForResults(120000));
+        QVERIFY(w.waitForResults(test::timeout(120000)));
         QCOMPARE(disagreement(w), QString());
         // Checked on every turn of the event loop while the slider is dragged down.
         QStringList seen;
@@ -122,7 +122,7 @@ private slots:
         slider->setSliderPosition(23);
         slider->setSliderDown(false);
         QCOMPARE(w.controller()->config().stages, 23);
-        QVERIFY(w.waitForResults(120000));
+        QVERIFY(w.waitForResults(test::timeout(120000)));
         probe.stop();
         QVERIFY2(seen.isEmpty(), qPrintable(seen.join("\n")));
         QVERIFY(checks > 20);
@@ -136,13 +136,13 @@ private slots:
         c.setConfig(wide(128, 20.0));  // seconds of work
         c.runNow();
         QSignalSpy partial(&c, &ExperimentController::partialResults);
-        QVERIFY(partial.wait(30000));  // it is computing
+        QVERIFY(partial.wait(test::timeout(30000)));  // it is computing
         QCOMPARE(c.workersInFlight(), 1);
         c.setDebounceMs(600000);  // the new run would start only after ten minutes
         QCOMPARE(c.tryModify([](ExperimentConfig& x) { x.stages = 64; }), QString());
         QVERIFY(c.planned());
         QCOMPARE(c.planned()->experiment.config.stages, 64);
-        QVERIFY(QTest::qWaitFor([&] { return c.workersInFlight() == 0; }, 10000));
+        QVERIFY(QTest::qWaitFor([&] { return c.workersInFlight() == 0; }, test::timeout(10000)));
     }
 };
 

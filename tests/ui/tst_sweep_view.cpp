@@ -54,7 +54,7 @@ void setUpDeltaSweep(ExperimentController& experiment, SweepView& view, const QS
 }
 
 bool waitForSweep(SweepView& view, int timeoutMs = 60000) {
-    return QTest::qWaitFor([&] { return !view.controller()->running(); }, timeoutMs);
+    return QTest::qWaitFor([&] { return !view.controller()->running(); }, test::timeout(timeoutMs));
 }
 
 }  // namespace
@@ -100,7 +100,7 @@ private slots:
         setUpDeltaSweep(experiment, view, "0, 1, 2, 3, 4, 5, 6, 7", true);
         QSignalSpy first(view.controller(), &SweepController::pointFinished);
         view.run();
-        QVERIFY(first.wait(60000));
+        QVERIFY(first.wait(test::timeout(60000)));
         view.cancel();
         QVERIFY(waitForSweep(view));
         QCOMPARE(view.controller()->state(), SweepController::State::Cancelled);
@@ -124,7 +124,7 @@ private slots:
     void clickingAPointOpensItsRunWithTheChosenStep() {
         MainWindow w;
         w.show();
-        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
         SweepView& view = *w.sweepView();
         setUpDeltaSweep(*w.controller(), view, "0, 4, 9");
         view.run();
@@ -146,9 +146,9 @@ private slots:
             QVERIFY(!c.methods[m].step.grid);
             QCOMPARE(c.methods[m].step.value, point.methods[m].stepSize);
         }
-        QVERIFY(started.count() > 0 || started.wait(5000));  // after the debounce
+        QVERIFY(started.count() > 0 || started.wait(test::timeout(5000)));  // after the debounce
         QString error;
-        QVERIFY2(w.waitForResults(60000, &error), qPrintable(error));
+        QVERIFY2(w.waitForResults(test::timeout(60000), &error), qPrintable(error));
         const SnapshotPtr s = w.controller()->latest();
         for (std::size_t m = 0; m < 2; ++m) QCOMPARE(s->result(m).stepSize, point.methods[m].stepSize);
         QVERIFY(w.gantt()->timeline() != nullptr);

@@ -2,6 +2,8 @@
 // Helpers shared by the workbench's Qt tests: isolated settings, waiting for a run, what an
 // empty chart draws.
 #include <QColor>
+#include <QtGlobal>
+#include <algorithm>
 #include <QCoreApplication>
 #include <QFontMetrics>
 #include <QImage>
@@ -13,6 +15,14 @@
 #include "experiment_controller.hpp"
 
 namespace pipelens::ui::test {
+
+// A wait's upper bound in ms, times PIPELENS_TEST_TIME_SCALE (an integer >= 1, default 1):
+// scripts/sanitize.sh sets it, since ASan and UBSan slow the runs several times over. Only how
+// long a test may wait changes, never what it checks.
+inline int timeout(int ms) {
+    const int scale = std::max(1, qEnvironmentVariableIntValue("PIPELENS_TEST_TIME_SCALE"));
+    return ms * scale;
+}
 
 // Settings and caches go to a test location, never the person's own.
 inline void isolateSettings() {
@@ -27,7 +37,7 @@ inline bool waitForCurrentResults(ExperimentController& c, int timeoutMs = 60000
         [&] {
             return !c.running() && c.latest() && c.latest()->generation == c.generation();
         },
-        timeoutMs);
+        timeout(timeoutMs));
 }
 
 // Renders `widget` into a fresh image and checks that it shows `text` centred and nothing else:
