@@ -1,10 +1,13 @@
 #include "backend_select.hpp"
 
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <sstream>
 
 #include "errors.hpp"
+#include "experiment/run_work.hpp"
 #include "replay/cpu_backend.hpp"
 
 #ifdef PIPELENS_HAVE_OPENCL
@@ -25,6 +28,28 @@ void checkBackendName(const ExperimentConfig& config) {
         throw ConfigError("backend = \"" + config.backend +
                           "\" is not allowed: one of auto, cpu, opencl");
     }
+}
+
+// Below this estimated work the CPU engine finishes before OpenCL would have started (PoCL's
+// platform discovery and program load cost 0.25-0.3 s of CPU), and per-slot launch latency
+// keeps the device slower anyway (docs/opencl.md, "backend auto": the measurements).
+constexpr double kDefaultAutoOpenClMinWork = 1e9;
+
+double autoOpenClMinWork() {
+    // PIPELENS_AUTO_OPENCL_MIN_WORK overrides the threshold (0: auto always tries OpenCL).
+    if (const char* text = std::getenv("PIPELENS_AUTO_OPENCL_MIN_WORK")) {
+        char* end = nullptr;
+        const double v = std::strtod(text, &end);
+        if (end != text && *end == '\0' && v >= 0.0) return v;
+    }
+    return kDefaultAutoOpenClMinWork;
+}
+
+std::string workText(double v) {
+    std::ostringstream s;
+    s.precision(3);
+    s << v;
+    return s.str();
 }
 
 #ifdef PIPELENS_HAVE_OPENCL
@@ -100,6 +125,16 @@ BackendChoice selectBackend(const ExperimentConfig& config, std::vector<std::str
                             std::function<void(const std::string&)> runtimeNotice) {
     checkBackendName(config);
     if (config.backend == "cpu") return cpuChoice();
+    if (config.backend == "auto") {
+        // Decided before any OpenCL call, so a small run never loads the OpenCL driver.
+        const double work = estimatedRunWork(config);
+        const double minWork = autoOpenClMinWork();
+        if (work < minWork) {
+            notices.push_back("backend auto: a small run (n x d x microbatches = " + workText(work) +
+                              " < " + workText(minWork) + ") runs on the CPU engine");
+            return cpuChoice();
+        }
+    }
     if (config.objective.gradientNoise > 0.0) {
         // The noise is drawn on the host in processing order; only the CPU engine adds it.
         if (config.backend == "opencl" && !config.allowCpuFallback) {

@@ -4,7 +4,9 @@
 //   cpu     the CPU engine.
 //   opencl  the chosen OpenCL device; without one, the CPU engine with a notice if the config
 //           allows a fallback, else a ConfigError.
-//   auto    the first (or the chosen) OpenCL device, else the CPU engine with a notice.
+//   auto    the CPU engine for a small run (estimatedRunWork below 1e9, or
+//           PIPELENS_AUTO_OPENCL_MIN_WORK), decided before any OpenCL call; otherwise the first
+//           (or the chosen) OpenCL device, else the CPU engine; a notice says which and why.
 // The provider makes a fresh backend per run; all runs share one OpenCL context, whose kernels
 // are built once, on the first run's (worker) thread. With a fallback allowed, a device that
 // fails mid-run hands the run to the CPU engine (reported through `runtimeNotice`).

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <limits>
 #include <new>
 #include <mutex>
@@ -17,6 +16,7 @@
 #include "experiment/step_tuning.hpp"
 #include "experiment/run_reuse.hpp"
 #include "experiment/run_warnings.hpp"
+#include "experiment/run_work.hpp"
 #include "replay/cpu_backend.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "replay/rpd_replay.hpp"
@@ -26,11 +26,6 @@
 
 namespace pipelens {
 namespace {
-
-std::string resolvePath(const ExperimentConfig& c, const std::string& p) {
-    if (p.empty() || c.baseDir.empty() || std::filesystem::path(p).is_absolute()) return p;
-    return (std::filesystem::path(c.baseDir) / p).string();
-}
 
 ScheduleParams scheduleFor(const ExperimentConfig& c, const MethodSpec& m) {
     ScheduleParams p;
@@ -106,12 +101,12 @@ std::shared_ptr<LinearObjective> buildObjective(const ExperimentConfig& c) {
         s.conditionNumber = d.conditionNumber;
         data = makeSynthetic(s);
     } else if (d.source == "npy") {
-        data = loadNpyPair(resolvePath(c, d.x), resolvePath(c, d.y), fits);
+        data = loadNpyPair(resolveDataPath(c, d.x), resolveDataPath(c, d.y), fits);
     } else if (d.source == "csv") {
-        data = d.y.empty() ? loadCsv(resolvePath(c, d.x), d.labelColumn, fits)
-                           : loadCsvPair(resolvePath(c, d.x), resolvePath(c, d.y), fits);
+        data = d.y.empty() ? loadCsv(resolveDataPath(c, d.x), d.labelColumn, fits)
+                           : loadCsvPair(resolveDataPath(c, d.x), resolveDataPath(c, d.y), fits);
     } else {
-        data = loadLibsvm(resolvePath(c, d.x), d.libsvmDim, fits);
+        data = loadLibsvm(resolveDataPath(c, d.x), d.libsvmDim, fits);
     }
     if (c.objective.loss == LossKind::Logistic && d.source == "synthetic" && d.kind != "logistic") {
         throw ConfigError("data.kind = \"" + d.kind +

@@ -8,6 +8,7 @@
 #include <QTemporaryDir>
 #include <nlohmann/json.hpp>
 
+#include "backend_select.hpp"
 #include "cl_error.hpp"
 #include "errors.hpp"
 #include "experiment/experiment.hpp"
@@ -199,13 +200,14 @@ private slots:
         }
     }
 
-    // The backend choice as a person makes it, through the command-line tool: "auto" takes the
-    // OpenCL device, "cpu" the CPU engine, precision float is honoured, bad values are refused.
+    // The backend choice as a person makes it, through the command-line tool: "cpu" the CPU
+    // engine, "auto" the CPU engine for a small run and the OpenCL device once the run is large
+    // enough (here by lowering the threshold), precision float is honoured, bad values are refused.
     void backendChoice() {
         QTemporaryDir dir;
         ExperimentConfig c = smallConfig("pd");
         auto backendOf = [&](const std::string& backend, const std::string& precision,
-                             int expectedExit) -> std::string {
+                             int expectedExit, const QString& minWork = {}) -> std::string {
             ExperimentConfig cfg = c;
             cfg.backend = backend;
             cfg.precision = precision;
@@ -214,8 +216,13 @@ private slots:
             if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return "unwritable";
             f.write(QByteArray::fromStdString(cfg.toJson().dump()));
             f.close();
-            const QString out = dir.filePath(QString::fromStdString(backend + precision));
+            const QString out =
+                dir.filePath(QString::fromStdString(backend + precision) + minWork);
             QProcess run;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.remove("PIPELENS_AUTO_OPENCL_MIN_WORK");
+            if (!minWork.isEmpty()) env.insert("PIPELENS_AUTO_OPENCL_MIN_WORK", minWork);
+            run.setProcessEnvironment(env);
             run.start(PIPELENS_CLI_PATH, {"run", config, "--out", out, "--quiet"});
             run.waitForFinished(60000);
             if (run.exitCode() != expectedExit) return "exit " + std::to_string(run.exitCode());
@@ -225,7 +232,8 @@ private slots:
             return nlohmann::json::parse(summary.readAll().toStdString())["backend"];
         };
         QCOMPARE(backendOf("cpu", "double", 0), std::string("cpu"));
-        const std::string automatic = backendOf("auto", "double", 0);
+        QCOMPARE(backendOf("auto", "double", 0), std::string("cpu"));  // 120 x 30 x 24: small
+        const std::string automatic = backendOf("auto", "double", 0, "0");
         QVERIFY2(automatic.rfind("opencl", 0) == 0 && automatic.find("double") != std::string::npos,
                  automatic.c_str());
         const std::string single = backendOf("opencl", "float", 0);
@@ -235,6 +243,39 @@ private slots:
         QCOMPARE(backendOf("gpu", "double", 1), std::string("refused"));
     }
 
+    // "auto" with the default threshold (1e9 = n x d x microbatches), chosen without running:
+    // the small run stays on the CPU engine with a notice saying why, the OpenCL
+    // benchmark's large run (65536 x 8192, 64 microbatches) goes to the device, and an explicit
+    // "opencl" goes to the device whatever the size.
+    void autoChoosesBySize() {
+        qunsetenv("PIPELENS_AUTO_OPENCL_MIN_WORK");
+        ExperimentConfig small = smallConfig("pd");
+        small.data.rows = 600;
+        small.data.dim = 512;
+        small.stages = 32;
+        small.batchSize = 10;
+        small.budget.microbatches = 300;
+        std::vector<std::string> notices;
+        QCOMPARE(selectBackend(small, notices).name, std::string("cpu"));
+        QCOMPARE(notices.size(), size_t(1));
+        QVERIFY2(notices[0].find("small run") != std::string::npos &&
+                     notices[0].find("9.22e+07 < 1e+09") != std::string::npos,
+                 notices[0].c_str());
+
+        ExperimentConfig large = small;
+        large.data.rows = 65536;
+        large.data.dim = 8192;
+        large.budget.microbatches = 64;
+        notices.clear();
+        const std::string device = selectBackend(large, notices).name;
+        QVERIFY2(device.rfind("opencl", 0) == 0, device.c_str());
+        QVERIFY(notices.empty());
+
+        small.backend = "opencl";
+        const std::string chosen = selectBackend(small, notices).name;
+        QVERIFY2(chosen.rfind("opencl", 0) == 0, chosen.c_str());
+    }
+
     // No OpenCL platform at all (the ICD loader pointed at an empty vendor list): `devices`
     // says so, "auto" runs on the CPU engine with a notice, and "opencl" without a permitted
     // fallback is refused with a clear message.
@@ -242,6 +283,7 @@ private slots:
         QTemporaryDir dir;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert("OCL_ICD_VENDORS", dir.filePath("no-vendors"));
+        env.remove("PIPELENS_AUTO_OPENCL_MIN_WORK");
         QProcess list;
         list.setProcessEnvironment(env);
         list.start(PIPELENS_CLI_PATH, {"devices"});
@@ -257,6 +299,18 @@ private slots:
             f.write(QByteArray::fromStdString(cfg.toJson().dump()));
         };
         write(c);
+        // A small run under "auto" never asks the ICD loader, so nothing is said about devices.
+        QProcess smallRun;
+        smallRun.setProcessEnvironment(env);
+        smallRun.start(PIPELENS_CLI_PATH, {"run", config, "--out", dir.filePath("small")});
+        QVERIFY(smallRun.waitForFinished(60000));
+        const QString smallText = cliOutput(smallRun);
+        QVERIFY2(smallRun.exitCode() == 0, qPrintable(smallText));
+        QVERIFY2(smallText.contains("a small run") && !smallText.contains("OpenCL device"),
+                 qPrintable(smallText));
+
+        // Large enough for OpenCL (threshold lowered to 0): no platform, so the CPU engine.
+        env.insert("PIPELENS_AUTO_OPENCL_MIN_WORK", "0");
         QProcess autoRun;
         autoRun.setProcessEnvironment(env);
         autoRun.start(PIPELENS_CLI_PATH, {"run", config, "--out", dir.filePath("auto")});
