@@ -27,7 +27,7 @@ private slots:
         const SnapshotPtr s = c.latest();
         QCOMPARE(s->runs().size(), c.config().methods.size());
         // The same numbers as the engine run directly with the same config on the same backend
-        // (the default config's backend is "auto": OpenCL where a device exists).
+        // (the default config's backend is "auto": the CPU engine for a run this small).
         std::vector<std::string> notices;
         const BackendChoice backend = selectBackend(c.config(), notices);
         RunOptions options;
