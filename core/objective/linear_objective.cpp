@@ -20,6 +20,11 @@ Eigen::ArrayXd logisticLoss(const Eigen::ArrayXd& z, const Eigen::ArrayXd& y) {
 // (Cody-Waite split of ln2), e^r by its Taylor series to degree 13 (truncation < 1e-17 relative),
 // 2^n written straight into the exponent bits. Arguments below -708 are clamped (e^-708 ~ 3e-308
 // is below anything that can change a sum of O(1) terms). Accuracy: a few ulp.
+// Element by element, so a wider-vector clone (AVX2, without FMA: core is built with
+// -ffp-contract=off semantics of ISO C++) gives the same bits where the CPU has one.
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
 void expOfNegativeAbs(const Eigen::VectorXd& z, Eigen::ArrayXd& out) {
     const Eigen::Index n = z.size();
     out.resize(n);

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "replay/block_product.hpp"
+
 namespace pipelens {
 namespace {
 // Rebuild X*w from scratch this often, so incremental rounding never accumulates visibly.
@@ -39,7 +41,7 @@ void CpuBackend::applyBlockUpdate(int stage, const Eigen::VectorXd& delta, doubl
         updatesSinceResync_ = 0;
     } else {
         if (averageWeight == 1.0) {
-            activationAll_.noalias() += objective_->X().middleCols(blk.offset, blk.size) * delta;
+            addBlockProduct(objective_->X(), blk.offset, blk.size, delta, activationAll_);
         } else {
             activationAll_.noalias() +=
                 objective_->X().middleCols(blk.offset, blk.size) * (averageWeight * delta);
