@@ -1,6 +1,7 @@
 // pipelens-cli: the engine without a window. All commands live in cli/; `reproduce` (which
 // draws with the app's charts, ui/figures, UI builds only) runs in the sibling binary
-// pipelens-reproduce, so that no other command loads Qt.
+// pipelens-reproduce and a `sweep` started by mpirun in pipelens-cli-mpi, so that no other
+// command loads Qt or Open MPI.
 #include <malloc.h>
 #include <unistd.h>
 
@@ -8,19 +9,24 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "cli.hpp"
+#ifdef PIPELENS_HAVE_MPI
+#include "launcher_env.hpp"
+#endif
 
 namespace {
 
-#ifdef PIPELENS_HAVE_FIGURES
-// Replaces this process with pipelens-reproduce (same folder, same arguments): its output and
-// exit code are the command's.
-int execReproduce(int, char** argv, std::ostream& out, std::ostream& err) {
+#if defined(PIPELENS_HAVE_MPI) || defined(PIPELENS_HAVE_FIGURES)
+// Replaces this process with the binary `name` in the same folder, with the same arguments:
+// its output and exit code are the command's.
+int execSibling(const char* name, char** argv, std::ostream& err) {
     std::error_code ec;
     const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    const std::string helper = (self.parent_path() / "pipelens-reproduce").string();
-    out.flush();
+    const std::string helper = (self.parent_path() / name).string();
+    std::cout.flush();
     err.flush();
     execv(helper.c_str(), argv);
     err << "pipelens-cli: cannot start " << helper << ": " << std::strerror(errno) << '\n';
@@ -37,9 +43,16 @@ int main(int argc, char** argv) {
     // Larger blocks (a big X) are still mapped and returned to the system when freed.
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#ifdef PIPELENS_HAVE_MPI
+    if (argc > 1 && std::string(argv[1]) == "sweep" && pipelens::launcherWorldSize() > 1) {
+        return execSibling("pipelens-cli-mpi", argv, std::cerr);
+    }
+#endif
     std::vector<pipelens::CliCommand> extra;
 #ifdef PIPELENS_HAVE_FIGURES
-    extra.push_back({"reproduce", execReproduce});
+    extra.push_back({"reproduce", [](int, char** args, std::ostream&, std::ostream& err) {
+                         return execSibling("pipelens-reproduce", args, err);
+                     }});
 #endif
     return pipelens::runCli(argc, argv, std::cout, std::cerr, extra);
 }

@@ -25,16 +25,6 @@ void abortJob(int rank, const std::string& reason) {
     std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest
 }
 
-int launcherWorldSize() {
-    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"}) {
-        if (const char* v = std::getenv(name)) {
-            const int n = std::atoi(v);
-            if (n > 0) return n;
-        }
-    }
-    return 1;
-}
-
 MpiWorld::MpiWorld() {
     int provided = 0;
     checkMpiCall(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided),

@@ -4,11 +4,9 @@
 // Only the constructing thread calls MPI (MPI_THREAD_FUNNELED); other threads may compute.
 #include <string>
 
-namespace pipelens {
+#include "launcher_env.hpp"
 
-// The number of processes a launcher started this job with, read from its environment
-// (Open MPI's OMPI_COMM_WORLD_SIZE, PMIx's PMIX_SIZE, or PMI_SIZE); 1 when not launched by one.
-int launcherWorldSize();
+namespace pipelens {
 
 class MpiWorld {
 public:
