@@ -285,7 +285,7 @@ RunResult runOne(const ExperimentConfig& c, const MethodRun& plan, double stepSi
             onChunk(replay->result(), static_cast<double>(replay->stepsDone()) / total);
         }
     }
-    return replay->result();
+    return replay->takeResult();
 }
 
 ExperimentConfig seededConfig(const ExperimentConfig& c, int seed) {

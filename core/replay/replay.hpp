@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "compute.hpp"
@@ -43,6 +44,8 @@ public:
         }
     }
     const RunResult& result() const { return result_; }
+    // The result moved out (a run's per-update tables are megabytes): the replay is spent after.
+    RunResult takeResult() { return std::move(result_); }
 
 protected:
     // Records f after an update; returns false (and fills result_.divergence) if it diverged.
