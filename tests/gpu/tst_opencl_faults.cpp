@@ -6,6 +6,7 @@
 
 #include <QProcess>
 #include <QTemporaryDir>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "backend_select.hpp"
@@ -299,24 +300,24 @@ private slots:
             f.write(QByteArray::fromStdString(cfg.toJson().dump()));
         };
         write(c);
+        // The config through the command-line tool with `env`: exit code and output.
+        auto runCli = [&](const QString& out) {
+            QProcess run;
+            run.setProcessEnvironment(env);
+            run.start(PIPELENS_CLI_PATH, {"run", config, "--out", dir.filePath(out)});
+            const bool finished = run.waitForFinished(60000);
+            return std::make_pair(finished ? run.exitCode() : -1, cliOutput(run));
+        };
         // A small run under "auto" never asks the ICD loader, so nothing is said about devices.
-        QProcess smallRun;
-        smallRun.setProcessEnvironment(env);
-        smallRun.start(PIPELENS_CLI_PATH, {"run", config, "--out", dir.filePath("small")});
-        QVERIFY(smallRun.waitForFinished(60000));
-        const QString smallText = cliOutput(smallRun);
-        QVERIFY2(smallRun.exitCode() == 0, qPrintable(smallText));
+        const auto [smallExit, smallText] = runCli("small");
+        QVERIFY2(smallExit == 0, qPrintable(smallText));
         QVERIFY2(smallText.contains("a small run") && !smallText.contains("OpenCL device"),
                  qPrintable(smallText));
 
         // Large enough for OpenCL (threshold lowered to 0): no platform, so the CPU engine.
         env.insert("PIPELENS_AUTO_OPENCL_MIN_WORK", "0");
-        QProcess autoRun;
-        autoRun.setProcessEnvironment(env);
-        autoRun.start(PIPELENS_CLI_PATH, {"run", config, "--out", dir.filePath("auto")});
-        QVERIFY(autoRun.waitForFinished(60000));
-        const QString autoText = cliOutput(autoRun);
-        QVERIFY2(autoRun.exitCode() == 0, qPrintable(autoText));
+        const auto [autoExit, autoText] = runCli("auto");
+        QVERIFY2(autoExit == 0, qPrintable(autoText));
         QVERIFY2(autoText.contains("notice: no OpenCL device found") &&
                      autoText.contains("CPU engine"),
                  qPrintable(autoText));
@@ -324,12 +325,8 @@ private slots:
         c.backend = "opencl";
         c.allowCpuFallback = false;
         write(c);
-        QProcess strict;
-        strict.setProcessEnvironment(env);
-        strict.start(PIPELENS_CLI_PATH, {"run", config, "--out", dir.filePath("strict")});
-        QVERIFY(strict.waitForFinished(60000));
-        QCOMPARE(strict.exitCode(), 1);
-        const QString strictText = cliOutput(strict);
+        const auto [strictExit, strictText] = runCli("strict");
+        QCOMPARE(strictExit, 1);
         QVERIFY2(strictText.contains("no OpenCL device found"), qPrintable(strictText));
         QVERIFY(!QFile::exists(dir.filePath("strict") + "/summary.json"));
     }
