@@ -16,17 +16,35 @@ std::string objectiveKey(const ExperimentConfig& c) {
 
 }  // namespace
 
-std::shared_ptr<const LinearObjective> prepareObjective(const ExperimentConfig& config,
-                                                        const StageReport& onStage) {
+namespace {
+
+std::shared_ptr<LinearObjective> buildAnnounced(const ExperimentConfig& config,
+                                                const StageReport& onStage, const char* when) {
     if (onStage) onStage("setup: building the data set");
     std::shared_ptr<LinearObjective> objective = buildObjective(config);
     if (onStage) {
         onStage("setup: computing f* and L (n = " + std::to_string(objective->rows()) +
-                ", d = " + std::to_string(objective->dim()) + ")");
+                ", d = " + std::to_string(objective->dim()) + ")" + when);
     }
+    return objective;
+}
+
+}  // namespace
+
+std::shared_ptr<const LinearObjective> prepareObjective(const ExperimentConfig& config,
+                                                        const StageReport& onStage) {
+    std::shared_ptr<LinearObjective> objective = buildAnnounced(config, onStage, "");
     objective->optimum();  // computed once here, before threads share it
     objective->smoothness();
     return objective;
+}
+
+ObjectiveAside prepareObjectiveAside(const ExperimentConfig& config, const StageReport& onStage) {
+    std::shared_ptr<LinearObjective> objective = buildAnnounced(config, onStage, " beside the runs");
+    ObjectiveAside out;
+    out.constants = objective->computeConstantsAside();
+    out.objective = std::move(objective);
+    return out;
 }
 
 std::shared_ptr<const LinearObjective> ObjectiveCache::get(const ExperimentConfig& config,

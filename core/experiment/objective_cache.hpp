@@ -2,6 +2,7 @@
 // Keeps the objective of the last config (data set, f*, L), so a change of S, gamma or a method
 // does not synthesise the data and solve for f* again. Safe to share between threads.
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,6 +18,15 @@ using StageReport = std::function<void(const std::string&)>;
 // (so it can be shared between threads afterwards).
 std::shared_ptr<const LinearObjective> prepareObjective(const ExperimentConfig& config,
                                                         const StageReport& onStage = {});
+
+// The same, but f* and L are computed on a thread of their own while the caller goes on (the
+// runs start at once; replays judge divergence from bounds on f* until it arrives). The future
+// waits for that thread.
+struct ObjectiveAside {
+    std::shared_ptr<const LinearObjective> objective;
+    std::future<void> constants;
+};
+ObjectiveAside prepareObjectiveAside(const ExperimentConfig& config, const StageReport& onStage = {});
 
 class ObjectiveCache {
 public:

@@ -237,21 +237,47 @@ void LinearObjective::outputGradient(int batch, const Eigen::VectorXd& activatio
 }
 
 double LinearObjective::smoothness() const {
-    if (!smoothness_) {
-        double lambdaMax = largestEigenvalueOfGram(data_.X);
-        smoothness_ = loss_ == LossKind::Quadratic ? lambdaMax : 0.25 * lambdaMax + l2_;
-    }
-    return *smoothness_;
+    return smoothness_.get([&] {
+        const double lambdaMax = largestEigenvalueOfGram(data_.X);
+        return loss_ == LossKind::Quadratic ? lambdaMax : 0.25 * lambdaMax + l2_;
+    });
 }
 
 const Eigen::VectorXd& LinearObjective::minimizer() const {
-    if (!minimizer_) minimizer_ = solveMinimizer(*this);
-    return *minimizer_;
+    return minimizer_.get([&] { return solveMinimizer(*this); });
 }
 
 double LinearObjective::optimum() const {
-    if (!optimum_) optimum_ = value(minimizer());
-    return *optimum_;
+    return optimum_.get([&] { return value(minimizer()); });
+}
+
+double LinearObjective::optimumUpperBound() const {
+    return optimumUpperBound_.get([&] {
+        const Eigen::VectorXd w0 = Eigen::VectorXd::Zero(dim());
+        const double f0 = value(w0);
+        const Eigen::VectorXd g = gradient(w0);
+        const double slope = g.squaredNorm();
+        // Armijo backtracking from a unit step: any accepted point's f bounds f* from above.
+        double t = 1.0;
+        for (int k = 0; k < 40 && slope > 0.0; ++k, t *= 0.25) {
+            const double f = value(w0 - t * g);
+            if (f <= f0 - 0.5 * t * slope) return f;
+        }
+        return f0;
+    });
+}
+
+std::future<void> LinearObjective::computeConstantsAside(std::shared_future<void> startWhen) const {
+    constantsAside_.on.store(true);
+    return std::async(std::launch::async, [this, startWhen] {
+        if (startWhen.valid()) startWhen.wait();
+        try {
+            optimum();  // first: a replay that cannot tell divergence from bounds waits for f*
+            smoothness();
+        } catch (...) {
+            // Nothing is stored; the next caller computes again and meets the error itself.
+        }
+    });
 }
 
 }  // namespace pipelens

@@ -2,9 +2,12 @@
 // The finite-sum linear models of SPEC section 1: least squares and L2-regularised logistic
 // regression, f(w) = (1/M) sum_m f_m(w) over M consecutive batches of b rows.
 #include <Eigen/Dense>
-#include <optional>
+#include <atomic>
+#include <future>
 #include <string>
 #include <vector>
+
+#include "util/once_value.hpp"
 
 namespace pipelens {
 
@@ -58,24 +61,47 @@ public:
 
     // L = lambda_max(X^T X / n) (quadratic) or 1/4 lambda_max + l2 (logistic); computed once.
     // Exact for small data, else a Lanczos upper bound at most 1e-10 (relative) above it.
+    // Thread-safe: a second caller waits for the first one's result.
     double smoothness() const;
-    // f* at the minimiser (least squares, or Newton-CG to gradient norm <= 1e-10); computed once.
+    // f* at the minimiser (least squares, or Newton-CG to gradient norm <= 1e-10); computed once,
+    // thread-safe like smoothness().
     double optimum() const;
     const Eigen::VectorXd& minimizer() const;
-    bool hasOptimum() const { return optimum_.has_value(); }
-    bool hasSmoothness() const { return smoothness_.has_value(); }
-    // Known constants (e.g. from a golden case or a generator) skip the computation.
-    void setSmoothness(double L) { smoothness_ = L; }
-    void setOptimum(double fStar) { optimum_ = fStar; }
+    // An upper bound on f*, costing a few products with X: f after one backtracking gradient
+    // step from w = 0 (or f(0) itself when that step gains nothing). Computed once, thread-safe.
+    double optimumUpperBound() const;
+    bool hasOptimum() const { return optimum_.ready(); }
+    bool hasSmoothness() const { return smoothness_.ready(); }
+    // Starts computing f* and then L on a thread of their own, so that runs can start meanwhile
+    // (the future waits for it; its exceptions are left for the next optimum() or smoothness()
+    // caller to meet again). Until f* is known, replays judge divergence from bounds on it.
+    // `startWhen` (tests) holds the thread back until it is ready.
+    std::future<void> computeConstantsAside(std::shared_future<void> startWhen = {}) const;
+    // f* is known or on its way from computeConstantsAside().
+    bool optimumComing() const { return hasOptimum() || constantsAside_.load(); }
+    // Known constants (e.g. from a golden case or a generator) skip the computation; set them
+    // before the objective is shared between threads.
+    void setSmoothness(double L) { smoothness_.set(L); }
+    void setOptimum(double fStar) { optimum_.set(fStar); }
 
 private:
     Dataset data_;
     LossKind loss_;
     double l2_;
     int batchSize_;
-    mutable std::optional<double> smoothness_;
-    mutable std::optional<double> optimum_;
-    mutable std::optional<Eigen::VectorXd> minimizer_;
+    OnceValue<double> smoothness_;
+    OnceValue<double> optimum_;
+    OnceValue<Eigen::VectorXd> minimizer_;
+    OnceValue<double> optimumUpperBound_;
+    // Set by computeConstantsAside(); a copy starts without it (nothing computes for the copy).
+    struct AsideFlag {
+        std::atomic<bool> on{false};
+        AsideFlag() = default;
+        AsideFlag(const AsideFlag&) {}
+        AsideFlag& operator=(const AsideFlag&) { return *this; }
+        bool load() const { return on.load(); }
+    };
+    mutable AsideFlag constantsAside_;
 };
 
 // Reference solvers: lambda_max(X^T X / n) (objective/gram_spectrum.cpp) and the minimiser

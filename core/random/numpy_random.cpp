@@ -1,5 +1,8 @@
 #include "random/numpy_random.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -140,12 +143,19 @@ void NumpyRandom::normal(double scale, std::span<double> out) {
 }
 
 Eigen::MatrixXd NumpyRandom::normalMatrix(Eigen::Index rows, Eigen::Index cols, double scale) {
-    // Drawn in NumPy's (row) order straight into the column-major result: no row-major
-    // temporary and no transposing copy (each costs a fresh allocation's page faults).
+    // Drawn in NumPy's (row) order, a few rows at a time into a small buffer, then written into
+    // the column-major result a cache line per column: row by row, every draw would land on a
+    // line (and page) of its own. No full row-major temporary, no transposing copy.
+    constexpr Eigen::Index kRows = 8;
     Eigen::MatrixXd m(rows, cols);
-    for (Eigen::Index i = 0; i < rows; ++i) {
+    std::vector<double> buffer(static_cast<std::size_t>(kRows * cols));
+    for (Eigen::Index i0 = 0; i0 < rows; i0 += kRows) {
+        const Eigen::Index n = std::min(kRows, rows - i0);
+        for (Eigen::Index k = 0; k < n * cols; ++k) {
+            buffer[static_cast<std::size_t>(k)] = 0.0 + scale * standardNormal();  // loc 0, as NumPy
+        }
         for (Eigen::Index j = 0; j < cols; ++j) {
-            m(i, j) = 0.0 + scale * standardNormal();  // loc + scale z with loc = 0, as NumPy
+            for (Eigen::Index i = 0; i < n; ++i) m(i0 + i, j) = buffer[static_cast<std::size_t>(i * cols + j)];
         }
     }
     return m;

@@ -51,9 +51,8 @@ PipelineReplay::PipelineReplay(std::shared_ptr<const LinearObjective> objective,
     result_.totalSlots = tl.totalSlots;
     result_.initialObjective = backend_->objective();
     // f* and L are not computed here (they can cost more than the run on large problems): the
-    // experiment layer computes them first; unknown, f* is bounded below by 0 for both losses.
-    result_.optimum = objective_->hasOptimum() ? objective_->optimum() : 0.0;
-    result_.smoothness = objective_->hasSmoothness() ? objective_->smoothness() : 0.0;
+    // experiment layer computes them first or beside the run.
+    adoptConstants(*objective_);
     result_.objectivePerSlot.reserve(static_cast<size_t>(tl.totalSlots) + 1);
     result_.objectivePerSlot.push_back(result_.initialObjective);
     if (sampling_.objectivePerUpdate) {
@@ -150,6 +149,9 @@ long long PipelineReplay::advance(long long maxSlots) {
     return taken;
 }
 
-void PipelineReplay::finish() { result_.finished = true; }
+void PipelineReplay::finish() {
+    result_.finished = true;
+    settleConstants();
+}
 
 }  // namespace pipelens

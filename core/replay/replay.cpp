@@ -47,16 +47,60 @@ void Replay::startNoise(ComputeBackend& backend, const GradientNoiseSpec& noise)
     if (noise.sigma > 0.0) backend.setGradientNoise(noise.sigma, noise.seed);
 }
 
+void Replay::adoptConstants(const LinearObjective& objective) {
+    const bool aside = objective.optimumComing();
+    optimumPending_ = !objective.hasOptimum() && aside;
+    smoothnessPending_ = !objective.hasSmoothness() && aside;
+    coming_ = aside ? &objective : nullptr;
+    result_.optimum = objective.hasOptimum() ? objective.optimum() : 0.0;
+    result_.smoothness = objective.hasSmoothness() ? objective.smoothness() : 0.0;
+    lowestObjective_ = result_.initialObjective;
+}
+
+void Replay::settleOptimum() {
+    if (!optimumPending_) return;
+    result_.optimum = coming_->optimum();
+    optimumPending_ = false;
+}
+
+void Replay::settleConstants() {
+    settleOptimum();
+    if (smoothnessPending_) {
+        result_.smoothness = coming_->smoothness();
+        smoothnessPending_ = false;
+    }
+}
+
+bool Replay::blewUp(double f) {
+    const double f0 = result_.initialObjective;
+    const double factor = sampling_.blowUpFactor;
+    if (optimumPending_ && coming_->hasOptimum()) settleOptimum();
+    if (optimumPending_ && factor >= 1.0) {
+        // Both losses are >= 0, so 0 <= f* <= hi, the least f seen or the objective's own cheap
+        // upper bound. Not above f(w0): then f - f* <= f(w0) - f* <= factor (f(w0) - f*). Below
+        // factor (f(w0) - hi), with a margin far above rounding: then f - f* <= f <=
+        // factor (f(w0) - f*) for every f* in [0, hi].
+        if (f <= f0) return false;
+        const double hi = std::min(lowestObjective_, coming_->optimumUpperBound());
+        if (f <= factor * (f0 - hi) * (1.0 - 1e-9)) return false;
+    }
+    settleOptimum();  // near the threshold: only f* itself decides
+    const double gap0 = std::max(f0 - result_.optimum, 1e-300);
+    return f - result_.optimum > factor * gap0;
+}
+
 bool Replay::checkObjective(double f, long long updatesDone, int slot) {
-    const double gap0 = std::max(result_.initialObjective - result_.optimum, 1e-300);
     std::string reason;
     if (!std::isfinite(f)) {
         reason = "the objective became " + std::string(std::isnan(f) ? "NaN" : "infinite");
-    } else if (f - result_.optimum > sampling_.blowUpFactor * gap0) {
+    } else if (blewUp(f)) {
+        const double gap0 = std::max(result_.initialObjective - result_.optimum, 1e-300);
         std::ostringstream s;
         s << "the objective blew up: f - f* = " << (f - result_.optimum) << " exceeds "
           << sampling_.blowUpFactor << " x the initial gap " << gap0;
         reason = s.str();
+    } else {
+        lowestObjective_ = std::min(lowestObjective_, f);
     }
     if (reason.empty()) return true;
     result_.divergence = divergenceRecord(updatesDone, slot, f, reason, result_.stepSize);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compute.hpp"
+#include "objective/linear_objective.hpp"
 #include "replay/run_result.hpp"
 
 namespace pipelens {
@@ -45,9 +46,19 @@ public:
     }
     const RunResult& result() const { return result_; }
     // The result moved out (a run's per-update tables are megabytes): the replay is spent after.
-    RunResult takeResult() { return std::move(result_); }
+    // f* and L still being computed aside are waited for first.
+    RunResult takeResult() {
+        settleConstants();
+        return std::move(result_);
+    }
 
 protected:
+    // f* and L into result_: known ones at once, ones being computed aside (LinearObjective::
+    // computeConstantsAside) when they arrive; neither known nor coming, f* is taken as its lower
+    // bound 0 and L as 0 (nobody asked for them). Call before the first checkObjective.
+    void adoptConstants(const LinearObjective& objective);
+    // Waits for f* and L still coming (the end of a run, or a result taken early).
+    void settleConstants();
     // Records f after an update; returns false (and fills result_.divergence) if it diverged.
     bool checkObjective(double f, long long updatesDone, int slot);
     void recordGradNorm(ComputeBackend& backend, long long k);
@@ -58,7 +69,16 @@ protected:
     SamplingOptions sampling_;
 
 private:
+    // f - f* > blowUpFactor (f(w0) - f*), decided without waiting for f* whenever bounds on it
+    // settle the question.
+    bool blewUp(double f);
+    void settleOptimum();
+
     std::atomic<bool> cancelRequested_{false};
+    const LinearObjective* coming_ = nullptr;  // owned by the derived replay; constants pending
+    bool optimumPending_ = false;
+    bool smoothnessPending_ = false;
+    double lowestObjective_ = 0.0;  // the least f seen: an upper bound on f*
     double gradNormSum_ = 0.0;
 };
 

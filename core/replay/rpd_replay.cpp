@@ -70,8 +70,7 @@ RpdReplay::RpdReplay(std::shared_ptr<const LinearObjective> objective,
     result_.stepSize = config_.stepSize;
     result_.maxDelay = config_.maxDelay;
     result_.initialObjective = backend_->objective();
-    result_.optimum = objective_->hasOptimum() ? objective_->optimum() : 0.0;
-    result_.smoothness = objective_->smoothness();  // the theorem needs L
+    adoptConstants(*objective_);
     if (sampling_.objectivePerUpdate) {
         result_.objectivePerUpdate.reserve(static_cast<size_t>(config_.updates));
     }
@@ -142,6 +141,8 @@ long long RpdReplay::advance(long long maxUpdates) {
 
 void RpdReplay::finish() {
     result_.finished = true;
+    settleConstants();
+    result_.smoothness = objective_->smoothness();  // the theorem needs L: computed if nobody did
     TheoremInputs in;
     in.stages = config_.stages;
     in.stepSize = config_.stepSize;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -742,6 +743,103 @@ private slots:
         for (size_t i = 0; i + 1 < all.objectivePerUpdate.size(); ++i) {
             QVERIFY(std::isfinite(all.objectivePerUpdate[i]));
         }
+    }
+
+    // f* and L computed on a thread of their own (the CLI's runs start before them): held back
+    // here until the runs end, so every divergence decision made before then came from bounds
+    // on f* or from f* computed on demand, and the results must equal those of known constants.
+    void constantsComingAsideGiveTheSameRuns_data() {
+        QTest::addColumn<bool>("rpd");
+        QTest::addColumn<double>("stepSize");
+        QTest::newRow("pd-stable") << false << 0.05;
+        QTest::newRow("pd-diverging") << false << 40.0;
+        QTest::newRow("rpd-stable") << true << 0.05;
+        QTest::newRow("rpd-diverging") << true << 40.0;
+    }
+    void constantsComingAsideGiveTheSameRuns() {
+        QFETCH(bool, rpd);
+        QFETCH(double, stepSize);
+        const int S = 4;
+        auto run = [&](std::shared_ptr<const LinearObjective> obj) {
+            std::unique_ptr<Replay> r;
+            if (rpd) {
+                RpdReplayConfig cfg;
+                cfg.stages = S;
+                cfg.updates = 600;
+                cfg.stepSize = stepSize;
+                cfg.maxDelay = 5;
+                cfg.seed = 2;
+                r = std::make_unique<RpdReplay>(obj, std::make_unique<CpuBackend>(), cfg);
+            } else {
+                PipelineReplayConfig cfg;
+                cfg.timeline = buildTimeline(scheduleOf(ScheduleKind::PipeDream, S, 150));
+                cfg.stepSize = stepSize;
+                r = std::make_unique<PipelineReplay>(obj, std::make_unique<CpuBackend>(), cfg);
+            }
+            runInChunks(*r, 64);
+            return r->takeResult();
+        };
+        const RunResult known = run(makeObjective(LossKind::Quadratic));
+
+        SyntheticSpec spec;
+        spec.kind = "random";
+        spec.rows = 40;
+        spec.dim = 9;
+        spec.seed = 3;
+        spec.labelNoise = 0.1;
+        auto coming = std::make_shared<LinearObjective>(makeSynthetic(spec), LossKind::Quadratic, 0.0, 5);
+        std::promise<void> gate;
+        std::future<void> aside = coming->computeConstantsAside(gate.get_future().share());
+        QVERIFY(coming->optimumComing());
+        QVERIFY(!coming->hasOptimum());
+        const RunResult got = run(coming);
+        gate.set_value();
+        aside.get();
+
+        QCOMPARE(got.divergence.diverged, known.divergence.diverged);
+        QCOMPARE(got.divergence.update, known.divergence.update);
+        QCOMPARE(got.divergence.reason, known.divergence.reason);
+        QCOMPARE(got.finished, known.finished);
+        QCOMPARE(got.updates, known.updates);
+        QCOMPARE(got.objectivePerUpdate, known.objectivePerUpdate);
+        QCOMPARE(got.optimum, known.optimum);
+        QCOMPARE(got.smoothness, known.smoothness);
+        QVERIFY(known.optimum > 0.0);
+        QCOMPARE(got.theorem.has_value(), known.theorem.has_value());
+        if (known.theorem) QCOMPARE(got.theorem->total, known.theorem->total);
+        if (stepSize < 1.0) {
+            // A stable run never came near the threshold: f* was not needed before the end.
+            QVERIFY(!got.divergence.diverged);
+            QVERIFY(got.finished);
+        } else {
+            QVERIFY(got.divergence.diverged);
+        }
+    }
+
+    // The bounds alone decide a stable run: f* is not computed by the replay while it runs.
+    void stableRunDoesNotWaitForFStar() {
+        SyntheticSpec spec;
+        spec.kind = "random";
+        spec.rows = 40;
+        spec.dim = 9;
+        spec.seed = 3;
+        spec.labelNoise = 0.1;
+        auto coming = std::make_shared<LinearObjective>(makeSynthetic(spec), LossKind::Quadratic, 0.0, 5);
+        std::promise<void> gate;
+        std::future<void> aside = coming->computeConstantsAside(gate.get_future().share());
+        PipelineReplayConfig cfg;
+        cfg.timeline = buildTimeline(scheduleOf(ScheduleKind::PipeDream, 4, 150));
+        cfg.stepSize = 0.05;
+        PipelineReplay r(coming, std::make_unique<CpuBackend>(), cfg);
+        while (r.stepsDone() < r.totalSteps() - 1 && r.advance(1) > 0) {
+        }
+        QVERIFY(!r.done());
+        QVERIFY2(!coming->hasOptimum(), "the replay computed f* although no check needed it");
+        gate.set_value();
+        r.runToEnd();
+        QVERIFY(r.result().finished);
+        QCOMPARE(r.result().optimum, coming->optimum());
+        aside.get();
     }
 
     void theoremTermsByHand() {
