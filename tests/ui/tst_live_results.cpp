@@ -37,9 +37,10 @@ ExperimentConfig pipeDreamRun(int stages, int microbatches, double stepSize) {
     return c;
 }
 
-// S = 32, long enough (about a second or more) that several live publishes happen before it
-// ends.
-ExperimentConfig longRun(double stepSize) { return pipeDreamRun(32, 5000, stepSize); }
+// S = 32, long enough (over a second on this machine) that several live publishes happen before
+// it ends. 5000 microbatches took 0.3 s once the replay got faster, and a second publish then
+// came only on a loaded machine.
+ExperimentConfig longRun(double stepSize) { return pipeDreamRun(32, 20000, stepSize); }
 
 // A short run of PipeDream and RPD (well under a second), for checks that drive the live curves
 // themselves. Both converge at this γ: no curve is capped at the top of the axis.
