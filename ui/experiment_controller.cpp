@@ -91,12 +91,7 @@ void ExperimentController::pullLive() {
     emit partialResults(generation_);
 }
 
-ExperimentController::~ExperimentController() {
-    for (Worker& w : workers_) w.cancel->store(true);
-    for (Worker& w : workers_) {
-        if (w.thread.joinable()) w.thread.join();
-    }
-}
+ExperimentController::~ExperimentController() { workers_.stopAll(); }
 
 ExperimentConfig ExperimentController::validated(const ExperimentConfig& config) {
     return ExperimentConfig::fromJson(config.toJson(), config.baseDir);
@@ -111,14 +106,10 @@ SnapshotPtr plannedSnapshot(ExperimentResult planned, std::uint64_t generation) 
     return s;
 }
 
-int ExperimentController::workersInFlight() const {
-    int n = 0;
-    for (const Worker& w : workers_) n += w.finished->load() ? 0 : 1;
-    return n;
-}
+int ExperimentController::workersInFlight() const { return workers_.inFlight(); }
 
 void ExperimentController::supersede() {
-    for (Worker& w : workers_) w.cancel->store(true);
+    workers_.cancelAll();
     ++generation_;  // a result still on its way is dropped in deliver
     running_ = true;  // the new config's run is due (after the debounce)
     liveTimer_.stop();
@@ -186,19 +177,8 @@ ExperimentConfig ExperimentController::configFromText(const QString& text) {
                                       "the text (a PipeLens configuration in JSON)");
 }
 
-void ExperimentController::reapFinishedWorkers() {
-    for (auto it = workers_.begin(); it != workers_.end();) {
-        if (it->finished->load()) {
-            it->thread.join();
-            it = workers_.erase(it);
-        } else {
-            ++it;
-        }
-    }
-}
-
 void ExperimentController::cancel() {
-    for (Worker& w : workers_) w.cancel->store(true);
+    workers_.cancelAll();
     if (running_) {
         running_ = false;
         ++generation_;  // whatever is in flight is now out of date
@@ -210,8 +190,8 @@ void ExperimentController::cancel() {
 
 void ExperimentController::runNow() {
     debounce_.stop();
-    for (Worker& w : workers_) w.cancel->store(true);
-    reapFinishedWorkers();
+    workers_.cancelAll();
+    workers_.reapFinished();
     const std::uint64_t generation = ++generation_;
     running_ = true;
     {
@@ -227,12 +207,8 @@ void ExperimentController::runNow() {
     liveTimer_.start();
     emit runStarted(generation);
 
-    Worker w;
-    w.cancel = std::make_shared<std::atomic<bool>>(false);
-    w.finished = std::make_shared<std::atomic<bool>>(false);
-    w.thread = std::thread([this, config = config_, generation, cancel = w.cancel, cache = cache_,
-                            previous = latest_, live = live_,
-                            finished = w.finished] {
+    workers_.start([this, config = config_, generation, cache = cache_, previous = latest_,
+                    live = live_](CancelFlag cancel) {
         SnapshotPtr snapshot;
         QString error;
         QStringList notices;
@@ -336,14 +312,12 @@ void ExperimentController::runNow() {
                 },
                 Qt::QueuedConnection);
         }
-        finished->store(true);
     });
-    workers_.push_back(std::move(w));
 }
 
 void ExperimentController::deliver(std::uint64_t generation, SnapshotPtr snapshot,
                                    const QString& error, const QStringList& notices) {
-    reapFinishedWorkers();
+    workers_.reapFinished();
     if (generation != generation_) return;  // out of date
     running_ = false;
     liveTimer_.stop();

@@ -16,6 +16,7 @@
 #include "experiment/config.hpp"
 #include "experiment/objective_cache.hpp"
 #include "run_snapshot.hpp"
+#include "util/worker_threads.hpp"
 
 namespace pipelens::ui {
 
@@ -81,11 +82,6 @@ signals:
     void notice(const QString& message);
 
 private:
-    struct Worker {
-        std::thread thread;
-        std::shared_ptr<std::atomic<bool>> cancel;
-        std::shared_ptr<std::atomic<bool>> finished;
-    };
     // Filled by the workers, emptied by the GUI thread's timer; guarded by its mutex, so the
     // workers never wait for the GUI (they hold the lock only to append).
     struct LiveBuffer {
@@ -103,7 +99,6 @@ private:
         std::vector<Pending> pending;
         bool dirty = false;
     };
-    void reapFinishedWorkers();
     // A new config: the run in flight is out of date (cancelled now, not after the debounce),
     // and the new schedule is announced.
     void supersede();
@@ -117,7 +112,7 @@ private:
     std::uint64_t generation_ = 0;
     bool running_ = false;
     SnapshotPtr latest_;
-    std::vector<Worker> workers_;
+    WorkerThreads workers_;
     std::shared_ptr<ObjectiveCache> cache_;  // shared with the workers
     std::shared_ptr<LiveBuffer> live_ = std::make_shared<LiveBuffer>();
     QTimer liveTimer_;

@@ -6,12 +6,7 @@ namespace pipelens::ui {
 
 SweepController::SweepController(QObject* parent) : QObject(parent) {}
 
-SweepController::~SweepController() {
-    for (Worker& w : workers_) w.cancel->store(true);
-    for (Worker& w : workers_) {
-        if (w.thread.joinable()) w.thread.join();
-    }
-}
+SweepController::~SweepController() { workers_.stopAll(); }
 
 std::size_t SweepController::pointsDone() const {
     std::size_t n = 0;
@@ -19,20 +14,9 @@ std::size_t SweepController::pointsDone() const {
     return n;
 }
 
-void SweepController::reap() {
-    for (auto it = workers_.begin(); it != workers_.end();) {
-        if (it->done->load()) {
-            it->thread.join();
-            it = workers_.erase(it);
-        } else {
-            ++it;
-        }
-    }
-}
-
 void SweepController::start(const SweepSpec& spec) {
-    for (Worker& w : workers_) w.cancel->store(true);
-    reap();
+    workers_.cancelAll();
+    workers_.reapFinished();
     const quint64 generation = ++generation_;
     spec_ = spec;
     points_.assign(spec.points(), std::nullopt);
@@ -42,11 +26,7 @@ void SweepController::start(const SweepSpec& spec) {
     state_ = State::Running;
     emit started();
 
-    Worker w;
-    w.cancel = std::make_shared<std::atomic<bool>>(false);
-    w.done = std::make_shared<std::atomic<bool>>(false);
-    w.thread = std::thread([this, spec, generation, cancel = w.cancel, done = w.done,
-                            threads = threads_] {
+    workers_.start([this, spec, generation, threads = threads_](CancelFlag cancel) {
         SweepRunOptions options;
         options.threads = threads;
         options.cancel = cancel.get();
@@ -82,20 +62,18 @@ void SweepController::start(const SweepSpec& spec) {
         QMetaObject::invokeMethod(
             this, [this, generation, cancelled, error] { finish(generation, cancelled, error); },
             Qt::QueuedConnection);
-        done->store(true);
     });
-    workers_.push_back(std::move(w));
 }
 
 void SweepController::cancel() {
     if (!running()) return;
-    for (Worker& w : workers_) w.cancel->store(true);
+    workers_.cancelAll();
     state_ = State::Cancelling;
     emit progressChanged();
 }
 
 void SweepController::finish(quint64 generation, bool cancelled, const QString& error) {
-    reap();
+    workers_.reapFinished();
     if (generation != generation_) return;
     error_ = error;
     state_ = !error.isEmpty() ? State::Failed

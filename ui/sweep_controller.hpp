@@ -5,13 +5,10 @@
 // still delivers (each delivery carries the generation it belongs to).
 #include <QObject>
 #include <QString>
-#include <atomic>
-#include <memory>
 #include <optional>
-#include <thread>
-#include <vector>
 
 #include "experiment/sweep.hpp"
+#include "util/worker_threads.hpp"
 
 namespace pipelens::ui {
 
@@ -47,12 +44,6 @@ signals:
     void finished();  // Done, Cancelled or Failed (see state())
 
 private:
-    struct Worker {
-        std::thread thread;
-        std::shared_ptr<std::atomic<bool>> cancel;
-        std::shared_ptr<std::atomic<bool>> done;
-    };
-    void reap();
     void finish(quint64 generation, bool cancelled, const QString& error);
 
     State state_ = State::Empty;
@@ -62,7 +53,7 @@ private:
     QString error_;
     quint64 generation_ = 0;
     int threads_ = 0;
-    std::vector<Worker> workers_;
+    WorkerThreads workers_;
 };
 
 }  // namespace pipelens::ui

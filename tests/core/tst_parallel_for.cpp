@@ -1,5 +1,6 @@
 // parallelFor: every index exactly once, on at most the threads asked for, and the first
-// exception stops new work and reaches the caller.
+// exception stops new work and reaches the caller. WorkerThreads: the app's background jobs,
+// each with its own cancel flag, joined when finished or when the owner goes.
 #include <QtTest>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "util/parallel_for.hpp"
+#include "util/worker_threads.hpp"
 
 using namespace pipelens;
 
@@ -72,6 +74,60 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, parallelFor(1000, 4, [](size_t i) {
                                      if (i == 10) throw std::runtime_error("job 10 failed");
                                  }));
+    }
+
+    // A job runs until its own flag turns; cancelAll turns every flag, and reapFinished joins
+    // only the jobs that have returned.
+    void workerThreadsCancelAndReap() {
+        WorkerThreads workers;
+        std::atomic<int> returned{0};
+        std::atomic<bool> release{false};
+        auto loopUntilCancelled = [&](CancelFlag cancel) {
+            while (!cancel->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            returned++;
+        };
+        workers.start(loopUntilCancelled);
+        workers.start(loopUntilCancelled);
+        // A third job ignores its flag until released: cancelAll must not wait for it.
+        workers.start([&](CancelFlag) {
+            while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            returned++;
+        });
+        QCOMPARE(workers.inFlight(), 3);
+        workers.cancelAll();
+        QVERIFY(QTest::qWaitFor([&] { return returned.load() == 2; }, 10000));
+        workers.reapFinished();
+        QCOMPARE(workers.inFlight(), 1);  // the released-later job is still running
+        release = true;
+        QVERIFY(QTest::qWaitFor([&] { return workers.inFlight() == 0; }, 10000));
+        workers.reapFinished();
+        QCOMPARE(returned.load(), 3);
+    }
+
+    // stopAll (and the destructor) cancel and wait: nothing runs after it returns.
+    void workerThreadsStopAllWaits() {
+        std::atomic<int> running{0};
+        {
+            WorkerThreads workers;
+            for (int i = 0; i < 4; ++i) {
+                workers.start([&](CancelFlag cancel) {
+                    running++;
+                    while (!cancel->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                    running--;
+                });
+            }
+            QVERIFY(QTest::qWaitFor([&] { return running.load() == 4; }, 10000));
+            workers.stopAll();
+            QCOMPARE(running.load(), 0);
+            QCOMPARE(workers.inFlight(), 0);
+            workers.start([&](CancelFlag cancel) {
+                running++;
+                while (!cancel->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                running--;
+            });
+        }  // the destructor stops the last one
+        QCOMPARE(running.load(), 0);
     }
 };
 
