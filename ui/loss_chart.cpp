@@ -121,11 +121,11 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
     logY_->setToolTip(tr("Logarithmic f − f* axis"));
     logX_ = new QCheckBox(tr("log x"), this);
     logX_->setToolTip(tr("Logarithmic x axis"));
-    theorem_ = new QCheckBox(tr("theorem bound (RPD)"), this);
+    theorem_ = new QCheckBox(tr("theorem chart (RPD)"), this);
     theorem_->setToolTip(
-        tr("Overlay, for each RPD run, the running mean of ‖∇f(w_k)‖² and the theorem's bound "
-           "2SΔ₀/(γK) + γSLG² + γ²L²δ²G² with its three terms. The bound holds for the "
-           "randomized proxy, not for deterministic PipeDream."));
+        tr("Show, beside these curves, the theorem's chart for an RPD run: the running mean of "
+           "‖∇f(w_k)‖² against the bound 2SΔ₀/(γK) + γSLG² + γ²L²δ²G² and its three terms. "
+           "The bound holds for the randomized proxy, not for deterministic PipeDream."));
     note_ = new QLabel(this);
     note_->setStyleSheet("color: #555;");
     auto* bar = new QHBoxLayout;
@@ -148,21 +148,17 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
             [this](int i) { setXAxis(i == 0 ? XAxis::Slots : XAxis::Updates); });
     connect(logY_, &QCheckBox::toggled, this, [this] { rebuildAxes(); });
     connect(logX_, &QCheckBox::toggled, this, [this] { rebuildAxes(); });
-    connect(theorem_, &QCheckBox::toggled, this, [this](bool on) {
-        rebuildData();
-        rebuildSeries();
-        emit theoremOverlayToggled(on);
-    });
+    connect(theorem_, &QCheckBox::toggled, this, &LossChart::theoremChartToggled);
     rebuildSeries();
 }
 
 QChart* LossChart::chart() const { return view_->chart(); }
 bool LossChart::logY() const { return logY_->isChecked(); }
 bool LossChart::logX() const { return logX_->isChecked(); }
-bool LossChart::theoremOverlay() const { return theorem_->isChecked(); }
+bool LossChart::theoremChartShown() const { return theorem_->isChecked(); }
 void LossChart::setLogY(bool on) { logY_->setChecked(on); }
 void LossChart::setLogX(bool on) { logX_->setChecked(on); }
-void LossChart::setTheoremOverlay(bool on) { theorem_->setChecked(on); }
+void LossChart::setTheoremChartShown(bool on) { theorem_->setChecked(on); }
 
 void LossChart::setXAxis(XAxis axis) {
     xAxis_ = axis;
@@ -209,10 +205,9 @@ void LossChart::setLive(const std::vector<LiveCurve>& curves, double totalSlots,
     live_ = true;
     if (totalSlots > 0.0) liveSlots_ = totalSlots;
     if (totalUpdates > 0.0) liveUpdates_ = totalUpdates;
-    bool sameSeries = theoremSeries_.isEmpty() && curves.size() == curves_.size() &&
+    bool sameSeries = curves.size() == curves_.size() &&
                       static_cast<qsizetype>(curves.size()) == methodSeries_.size();
     curves_.clear();
-    bounds_.clear();
     for (const LiveCurve& live : curves) {
         Curve c;
         const auto index = static_cast<size_t>(live.method);
@@ -256,7 +251,6 @@ const std::vector<QPointF>& LossChart::methodData(int i) const {
 
 void LossChart::rebuildData() {
     curves_.clear();
-    bounds_.clear();
     if (!snapshot_) return;
     const RunSnapshot& s = *snapshot_;
     // Points stay in the snapshot (derived there once); the curves alias them.
@@ -264,7 +258,6 @@ void LossChart::rebuildData() {
         return std::shared_ptr<const CurvePoints>(snapshot_, &points);
     };
     bool rpdMapped = false;
-    bool needGradNorms = false;
     for (size_t i = 0; i < s.runs().size(); ++i) {
         const RunResult& r = s.result(i);
         const MethodRun& run = s.runs()[i];
@@ -276,37 +269,15 @@ void LossChart::rebuildData() {
         c.points = pointsIn(snapshot_->curves[i].loss);
         curves_.push_back(std::move(c));
         if (!run.pipeline()) rpdMapped = true;
-
-        if (!theorem_->isChecked() || run.pipeline()) continue;
-        const TheoremCurves& theorem = snapshot_->curves[i].theorem;
-        if (theorem.bound.byUpdate.empty()) {
-            needGradNorms = true;
-            continue;
-        }
-        const QString label = QString::fromStdString(run.label);
-        const std::pair<QString, const CurvePoints*> lines[] = {
-            {tr("mean ‖∇f‖², %1").arg(label), &theorem.meanGradNormSq},
-            {tr("bound, %1").arg(label), &theorem.bound},
-            {tr("  optimisation term 2SΔ₀/(γK)"), &theorem.optimisation},
-            {tr("  noise term γSLG²"), &theorem.noise},
-            {tr("  stale-read term γ²L²δ²G²"), &theorem.staleness}};
-        for (const auto& [name, points] : lines)
-            bounds_.push_back(Curve{name, pointsIn(*points), static_cast<int>(i)});
     }
-    QStringList notes;
-    if (rpdMapped && xAxis_ == XAxis::Slots) {
-        notes << tr("RPD has no slots of its own: its update k is drawn at PipeDream's update k.");
-    }
-    if (needGradNorms) notes << tr("The theorem overlay needs ‖∇f‖² samples: rerunning with them…");
-    note_->setText(notes.join(' '));
-    note_->setVisible(!notes.isEmpty());
+    note_->setText(tr("RPD has no slots of its own: its update k is drawn at PipeDream's update k."));
+    note_->setVisible(rpdMapped && xAxis_ == XAxis::Slots);
 }
 
 void LossChart::rebuildSeries() {
     QChart* c = chart();
     c->removeAllSeries();
     methodSeries_.clear();
-    theoremSeries_.clear();
     ensureAxes();
     for (const Curve& curve : curves_) {
         auto* s = new QLineSeries;
@@ -319,23 +290,9 @@ void LossChart::rebuildSeries() {
         s->attachAxis(yAxisItem_);
         methodSeries_ << s;
     }
-    for (size_t i = 0; i < bounds_.size(); ++i) {
-        auto* s = new QLineSeries;
-        s->setName(bounds_[i].name);
-        QPen pen(methodColor(bounds_[i].method).darker(130));
-        const int role = static_cast<int>(i % 5);  // mean, total, three terms
-        pen.setWidthF(role == 0 ? 1.5 : role == 1 ? 2.0 : 1.2);
-        pen.setStyle(role == 0 ? Qt::SolidLine : role == 1 ? Qt::DashLine : Qt::DotLine);
-        s->setPen(pen);
-        c->addSeries(s);
-        s->attachAxis(xAxisItem_);
-        s->attachAxis(yAxisItem_);
-        theoremSeries_ << s;
-    }
     updateTitle();
     // Many curves: a column of legend entries on the right instead of an elided row.
-    c->legend()->setAlignment(methodSeries_.size() + theoremSeries_.size() > 3 ? Qt::AlignRight
-                                                                               : Qt::AlignBottom);
+    c->legend()->setAlignment(methodSeries_.size() > 3 ? Qt::AlignRight : Qt::AlignBottom);
     rebuildAxes();
 }
 
@@ -378,7 +335,6 @@ void LossChart::rebuildAxes() {
         }
     };
     for (const Curve& curve : curves_) scan(curve);
-    for (const Curve& curve : bounds_) scan(curve);
     if (live_) xMax = std::max(xMax, xAxis_ == XAxis::Slots ? liveSlots_ : liveUpdates_);
     // A diverging run must not squash the others: cap the top near the starting gap.
     if (startMax > 0.0) yMax = std::min(yMax, (logY() ? 1e3 : 1.5) * startMax);
@@ -462,9 +418,6 @@ void LossChart::refreshPoints() {
     for (int i = 0; i < methodSeries_.size(); ++i) {
         fill(methodSeries_[i], curves_[static_cast<size_t>(i)]);
     }
-    for (int i = 0; i < theoremSeries_.size(); ++i) {
-        fill(theoremSeries_[i], bounds_[static_cast<size_t>(i)]);
-    }
 }
 
 QStringList LossChart::yAxisLabels() const {
@@ -507,7 +460,6 @@ bool LossChart::exportCsv(const QString& path, QString* error) const {
         }
     };
     for (const Curve& c : curves_) write(c);
-    for (const Curve& c : bounds_) write(c);
     return writeTextAtomically(path, out, error);
 }
 

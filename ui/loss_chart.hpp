@@ -1,7 +1,7 @@
 #pragma once
 // Loss curves (Qt Charts): f − f* of every method against slots or block updates, overlaid with
-// a legend, on linear or logarithmic axes, truncated at the playback cursor. Optionally, for
-// RPD, the theorem's bound and its three terms beside the running mean of ‖∇f‖² it bounds.
+// a legend, on linear or logarithmic axes, truncated at the playback cursor. Its "theorem chart"
+// box asks for the theorem's own chart (TheoremChart) beside it.
 // Series are replaced in bulk (QXYSeries::replace) and decimated to a few thousand points.
 #include <QPointF>
 #include <QWidget>
@@ -50,14 +50,13 @@ public:
     void setLogX(bool on);
     bool logY() const;
     bool logX() const;
-    void setTheoremOverlay(bool on);
-    bool theoremOverlay() const;
+    void setTheoremChartShown(bool on);
+    bool theoremChartShown() const;
 
     QChartView* view() const { return view_; }
     QChart* chart() const;
-    // One line per method (in config order), then the theorem lines when shown.
+    // One line per method (in config order).
     QList<QLineSeries*> methodSeries() const { return methodSeries_; }
-    QList<QLineSeries*> theoremSeries() const { return theoremSeries_; }
     // The full-resolution data of method i on the current x axis (what the CSV holds).
     const std::vector<QPointF>& methodData(int i) const;
     // Axis label texts as drawn (for the "no row of 0.0" check).
@@ -68,8 +67,8 @@ public:
     bool exportCsv(const QString& path, QString* error = nullptr) const;
 
 signals:
-    // The person asked for the theorem overlay: the runs need ‖∇f‖² samples for it.
-    void theoremOverlayToggled(bool on);
+    // The person asked for (or hid) the theorem's chart.
+    void theoremChartToggled(bool on);
 
 private:
   // A drawn line: its points (from the snapshot, or a copy of a live curve) and legend name.
@@ -106,9 +105,7 @@ private:
     QCheckBox* theorem_;
     QLabel* note_;
     std::vector<Curve> curves_;   // one per method
-    std::vector<Curve> bounds_;   // theorem lines (RPD)
     QList<QLineSeries*> methodSeries_;
-    QList<QLineSeries*> theoremSeries_;
 };
 
 // Keeps at most about `maxPoints` points: per bucket of x the first, min, max and last points,

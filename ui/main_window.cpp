@@ -30,6 +30,7 @@
 #include "staleness_heatmap.hpp"
 #include "sweep_controller.hpp"
 #include "sweep_view.hpp"
+#include "theorem_chart.hpp"
 #include "widget_export.hpp"
 
 namespace pipelens::ui {
@@ -94,7 +95,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         if (slot >= 0) playback_->setCursor(slot);
     });
     connect(ganttMethod_, &QComboBox::currentIndexChanged, this, &MainWindow::showGanttMethod);
-    connect(loss_, &LossChart::theoremOverlayToggled, this, &MainWindow::onTheoremOverlay);
+    connect(loss_, &LossChart::theoremChartToggled, this, &MainWindow::onTheoremChart);
 
     resize(1500, 950);
     restoreLayout();
@@ -114,16 +115,20 @@ void MainWindow::buildCentral() {
     heatmap_->setToolTip(tr("Staleness heatmap: blocks by block updates, colour = the delay "
                             "of that block's read in that update"));
     loss_ = new LossChart;
+    theorem_ = new TheoremChart;
+    theorem_->hide();
     figures_ = new FigureStrip;
     playback_ = new PlaybackBar;
 
     middle_ = new QSplitter(Qt::Horizontal);
     middle_->setObjectName("middleSplitter");
     middle_->addWidget(loss_);
+    middle_->addWidget(theorem_);
     middle_->addWidget(titled(tr("<b>Staleness</b>"), heatmap_, nullptr, &heatmapTitle_));
     middle_->setStretchFactor(0, 3);
     middle_->setStretchFactor(1, 2);
-    middle_->setSizes({600, 420});
+    middle_->setStretchFactor(2, 2);
+    middle_->setSizes({600, 420, 420});
     vertical_ = new QSplitter(Qt::Vertical);
     vertical_->setObjectName("verticalSplitter");
     vertical_->addWidget(titled(tr("<b>Pipeline</b>"), gantt_, ganttMethod_));
@@ -186,6 +191,7 @@ void MainWindow::restoreLayout() {
         restoreState(settings.value("window/state").toByteArray());
         vertical_->restoreState(settings.value("window/vertical").toByteArray());
         middle_->restoreState(settings.value("window/middle").toByteArray());
+        theorem_->setVisible(loss_->theoremChartShown());  // the box is not saved: it decides
     }
     rebuildRecentMenu();
 }
@@ -222,6 +228,7 @@ void MainWindow::showPlanned(const SnapshotPtr& plan) {
     // The schedule views (Gantt, figure strip, playback range) depend only on the schedule: they
     // show the new config now. The curves and the heatmap say they are computing.
     loss_->setComputing(plan);
+    theorem_->setSnapshot(plan);
     showSnapshotViews(plan);
     runState_->setStyleSheet(QString());
     runState_->setText(tr("S = %1: computing…").arg(plan->experiment.config.stages));
@@ -249,6 +256,7 @@ void MainWindow::showResults(const SnapshotPtr& snapshot) {
     QElapsedTimer clock;
     clock.start();
     loss_->setSnapshot(snapshot);
+    theorem_->setSnapshot(snapshot);
     showSnapshotViews(snapshot);
     int diverged = 0;
     for (size_t i = 0; i < snapshot->runs().size(); ++i) {
@@ -467,7 +475,8 @@ void MainWindow::status(const QString& message, bool error) {
     runState_->setText(message);
 }
 
-void MainWindow::onTheoremOverlay(bool on) {
+void MainWindow::onTheoremChart(bool on) {
+    theorem_->setVisible(on);
     if (!on || controller_->config().sampling.gradNormEvery > 0) return;
     // The bound is compared with the running mean of ‖∇f‖²: sample it about 200 times a run.
     const long long updates = snapshot_ ? snapshot_->experiment.budget.updateBudget : 2000;

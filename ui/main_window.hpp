@@ -1,6 +1,7 @@
 #pragma once
 // The workbench window: controls on the left, the lesson below them, and in the middle the
-// pipeline Gantt chart, the loss curves beside the staleness heatmap, the strip of figures and
+// pipeline Gantt chart, the loss curves (and, asked for, the theorem chart) beside the staleness
+// heatmap, the strip of figures and
 // the playback bar; the Sweep view docks on the right. It wires the ExperimentController (the one owner of the config) to the
 // views; the views only read.
 #include <QMainWindow>
@@ -26,6 +27,7 @@ class LossChart;
 class PlaybackBar;
 class StalenessHeatmap;
 class SweepView;
+class TheoremChart;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -38,6 +40,7 @@ public:
     GanttChart* gantt() const { return gantt_; }
     StalenessHeatmap* heatmap() const { return heatmap_; }
     LossChart* lossChart() const { return loss_; }
+    TheoremChart* theoremChart() const { return theorem_; }
     FigureStrip* figureStrip() const { return figures_; }
     PlaybackBar* playback() const { return playback_; }
     SweepView* sweepView() const { return sweep_; }
@@ -89,7 +92,7 @@ private:
     void exportChart(const QString& what, const QString& format);
     void copyConfigText();
     void pasteConfigText();
-    void onTheoremOverlay(bool on);
+    void onTheoremChart(bool on);
     void status(const QString& message, bool error = false);
 
     ExperimentController* controller_;
@@ -97,6 +100,7 @@ private:
     GanttChart* gantt_ = nullptr;
     StalenessHeatmap* heatmap_ = nullptr;
     LossChart* loss_ = nullptr;
+    TheoremChart* theorem_ = nullptr;  // shown by the loss chart's "theorem chart" box
     FigureStrip* figures_ = nullptr;
     PlaybackBar* playback_ = nullptr;
     SweepView* sweep_ = nullptr;

@@ -16,6 +16,7 @@
 #include "figure_strip.hpp"
 #include "gantt_chart.hpp"
 #include "loss_chart.hpp"
+#include "theorem_chart.hpp"
 #include "main_window.hpp"
 #include "playback_bar.hpp"
 #include "presets.hpp"
@@ -63,6 +64,7 @@ void MainWindow::buildMenus() {
     const QList<QPair<QString, QString>> charts = {{"gantt", tr("Gantt chart")},
                                                    {"heatmap", tr("Staleness heatmap")},
                                                    {"loss", tr("Loss curves")},
+                                                   {"theorem", tr("Theorem chart (RPD)")},
                                                    {"figures", tr("Figure strip")},
                                                    {"sweep", tr("Sweep chart")}};
     for (const auto& [id, name] : charts) {
@@ -197,6 +199,10 @@ void MainWindow::exportChart(const QString& what, const QString& format) {
         ok = format == "png"   ? loss_->exportPng(path, scale, &error)
              : format == "svg" ? loss_->exportSvg(path, &error)
                                : loss_->exportCsv(path, &error);
+    } else if (what == "theorem") {
+        ok = format == "png"   ? theorem_->exportPng(path, scale, &error)
+             : format == "svg" ? theorem_->exportSvg(path, &error)
+                               : theorem_->exportCsv(path, &error);
     } else if (what == "sweep") {
         ok = format == "png"   ? sweep_->chart()->exportPng(path, scale, &error)
              : format == "svg" ? sweep_->chart()->exportSvg(path, &error)

@@ -1,15 +1,12 @@
-// Every number the figure strip and the theorem overlay show equals the engine's, recomputed
+// Every number the figure strip shows equals the engine's, recomputed
 // here independently from the run's schedule (and checked against the closed forms by hand).
-#include <QLineSeries>
 #include <QTest>
 #include <cmath>
 
 #include "experiment_controller.hpp"
 #include "figure_strip.hpp"
-#include "loss_chart.hpp"
 #include "presets.hpp"
 #include "replay/delays.hpp"
-#include "replay/theorem.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -87,44 +84,6 @@ private slots:
         QCOMPARE(strip.value("max delay vs S", "S=4"), 14.0);   // SPEC section 3
         QCOMPARE(strip.value("max delay vs S", "S=8"), 60.0);
         QCOMPARE(strip.value("max delay vs S", "S=16"), 248.0);
-    }
-
-    void theTheoremOverlayIsTheEnginesBound() {
-        ExperimentController c;
-        QCOMPARE(c.tryModify([](ExperimentConfig& x) { x.sampling.gradNormEvery = 40; }), QString());
-        c.runNow();
-        QVERIFY(test::waitForCurrentResults(c));
-        const SnapshotPtr s = c.latest();
-        LossChart chart;
-        chart.setTheoremOverlay(true);
-        chart.setSnapshot(s);
-        chart.setXAxis(LossChart::XAxis::Updates);
-        // One RPD run in the default experiment: mean, total and three terms.
-        QCOMPARE(chart.theoremSeries().size(), 5);
-        size_t rpd = 0;
-        while (s->runs()[rpd].spec.method != Method::RandomizedPipeDream) ++rpd;
-        const RunResult& r = s->result(rpd);
-        QVERIFY(r.theorem.has_value());
-        QLineSeries* mean = chart.theoremSeries()[0];
-        QLineSeries* total = chart.theoremSeries()[1];
-        QCOMPARE(mean->at(mean->count() - 1).y(), r.gradNormRunningMean.back());
-        // At the end of the run (K = all updates, G = the largest seen) the drawn bound is the
-        // engine's own theorem result.
-        const QPointF last = total->at(total->count() - 1);
-        QCOMPARE(static_cast<long long>(last.x()), r.updates);
-        QCOMPARE(last.y(), r.theorem->total);
-        QCOMPARE(chart.theoremSeries()[2]->at(total->count() - 1).y(), r.theorem->optimisation);
-        QCOMPARE(chart.theoremSeries()[3]->at(total->count() - 1).y(), r.theorem->noise);
-        QCOMPARE(chart.theoremSeries()[4]->at(total->count() - 1).y(), r.theorem->staleness);
-        // And by hand from SPEC section 4 at that point.
-        const double D0 = r.initialObjective - r.optimum;
-        const double G = r.gradientBound;
-        const double g = r.stepSize;
-        const double L = r.smoothness;
-        const double K = static_cast<double>(r.updates);
-        const double d = static_cast<double>(r.maxDelay);
-        QVERIFY(std::abs(last.y() - (2 * r.stages * D0 / (g * K) + g * r.stages * L * G * G +
-                                     g * g * L * L * d * d * G * G)) <= 1e-9 * last.y());
     }
 
     // The delays panel shows each method's own quantity: PipeDream beside S² − S/2 and S²/2,
