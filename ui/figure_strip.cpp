@@ -23,7 +23,7 @@
 namespace pipelens::ui {
 namespace {
 
-constexpr int kDelayVsStagesMax = 32;
+constexpr int kDelayVsStagesEvery = 32;  // every S up to here; beyond, a few S and the current
 
 QChartView* smallChart(const QString& title, QWidget* parent) {
     auto* chart = new QChart;
@@ -84,18 +84,50 @@ void attach(QChart* c, QAbstractAxis* x, QAbstractAxis* y) {
     }
 }
 
-struct DelayVsStages {
-    std::vector<DelayStats> stats;  // S = 2 … kDelayVsStagesMax
-};
+// 1, 2 or 5 times a power of ten, an integer at least 1, and at least `raw`.
+double integerStep(double raw) {
+    double step = 1.0;
+    while (true) {
+        for (double m : {1.0, 2.0, 5.0}) {
+            if (m * step >= raw) return m * step;
+        }
+        step *= 10.0;
+    }
+}
 
-// Computed once: PipeDream's delay statistics do not depend on the data.
-const DelayVsStages& delayVsStages() {
-    static const DelayVsStages table = [] {
-        DelayVsStages t;
-        for (int s = 2; s <= kDelayVsStagesMax; ++s) t.stats.push_back(pipeDreamDelayStats(s));
-        return t;
-    }();
-    return table;
+// An axis of a whole-number quantity (delays, copies, stages, S, percent): ticks at whole
+// multiples of a round step, so every label names the value its grid line is at (a fixed tick
+// count over [0, 69] put a line at 34.5 and labelled it "35"). The range is widened to the
+// ticks around [lo, hi]; at most about `maxTicks` intervals.
+void setIntegerTicks(QValueAxis* axis, double lo, double hi, int maxTicks) {
+    const double step = integerStep((hi - lo) / maxTicks);
+    axis->setTickType(QValueAxis::TicksDynamic);
+    axis->setTickAnchor(0.0);
+    axis->setTickInterval(step);
+    axis->setRange(std::floor(lo / step) * step, std::max(std::ceil(hi / step), std::floor(lo / step) + 1) * step);
+    axis->setLabelFormat("%.0f");
+    axis->setMinorTickCount(0);
+}
+
+// PipeDream's measured steady-state delays (N = 10·S) by S, computed once per S: they do not
+// depend on the data (about 20 ms at S = 128).
+const DelayStats& delayStatsAt(int stages) {
+    static std::map<int, DelayStats> cache;
+    auto it = cache.find(stages);
+    if (it == cache.end()) it = cache.emplace(stages, pipeDreamDelayStats(stages)).first;
+    return it->second;
+}
+
+// The S the max-delay-vs-S figure shows: every S from 2 to 32, and up to the current S (when
+// larger) a dozen round values and the current S itself.
+std::vector<int> delayVsStagesPoints(int current) {
+    std::vector<int> out;
+    for (int s = 2; s <= kDelayVsStagesEvery; ++s) out.push_back(s);
+    if (current <= kDelayVsStagesEvery) return out;
+    const int step = static_cast<int>(integerStep((current - kDelayVsStagesEvery) / 12.0));
+    for (int s = (kDelayVsStagesEvery / step + 1) * step; s < current; s += step) out.push_back(s);
+    out.push_back(current);
+    return out;
 }
 
 }  // namespace
@@ -179,9 +211,7 @@ void FigureStrip::fillUtilization(const RunSnapshot& s) {
     auto* x = new QBarCategoryAxis;
     x->append(categories);
     auto* y = new QValueAxis;
-    y->setRange(0, 100);
-    y->setLabelFormat("%.0f");
-    y->setTickCount(3);
+    setIntegerTicks(y, 0, 100, 2);
     attach(c, x, y);
 }
 
@@ -235,9 +265,7 @@ void FigureStrip::fillDelays(const RunSnapshot& s) {
     auto* x = new QBarCategoryAxis;
     x->append(categories.isEmpty() ? QStringList{tr("(no delay table)")} : categories);
     auto* y = new QValueAxis;
-    y->setRange(0, top * 1.15);
-    y->setLabelFormat("%.0f");
-    y->setTickCount(3);
+    setIntegerTicks(y, 0, top * 1.15, 3);  // room above the bars for their labels
     attach(c, x, y);
     // One legend entry for all the marks.
     const auto markers = c->legend()->markers();
@@ -271,21 +299,18 @@ void FigureStrip::fillStash(const RunSnapshot& s) {
         c->addSeries(line);
     }
     auto* x = new QValueAxis;
-    x->setRange(1, std::max(2, stages));
-    x->setLabelFormat("%.0f");
+    setIntegerTicks(x, 1, std::max(2, stages), 6);
+    x->setMin(1);  // stages count from 1
     x->setTitleText(tr("stage"));
     x->setTitleFont(smallFont(x->titleFont()));
-    x->setTickCount(std::min(stages, 8) + (stages > 1 ? 0 : 1));
     auto* y = new QValueAxis;
-    y->setRange(0, top + 1);
-    y->setLabelFormat("%.0f");
-    y->setTickCount(3);
+    setIntegerTicks(y, 0, top + 1, 3);
     attach(c, x, y);
 }
 
 void FigureStrip::fillDelayVsStages(const RunSnapshot& s) {
     QChart* c = charts_[3]->chart();
-    const auto& table = delayVsStages();
+    const int S = s.experiment.config.stages;
     auto* measured = new QLineSeries;
     measured->setName(tr("max"));
     auto* formula = new QLineSeries;
@@ -296,7 +321,9 @@ void FigureStrip::fillDelayVsStages(const RunSnapshot& s) {
     QPen fp(Qt::black);
     fp.setStyle(Qt::DashLine);
     formula->setPen(fp);
-    for (const DelayStats& d : table.stats) {
+    const std::vector<int> points = delayVsStagesPoints(S);
+    for (int stages : points) {
+        const DelayStats& d = delayStatsAt(stages);
         measured->append(d.stages, static_cast<double>(d.max));
         formula->append(d.stages, static_cast<double>(pipeDreamMaxDelayFormula(d.stages)));
         add("max delay vs S", QStringLiteral("S=%1").arg(d.stages), static_cast<double>(d.max));
@@ -305,27 +332,22 @@ void FigureStrip::fillDelayVsStages(const RunSnapshot& s) {
     }
     c->addSeries(measured);
     c->addSeries(formula);
-    const int S = s.experiment.config.stages;
-    double top = static_cast<double>(pipeDreamMaxDelayFormula(kDelayVsStagesMax));
-    if (S >= 2 && S <= kDelayVsStagesMax) {
+    const int last = points.back();
+    if (S >= 2) {
         auto* here = new QScatterSeries;
         here->setName(tr("S = %1").arg(S));
         here->setMarkerSize(9);
         here->setColor(Qt::black);
-        here->append(S, static_cast<double>(table.stats[static_cast<size_t>(S - 2)].max));
+        here->append(S, static_cast<double>(delayStatsAt(S).max));
         c->addSeries(here);
     }
-    top = std::max(top, 1.0);
+    const double top = std::max(1.0, static_cast<double>(pipeDreamMaxDelayFormula(last)));
     auto* x = new QValueAxis;
-    x->setRange(2, kDelayVsStagesMax);
-    x->setLabelFormat("%.0f");
-    x->setTickCount(4);
+    setIntegerTicks(x, 0, last, 4);
     x->setTitleText(tr("S"));
     x->setTitleFont(smallFont(x->titleFont()));
     auto* y = new QValueAxis;
-    y->setRange(0, top * 1.05);
-    y->setLabelFormat("%.0f");
-    y->setTickCount(3);
+    setIntegerTicks(y, 0, top, 3);
     attach(c, x, y);
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The strip of small figures under the main charts: utilization and bubble fraction per method,
 // measured max and mean delay beside the formulas, peak stashed copies per stage, the max delay
-// against S (PipeDream, S = 2…32), and a table of run lengths against their closed forms. Every
+// against S (PipeDream, S = 2…32 and on to the current S), and a table of run lengths against their closed forms. Every
 // number comes from the engine (DelayStats, utilization, pipeDreamMaxDelayFormula,
 // pipeDreamSlotsFormula, localSgdRoundSlotsFormula).
 #include <QString>
