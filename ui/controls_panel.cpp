@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "device_list.hpp"
+#include "experiment/step_scale.hpp"
 #include "experiment_controller.hpp"
 #include "log_slider.hpp"
 #include "method_list_editor.hpp"
@@ -137,6 +138,27 @@ ControlsPanel::ControlsPanel(ExperimentController* controller, QWidget* parent)
     auto* methodsLayout = new QVBoxLayout(methodsBox);
     methods_ = new MethodListEditor(controller_, methodsBox);
     methodsLayout->addWidget(methods_);
+    stepScale_ = combo();
+    stepScale_->setMinimumContentsLength(6);
+    for (int k = -4; k <= 4; ++k) {
+        stepScale_->addItem(k < 0 ? QStringLiteral("1/%1").arg(1 << -k) : QString::number(1 << k), k);
+    }
+    stepScale_->setCurrentIndex(stepScale_->findData(0));
+    auto* scaleForm = new QFormLayout;
+    methodsLayout->addLayout(scaleForm);
+    errors_.addRow(scaleForm, tr("All γ ×"), stepScale_,
+                   tr("Multiplies every method's γ at once (raise them together and watch which "
+                      "method blows up first). A grid-tuned method's grid 2^[a, b] shifts by the "
+                      "same factor."));
+    connect(stepScale_, &QComboBox::currentIndexChanged, this, [this] {
+        const int wanted = stepScale_->currentData().toInt();
+        const int by = wanted - appliedScale_;
+        if (by == 0 || updating_) return;
+        const QString error =
+            controller_->tryModify([by](ExperimentConfig& c) { scaleStepSizes(c, by); });
+        if (error.isEmpty()) appliedScale_ = wanted;
+        errors_.show(stepScale_, error);
+    });
     layout->addWidget(methodsBox);
 
     // Compute.
@@ -261,6 +283,13 @@ ControlsPanel::ControlsPanel(ExperimentController* controller, QWidget* parent)
     });
     connect(controller_, &ExperimentController::configChanged, this, &ControlsPanel::syncFromConfig);
     syncFromConfig();
+}
+
+void ControlsPanel::resetStepScale() {
+    appliedScale_ = 0;
+    const QSignalBlocker block(stepScale_);
+    stepScale_->setCurrentIndex(stepScale_->findData(0));
+    errors_.show(stepScale_, QString());
 }
 
 void ControlsPanel::apply(QWidget* field, const std::function<void(ExperimentConfig&)>& change) {

@@ -42,6 +42,11 @@ public:
     QLineEdit* seedField() const { return seed_; }
     QComboBox* deviceField() const { return device_; }
     MethodListEditor* methods() const { return methods_; }
+    // "All γ ×": scales every method's γ by a power of two (scaleStepSizes), relative to the
+    // config loaded last; resetStepScale shows ×1 again (a new preset or file) without a change.
+    QComboBox* stepScaleField() const { return stepScale_; }
+    int stepScaleExponent() const { return appliedScale_; }
+    void resetStepScale();
     const FieldErrors& errors() const { return errors_; }
 
     // Refreshes every field from the controller's config (clears refused-value messages).
@@ -72,6 +77,8 @@ private:
     QComboBox* device_;
     QComboBox* precision_;
     MethodListEditor* methods_;
+    QComboBox* stepScale_;
+    int appliedScale_ = 0;  // the power of two applied to the loaded config's γ
     bool updating_ = false;
 };
 

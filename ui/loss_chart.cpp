@@ -4,6 +4,9 @@
 #include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QGraphicsEllipseItem>
+#include <QMouseEvent>
+#include <QPushButton>
 #include <QGraphicsSimpleTextItem>
 #include <QGraphicsTextItem>
 #include <QHBoxLayout>
@@ -70,6 +73,25 @@ QString legendName(const MethodRun& plan) {
     return QStringLiteral("SGD");
 }
 
+// The settings a pinned run is labelled with (its γ are in the legend names).
+QString settingsSummary(const ExperimentConfig& c) {
+    QString budget;
+    if (c.budget.totalSlots > 0) {
+        budget = QStringLiteral("%1 slots").arg(c.budget.totalSlots);
+    } else if (c.budget.microbatches > 0) {
+        budget = QStringLiteral("%1 microbatches").arg(c.budget.microbatches);
+    } else {
+        budget = QStringLiteral("%1 epochs").arg(c.budget.epochs);
+    }
+    return QStringLiteral("S = %1, b = %2, n = %3, d = %4, %5, seed %6")
+        .arg(c.stages)
+        .arg(c.batchSize)
+        .arg(c.data.rows)
+        .arg(c.data.dim)
+        .arg(budget)
+        .arg(c.seed);
+}
+
 }  // namespace
 
 QList<QPointF> decimate(const std::vector<QPointF>& points, size_t count, int maxPoints) {
@@ -110,6 +132,19 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
     view_ = new QChartView(chart, this);
     view_->setRenderHint(QPainter::Antialiasing);
     view_->setMinimumSize(320, 220);
+    view_->setRubberBand(QChartView::RectangleRubberBand);
+    view_->viewport()->setMouseTracking(true);
+    view_->viewport()->installEventFilter(this);
+    readout_ = new QLabel(view_->viewport());
+    readout_->setObjectName("lossReadout");
+    readout_->setStyleSheet(
+        "background: rgba(255, 255, 255, 235); border: 1px solid #888; padding: 2px 4px;");
+    readout_->hide();
+    marker_ = new QGraphicsEllipseItem(-4, -4, 8, 8);
+    marker_->setPen(QPen(Qt::black, 1.5));
+    marker_->setZValue(100);
+    marker_->hide();
+    chart->scene()->addItem(marker_);
 
     xChoice_ = new QComboBox(this);
     xChoice_->addItem(tr("x: slots (simulated time)"));
@@ -126,6 +161,14 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
         tr("Show, beside these curves, the theorem's chart for an RPD run: the running mean of "
            "‖∇f(w_k)‖² against the bound 2SΔ₀/(γK) + γSLG² + γ²L²δ²G² and its three terms. "
            "The bound holds for the randomized proxy, not for deterministic PipeDream."));
+    pin_ = new QPushButton(tr("pin run"), this);
+    pin_->setCheckable(true);
+    pin_->setToolTip(tr("Keep this run's curves (dashed, faded) to compare with the runs of the "
+                        "next settings; click again to unpin"));
+    resetZoom_ = new QPushButton(tr("reset zoom"), this);
+    resetZoom_->setEnabled(false);
+    resetZoom_->setToolTip(tr("Drag a rectangle on the chart to zoom in, right-click to zoom "
+                              "out; this shows the whole run again"));
     note_ = new QLabel(this);
     note_->setStyleSheet("color: #555;");
     auto* bar = new QHBoxLayout;
@@ -135,6 +178,8 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
     bar->addWidget(logY_);
     bar->addWidget(logX_);
     bar->addWidget(theorem_);
+    bar->addWidget(pin_);
+    bar->addWidget(resetZoom_);
     bar->addStretch();
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -149,6 +194,14 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
     connect(logY_, &QCheckBox::toggled, this, [this] { rebuildAxes(); });
     connect(logX_, &QCheckBox::toggled, this, [this] { rebuildAxes(); });
     connect(theorem_, &QCheckBox::toggled, this, &LossChart::theoremChartToggled);
+    connect(pin_, &QPushButton::clicked, this, [this](bool on) {
+        if (on) {
+            pin();
+        } else {
+            unpin();
+        }
+    });
+    connect(resetZoom_, &QPushButton::clicked, this, &LossChart::resetZoom);
     rebuildSeries();
 }
 
@@ -162,6 +215,7 @@ void LossChart::setTheoremChartShown(bool on) { theorem_->setChecked(on); }
 
 void LossChart::setXAxis(XAxis axis) {
     xAxis_ = axis;
+    zoomed_ = false;  // the zoomed range was on the other axis
     const QSignalBlocker block(xChoice_);
     xChoice_->setCurrentIndex(axis == XAxis::Slots ? 0 : 1);
     rebuildAxes();
@@ -196,6 +250,10 @@ void LossChart::updateTitle() {
                       : tr("computing…");
     } else if (!snapshot_) {
         title = tr("No run yet");
+    }
+    if (pinned_) {
+        const QString pinnedTitle = tr("dashed: pinned run (%1)").arg(pinnedSettings_);
+        title = title.isEmpty() ? pinnedTitle : title + QStringLiteral("<br>") + pinnedTitle;
     }
     chart()->setTitle(title);
 }
@@ -290,14 +348,31 @@ void LossChart::rebuildSeries() {
         s->attachAxis(yAxisItem_);
         methodSeries_ << s;
     }
+    pinnedSeries_.clear();
+    for (const Curve& curve : pinnedCurves_) {
+        auto* s = new QLineSeries;
+        s->setName(curve.name);
+        QColor colour = methodColor(curve.method);
+        colour.setAlpha(130);
+        QPen pen(colour);
+        pen.setWidthF(1.6);
+        pen.setStyle(Qt::DashLine);
+        s->setPen(pen);
+        c->addSeries(s);
+        s->attachAxis(xAxisItem_);
+        s->attachAxis(yAxisItem_);
+        pinnedSeries_ << s;
+    }
     updateTitle();
     // Many curves: a column of legend entries on the right instead of an elided row.
-    c->legend()->setAlignment(methodSeries_.size() > 3 ? Qt::AlignRight : Qt::AlignBottom);
+    c->legend()->setAlignment(methodSeries_.size() + pinnedSeries_.size() > 3 ? Qt::AlignRight
+                                                                             : Qt::AlignBottom);
     rebuildAxes();
 }
 
-void LossChart::ensureAxes() {
+bool LossChart::ensureAxes() {
     QChart* c = chart();
+    bool replaced = false;
     // Replaces `axis` by a new one of the wanted scale, if it is not of that scale already.
     auto ensure = [&](QAbstractAxis*& axis, bool log, Qt::Alignment side) {
         if (axis && (axis->type() == QAbstractAxis::AxisTypeLogValue) == log) return;
@@ -305,20 +380,40 @@ void LossChart::ensureAxes() {
             c->removeAxis(axis);
             delete axis;
         }
+        // A range change the chart did not make itself is a zoom (rubber band, right click).
+        auto zoomedBy = [this] {
+            if (settingRanges_) return;
+            zoomed_ = true;
+            resetZoom_->setEnabled(true);
+            refreshPoints();
+        };
         if (log) {
-            axis = new QLogValueAxis;
+            auto* a = new QLogValueAxis;
+            connect(a, &QLogValueAxis::rangeChanged, this, zoomedBy);
+            axis = a;
         } else {
-            axis = new QValueAxis;
+            auto* a = new QValueAxis;
+            connect(a, &QValueAxis::rangeChanged, this, zoomedBy);
+            axis = a;
         }
+        replaced = true;
         c->addAxis(axis, side);
         for (QAbstractSeries* s : c->series()) s->attachAxis(axis);
     };
     ensure(xAxisItem_, logX(), Qt::AlignBottom);
     ensure(yAxisItem_, logY(), Qt::AlignLeft);
+    return replaced;
 }
 
 void LossChart::rebuildAxes() {
-    ensureAxes();
+    const bool replaced = ensureAxes();
+    if (zoomed_ && !replaced) {  // the person's zoom stays
+        refreshPoints();
+        return;
+    }
+    zoomed_ = false;
+    resetZoom_->setEnabled(false);
+    settingRanges_ = true;
     // Ranges from the whole run, so the axes stay still during playback.
     double xMax = 1.0;
     double yMin = std::numeric_limits<double>::infinity();
@@ -335,6 +430,7 @@ void LossChart::rebuildAxes() {
         }
     };
     for (const Curve& curve : curves_) scan(curve);
+    for (const Curve& curve : pinnedCurves_) scan(curve);
     if (live_) xMax = std::max(xMax, xAxis_ == XAxis::Slots ? liveSlots_ : liveUpdates_);
     // A diverging run must not squash the others: cap the top near the starting gap.
     if (startMax > 0.0) yMax = std::min(yMax, (logY() ? 1e3 : 1.5) * startMax);
@@ -383,6 +479,7 @@ void LossChart::rebuildAxes() {
         a->applyNiceNumbers();
     }
     yAxisItem_->setTitleText(tr("f − f*"));
+    settingRanges_ = false;
     refreshPoints();
 }
 
@@ -395,14 +492,34 @@ double LossChart::cursorX(int method) const {
 void LossChart::refreshPoints() {
     const bool ly = logY();
     const bool lx = logX();
-    auto fill = [&](QLineSeries* series, const Curve& curve) {
-        const auto& pts = pointsOf(curve);
-        const double limit = cursorX(curve.method);
-        const size_t count = static_cast<size_t>(
-            std::upper_bound(pts.begin(), pts.end(), limit,
-                             [](double v, const QPointF& p) { return v < p.x(); }) -
-            pts.begin());
-        QList<QPointF> shown = decimate(pts, count, kMaxPointsPerSeries);
+    // Zoomed in: the points are thinned over the range shown, so a zoom shows the full detail.
+    double first = -std::numeric_limits<double>::infinity();
+    double last = std::numeric_limits<double>::infinity();
+    if (zoomed_ && xAxisItem_) {
+        first = xAxisItem_->property("min").toDouble();
+        last = xAxisItem_->property("max").toDouble();
+    }
+    auto fill = [&](QLineSeries* series, const Curve& curve, bool followCursor) {
+        const auto& all = pointsOf(curve);
+        auto after = [&](double limit) {
+            return static_cast<size_t>(
+                std::upper_bound(all.begin(), all.end(), limit,
+                                 [](double v, const QPointF& p) { return v < p.x(); }) -
+                all.begin());
+        };
+        const size_t end = std::min(after(followCursor ? cursorX(curve.method)
+                                                      : std::numeric_limits<double>::infinity()),
+                                    std::min(all.size(), after(last) + 1));
+        size_t begin = std::isfinite(first) ? after(first) : 0;
+        begin = begin > 0 ? begin - 1 : 0;  // one point beyond each edge: the line reaches it
+        QList<QPointF> shown;
+        if (begin == 0) {
+            shown = decimate(all, end, kMaxPointsPerSeries);
+        } else if (begin < end) {
+            const std::vector<QPointF> part(all.begin() + static_cast<std::ptrdiff_t>(begin),
+                                            all.begin() + static_cast<std::ptrdiff_t>(end));
+            shown = decimate(part, part.size(), kMaxPointsPerSeries);
+        }
         if (ly || lx) {
             QList<QPointF> kept;
             kept.reserve(shown.size());
@@ -416,8 +533,128 @@ void LossChart::refreshPoints() {
         series->replace(shown);
     };
     for (int i = 0; i < methodSeries_.size(); ++i) {
-        fill(methodSeries_[i], curves_[static_cast<size_t>(i)]);
+        fill(methodSeries_[i], curves_[static_cast<size_t>(i)], true);
     }
+    for (int i = 0; i < pinnedSeries_.size(); ++i) {
+        fill(pinnedSeries_[i], pinnedCurves_[static_cast<size_t>(i)], false);
+    }
+}
+
+void LossChart::resetZoom() {
+    zoomed_ = false;
+    rebuildAxes();
+}
+
+bool LossChart::pin() {
+    if (!snapshot_ || live_ || snapshot_->planOnly || curves_.empty()) {
+        const QSignalBlocker block(pin_);
+        pin_->setChecked(!pinnedCurves_.empty());
+        return false;
+    }
+    pinned_ = snapshot_;
+    pinnedSettings_ = settingsSummary(snapshot_->experiment.config);
+    pinnedCurves_.clear();
+    for (const Curve& c : curves_) {
+        Curve p = c;
+        p.name = tr("%1 (pinned)").arg(c.name);
+        pinnedCurves_.push_back(std::move(p));
+    }
+    const QSignalBlocker block(pin_);
+    pin_->setChecked(true);
+    pin_->setText(tr("unpin"));
+    rebuildSeries();
+    return true;
+}
+
+void LossChart::unpin() {
+    pinned_.reset();
+    pinnedSettings_.clear();
+    pinnedCurves_.clear();
+    const QSignalBlocker block(pin_);
+    pin_->setChecked(false);
+    pin_->setText(tr("pin run"));
+    rebuildSeries();
+}
+
+LossChart::Readout LossChart::readoutAt(const QPointF& viewPos) const {
+    Readout best;
+    if (methodSeries_.isEmpty() && pinnedSeries_.isEmpty()) return best;
+    QLineSeries* any = methodSeries_.isEmpty() ? pinnedSeries_[0] : methodSeries_[0];
+    const QPointF scenePos = view_->mapToScene(viewPos.toPoint());
+    const QPointF chartPos = chart()->mapFromScene(scenePos);
+    if (!chart()->plotArea().contains(chartPos)) return best;
+    const double x = chart()->mapToValue(chartPos, any).x();
+    double bestDistance = 30.0;  // pixels
+    auto consider = [&](const Curve& curve, QLineSeries* series, bool pinned) {
+        const auto& pts = pointsOf(curve);
+        const double limit = pinned ? std::numeric_limits<double>::infinity() : cursorX(curve.method);
+        const auto at = std::lower_bound(pts.begin(), pts.end(), x,
+                                         [](const QPointF& p, double v) { return p.x() < v; });
+        for (auto it : {at - 1, at}) {
+            if (it < pts.begin() || it >= pts.end() || it->x() > limit) continue;
+            if (!std::isfinite(it->y())) continue;
+            QPointF drawn = *it;
+            if (logY()) drawn.setY(std::max(drawn.y(), kLogFloor));
+            const QPointF where = chart()->mapToPosition(drawn, series);
+            const double distance = QLineF(where, chartPos).length();
+            if (distance < bestDistance) {
+                bestDistance = distance;
+                best.method = curve.method;
+                best.pinned = pinned;
+                best.name = curve.name;
+                best.x = it->x();
+                best.y = it->y();
+            }
+        }
+    };
+    for (int i = 0; i < methodSeries_.size(); ++i)
+        consider(curves_[static_cast<size_t>(i)], methodSeries_[i], false);
+    for (int i = 0; i < pinnedSeries_.size(); ++i)
+        consider(pinnedCurves_[static_cast<size_t>(i)], pinnedSeries_[i], true);
+    if (best.method >= 0) {
+        best.text = tr("%1\n%2 %3: f − f* = %4")
+                        .arg(best.name, xAxis_ == XAxis::Slots ? tr("slot") : tr("update"))
+                        .arg(best.x, 0, 'f', 0)
+                        .arg(best.y, 0, 'g', 4);
+    }
+    return best;
+}
+
+void LossChart::showReadout(const QPointF& viewPos) {
+    const Readout r = readoutAt(viewPos);
+    if (r.method < 0 || view_->rubberBand() == QChartView::NoRubberBand) {
+        readout_->hide();
+        marker_->hide();
+        return;
+    }
+    readout_->setText(r.text);
+    readout_->adjustSize();
+    // Beside the pointer, inside the chart.
+    QPoint at = viewPos.toPoint() + QPoint(14, 14);
+    const QSize area = view_->viewport()->size();
+    if (at.x() + readout_->width() > area.width()) at.rx() = viewPos.toPoint().x() - 14 - readout_->width();
+    if (at.y() + readout_->height() > area.height()) at.ry() = viewPos.toPoint().y() - 14 - readout_->height();
+    readout_->move(at);
+    readout_->show();
+    readout_->raise();
+    QPointF drawn(r.x, logY() ? std::max(r.y, kLogFloor) : r.y);
+    QLineSeries* series = r.pinned ? pinnedSeries_.value(0) : methodSeries_.value(0);
+    if (series) {
+        marker_->setPos(chart()->mapToScene(chart()->mapToPosition(drawn, series)));
+        marker_->show();
+    }
+}
+
+bool LossChart::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == view_->viewport()) {
+        if (event->type() == QEvent::MouseMove) {
+            showReadout(static_cast<QMouseEvent*>(event)->position());
+        } else if (event->type() == QEvent::Leave) {
+            readout_->hide();
+            marker_->hide();
+        }
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 QStringList LossChart::yAxisLabels() const {
@@ -460,6 +697,7 @@ bool LossChart::exportCsv(const QString& path, QString* error) const {
         }
     };
     for (const Curve& c : curves_) write(c);
+    for (const Curve& c : pinnedCurves_) write(c);
     return writeTextAtomically(path, out, error);
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 // Loss curves (Qt Charts): f − f* of every method against slots or block updates, overlaid with
-// a legend, on linear or logarithmic axes, truncated at the playback cursor. Its "theorem chart"
-// box asks for the theorem's own chart (TheoremChart) beside it.
+// a legend, on linear or logarithmic axes, truncated at the playback cursor. Hovering shows the
+// nearest curve's method, x and value; a rubber band zooms (reset zoom undoes it); a finished run
+// can be pinned and stays drawn, dashed and faded, under the runs of the next settings. Its
+// "theorem chart" box asks for the theorem's own chart (TheoremChart) beside it.
 // Series are replaced in bulk (QXYSeries::replace) and decimated to a few thousand points.
 #include <QPointF>
 #include <QWidget>
@@ -16,7 +18,9 @@ class QChart;
 class QChartView;
 class QComboBox;
 class QLabel;
+class QGraphicsEllipseItem;
 class QLineSeries;
+class QPushButton;
 
 namespace pipelens::ui {
 
@@ -53,6 +57,35 @@ public:
     void setTheoremChartShown(bool on);
     bool theoremChartShown() const;
 
+    // What hovering at `viewPos` (viewport coordinates) reads out: the drawn point nearest to
+    // the pointer (within about 30 px), its curve's name, x and f − f*. method is -1 for none.
+    struct Readout {
+        int method = -1;
+        bool pinned = false;
+        QString name;
+        double x = 0.0;
+        double y = 0.0;
+        QString text;
+    };
+    Readout readoutAt(const QPointF& viewPos) const;
+    // The floating readout label (shown while hovering a curve).
+    QLabel* readoutLabel() const { return readout_; }
+
+    // Zoom: a rubber band on the chart zooms in (right click zooms out); resetZoom shows the
+    // whole run again. A zoom is kept through playback, live updates and new runs.
+    bool zoomed() const { return zoomed_; }
+    void resetZoom();
+    QPushButton* resetZoomButton() const { return resetZoom_; }
+
+    // Pins the finished run shown (its curves stay, dashed and faded, named with "pinned"; the
+    // title says its settings) until unpin. False when there is no finished run to pin.
+    bool pin();
+    void unpin();
+    SnapshotPtr pinned() const { return pinned_; }
+    QString pinnedSettings() const { return pinnedSettings_; }
+    QList<QLineSeries*> pinnedSeries() const { return pinnedSeries_; }
+    QPushButton* pinButton() const { return pin_; }
+
     QChartView* view() const { return view_; }
     QChart* chart() const;
     // One line per method (in config order).
@@ -65,6 +98,9 @@ public:
     bool exportPng(const QString& path, double scale, QString* error = nullptr);
     bool exportSvg(const QString& path, QString* error = nullptr);
     bool exportCsv(const QString& path, QString* error = nullptr) const;
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 signals:
     // The person asked for (or hid) the theorem's chart.
@@ -82,7 +118,9 @@ private:
     void rebuildAxes();
     // The chart's one x and one y axis, replaced only when their scale (log / linear) changes;
     // every series is attached to both.
-    void ensureAxes();
+    // Returns true when an axis was replaced.
+    bool ensureAxes();
+    void showReadout(const QPointF& viewPos);
     QString curveName(const MethodRun& run, double stepSize) const;
     void updateTitle();
     void refreshPoints();
@@ -106,6 +144,16 @@ private:
     QLabel* note_;
     std::vector<Curve> curves_;   // one per method
     QList<QLineSeries*> methodSeries_;
+    SnapshotPtr pinned_;
+    QString pinnedSettings_;
+    std::vector<Curve> pinnedCurves_;
+    QList<QLineSeries*> pinnedSeries_;
+    bool zoomed_ = false;
+    bool settingRanges_ = false;  // the chart sets its own ranges: not a zoom
+    QPushButton* pin_;
+    QPushButton* resetZoom_;
+    QLabel* readout_;
+    QGraphicsEllipseItem* marker_;
 };
 
 // Keeps at most about `maxPoints` points: per bucket of x the first, min, max and last points,

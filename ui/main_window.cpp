@@ -351,6 +351,7 @@ bool MainWindow::loadPreset(const QString& id, QString* error) {
     try {
         Preset p = pipelens::ui::loadPreset(id);
         controller_->setConfig(p.config);
+        controls_->resetStepScale();  // the preset's own γ
         if (p.sweep) {
             // The paper's figure is a sweep: run it and show it (the first point runs above).
             sweep_->openSweep(*p.sweep, p.metric, true);
@@ -372,6 +373,7 @@ bool MainWindow::loadPreset(const QString& id, QString* error) {
 bool MainWindow::openConfig(const QString& path, QString* error) {
     try {
         controller_->setConfig(ExperimentConfig::fromFile(path.toStdString()));
+        controls_->resetStepScale();
         currentFile_ = QFileInfo(path).absoluteFilePath();
         presetId_.clear();
         lesson_->setMarkdown(tr("## %1\n\nAn experiment opened from `%2`. The presets in the "

@@ -11,18 +11,19 @@
 #include <QMessageBox>
 #include <QSettings>
 
+#include "controls_panel.hpp"
 #include "experiment/results.hpp"
 #include "experiment_controller.hpp"
 #include "figure_strip.hpp"
 #include "gantt_chart.hpp"
 #include "loss_chart.hpp"
-#include "theorem_chart.hpp"
 #include "main_window.hpp"
 #include "playback_bar.hpp"
 #include "presets.hpp"
 #include "staleness_heatmap.hpp"
 #include "sweep_chart.hpp"
 #include "sweep_view.hpp"
+#include "theorem_chart.hpp"
 
 namespace pipelens::ui {
 namespace {
@@ -224,6 +225,7 @@ void MainWindow::pasteConfigText() {
     try {
         controller_->setConfig(
             ExperimentController::configFromText(QApplication::clipboard()->text()));
+        controls_->resetStepScale();
         currentFile_.clear();
         presetId_.clear();
         updateTitle();

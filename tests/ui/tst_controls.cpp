@@ -179,6 +179,32 @@ private slots:
         QCOMPARE(panel.rowsField()->value(), 300);
         QVERIFY(panel.errors().refused().isEmpty());
     }
+
+    // "All γ ×" scales every method's γ at once, relative to the config loaded; ×1 restores it,
+    // and a reset (a new preset) keeps the γ and shows ×1.
+    void oneMultiplierScalesEveryStepSize() {
+        ExperimentController c;
+        ControlsPanel panel(&c);
+        const ExperimentConfig before = c.config();
+        QVERIFY(before.methods.size() >= 3);
+        QComboBox* scale = panel.stepScaleField();
+        scale->setCurrentIndex(scale->findData(2));  // × 4
+        for (size_t i = 0; i < before.methods.size(); ++i)
+            QCOMPARE(c.config().methods[i].step.value, 4.0 * before.methods[i].step.value);
+        QCOMPARE(panel.stepScaleExponent(), 2);
+        scale->setCurrentIndex(scale->findData(-1));  // × 1/2: from the loaded config, not from × 4
+        for (size_t i = 0; i < before.methods.size(); ++i)
+            QCOMPARE(c.config().methods[i].step.value, before.methods[i].step.value / 2.0);
+        scale->setCurrentIndex(scale->findData(0));
+        for (size_t i = 0; i < before.methods.size(); ++i)
+            QCOMPARE(c.config().methods[i].step.value, before.methods[i].step.value);
+        scale->setCurrentIndex(scale->findData(3));
+        const double scaled = c.config().methods[0].step.value;
+        panel.resetStepScale();
+        QCOMPARE(scale->currentData().toInt(), 0);
+        QCOMPARE(c.config().methods[0].step.value, scaled);
+        QVERIFY(panel.errors().message(scale).isEmpty());
+    }
 };
 
 QTEST_MAIN(TestControls)
