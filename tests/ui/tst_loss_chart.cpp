@@ -36,6 +36,16 @@ QPoint drawnAt(LossChart& chart, QLineSeries* series, const QPointF& p) {
     return chart.view()->mapFromScene(chart.chart()->mapToScene(inChart));
 }
 
+// Shows `s` in `chart` on screen, laid out (the hover and zoom map pixels to values).
+bool showOnScreen(LossChart& chart, const SnapshotPtr& s) {
+    chart.resize(760, 480);
+    chart.setSnapshot(s);
+    chart.show();
+    if (!QTest::qWaitForWindowExposed(&chart)) return false;
+    QTest::qWait(50);
+    return true;
+}
+
 double axisMin(QAbstractAxis* a) { return a->property("min").toDouble(); }
 double axisMax(QAbstractAxis* a) { return a->property("max").toDouble(); }
 
@@ -50,11 +60,7 @@ private slots:
         const SnapshotPtr s = run([](ExperimentConfig&) {});
         QVERIFY(s);
         LossChart chart;
-        chart.resize(760, 480);
-        chart.setSnapshot(s);
-        chart.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&chart));
-        QTest::qWait(50);
+        QVERIFY(showOnScreen(chart, s));
         for (int m = 0; m < chart.methodSeries().size(); ++m) {
             const std::vector<QPointF>& data = chart.methodData(m);
             const QPointF p = data[data.size() * 2 / 3];
@@ -92,11 +98,7 @@ private slots:
         });
         QVERIFY(s);
         LossChart chart;
-        chart.resize(760, 480);
-        chart.setSnapshot(s);
-        chart.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&chart));
-        QTest::qWait(50);
+        QVERIFY(showOnScreen(chart, s));
         QCOMPARE(chart.view()->rubberBand(), QChartView::RectangleRubberBand);
         QAbstractAxis* x = chart.chart()->axes(Qt::Horizontal)[0];
         const double fullMax = axisMax(x);
@@ -164,12 +166,7 @@ private slots:
         }
         QVERIFY(chart.chart()->title().contains("S = 8"));
         const QByteArray grab = qgetenv("PIPELENS_PIN_GRAB");  // a picture to look at
-        if (!grab.isEmpty()) {
-            chart.resize(760, 480);
-            chart.show();
-            QTest::qWait(100);
-            chart.grab().save(QString::fromLocal8Bit(grab));
-        }
+        if (!grab.isEmpty() && showOnScreen(chart, second)) chart.grab().save(QString::fromLocal8Bit(grab));
         chart.pinButton()->click();  // unpin
         QVERIFY(!chart.pinned());
         QVERIFY(chart.pinnedSeries().isEmpty());
