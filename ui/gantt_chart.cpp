@@ -1,6 +1,7 @@
 #include "gantt_chart.hpp"
 
 #include <QFontMetricsF>
+#include <QMouseEvent>
 #include <QPainter>
 #include <algorithm>
 #include <array>
@@ -85,6 +86,8 @@ struct GanttChart::Impl {
     TimelineIndex index;
     std::vector<Phase> phases;
     int cursor = -1;
+    MicrobatchSelection selection;
+    QPointF lastRelease;  // where the last click ended (the cell it selects)
     const chart::XRange& range;  // the chart's visible range
     // The cell image and its per-(stage, column) colour buffers, reused between frames.
     mutable QImage scratch;
@@ -206,6 +209,7 @@ void GanttChart::Impl::paint(QPainter& p, const QSizeF& size, const QFont& font,
         p.fillRect(QRectF(QPointF(x, l.plot.top()), l.plot.bottomRight()),
                    QColor(255, 255, 255, 170));
     }
+    paintSelection(p, selection, l.plot, [&](double slot) { return xOf(l, slot); }, rowHeight, font);
     p.restore();
     if (cursor >= 0 && cursor >= range.first && cursor <= range.last) {
         const double x = xOf(l, cursor);
@@ -541,7 +545,13 @@ void GanttChart::Impl::paintLegend(QPainter& p, const Layout& l, const QFontMetr
         label(QStringLiteral("slot %1 (faded: not yet run)").arg(cursor));
     }
     const double slotsPerPixel = range.span() / l.plot.width();
-    if (slotsPerPixel > 1.0) {
+    if (!selection.empty()) {
+        const QString note =
+            fm.elidedText(selection.summary(), Qt::ElideRight, std::max(0.0, l.legend.right() - x));
+        p.setPen(QColor(20, 20, 20));
+        p.drawText(QRectF(x, l.legend.top(), l.legend.right() - x, l.legend.height()),
+                   Qt::AlignVCenter | Qt::AlignLeft, note);
+    } else if (slotsPerPixel > 1.0) {
         const bool split = l.plot.height() / stages >= 4.0;
         const QString note = QStringLiteral("1 px \u2248 %1 slots: %2")
                                  .arg(slotsPerPixel, 0, 'f', slotsPerPixel < 10 ? 1 : 0)
@@ -581,6 +591,10 @@ void GanttChart::setTimeline(std::shared_ptr<const Timeline> timeline,
     d_->timeline = std::move(timeline);
     d_->delays = d_->timeline ? std::move(delays) : nullptr;
     d_->rebuild();
+    d_->selection = d_->timeline && d_->selection.microbatch >= 0
+                        ? pipelens::ui::selectMicrobatch(*d_->timeline, d_->delays.get(),
+                                                         d_->selection.microbatch)
+                        : MicrobatchSelection{};
     if (d_->cursor > d_->slotCount) {
         d_->cursor = d_->empty() ? -1 : d_->slotCount;
         emit cursorSlotChanged(d_->cursor);
@@ -602,8 +616,35 @@ void GanttChart::setCursorSlot(int slot) {
     const int clamped = slot < 0 ? -1 : (d_->empty() ? slot : std::min(slot, d_->slotCount));
     if (clamped == d_->cursor) return;
     d_->cursor = clamped;
+    // Zoomed in: keep the cursor in sight, a tenth of the way in from the left.
+    const double span = visibleLast() - visibleFirst();
+    if (!d_->empty() && clamped >= 0 && span < d_->slotCount &&
+        (clamped < visibleFirst() || clamped > visibleFirst() + 0.9 * span)) {
+        const double first = std::clamp(clamped - 0.1 * span, 0.0, d_->slotCount - span);
+        setVisibleRange(first, first + span);
+    }
     emit cursorSlotChanged(clamped);
     update();
+}
+
+void GanttChart::selectMicrobatch(int microbatch) {
+    d_->selection = d_->timeline && microbatch >= 0
+                        ? pipelens::ui::selectMicrobatch(*d_->timeline, d_->delays.get(), microbatch)
+                        : MicrobatchSelection{};
+    update();
+}
+
+int GanttChart::selectedMicrobatch() const {
+    return d_->selection.microbatch;
+}
+
+const MicrobatchSelection& GanttChart::selection() const {
+    return d_->selection;
+}
+
+void GanttChart::mouseReleaseEvent(QMouseEvent* event) {
+    d_->lastRelease = event->position();
+    RangeChart::mouseReleaseEvent(event);
 }
 
 int GanttChart::cursorSlot() const {
@@ -693,6 +734,13 @@ QString GanttChart::toolTipAt(const QPointF& position) const {
 }
 
 void GanttChart::boundaryClicked(long long boundary) {
+    // The click selects the microbatch under it (an idle cell clears the selection) and moves
+    // the playback cursor.
+    int stage = 0;
+    int slot = 0;
+    const TimelineCell* cell =
+        cellAtPosition(d_->lastRelease, &stage, &slot) ? d_->index.cellAt(stage, slot) : nullptr;
+    selectMicrobatch(cell ? cell->microbatch : -1);
     emit slotClicked(static_cast<int>(boundary));
 }
 

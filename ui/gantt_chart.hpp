@@ -3,8 +3,11 @@
 // colours with microbatch numbers, idle cells hatched, LocalSGD averaging barriers, startup /
 // steady / drain regions, a cursor at the current slot. Zoom (wheel) and pan (drag); when cells
 // get narrower than a pixel they are aggregated (a column shows the mix of F/B/idle it covers).
+// A click on a cell selects its microbatch: its F and B on every stage are outlined with the
+// weight version each read. Zoomed in, the view follows the cursor during playback.
 #include <memory>
 
+#include "gantt_selection.hpp"
 #include "range_chart.hpp"
 #include "replay/delays.hpp"
 #include "schedule/timeline.hpp"
@@ -24,6 +27,8 @@ public:
     std::shared_ptr<const Timeline> timeline() const;
 
     // Slots [0, cursor) are drawn as done; the cursor line sits at `slot`. -1 shows everything.
+    // When zoomed in (part of the run shown) and the cursor leaves the view or nears its right
+    // edge, the view pans so the cursor is a tenth of the way in: playback stays in sight.
     void setCursorSlot(int slot);
     int cursorSlot() const;
 
@@ -33,6 +38,11 @@ public:
     // Weight copies held on `stage` during `slot` (stage from 0): microbatches whose F started at
     // or before the slot and whose B has not finished before it.
     int stashDepth(int stage, int slot) const;
+    // The microbatch whose F and B are highlighted (a click on one of its cells selects it, a
+    // click on an idle cell clears it); -1 for none.
+    void selectMicrobatch(int microbatch);
+    int selectedMicrobatch() const;
+    const MicrobatchSelection& selection() const;
     // The cell (stage from 0, slot) under a widget position; false outside the plot.
     bool cellAtPosition(const QPointF& position, int* stage, int* slot) const;
     void paintChart(QPainter& painter, const QSize& size, bool vectorCells = false) const override;
@@ -52,6 +62,7 @@ signals:
     QByteArray csv() const override;
     QString toolTipAt(const QPointF& position) const override;
     void boundaryClicked(long long boundary) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
 
   private:
     struct Impl;

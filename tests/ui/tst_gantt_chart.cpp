@@ -424,6 +424,99 @@ class TestGanttChart : public QObject {
         QVERIFY(pixelsNear(hidpi, QColor(0, 114, 178)) > 1000);
         QVERIFY(pixelsNear(hidpi, QColor(230, 159, 0)) > 1000);
     }
+
+    // Weight stashing made visible: a click on a cell selects its microbatch; its F and B on
+    // every stage are drawn outlined over the dimmed rest, each with the version it read (the
+    // same for F and B on a stage: B uses the copy F stashed). A click on an idle cell clears it.
+    void clickingACellHighlightsItsMicrobatchOnEveryStage() {
+        auto tl = makeTimeline(ScheduleKind::PipeDream, 4, 12);
+        auto delays = std::make_shared<const DelayTable>(*tl);
+        GanttChart chart;
+        chart.resize(900, 320);
+        chart.setTimeline(tl, delays);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        // A point on F(m = 5) of stage 2, one on another microbatch's cell, one idle.
+        QPoint onF5;
+        QPoint onOther;
+        QPoint idle;
+        for (int y = 0; y < chart.height(); y += 3) {
+            for (int x = 0; x < chart.width(); x += 2) {
+                int stage = 0;
+                int slot = 0;
+                if (!chart.cellAtPosition(QPointF(x, y), &stage, &slot)) continue;
+                const TimelineCell* c = scanCell(*tl, stage, slot);
+                if (!c && idle.isNull()) idle = QPoint(x, y);
+                if (c && c->microbatch == 5 && c->op == OpKind::Forward && stage == 1 && onF5.isNull())
+                    onF5 = QPoint(x, y);
+                // Inside the cell, off its white border and its centred label.
+                if (c && c->microbatch == 9 && stage == 3 && onOther.isNull()) onOther = QPoint(x + 4, y + 4);
+            }
+        }
+        QVERIFY(!onF5.isNull() && !onOther.isNull() && !idle.isNull());
+        QCOMPARE(chart.selectedMicrobatch(), -1);
+        const QImage before = chart.grab().toImage();
+        QSignalSpy clicked(&chart, &GanttChart::slotClicked);
+        QTest::mouseClick(&chart, Qt::LeftButton, {}, onF5);
+        QCOMPARE(clicked.count(), 1);  // the click still moves the playback cursor
+        QCOMPARE(chart.selectedMicrobatch(), 5);
+        const auto& cells = chart.selection().cells;
+        QCOMPARE(cells.size(), size_t{8});  // F and B on each of the 4 stages
+        for (int stage = 0; stage < 4; ++stage) {
+            int forwards = 0;
+            int backwards = 0;
+            for (const auto& c : cells) {
+                if (c.stage != stage) continue;
+                (c.op == OpKind::Forward ? forwards : backwards) += 1;
+                QCOMPARE(c.version, scanVersion(*tl, 5, stage));  // independent of the table
+                QCOMPARE(c.version, delays->versionRead(5, stage));
+            }
+            QCOMPARE(forwards, 1);
+            QCOMPARE(backwards, 1);
+        }
+        QVERIFY(chart.selection().summary().contains("microbatch 5"));
+        // Drawn: the rest dimmed (lighter), the selection outlined (more near-black pixels).
+        const QImage after = chart.grab().toImage();
+        const QByteArray grab = qgetenv("PIPELENS_SELECTION_GRAB");  // a picture to look at
+        if (!grab.isEmpty()) after.save(QString::fromLocal8Bit(grab));
+        QVERIFY(QColor(after.pixel(onOther)).lightness() > QColor(before.pixel(onOther)).lightness());
+        auto dark = [](const QImage& image) {
+            int n = 0;
+            for (int y = 0; y < image.height(); ++y)
+                for (int x = 0; x < image.width(); ++x) n += QColor(image.pixel(x, y)).lightness() < 40;
+            return n;
+        };
+        QVERIFY2(dark(after) > dark(before) + 200, qPrintable(QStringLiteral("%1 -> %2").arg(dark(before)).arg(dark(after))));
+        // A new timeline with that microbatch keeps the selection; an idle click clears it.
+        chart.setTimeline(makeTimeline(ScheduleKind::PipeDream, 4, 12), delays);
+        QCOMPARE(chart.selectedMicrobatch(), 5);
+        QTest::mouseClick(&chart, Qt::LeftButton, {}, idle);
+        QCOMPARE(chart.selectedMicrobatch(), -1);
+        QVERIFY(chart.selection().empty());
+    }
+
+    // Zoomed in, the view pans to keep the playback cursor in sight; the whole run stays put.
+    void followsTheCursorWhenZoomedIn() {
+        auto tl = makeTimeline(ScheduleKind::PipeDream, 4, 40);
+        GanttChart chart;
+        chart.resize(800, 300);
+        chart.setTimeline(tl);
+        chart.setVisibleRange(0.0, 20.0);
+        chart.setCursorSlot(10);  // in view: nothing moves
+        QCOMPARE(chart.visibleFirst(), 0.0);
+        for (int slot = 11; slot <= tl->totalSlots; ++slot) {  // playback, slot by slot
+            chart.setCursorSlot(slot);
+            QVERIFY2(chart.visibleFirst() <= slot && slot <= chart.visibleLast(),
+                     qPrintable(QStringLiteral("slot %1, view %2 … %3").arg(slot).arg(chart.visibleFirst()).arg(chart.visibleLast())));
+            QCOMPARE(chart.visibleLast() - chart.visibleFirst(), 20.0);
+        }
+        chart.setCursorSlot(3);  // back to the start
+        QVERIFY(chart.visibleFirst() <= 3.0);
+        chart.fitAll();
+        chart.setCursorSlot(50);
+        QCOMPARE(chart.visibleFirst(), 0.0);
+        QCOMPARE(chart.visibleLast(), double(tl->totalSlots));
+    }
 };
 
 QTEST_MAIN(TestGanttChart)
