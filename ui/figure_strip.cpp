@@ -15,8 +15,9 @@
 #include <QValueAxis>
 #include <cmath>
 #include <limits>
-#include <map>
+#include <optional>
 
+#include "delay_by_stages.hpp"
 #include "replay/delays.hpp"
 #include "widget_export.hpp"
 
@@ -109,15 +110,6 @@ void setIntegerTicks(QValueAxis* axis, double lo, double hi, int maxTicks) {
     axis->setMinorTickCount(0);
 }
 
-// PipeDream's measured steady-state delays (N = 10·S) by S, computed once per S: they do not
-// depend on the data (about 20 ms at S = 128).
-const DelayStats& delayStatsAt(int stages) {
-    static std::map<int, DelayStats> cache;
-    auto it = cache.find(stages);
-    if (it == cache.end()) it = cache.emplace(stages, pipeDreamDelayStats(stages)).first;
-    return it->second;
-}
-
 // The S the max-delay-vs-S figure shows: every S from 2 to 32, and up to the current S (when
 // larger) a dozen round values and the current S itself.
 std::vector<int> delayVsStagesPoints(int current) {
@@ -132,7 +124,8 @@ std::vector<int> delayVsStagesPoints(int current) {
 
 }  // namespace
 
-FigureStrip::FigureStrip(QWidget* parent) : QWidget(parent) {
+FigureStrip::FigureStrip(QWidget* parent)
+    : QWidget(parent), delayWorker_(std::make_unique<DelayByStagesWorker>()) {
     auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(4);
@@ -163,6 +156,8 @@ FigureStrip::FigureStrip(QWidget* parent) : QWidget(parent) {
     numbers_->setWordWrap(true);
     layout->addWidget(numbers_, 1);
 }
+
+FigureStrip::~FigureStrip() = default;
 
 void FigureStrip::add(const QString& figure, const QString& method, double shown) {
     values_.push_back({figure, method, shown});
@@ -308,6 +303,15 @@ void FigureStrip::fillStash(const RunSnapshot& s) {
     attach(c, x, y);
 }
 
+void FigureStrip::refreshDelayVsStages() {
+    if (!snapshot_) return;
+    std::erase_if(values_, [](const Value& v) {
+        return v.figure == "max delay vs S" || v.figure == "formula max delay vs S";
+    });
+    clearChart(charts_[3]->chart());
+    fillDelayVsStages(*snapshot_);
+}
+
 void FigureStrip::fillDelayVsStages(const RunSnapshot& s) {
     QChart* c = charts_[3]->chart();
     const int S = s.experiment.config.stages;
@@ -322,23 +326,40 @@ void FigureStrip::fillDelayVsStages(const RunSnapshot& s) {
     fp.setStyle(Qt::DashLine);
     formula->setPen(fp);
     const std::vector<int> points = delayVsStagesPoints(S);
+    bool pending = false;
     for (int stages : points) {
-        const DelayStats& d = delayStatsAt(stages);
+        // Up to 32 at once (milliseconds); beyond, what the worker has computed so far.
+        const std::optional<DelayStats> known = stages <= kDelayVsStagesEvery
+                                                    ? pipeDreamDelayStatsCached(stages)
+                                                    : cachedPipeDreamDelayStats(stages);
+        formula->append(stages, static_cast<double>(pipeDreamMaxDelayFormula(stages)));
+        add("formula max delay vs S", QStringLiteral("S=%1").arg(stages),
+            static_cast<double>(pipeDreamMaxDelayFormula(stages)));
+        if (!known) {
+            pending = true;
+            continue;
+        }
+        const DelayStats& d = *known;
         measured->append(d.stages, static_cast<double>(d.max));
-        formula->append(d.stages, static_cast<double>(pipeDreamMaxDelayFormula(d.stages)));
         add("max delay vs S", QStringLiteral("S=%1").arg(d.stages), static_cast<double>(d.max));
-        add("formula max delay vs S", QStringLiteral("S=%1").arg(d.stages),
-            static_cast<double>(pipeDreamMaxDelayFormula(d.stages)));
+    }
+    if (pending) {
+        measured->setName(tr("max (computing…)"));
+        // The figure is drawn again when the worker has the missing S.
+        delayWorker_->request(points, [this] {
+            QMetaObject::invokeMethod(this, [this] { refreshDelayVsStages(); }, Qt::QueuedConnection);
+        });
     }
     c->addSeries(measured);
     c->addSeries(formula);
     const int last = points.back();
-    if (S >= 2) {
+    const std::optional<DelayStats> current = S >= 2 ? cachedPipeDreamDelayStats(S) : std::nullopt;
+    if (current) {
         auto* here = new QScatterSeries;
         here->setName(tr("S = %1").arg(S));
         here->setMarkerSize(9);
         here->setColor(Qt::black);
-        here->append(S, static_cast<double>(delayStatsAt(S).max));
+        here->append(S, static_cast<double>(current->max));
         c->addSeries(here);
     }
     const double top = std::max(1.0, static_cast<double>(pipeDreamMaxDelayFormula(last)));

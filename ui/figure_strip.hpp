@@ -1,11 +1,13 @@
 #pragma once
 // The strip of small figures under the main charts: utilization and bubble fraction per method,
 // measured max and mean delay beside the formulas, peak stashed copies per stage, the max delay
-// against S (PipeDream, S = 2…32 and on to the current S), and a table of run lengths against their closed forms. Every
+// against S (PipeDream, S = 2…32 and on to the current S; S > 32 computed on a worker thread),
+// and a table of run lengths against their closed forms. Every
 // number comes from the engine (DelayStats, utilization, pipeDreamMaxDelayFormula,
 // pipeDreamSlotsFormula, localSgdRoundSlotsFormula).
 #include <QString>
 #include <QWidget>
+#include <memory>
 #include <vector>
 
 #include "run_snapshot.hpp"
@@ -14,6 +16,8 @@ class QChartView;
 class QLabel;
 
 namespace pipelens::ui {
+
+class DelayByStagesWorker;
 
 class FigureStrip : public QWidget {
     Q_OBJECT
@@ -26,6 +30,7 @@ public:
     };
 
     explicit FigureStrip(QWidget* parent = nullptr);
+    ~FigureStrip() override;
 
     void setSnapshot(SnapshotPtr snapshot);
     SnapshotPtr snapshot() const { return snapshot_; }
@@ -45,6 +50,8 @@ private:
     void fillDelays(const RunSnapshot& s);
     void fillStash(const RunSnapshot& s);
     void fillDelayVsStages(const RunSnapshot& s);
+    // Draws the max-delay-vs-S figure again (the worker has computed more S).
+    void refreshDelayVsStages();
     void fillNumbers(const RunSnapshot& s);
     void add(const QString& figure, const QString& method, double shown);
 
@@ -52,6 +59,8 @@ private:
     QList<QChartView*> charts_;
     QLabel* numbers_;
     std::vector<Value> values_;
+    // Computes PipeDream's delays for S > 32 off the GUI thread (joined on destruction).
+    std::unique_ptr<DelayByStagesWorker> delayWorker_;
 };
 
 }  // namespace pipelens::ui

@@ -1,0 +1,59 @@
+#include "delay_by_stages.hpp"
+
+#include <map>
+#include <mutex>
+
+namespace pipelens::ui {
+namespace {
+
+std::mutex& cacheMutex() {
+    static std::mutex m;
+    return m;
+}
+
+std::map<int, DelayStats>& cache() {
+    static std::map<int, DelayStats> c;
+    return c;
+}
+
+}  // namespace
+
+std::optional<DelayStats> cachedPipeDreamDelayStats(int stages) {
+    const std::lock_guard<std::mutex> lock(cacheMutex());
+    const auto it = cache().find(stages);
+    if (it == cache().end()) return std::nullopt;
+    return it->second;
+}
+
+DelayStats pipeDreamDelayStatsCached(int stages) {
+    if (auto cached = cachedPipeDreamDelayStats(stages)) return *cached;
+    const DelayStats stats = pipeDreamDelayStats(stages);  // outside the lock: it takes a while
+    const std::lock_guard<std::mutex> lock(cacheMutex());
+    cache().emplace(stages, stats);
+    return stats;
+}
+
+DelayByStagesWorker::~DelayByStagesWorker() {
+    if (thread_.joinable()) thread_.join();
+}
+
+bool DelayByStagesWorker::busy() const { return running_->load(); }
+
+bool DelayByStagesWorker::request(const std::vector<int>& stages, std::function<void()> done) {
+    if (busy()) return false;
+    std::vector<int> missing;
+    for (int s : stages) {
+        if (!cachedPipeDreamDelayStats(s)) missing.push_back(s);
+    }
+    if (missing.empty()) return false;
+    if (thread_.joinable()) thread_.join();  // the previous one has finished
+    running_->store(true);
+    thread_ = std::thread([missing, done = std::move(done), running = running_] {
+        for (int s : missing) pipeDreamDelayStatsCached(s);
+        running->store(false);
+        done();
+    });
+    return true;
+}
+
+}  // namespace pipelens::ui
