@@ -137,19 +137,20 @@ ControlsPanel::ControlsPanel(ExperimentController* controller, QWidget* parent)
     auto* methodsBox = new QGroupBox(tr("Methods to compare"));
     auto* methodsLayout = new QVBoxLayout(methodsBox);
     methods_ = new MethodListEditor(controller_, methodsBox);
-    methodsLayout->addWidget(methods_);
     stepScale_ = combo();
     stepScale_->setMinimumContentsLength(6);
     for (int k = -4; k <= 4; ++k) {
         stepScale_->addItem(k < 0 ? QStringLiteral("1/%1").arg(1 << -k) : QString::number(1 << k), k);
     }
     stepScale_->setCurrentIndex(stepScale_->findData(0));
+    // Above the list: in sight without scrolling past the selected method's fields.
     auto* scaleForm = new QFormLayout;
     methodsLayout->addLayout(scaleForm);
     errors_.addRow(scaleForm, tr("All γ ×"), stepScale_,
                    tr("Multiplies every method's γ at once (raise them together and watch which "
                       "method blows up first). A grid-tuned method's grid 2^[a, b] shifts by the "
                       "same factor."));
+    methodsLayout->addWidget(methods_);
     connect(stepScale_, &QComboBox::currentIndexChanged, this, [this] {
         const int wanted = stepScale_->currentData().toInt();
         const int by = wanted - appliedScale_;

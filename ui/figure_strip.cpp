@@ -260,7 +260,7 @@ void FigureStrip::fillDelays(const RunSnapshot& s) {
     auto* x = new QBarCategoryAxis;
     x->append(categories.isEmpty() ? QStringList{tr("(no delay table)")} : categories);
     auto* y = new QValueAxis;
-    setIntegerTicks(y, 0, top * 1.15, 3);  // room above the bars for their labels
+    setIntegerTicks(y, 0, top * 1.15, 4);  // room above the bars for their labels
     attach(c, x, y);
     // One legend entry for all the marks.
     const auto markers = c->legend()->markers();
