@@ -107,6 +107,7 @@ signals:
     void theoremChartToggled(bool on);
 
 private:
+    static constexpr double kLogFloor = 1e-16;  // f − f* at or below this is drawn at the floor
   // A drawn line: its points (from the snapshot, or a copy of a live curve) and legend name.
   struct Curve {
       QString name;
