@@ -5,7 +5,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QGraphicsEllipseItem>
-#include <QPushButton>
+#include <QToolButton>
 #include <QGraphicsSimpleTextItem>
 #include <QGraphicsTextItem>
 #include <QHBoxLayout>
@@ -126,25 +126,27 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
     chart->scene()->addItem(marker_);
 
     xChoice_ = new QComboBox(this);
-    xChoice_->addItem(tr("x: slots (simulated time)"));
+    xChoice_->addItem(tr("x: slots"));
     xChoice_->addItem(tr("x: block updates"));
-    xChoice_->setToolTip(tr("Compare the methods against simulated time or against the number "
-                            "of block updates"));
+    xChoice_->setToolTip(tr("Compare the methods against slots (simulated time) or against the "
+                            "number of block updates"));
     logY_ = new QCheckBox(tr("log y"), this);
     logY_->setChecked(true);
     logY_->setToolTip(tr("Logarithmic f − f* axis"));
     logX_ = new QCheckBox(tr("log x"), this);
     logX_->setToolTip(tr("Logarithmic x axis"));
-    theorem_ = new QCheckBox(tr("theorem chart (RPD)"), this);
+    theorem_ = new QCheckBox(tr("theorem (RPD)"), this);
     theorem_->setToolTip(
         tr("Show, beside these curves, the theorem's chart for an RPD run: the running mean of "
            "‖∇f(w_k)‖² against the bound 2SΔ₀/(γK) + γSLG² + γ²L²δ²G² and its three terms. "
            "The bound holds for the randomized proxy, not for deterministic PipeDream."));
-    pin_ = new QPushButton(tr("pin run"), this);
+    pin_ = new QToolButton(this);
+    pin_->setText(tr("pin run"));
     pin_->setCheckable(true);
     pin_->setToolTip(tr("Keep this run's curves (dashed, faded) to compare with the runs of the "
                         "next settings; click again to unpin"));
-    resetZoom_ = new QPushButton(tr("reset zoom"), this);
+    resetZoom_ = new QToolButton(this);
+    resetZoom_->setText(tr("reset zoom"));
     resetZoom_->setEnabled(false);
     resetZoom_->setToolTip(tr("Drag a rectangle on the chart to zoom in, right-click to zoom "
                               "out; this shows the whole run again"));
@@ -173,14 +175,14 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
     connect(logY_, &QCheckBox::toggled, this, [this] { rebuildAxes(); });
     connect(logX_, &QCheckBox::toggled, this, [this] { rebuildAxes(); });
     connect(theorem_, &QCheckBox::toggled, this, &LossChart::theoremChartToggled);
-    connect(pin_, &QPushButton::clicked, this, [this](bool on) {
+    connect(pin_, &QToolButton::clicked, this, [this](bool on) {
         if (on) {
             pin();
         } else {
             unpin();
         }
     });
-    connect(resetZoom_, &QPushButton::clicked, this, &LossChart::resetZoom);
+    connect(resetZoom_, &QToolButton::clicked, this, &LossChart::resetZoom);
     rebuildSeries();
 }
 

@@ -20,7 +20,7 @@ class QComboBox;
 class QLabel;
 class QGraphicsEllipseItem;
 class QLineSeries;
-class QPushButton;
+class QToolButton;
 
 namespace pipelens::ui {
 
@@ -75,7 +75,7 @@ public:
     // whole run again. A zoom is kept through playback, live updates and new runs.
     bool zoomed() const { return zoomed_; }
     void resetZoom();
-    QPushButton* resetZoomButton() const { return resetZoom_; }
+    QToolButton* resetZoomButton() const { return resetZoom_; }
 
     // Pins the finished run shown (its curves stay, dashed and faded, named with "pinned"; the
     // title says its settings) until unpin. False when there is no finished run to pin.
@@ -84,7 +84,7 @@ public:
     SnapshotPtr pinned() const { return pinned_; }
     QString pinnedSettings() const { return pinnedSettings_; }
     QList<QLineSeries*> pinnedSeries() const { return pinnedSeries_; }
-    QPushButton* pinButton() const { return pin_; }
+    QToolButton* pinButton() const { return pin_; }
 
     QChartView* view() const { return view_; }
     QChart* chart() const;
@@ -151,8 +151,8 @@ private:
     QList<QLineSeries*> pinnedSeries_;
     bool zoomed_ = false;
     bool settingRanges_ = false;  // the chart sets its own ranges: not a zoom
-    QPushButton* pin_;
-    QPushButton* resetZoom_;
+    QToolButton* pin_;
+    QToolButton* resetZoom_;
     QLabel* readout_;
     QGraphicsEllipseItem* marker_;
 };

@@ -8,7 +8,7 @@
 #include <QLabel>
 #include <QLineSeries>
 #include <QMouseEvent>
-#include <QPushButton>
+#include <QToolButton>
 #include <algorithm>
 #include <cmath>
 #include <limits>

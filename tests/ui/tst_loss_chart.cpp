@@ -6,7 +6,7 @@
 #include <QChartView>
 #include <QLabel>
 #include <QLineSeries>
-#include <QPushButton>
+#include <QToolButton>
 #include <QTest>
 #include <QValueAxis>
 #include <cmath>

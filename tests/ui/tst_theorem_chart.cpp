@@ -231,7 +231,7 @@ private slots:
         QVERIFY(w.waitForResults(60000));
         QCOMPARE(w.theoremChart()->series().size(), TheoremChart::LineCount);
         QVERIFY(w.theoremChart()->series()[TheoremChart::Bound]->count() > 10);
-        QVERIFY(w.theoremChart()->width() >= 300);
+        QVERIFY(w.theoremChart()->width() >= 240);
         QTest::qWait(200);  // let the charts lay out
         const QByteArray grab = qgetenv("PIPELENS_THEOREM_GRAB");  // a picture to look at
         if (!grab.isEmpty()) w.grab().save(QString::fromLocal8Bit(grab));
