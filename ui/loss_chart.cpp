@@ -5,7 +5,6 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QGraphicsEllipseItem>
-#include <QToolButton>
 #include <QGraphicsSimpleTextItem>
 #include <QGraphicsTextItem>
 #include <QHBoxLayout>
@@ -14,6 +13,7 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
+#include <QToolButton>
 #include <QValueAxis>
 #include <QVBoxLayout>
 #include <algorithm>

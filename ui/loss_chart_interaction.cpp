@@ -119,7 +119,7 @@ LossChart::Readout LossChart::readoutAt(const QPointF& viewPos) const {
 
 void LossChart::showReadout(const QPointF& viewPos) {
     const Readout r = readoutAt(viewPos);
-    if (r.method < 0 || view_->rubberBand() == QChartView::NoRubberBand) {
+    if (r.method < 0) {
         readout_->hide();
         marker_->hide();
         return;
