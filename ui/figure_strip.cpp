@@ -17,6 +17,7 @@
 #include <limits>
 #include <optional>
 
+#include "axis_ticks.hpp"
 #include "delay_by_stages.hpp"
 #include "replay/delays.hpp"
 #include "widget_export.hpp"
@@ -83,31 +84,6 @@ void attach(QChart* c, QAbstractAxis* x, QAbstractAxis* y) {
         s->attachAxis(x);
         s->attachAxis(y);
     }
-}
-
-// 1, 2 or 5 times a power of ten, an integer at least 1, and at least `raw`.
-double integerStep(double raw) {
-    double step = 1.0;
-    while (true) {
-        for (double m : {1.0, 2.0, 5.0}) {
-            if (m * step >= raw) return m * step;
-        }
-        step *= 10.0;
-    }
-}
-
-// An axis of a whole-number quantity (delays, copies, stages, S, percent): ticks at whole
-// multiples of a round step, so every label names the value its grid line is at (a fixed tick
-// count over [0, 69] put a line at 34.5 and labelled it "35"). The range is widened to the
-// ticks around [lo, hi]; at most about `maxTicks` intervals.
-void setIntegerTicks(QValueAxis* axis, double lo, double hi, int maxTicks) {
-    const double step = integerStep((hi - lo) / maxTicks);
-    axis->setTickType(QValueAxis::TicksDynamic);
-    axis->setTickAnchor(0.0);
-    axis->setTickInterval(step);
-    axis->setRange(std::floor(lo / step) * step, std::max(std::ceil(hi / step), std::floor(lo / step) + 1) * step);
-    axis->setLabelFormat("%.0f");
-    axis->setMinorTickCount(0);
 }
 
 // The S the max-delay-vs-S figure shows: every S from 2 to 32, and up to the current S (when

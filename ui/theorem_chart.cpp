@@ -14,6 +14,7 @@
 #include <cmath>
 #include <limits>
 
+#include "axis_ticks.hpp"
 #include "chart_support.hpp"
 #include "line_legend.hpp"
 #include "widget_export.hpp"
@@ -160,12 +161,12 @@ void TheoremChart::rebuild() {
     const size_t i = static_cast<size_t>(method);
     const RunResult& r = snapshot_->result(i);
     const TheoremCurves& theorem = snapshot_->curves[i].theorem;
-    QString title = tr("%1, γ=%2, δ=%3")
-                        .arg(snapshot_->label(i))
+    // Two short lines: the panel is narrow.
+    QString title = tr("%1<br>γ = %2, δ = %3")
+                        .arg(snapshot_->label(i).toHtmlEscaped())
                         .arg(r.stepSize, 0, 'g', 3)
                         .arg(r.maxDelay);
-    if (r.theorem && !r.theorem->stepSizeAllowed)
-        title += tr(" — γ > 1/L: the bound is not guaranteed");
+    if (r.theorem && !r.theorem->stepSizeAllowed) title += tr("<br>γ > 1/L: not guaranteed");
     c->setTitle(title);
 
     auto* x = new QValueAxis;
@@ -205,10 +206,8 @@ void TheoremChart::rebuild() {
         entries << LineLegend::Entry{pen, s->name()};
     }
     legend_->setEntries(entries);
-    x->setRange(0.0, xMax);
-    x->setLabelFormat("%.0f");
+    setIntegerTicks(x, 0.0, xMax, 3);  // a narrow panel: few labels, each at its grid line
     x->setTitleText(tr("block updates K"));
-    x->applyNiceNumbers();
     if (!std::isfinite(yMin)) yMin = yMax = 1.0;
     const int loExp = static_cast<int>(std::floor(std::log10(yMin)));
     const int hiExp = std::max(loExp + 1, static_cast<int>(std::ceil(std::log10(yMax))));
