@@ -342,6 +342,7 @@ void MainWindow::showPartial() {
 void MainWindow::applyCursor(int slot) {
     gantt_->setCursorSlot(slot);
     loss_->setCursorSlot(slot);
+    theorem_->setCursorSlot(slot);
     if (snapshot_ && heatmapMethod_ >= 0) {
         heatmap_->setCursorUpdate(snapshot_->runs()[static_cast<size_t>(heatmapMethod_)].updatesBefore(slot));
     }

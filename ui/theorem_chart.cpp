@@ -198,7 +198,6 @@ void TheoremChart::rebuild() {
         pen.setWidthF(style.width);
         pen.setStyle(style.dash);
         s->setPen(pen);
-        s->replace(shown);
         c->addSeries(s);
         s->attachAxis(x);
         s->attachAxis(y);
@@ -206,6 +205,8 @@ void TheoremChart::rebuild() {
         entries << LineLegend::Entry{pen, s->name()};
     }
     legend_->setEntries(entries);
+    refillPoints();
+    // The axes span the whole run, so they stay still during playback.
     setIntegerTicks(x, 0.0, xMax, 3);  // a narrow panel: few labels, each at its grid line
     x->setTitleText(tr("block updates K"));
     if (!std::isfinite(yMin)) yMin = yMax = 1.0;
@@ -215,6 +216,29 @@ void TheoremChart::rebuild() {
     y->setLabelFormat("%.0e");
     y->setRange(std::pow(10.0, loExp) * 0.999, std::pow(10.0, hiExp) * 1.001);
     y->setTitleText(tr("‖∇f‖²"));
+}
+
+void TheoremChart::setCursorSlot(int slot) {
+    if (slot == cursor_) return;
+    cursor_ = slot;
+    refillPoints();
+}
+
+void TheoremChart::refillPoints() {
+    const int method = selectedMethod();
+    if (series_.size() != LineCount || method < 0 || !snapshot_) return;
+    const auto i = static_cast<size_t>(method);
+    // Playback: the samples at K no larger than the updates done by the cursor's slot.
+    const double limit = cursor_ < 0 ? std::numeric_limits<double>::infinity()
+                                     : static_cast<double>(snapshot_->runs()[i].updatesBefore(cursor_));
+    for (int line = 0; line < LineCount; ++line) {
+        QList<QPointF> shown;
+        for (const QPointF& p : lineOf(snapshot_->curves[i].theorem, line).byUpdate) {
+            if (p.x() > limit) break;
+            if (p.y() > 0.0 && std::isfinite(p.y())) shown.append(p);  // a log axis has no 0
+        }
+        series_[line]->replace(shown);
+    }
 }
 
 bool TheoremChart::exportPng(const QString& path, double scale, QString* error) {

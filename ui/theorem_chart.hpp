@@ -31,6 +31,10 @@ public:
     void setSnapshot(SnapshotPtr snapshot);
     // Selects the RPD method at `method` (its index in the snapshot); false if it is not one.
     bool selectMethod(int method);
+    // Playback: only the samples up to the updates the run has done by `slot` are drawn (the
+    // axes keep the whole run); -1 draws everything.
+    void setCursorSlot(int slot);
+    int cursorSlot() const { return cursor_; }
     // The snapshot index of the run shown, -1 when none.
     int selectedMethod() const;
     // True when the snapshot has RPD runs but no ‖∇f‖² samples (the runs must sample them).
@@ -53,9 +57,11 @@ public:
 private:
     void listRuns();
     void rebuild();
+    void refillPoints();
 
     SnapshotPtr snapshot_;
     bool needsSamples_ = false;
+    int cursor_ = -1;
     QComboBox* run_;
     QWidget* plot_;  // the chart and its legend: what is exported
     QChartView* view_;

@@ -102,6 +102,23 @@ private slots:
         QCOMPARE(s->runs()[static_cast<size_t>(rpd)].spec.method, Method::RandomizedPipeDream);
         const QString mismatch = compareWithTrace(chart, *s, static_cast<size_t>(rpd));
         QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+        // Playback: up to the updates done by the cursor's slot, the axes kept.
+        const auto* xAxis = chart.chart()->axes(Qt::Horizontal)[0];
+        const double xMax = xAxis->property("max").toDouble();
+        const int slot = s->totalSlots / 3;
+        const long long done = s->runs()[static_cast<size_t>(rpd)].updatesBefore(slot);
+        chart.setCursorSlot(slot);
+        const std::vector<TheoremTracePoint> trace = theoremTrace(s->result(static_cast<size_t>(rpd)));
+        qsizetype expected = 0;
+        for (const TheoremTracePoint& p : trace) expected += p.updates <= done ? 1 : 0;
+        QVERIFY(expected > 1 && expected < static_cast<qsizetype>(trace.size()));
+        for (QLineSeries* series : chart.series()) {
+            QCOMPARE(series->count(), expected);
+            QVERIFY(series->points().back().x() <= static_cast<double>(done));
+        }
+        QCOMPARE(chart.chart()->axes(Qt::Horizontal)[0]->property("max").toDouble(), xMax);
+        chart.setCursorSlot(-1);
+        QCOMPARE(chart.series()[0]->count(), static_cast<qsizetype>(trace.size()));
         // At K = all updates (G = the largest norm seen) the bound is the engine's result, and
         // SPEC section 4's formula by hand.
         const RunResult& r = s->result(static_cast<size_t>(rpd));
