@@ -205,6 +205,31 @@ private slots:
         QCOMPARE(c.config().methods[0].step.value, scaled);
         QVERIFY(panel.errors().message(scale).isEmpty());
     }
+
+    // A factor the engine refuses (a grid shifted past 2^20) leaves every γ as it was, says why
+    // beside the field, and the next factor is still relative to the loaded config.
+    void aRefusedMultiplierChangesNothing() {
+        ExperimentController c;
+        QCOMPARE(c.tryModify([](ExperimentConfig& x) {
+                     x.methods[0].step.grid = true;
+                     x.methods[0].step.gridMin = -2;
+                     x.methods[0].step.gridMax = 18;
+                 }),
+                 QString());
+        ControlsPanel panel(&c);
+        const ExperimentConfig before = c.config();
+        QComboBox* scale = panel.stepScaleField();
+        scale->setCurrentIndex(scale->findData(4));  // x 16: the grid would end at 2^22
+        QCOMPARE(c.config().methods[0].step.gridMax, 18);
+        QCOMPARE(c.config().methods[1].step.value, before.methods[1].step.value);
+        QCOMPARE(panel.stepScaleExponent(), 0);
+        QVERIFY2(panel.errors().message(scale).contains("step_size.grid"),
+                 qPrintable(panel.errors().message(scale)));
+        scale->setCurrentIndex(scale->findData(1));  // x 2 is fine
+        QCOMPARE(c.config().methods[0].step.gridMax, 19);
+        QCOMPARE(c.config().methods[1].step.value, 2.0 * before.methods[1].step.value);
+        QVERIFY(panel.errors().message(scale).isEmpty());
+    }
 };
 
 QTEST_MAIN(TestControls)
