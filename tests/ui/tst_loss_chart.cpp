@@ -165,8 +165,17 @@ private slots:
             QCOMPARE(pinned->attachedAxes().size(), 2);
         }
         QVERIFY(chart.chart()->title().contains("S = 8"));
+        // Hovering a pinned curve says it is the pinned one (LocalSGD: apart from the others).
+        QVERIFY(showOnScreen(chart, second));
+        QLineSeries* pinnedLocal = chart.pinnedSeries().back();
+        const auto& pinnedPoints = first->curves.back().loss.bySlot;
+        const LossChart::Readout r =
+            chart.readoutAt(drawnAt(chart, pinnedLocal, pinnedPoints[pinnedPoints.size() * 3 / 4]));
+        QVERIFY(r.pinned);
+        QCOMPARE(r.name, pinnedLocal->name());
+        QVERIFY(r.text.contains("(pinned)"));
         const QByteArray grab = qgetenv("PIPELENS_PIN_GRAB");  // a picture to look at
-        if (!grab.isEmpty() && showOnScreen(chart, second)) chart.grab().save(QString::fromLocal8Bit(grab));
+        if (!grab.isEmpty()) chart.grab().save(QString::fromLocal8Bit(grab));
         chart.pinButton()->click();  // unpin
         QVERIFY(!chart.pinned());
         QVERIFY(chart.pinnedSeries().isEmpty());
