@@ -147,7 +147,7 @@ private slots:
                          x.stages = S;
                      }),
                      QString());
-            QVERIFY(plan.count() > 0 || plan.wait(30000));
+            QVERIFY(plan.count() > 0 || plan.wait(test::timeout(30000)));
             FigureStrip strip;
             strip.setSnapshot(c.planned());
             const QString key = QStringLiteral("S=%1").arg(S);
@@ -155,7 +155,7 @@ private slots:
             QCOMPARE(strip.value("formula max delay vs S", key),
                      static_cast<double>(pipeDreamMaxDelayFormula(S)));
             QTRY_COMPARE_WITH_TIMEOUT(strip.value("max delay vs S", key),
-                                      static_cast<double>(pipeDreamDelayStats(S).max), 20000);
+                                      static_cast<double>(pipeDreamDelayStats(S).max), test::timeout(20000));
             QCOMPARE(strip.value("formula max delay vs S", key),
                      static_cast<double>(pipeDreamMaxDelayFormula(S)));
             auto* x = qobject_cast<QValueAxis*>(strip.charts()[3]->chart()->axes(Qt::Horizontal)[0]);

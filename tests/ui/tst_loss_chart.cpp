@@ -83,7 +83,7 @@ private slots:
         const std::vector<QPointF>& data = chart.methodData(0);
         const QPoint at = drawnAt(chart, chart.methodSeries()[0], data[data.size() / 2]);
         QTest::mouseMove(chart.view()->viewport(), at);
-        QTRY_VERIFY(chart.readoutLabel()->isVisible());
+        QTRY_VERIFY_WITH_TIMEOUT(chart.readoutLabel()->isVisible(), test::timeout(5000));
         QCOMPARE(chart.readoutLabel()->text(), chart.readoutAt(at).text);
         const QByteArray grab = qgetenv("PIPELENS_HOVER_GRAB");  // a picture to look at
         if (!grab.isEmpty()) chart.grab().save(QString::fromLocal8Bit(grab));
@@ -115,7 +115,7 @@ private slots:
         QTest::mouseMove(chart.view()->viewport(), (from + to) / 2);
         QTest::mouseMove(chart.view()->viewport(), to);
         QTest::mouseRelease(chart.view()->viewport(), Qt::LeftButton, {}, to);
-        QTRY_VERIFY(chart.zoomed());
+        QTRY_VERIFY_WITH_TIMEOUT(chart.zoomed(), test::timeout(5000));
         QVERIFY(chart.resetZoomButton()->isEnabled());
         const double lo = axisMin(x);
         const double hi = axisMax(x);

@@ -240,12 +240,12 @@ private slots:
         MainWindow w;
         w.resize(1500, 950);
         w.show();
-        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
         QVERIFY(!w.theoremChart()->isVisible());
         w.lossChart()->setTheoremChartShown(true);
         QVERIFY(w.theoremChart()->isVisible());
         QVERIFY(w.controller()->config().sampling.gradNormEvery > 0);
-        QVERIFY(w.waitForResults(60000));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
         QCOMPARE(w.theoremChart()->series().size(), TheoremChart::LineCount);
         QVERIFY(w.theoremChart()->series()[TheoremChart::Bound]->count() > 10);
         QVERIFY(w.theoremChart()->width() >= 240);
