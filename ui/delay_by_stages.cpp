@@ -33,25 +33,20 @@ DelayStats pipeDreamDelayStatsCached(int stages) {
     return stats;
 }
 
-DelayByStagesWorker::~DelayByStagesWorker() {
-    if (thread_.joinable()) thread_.join();
-}
-
-bool DelayByStagesWorker::busy() const { return running_->load(); }
-
 bool DelayByStagesWorker::request(const std::vector<int>& stages, std::function<void()> done) {
-    if (busy()) return false;
+    workers_.cancelAll();  // an older request's S may no longer be wanted
+    workers_.reapFinished();
     std::vector<int> missing;
     for (int s : stages) {
         if (!cachedPipeDreamDelayStats(s)) missing.push_back(s);
     }
     if (missing.empty()) return false;
-    if (thread_.joinable()) thread_.join();  // the previous one has finished
-    running_->store(true);
-    thread_ = std::thread([missing, done = std::move(done), running = running_] {
-        for (int s : missing) pipeDreamDelayStatsCached(s);
-        running->store(false);
-        done();
+    workers_.start([missing, done = std::move(done)](CancelFlag cancel) {
+        for (int s : missing) {
+            if (cancel->load()) return;
+            pipeDreamDelayStatsCached(s);
+        }
+        if (!cancel->load()) done();
     });
     return true;
 }

@@ -4,14 +4,12 @@
 // current S: every S to 32 costs a few milliseconds, but S = 128 alone about 20 ms, so larger S
 // are computed on a worker thread and the figure fills in when they arrive (a change of S never
 // waits for them).
-#include <atomic>
 #include <functional>
-#include <memory>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "replay/delays.hpp"
+#include "util/worker_threads.hpp"
 
 namespace pipelens::ui {
 
@@ -22,20 +20,14 @@ DelayStats pipeDreamDelayStatsCached(int stages);
 
 class DelayByStagesWorker {
 public:
-    DelayByStagesWorker() = default;
-    DelayByStagesWorker(const DelayByStagesWorker&) = delete;
-    DelayByStagesWorker& operator=(const DelayByStagesWorker&) = delete;
-    ~DelayByStagesWorker();  // waits for the computation in flight
-
-    // Starts computing the S of `stages` not cached yet, on a thread that calls `done` (on that
-    // thread) when they are. False when a computation is already in flight or nothing is
-    // missing (then `done` is not called).
+    // Computes the S of `stages` not cached yet on a worker thread, which calls `done` (on that
+    // thread) when it has them all. A newer request supersedes the one in flight (cancelled, its
+    // `done` not called). False, and nothing started, when nothing is missing.
     bool request(const std::vector<int>& stages, std::function<void()> done);
-    bool busy() const;
+    bool busy() const { return workers_.inFlight() > 0; }
 
 private:
-    std::thread thread_;
-    std::shared_ptr<std::atomic<bool>> running_ = std::make_shared<std::atomic<bool>>(false);
+    WorkerThreads workers_;  // cancelled and joined when the worker goes
 };
 
 }  // namespace pipelens::ui
