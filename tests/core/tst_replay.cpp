@@ -24,8 +24,9 @@ using Eigen::VectorXd;
 
 namespace {
 
-std::shared_ptr<LinearObjective> makeObjective(LossKind loss, int rows = 40, int dim = 9,
-                                               int batch = 5, std::uint64_t seed = 3) {
+// The objective alone: f* and L not computed yet.
+std::shared_ptr<LinearObjective> makeBareObjective(LossKind loss, int rows = 40, int dim = 9,
+                                                   int batch = 5, std::uint64_t seed = 3) {
     SyntheticSpec spec;
     spec.kind = loss == LossKind::Logistic ? "logistic" : "random";
     spec.rows = rows;
@@ -33,7 +34,12 @@ std::shared_ptr<LinearObjective> makeObjective(LossKind loss, int rows = 40, int
     spec.seed = seed;
     spec.labelNoise = loss == LossKind::Logistic ? 0.0 : 0.1;
     const double l2 = loss == LossKind::Logistic ? 0.01 : 0.0;
-    auto obj = std::make_shared<LinearObjective>(makeSynthetic(spec), loss, l2, batch);
+    return std::make_shared<LinearObjective>(makeSynthetic(spec), loss, l2, batch);
+}
+
+std::shared_ptr<LinearObjective> makeObjective(LossKind loss, int rows = 40, int dim = 9,
+                                               int batch = 5, std::uint64_t seed = 3) {
+    auto obj = makeBareObjective(loss, rows, dim, batch, seed);
     // As the experiment layer does: replays take f* and L from the objective only when known.
     obj->optimum();
     obj->smoothness();
@@ -781,13 +787,7 @@ private slots:
         };
         const RunResult known = run(makeObjective(LossKind::Quadratic));
 
-        SyntheticSpec spec;
-        spec.kind = "random";
-        spec.rows = 40;
-        spec.dim = 9;
-        spec.seed = 3;
-        spec.labelNoise = 0.1;
-        auto coming = std::make_shared<LinearObjective>(makeSynthetic(spec), LossKind::Quadratic, 0.0, 5);
+        auto coming = makeBareObjective(LossKind::Quadratic);  // the same data as makeObjective's
         std::promise<void> gate;
         std::future<void> aside = coming->computeConstantsAside(gate.get_future().share());
         QVERIFY(coming->optimumComing());
@@ -818,13 +818,7 @@ private slots:
 
     // The bounds alone decide a stable run: f* is not computed by the replay while it runs.
     void stableRunDoesNotWaitForFStar() {
-        SyntheticSpec spec;
-        spec.kind = "random";
-        spec.rows = 40;
-        spec.dim = 9;
-        spec.seed = 3;
-        spec.labelNoise = 0.1;
-        auto coming = std::make_shared<LinearObjective>(makeSynthetic(spec), LossKind::Quadratic, 0.0, 5);
+        auto coming = makeBareObjective(LossKind::Quadratic);  // the same data as makeObjective's
         std::promise<void> gate;
         std::future<void> aside = coming->computeConstantsAside(gate.get_future().share());
         PipelineReplayConfig cfg;
