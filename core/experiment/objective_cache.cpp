@@ -14,10 +14,6 @@ std::string objectiveKey(const ExperimentConfig& c) {
         .dump();
 }
 
-}  // namespace
-
-namespace {
-
 std::shared_ptr<LinearObjective> buildAnnounced(const ExperimentConfig& config,
                                                 const StageReport& onStage, const char* when) {
     if (onStage) onStage("setup: building the data set");

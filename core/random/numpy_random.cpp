@@ -1,11 +1,10 @@
 #include "random/numpy_random.hpp"
 
 #include <algorithm>
-#include <vector>
-
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "random/ziggurat_tables.hpp"
 #include "util/format_number.hpp"
