@@ -11,150 +11,17 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "experiment/lm_config.hpp"
+#include "experiment/object_reader.hpp"
 
 namespace pipelens {
 namespace {
 
 using nlohmann::json;
 
-// A short, escaped excerpt of a value for messages: never the whole of a large or nested value.
-std::string show(const json& v) {
-    if (v.is_structured()) {
-        // A short flat list or object is shown as written; anything else is only described.
-        const bool flat = v.size() <= 8 && std::none_of(v.begin(), v.end(), [](const json& e) {
-                              return e.is_structured();
-                          });
-        if (!flat) {
-            return v.is_array() ? "[...] (a list of " + std::to_string(v.size()) + ")"
-                                : "{...} (an object with " + std::to_string(v.size()) + " keys)";
-        }
-    }
-    std::string text = v.dump(-1, ' ', true, json::error_handler_t::replace);
-    constexpr std::size_t kMax = 60;
-    if (text.size() > kMax) text = text.substr(0, kMax) + "...";
-    return text;
-}
+constexpr long long kBig = kConfigBig;
 
-// A key as typed when it is short printable ASCII, else escaped and cut short.
-std::string printableKey(const std::string& key) {
-    const bool plain = key.size() <= 60 && std::all_of(key.begin(), key.end(), [](char c) {
-                           return c >= 0x20 && c < 0x7f;
-                       });
-    return plain ? key : show(json(key));
-}
-
-// Integer keys are read as long long; a double is accepted when it is a whole number inside
-// [lo, hi], checked before any cast (casting 1e300 to an integer is undefined).
-bool wholeNumberIn(const json& v, long long lo, long long hi, long long& out) {
-    if (v.is_number_integer()) {
-        if (v.is_number_unsigned() && v.get<unsigned long long>() >
-                                          static_cast<unsigned long long>(hi)) {
-            return false;
-        }
-        out = v.get<long long>();
-        return out >= lo && out <= hi;
-    }
-    if (!v.is_number_float()) return false;
-    const double x = v.get<double>();
-    if (!std::isfinite(x) || std::floor(x) != x || x < static_cast<double>(lo) ||
-        x > static_cast<double>(hi)) {
-        return false;
-    }
-    out = static_cast<long long>(x);
-    return true;
-}
-
-// Reads the keys of one JSON object and refuses the ones nobody asked for.
-class ObjectReader {
-public:
-    ObjectReader(const json& obj, std::string path) : obj_(obj), path_(std::move(path)) {
-        if (!obj_.is_object()) {
-            throw ConfigError(where() + " = " + show(obj_) + " is not allowed: a JSON object");
-        }
-    }
-    ~ObjectReader() = default;
-    ObjectReader(const ObjectReader&) = delete;
-    ObjectReader& operator=(const ObjectReader&) = delete;
-
-    bool has(const std::string& key) {
-        known_.insert(key);
-        return obj_.contains(key);
-    }
-    const json& at(const std::string& key) {
-        known_.insert(key);
-        return obj_.at(key);
-    }
-    std::string field(const std::string& key) const {
-        return path_.empty() ? key : path_ + "." + key;
-    }
-
-    long long integer(const std::string& key, long long def, long long lo, long long hi,
-                      const std::string& allowed) {
-        if (!has(key)) return def;
-        const json& v = obj_.at(key);
-        long long x = 0;
-        if (!wholeNumberIn(v, lo, hi, x)) {
-            throw ConfigError(field(key) + " = " + show(v) + " is not allowed: " + allowed);
-        }
-        return x;
-    }
-    double number(const std::string& key, double def, double lo, double hi,
-                  const std::string& allowed) {
-        if (!has(key)) return def;
-        const json& v = obj_.at(key);
-        if (!v.is_number()) {
-            throw ConfigError(field(key) + " = " + show(v) + " is not allowed: " + allowed);
-        }
-        double x = v.get<double>();
-        if (!std::isfinite(x) || x < lo || x > hi) {
-            throw ConfigError(field(key) + " = " + show(v) + " is not allowed: " + allowed);
-        }
-        return x;
-    }
-    std::string text(const std::string& key, const std::string& def,
-                     const std::vector<std::string>& choices = {}) {
-        if (!has(key)) return def;
-        const json& v = obj_.at(key);
-        std::string allowed = "a string";
-        if (!choices.empty()) {
-            allowed = "one of";
-            for (size_t i = 0; i < choices.size(); ++i) allowed += (i ? ", " : " ") + choices[i];
-        }
-        if (!v.is_string()) throw ConfigError(field(key) + " = " + show(v) + " is not allowed: " + allowed);
-        std::string s = v.get<std::string>();
-        if (!choices.empty() && std::find(choices.begin(), choices.end(), s) == choices.end()) {
-            throw ConfigError(field(key) + " = " + show(v) + " is not allowed: " + allowed);
-        }
-        return s;
-    }
-    bool boolean(const std::string& key, bool def) {
-        if (!has(key)) return def;
-        const json& v = obj_.at(key);
-        if (!v.is_boolean()) {
-            throw ConfigError(field(key) + " = " + show(v) + " is not allowed: true or false");
-        }
-        return v.get<bool>();
-    }
-    // Call last: any key not read is a typo or an unsupported option.
-    void rejectUnknown() const {
-        for (const auto& [key, value] : obj_.items()) {
-            if (!known_.count(key)) {
-                std::string allowed;
-                for (const auto& k : known_) allowed += (allowed.empty() ? "" : ", ") + k;
-                throw ConfigError("unknown key " + field(printableKey(key)) +
-                                  " (allowed here: " + allowed + ")");
-            }
-        }
-    }
-
-private:
-    std::string where() const { return path_.empty() ? "config" : path_; }
-    const json& obj_;
-    std::string path_;
-    std::set<std::string> known_;
-};
-
-constexpr long long kBig = 1'000'000'000;
+std::string show(const json& v) { return showConfigValue(v); }
 
 StepSpec readStep(ObjectReader& r) {
     StepSpec s;
@@ -280,6 +147,16 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
 
     if (r.has("objective")) {
         ObjectReader o(r.at("objective"), "objective");
+        const std::string kind =
+            o.text("kind", "quadratic", {"quadratic", "logistic", "char_transformer"});
+        if (kind == "char_transformer") {
+            refuseLinearOnlyKeys(j);
+            c.objective.languageModel = readLanguageModel(o, c.seed);
+            o.rejectUnknown();
+        }
+    }
+    if (r.has("objective") && !c.languageModel()) {
+        ObjectReader o(r.at("objective"), "objective");
         c.objective.loss = parseLossKind(o.text("kind", "quadratic", {"quadratic", "logistic"}));
         c.objective.l2 = o.number("l2", c.objective.loss == LossKind::Logistic ? 1e-4 : 0.0, 0.0,
                                   1e12, "a finite number >= 0");
@@ -351,11 +228,15 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
             static_cast<int>(o.integer("latency_slots", 0, 0, 1000, "an integer in [0, 1000]"));
         o.rejectUnknown();
     }
+    if (c.languageModel()) c.sampling.blowUpFactor = 100.0;
     if (r.has("sampling")) {
         ObjectReader o(r.at("sampling"), "sampling");
         c.sampling.objectivePerUpdate = o.boolean("objective_per_update", true);
         c.sampling.gradNormEvery = o.integer("grad_norm_every", 0, 0, kBig, "an integer >= 0 (0: off)");
-        c.sampling.blowUpFactor = o.number("blow_up_factor", 1e6, 1.0, 1e300, "a number >= 1");
+        // The language model's factor multiplies log V (uniform guessing), the linear one's the
+        // initial gap: different scales, different defaults.
+        c.sampling.blowUpFactor = o.number("blow_up_factor", c.languageModel() ? 100.0 : 1e6, 1.0,
+                                           1e300, "a number >= 1");
         o.rejectUnknown();
     }
     if (!r.has("methods")) throw ConfigError("methods is missing: a list of methods to run");
@@ -444,7 +325,19 @@ ExperimentConfig ExperimentConfig::fromFile(const std::string& path) {
     return fromText(text.str(), "config file '" + path + "'", base);
 }
 
+void ExperimentConfig::checkBudgetSet() const {
+    if (budget.totalSlots == 0 && budget.microbatches == 0 && !(budget.epochs > 0.0)) {
+        throw ConfigError("budget is empty: set budget.slots, budget.microbatches or budget.epochs "
+                          "> 0");
+    }
+}
+
 void ExperimentConfig::validate() const {
+    if (languageModel()) {
+        validateLanguageModel(*this);
+        checkBudgetSet();
+        return;
+    }
     if (data.source == "synthetic" && data.dim < stages) {
         throw ConfigError("stages = " + std::to_string(stages) +
                           " is not allowed: the model has d = " + std::to_string(data.dim) +
@@ -455,10 +348,7 @@ void ExperimentConfig::validate() const {
                           " is not allowed: data.rows = " + std::to_string(data.rows) +
                           " must be a multiple of it");
     }
-    if (budget.totalSlots == 0 && budget.microbatches == 0 && !(budget.epochs > 0.0)) {
-        throw ConfigError("budget is empty: set budget.slots, budget.microbatches or budget.epochs "
-                          "> 0");
-    }
+    checkBudgetSet();
     for (const MethodSpec& m : methods) {
         if (m.method == Method::LocalSgd && m.replicas > 0 && m.replicas > 4096) {
             throw ConfigError("replicas = " + std::to_string(m.replicas) + " is not allowed");
@@ -478,10 +368,14 @@ json ExperimentConfig::toJson() const {
     if (!device.empty()) j["device"] = device;
     j["allow_cpu_fallback"] = allowCpuFallback;
     j["precision"] = precision;
-    j["objective"] = {{"kind", lossKindName(objective.loss)},
-                      {"l2", objective.l2},
-                      {"gradient_noise", objective.gradientNoise}};
-    if (objective.noiseSeed) j["objective"]["noise_seed"] = *objective.noiseSeed;
+    if (languageModel()) {
+        j["objective"] = languageModelJson(*objective.languageModel);
+    } else {
+        j["objective"] = {{"kind", lossKindName(objective.loss)},
+                          {"l2", objective.l2},
+                          {"gradient_noise", objective.gradientNoise}};
+        if (objective.noiseSeed) j["objective"]["noise_seed"] = *objective.noiseSeed;
+    }
     json d;
     d["source"] = data.source;
     if (data.source == "synthetic") {
@@ -498,7 +392,7 @@ json ExperimentConfig::toJson() const {
         if (data.source == "csv") d["label_column"] = data.labelColumn;
         if (data.source == "libsvm") d["dim"] = data.libsvmDim;
     }
-    j["data"] = d;
+    if (!languageModel()) j["data"] = d;
     json b;
     if (budget.totalSlots > 0) b["slots"] = budget.totalSlots;
     if (budget.microbatches > 0) b["microbatches"] = budget.microbatches;

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "experiment/lm_config.hpp"
 #include "experiment/step_rules.hpp"
 #include "method.hpp"
 #include "objective/linear_objective.hpp"
@@ -40,6 +41,8 @@ struct ObjectiveSpec {
     double gradientNoise = 0.0;
     // Seed of the noise generator; unset: the data seed (0 for data from files).
     std::optional<std::uint64_t> noiseSeed;
+    // Set for `kind: "char_transformer"`: the language model (loss and the keys above unused).
+    std::optional<LanguageModelSpec> languageModel;
 };
 
 // A fixed step size, or a grid {2^a : a in [gridMin, gridMax]} from which `rule` picks one.
@@ -110,6 +113,10 @@ struct ExperimentConfig {
     static ExperimentConfig fromFile(const std::string& path);
     nlohmann::json toJson() const;
     void validate() const;
+    bool languageModel() const { return objective.languageModel.has_value(); }
+
+private:
+    void checkBudgetSet() const;
 };
 
 // Limits on config text: lists and objects nest at most this deep (a config needs 4), and a

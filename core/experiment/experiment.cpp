@@ -77,6 +77,11 @@ BackendProvider cpuBackendProvider() {
 }
 
 std::shared_ptr<LinearObjective> buildObjective(const ExperimentConfig& c) {
+    if (c.languageModel()) {
+        // runLmExperiment runs it; this path (the app's linear views) has no language model yet.
+        throw ConfigError("objective.kind = char_transformer runs through `pipelens-cli run` "
+                          "(runLmExperiment); this view supports quadratic and logistic");
+    }
     Dataset data;
     const DataSpec& d = c.data;
     // Checked before the data set is allocated: a small input must not ask for a huge matrix.

@@ -16,6 +16,7 @@
 #include "experiment/config.hpp"
 #include "experiment/experiment.hpp"
 #include "experiment/sweep_spec.hpp"
+#include "objective/lm/char_transformer.hpp"
 
 using namespace pipelens;
 using nlohmann::json;
@@ -53,6 +54,19 @@ json everyKey() {
     })");
 }
 
+json languageModel() {
+    return json::parse(R"({
+        "name": "lm", "stages": 4, "batch_size": 4, "precision": "float",
+        "objective": {"kind": "char_transformer", "width": 16, "heads": 2, "context": 8,
+                      "corpus_seed": 3, "corpus_characters": 5000, "held_out_fraction": 0.1,
+                      "held_out_every": 20, "init_seed": 5, "full_objective": true,
+                      "sample_lines": 2, "sample_length": 50, "sample_temperature": 0.8},
+        "budget": {"slots": 100},
+        "methods": [{"method": "pd", "step_size": 0.1},
+                    {"method": "rpd", "step_size": {"grid": [-5, -1], "rule": "stable"}},
+                    {"method": "localsgd", "step_size": 0.1, "replicas": 2, "local_steps": 4}]
+    })");
+}
 
 void expectConfigError(const json& j, const QStringList& fragments) {
     expectError<ConfigError>([&] { ExperimentConfig::fromJson(j); }, fragments);
@@ -479,6 +493,97 @@ private slots:
         }
         QVERIFY(blocks >= 6);
         QCOMPARE(matched, static_cast<int>(files.size()));
+    }
+
+    // ---- the language model (issue 10) ------------------------------------------------------
+
+    void languageModelKeysParseAndRoundTrip() {
+        const ExperimentConfig c = ExperimentConfig::fromJson(languageModel());
+        QVERIFY(c.languageModel());
+        const LanguageModelSpec& m = *c.objective.languageModel;
+        QCOMPARE(m.width, 16);
+        QCOMPARE(m.heads, 2);
+        QCOMPARE(m.context, 8);
+        QCOMPARE(m.corpusSeed, std::uint64_t(3));
+        QCOMPARE(m.corpusCharacters, 5000LL);
+        QCOMPARE(m.heldOutFraction, 0.1);
+        QCOMPARE(m.heldOutEvery, 20LL);
+        QCOMPARE(m.initSeed, std::uint64_t(5));
+        QVERIFY(m.fullObjective);
+        QCOMPARE(m.sampleLines, 2);
+        QCOMPARE(m.sampleLength, 50);
+        QCOMPARE(m.sampleTemperature, 0.8);
+        QCOMPARE(c.sampling.blowUpFactor, 100.0);  // x log V, not the linear 1e6
+        const json once = c.toJson();
+        QVERIFY(!once.contains("data"));
+        QVERIFY(!once.at("objective").contains("l2"));
+        const ExperimentConfig b = ExperimentConfig::fromJson(once);
+        QCOMPARE(QString::fromStdString(b.toJson().dump()), QString::fromStdString(once.dump()));
+        // The engine's parameters: S and b from the experiment, paths against the config's folder.
+        json files = languageModel();
+        files["objective"]["corpus"] = "text/play.txt";
+        files["objective"]["w0"] = "w0.npy";
+        const CharTransformerParams p =
+            charTransformerParams(ExperimentConfig::fromJson(files, "/data/lm"));
+        QCOMPARE(p.stages, 4);
+        QCOMPARE(p.batch, 4);
+        QCOMPARE(p.width, 16);
+        QCOMPARE(p.corpusPath, std::string("/data/lm/text/play.txt"));
+        QCOMPARE(p.w0Path, std::string("/data/lm/w0.npy"));
+        QCOMPARE(p.precision, LmPrecision::Float);
+        // Defaults: seeds follow the experiment seed, the built-in corpus.
+        json bare = languageModel();
+        bare["seed"] = 9;
+        bare["objective"] = {{"kind", "char_transformer"}};
+        const ExperimentConfig d = ExperimentConfig::fromJson(bare);
+        QCOMPARE(d.objective.languageModel->initSeed, std::uint64_t(9));
+        QCOMPARE(d.objective.languageModel->corpusSeed, std::uint64_t(9));
+        QVERIFY(d.objective.languageModel->corpus.empty());
+        QCOMPARE(d.objective.languageModel->width, 64);
+    }
+
+    void languageModelBadValuesNameKeyValueAndAllowed() {
+        auto with = [](const char* key, const json& value) {
+            json j = languageModel();
+            j["objective"][key] = value;
+            return j;
+        };
+        json j = languageModel();
+        j["stages"] = 2;
+        expectConfigError(j, {"stages = 2", "[3, 4096]"});
+        expectConfigError(with("heads", 3), {"heads = 3", "divide width = 16"});
+        expectConfigError(with("width", 0), {"objective.width = 0", "[1, 65536]"});
+        expectConfigError(with("context", "8"), {"objective.context = \"8\"", "not allowed"});
+        expectConfigError(with("held_out_fraction", 1.0), {"objective.held_out_fraction = 1.0", "[0, 0.9]"});
+        expectConfigError(with("sample_temperature", 0), {"objective.sample_temperature = 0"});
+        expectConfigError(with("precision", "half"), {"unknown key objective.precision"});
+        j = languageModel();
+        j["objective"]["held_out_fraction"] = 0;
+        expectConfigError(j, {"objective.held_out_every = 20", "held_out_fraction"});
+        // The linear models' keys are refused, each with what to do instead.
+        expectConfigError(with("l2", 0.1), {"objective.l2 = 0.1", "char_transformer", "no regulariser"});
+        expectConfigError(with("gradient_noise", 0.1), {"objective.gradient_noise = 0.1"});
+        j = languageModel();
+        j["data"] = {{"rows", 20}};
+        expectConfigError(j, {"data", "char_transformer", "objective.corpus"});
+        j = languageModel();
+        j["shuffle"] = true;
+        expectConfigError(j, {"shuffle = true", "consecutive"});
+        j = languageModel();
+        j["seeds"] = 3;
+        expectConfigError(j, {"seeds = 3", "init_seed"});
+        j = languageModel();
+        j["sampling"] = {{"grad_norm_every", 5}};
+        expectConfigError(j, {"sampling.grad_norm_every = 5", "char_transformer"});
+        j = languageModel();
+        j["sampling"] = {{"objective_per_update", false}};
+        expectConfigError(j, {"sampling.objective_per_update = false"});
+        j = languageModel();
+        j["methods"].push_back({{"method", "fill-drain"}, {"step_size", 0.1}});
+        expectConfigError(j, {"methods[3].method = \"fill-drain\"", "pd, rpd or localsgd"});
+        j["methods"][3]["method"] = "sgd";
+        expectConfigError(j, {"methods[3].method = \"sgd\""});
+        expectConfigError(with("widht", 8), {"unknown key objective.widht", "width"});
     }
 
     // ---- hardened inputs (issue 7) ---------------------------------------------------------
