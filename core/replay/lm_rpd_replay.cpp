@@ -20,10 +20,12 @@ LmRpdReplay<Real>::LmRpdReplay(std::shared_ptr<const CharTransformerProblem> pro
     resolveRpdSettings(S, config_.delayMode, config_.order, config_.pipeDream, config_.updates,
                        config_.maxDelay);
     requireStepSize(config_.stepSize);
-    if (config_.order == StageOrder::PipeDream &&
-        static_cast<int>(config_.batchOf.size()) < config_.pipeDream->microbatches()) {
-        config_.batchOf = batchSequence(config_.pipeDream->microbatches(), p.train.batches(),
-                                        false, 0);
+    // The batch schedule RPD indexes, as the linear RPD: PD's N microbatches (N = ceil(K / S)
+    // without a table), so a uniform draw picks a microbatch of PD's run and uses its batch.
+    const long long pdMicrobatches = std::max(
+        1LL, config_.pipeDream ? config_.pipeDream->microbatches() : (config_.updates + S - 1) / S);
+    if (static_cast<long long>(config_.batchOf.size()) < pdMicrobatches) {
+        config_.batchOf = batchSequence(pdMicrobatches, p.train.batches(), false, 0);
     }
     const std::vector<Real> w0 = this->toReal(p.w0);
     history_.resize(static_cast<std::size_t>(S));
@@ -91,15 +93,16 @@ long long LmRpdReplay<Real>::advance(long long maxUpdates) {
             const BlockUpdateInfo& u = config_.pipeDream->update(k_);
             stage = u.stage;
             batch = config_.batchOf[static_cast<std::size_t>(u.microbatch)];
-        } else {  // the authors' order of draws: stage, batch, then the delays
-            stage = static_cast<int>(rng_.below(static_cast<std::uint64_t>(S)));
-            batch = static_cast<int>(rng_.below(static_cast<std::uint64_t>(p.train.batches())));
+        } else {  // the authors' stream (SPEC section 6): stage, index into PD's batches, delays
+            stage = static_cast<int>(rng_.integers(S));
+            const auto idx = rng_.integers(static_cast<std::int64_t>(config_.batchOf.size()));
+            batch = config_.batchOf[static_cast<std::size_t>(idx)];
         }
         for (int j = 0; j < S; ++j) {
             long long dj = 0;
             switch (config_.delayMode) {
                 case DelayMode::Uniform:
-                    dj = k_ == 0 ? 0 : static_cast<long long>(rng_.below(static_cast<std::uint64_t>(cap + 1)));
+                    dj = rng_.integers(cap + 1);  // draws nothing while cap = 0
                     break;
                 case DelayMode::Max: dj = cap; break;
                 case DelayMode::Zero: dj = 0; break;

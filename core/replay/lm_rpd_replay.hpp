@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "objective/lm/lm_random.hpp"
+#include "random/numpy_random.hpp"
 #include "replay/delays.hpp"
 #include "replay/lm_replay.hpp"
 #include "replay/rpd_replay.hpp"
@@ -25,7 +25,7 @@ struct LmRpdConfig {
     StageOrder order = StageOrder::Uniform;
     std::uint64_t seed = 0;
     std::shared_ptr<const DelayTable> pipeDream;  // for DelayMode or StageOrder PipeDream
-    std::vector<int> batchOf;  // StageOrder::PipeDream: dataset batch of each PD microbatch
+    std::vector<int> batchOf;  // dataset batch of each of PD's microbatches (default: m mod M)
     LmRunOptions options;
 };
 
@@ -50,7 +50,7 @@ private:
 
     LmRpdConfig config_;
     long long k_ = 0;
-    LmRandom rng_;
+    NumpyRandom rng_;  // the linear RPD's stream: both RPDs draw alike
     std::vector<int> delays_;
     std::vector<std::deque<Version>> history_;  // per block, oldest first
     std::vector<std::vector<Real>> spare_;      // recycled version buffers per block

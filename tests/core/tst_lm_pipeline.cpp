@@ -10,6 +10,7 @@
 #include "errors.hpp"
 #include "lm_golden_case.hpp"
 #include "replay/lm_pipeline_replay.hpp"
+#include "random/numpy_random.hpp"
 #include "replay/lm_rpd_replay.hpp"
 #include "schedule/timeline.hpp"
 
@@ -263,6 +264,32 @@ private slots:
         // stage count too.
         QCOMPARE(run->log().peakKeptInputs, std::vector<int>({4, 4, 4, 3}));
         QCOMPARE(run->result().versionChecks, run->result().updates);
+    }
+
+    // Both RPDs draw from NumPy's stream in the same order (stage, index into PD's microbatches,
+    // delays): the batches the LM's RPD used are the ones default_rng(seed) gives.
+    void rpdDrawsFromNumpysStreamAsTheLinearRpd() {
+        const auto problem = builtInProblem(LmPrecision::Float);
+        LmRpdConfig cfg;
+        cfg.updates = 60;
+        cfg.stepSize = 0.05;
+        cfg.maxDelay = 7;
+        cfg.seed = 11;
+        LmRpdReplay<float> rpd(problem, cfg);
+        rpd.runToEnd();
+        QVERIFY(rpd.result().finished);
+        const int S = 4;
+        const long long pdMicrobatches = (cfg.updates + S - 1) / S;
+        const std::vector<int> batchOf = batchSequence(pdMicrobatches, problem->train.batches(), false, 0);
+        NumpyRandom rng(11);
+        const auto& logged = rpd.log().forwardLosses;
+        QCOMPARE(static_cast<long long>(logged.size()), cfg.updates);
+        for (long long k = 0; k < cfg.updates; ++k) {
+            rng.integers(S);
+            const int batch = batchOf[static_cast<std::size_t>(rng.integers(pdMicrobatches))];
+            for (int j = 0; j < S; ++j) rng.integers(std::min<long long>(cfg.maxDelay, k) + 1);
+            QCOMPARE(logged[static_cast<std::size_t>(k)].batch, batch);
+        }
     }
 
     void rpdKeepsOnlyTheWindowOfVersions() {

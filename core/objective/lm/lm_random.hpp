@@ -1,6 +1,6 @@
 #pragma once
 // A small seeded generator for the language model's own draws (built-in corpus, seeded
-// initialisation, RPD's draws). splitmix64: tiny, fast and identical on every platform. It does
+// initialisation; RPD uses NumPy's stream). splitmix64: tiny, fast and identical on every platform. It does
 // not replicate PyTorch's or NumPy's streams; golden runs load w0 from a file instead.
 #include <cmath>
 #include <cstdint>
