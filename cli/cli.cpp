@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <new>
 #include <iomanip>
 #include <map>
@@ -24,6 +25,7 @@
 #include "errors.hpp"
 #include "experiment/config.hpp"
 #include "experiment/experiment.hpp"
+#include "experiment/lm_results.hpp"
 #include "experiment/results.hpp"
 #include "experiment/sweep.hpp"
 #include "replay/delays.hpp"
@@ -483,8 +485,8 @@ void onStopSignal(int sig) {
 
 // Writes the results with SIGINT / SIGTERM turned into a clean stop (outside the write, the
 // default action is right: nothing is on disk yet).
-std::vector<std::string> writeResultsStoppable(const ExperimentResult& result,
-                                               const std::string& folder) {
+std::vector<std::string> writeResultsStoppable(
+    const std::function<std::vector<std::string>(const std::atomic<bool>*)>& write) {
     struct sigaction stop {};
     stop.sa_handler = onStopSignal;
     sigemptyset(&stop.sa_mask);
@@ -497,7 +499,7 @@ std::vector<std::string> writeResultsStoppable(const ExperimentResult& result,
         sigaction(SIGTERM, &oldTerm, nullptr);
     };
     try {
-        std::vector<std::string> warnings = writeResults(result, folder, &gStopWriting);
+        std::vector<std::string> warnings = write(&gStopWriting);
         restore();
         if (gStopWriting.load()) std::raise(gStopSignal.load());  // arrived after the swap
         return warnings;
@@ -509,6 +511,33 @@ std::vector<std::string> writeResultsStoppable(const ExperimentResult& result,
         restore();
         throw;
     }
+}
+
+// `run` for objective.kind = char_transformer: the CPU engine (no backend is selected, so OpenCL
+// is never initialised), the LM results folder.
+int runLanguageModel(const ExperimentConfig& config, const std::string& folder, int threads,
+                     bool quiet, std::ostream& out, std::ostream& err) {
+    RunOptions opt;
+    opt.threads = threads;
+    std::optional<SlowStepReporter> reporter;
+    if (!quiet) {
+        reporter.emplace(err);
+        opt.progress = [&](const std::string& line) { reporter->print("done: " + line); };
+        opt.onStage = [&](const std::string& line) { reporter->step(line); };
+    }
+    const LmExperimentResult result = runLmExperiment(config, opt);
+    reporter.reset();
+    for (const auto& w : result.warnings) err << "pipelens-cli: warning: " << w << '\n';
+    if (!quiet) err << "writing results to " << folder << std::endl;
+    const auto write = [&](const std::atomic<bool>* stop) { return writeLmResults(result, folder, stop); };
+    for (const std::string& w : writeResultsStoppable(write)) {
+        err << "pipelens-cli: warning: " << w << '\n';
+    }
+    if (!quiet) {
+        out << lmSummaryText(result);
+        out << "results written to " << folder << '\n';
+    }
+    return 0;
 }
 
 int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
@@ -538,6 +567,7 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
     if (a.has("device")) config.device = a.get("device");
     const int threads = a.integer("threads", 0, 0, 256);
     const bool quiet = a.has("quiet");
+    if (config.languageModel()) return runLanguageModel(config, folder, threads, quiet, out, err);
     std::vector<std::string> notices;
     // Notices (e.g. "no OpenCL device: CPU engine") are reported with the results, in the
     // summary and summary.json, so a run that fails prints its one-line reason and nothing else.
@@ -558,7 +588,8 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
     // Even with --quiet: the run finished, but a method did not do what its name says.
     for (const auto& w : result.warnings) err << "pipelens-cli: warning: " << w << '\n';
     if (!quiet) err << "writing results to " << folder << std::endl;
-    for (const std::string& w : writeResultsStoppable(result, folder)) {
+    const auto write = [&](const std::atomic<bool>* stop) { return writeResults(result, folder, stop); };
+    for (const std::string& w : writeResultsStoppable(write)) {
         err << "pipelens-cli: warning: " << w << '\n';
     }
     if (!quiet) {

@@ -124,9 +124,13 @@ std::shared_ptr<LinearObjective> buildObjective(const ExperimentConfig& c) {
 }
 
 ExperimentPlan planExperiment(const ExperimentConfig& c, const LinearObjective& objective) {
+    return planExperiment(c, PlanSizes{objective.batches(), objective.rows(), objective.dim()});
+}
+
+ExperimentPlan planExperiment(const ExperimentConfig& c, const PlanSizes& sizes) {
     ExperimentPlan plan;
     ExperimentBudget& budget = plan.budget;
-    const int M = objective.batches();
+    const int M = sizes.batches;
     MethodSpec pdSpec;
     pdSpec.method = Method::PipeDream;
     for (const MethodSpec& m : c.methods) {
@@ -208,10 +212,10 @@ ExperimentPlan planExperiment(const ExperimentConfig& c, const LinearObjective& 
         plan.runs.push_back(r);
     }
     // The methods run side by side: their memory adds up, on top of the data set's.
-    std::uint64_t bytes = dataBytes(objective.rows(), objective.dim());
+    std::uint64_t bytes = dataBytes(sizes.rows, sizes.dim);
     for (const MethodRun& r : plan.runs) {
         const long long n = r.pipeline() ? r.schedule.microbatches : budget.pipeDreamMicrobatches;
-        const std::uint64_t run = methodRunBytes(n, c.stages, budget.slotBudget, objective.dim());
+        const std::uint64_t run = methodRunBytes(n, c.stages, budget.slotBudget, sizes.dim);
         bytes = bytes > UINT64_MAX - run ? UINT64_MAX : bytes + run;
     }
     requireMemory(bytes,
@@ -257,14 +261,18 @@ std::unique_ptr<Replay> makeReplay(const ExperimentConfig& c, const MethodRun& p
         static_cast<int>(std::max(1LL, (plan.updates + c.stages - 1) / std::max(1, c.stages)));
     cfg.batchOf = batchSequence(pdMicrobatches, objective->batches(), c.shuffle, c.seed);
     if (cfg.delayMode == DelayMode::PipeDream || cfg.order == StageOrder::PipeDream) {
-        ScheduleParams pd;
-        pd.kind = ScheduleKind::PipeDream;
-        pd.stages = c.stages;
-        pd.costs = c.costs;
-        pd.microbatches = pdMicrobatches;
-        cfg.pipeDream = std::make_shared<DelayTable>(buildTimeline(pd));
+        cfg.pipeDream = pipeDreamDelayTable(c, plan.updates);
     }
     return std::make_unique<RpdReplay>(std::move(objective), backend(), std::move(cfg));
+}
+
+std::shared_ptr<const DelayTable> pipeDreamDelayTable(const ExperimentConfig& c, long long updates) {
+    ScheduleParams pd;
+    pd.kind = ScheduleKind::PipeDream;
+    pd.stages = c.stages;
+    pd.costs = c.costs;
+    pd.microbatches = static_cast<int>(std::max(1LL, (updates + c.stages - 1) / std::max(1, c.stages)));
+    return std::make_shared<DelayTable>(buildTimeline(pd));
 }
 
 RunResult runOne(const ExperimentConfig& c, const MethodRun& plan, double stepSize,
@@ -272,25 +280,30 @@ RunResult runOne(const ExperimentConfig& c, const MethodRun& plan, double stepSi
                  const std::atomic<bool>* cancel,
                  const std::function<void(const RunResult&, double)>& onChunk) {
     auto replay = makeReplay(c, plan, stepSize, std::move(objective), backend);
+    advanceInChunks(*replay, cancel, onChunk);
+    return replay->takeResult();
+}
+
+void advanceInChunks(Replay& replay, const std::atomic<bool>* cancel,
+                     const std::function<void(const RunResult&, double)>& onChunk) {
     // Advance in chunks so a cancel request is seen between them. A step costs anything from
     // microseconds (S = 2, d = 8) to milliseconds (S = 128, d = 512, f after every update), so
     // the chunk is sized by time: a superseded run stops within about kChunkTarget.
     ChunkSizer chunk;
-    while (!replay->done()) {
+    while (!replay.done()) {
         if (cancel && cancel->load()) {
-            replay->cancel();
-            replay->advance(1);
+            replay.cancel();
+            replay.advance(1);
             break;
         }
         const auto started = std::chrono::steady_clock::now();
-        if (replay->advance(chunk.steps()) == 0) break;
+        if (replay.advance(chunk.steps()) == 0) break;
         chunk.took(std::chrono::steady_clock::now() - started);
         if (onChunk) {
-            const long long total = std::max(1LL, replay->totalSteps());
-            onChunk(replay->result(), static_cast<double>(replay->stepsDone()) / total);
+            const long long total = std::max(1LL, replay.totalSteps());
+            onChunk(replay.result(), static_cast<double>(replay.stepsDone()) / total);
         }
     }
-    return replay->takeResult();
 }
 
 ExperimentConfig seededConfig(const ExperimentConfig& c, int seed) {

@@ -14,6 +14,7 @@
 #include "experiment/config.hpp"
 #include "experiment/point_result.hpp"
 #include "experiment/objective_cache.hpp"
+#include "replay/delays.hpp"
 #include "replay/replay.hpp"
 
 namespace pipelens {
@@ -73,6 +74,14 @@ struct ExperimentPlan {
 };
 
 ExperimentPlan planExperiment(const ExperimentConfig& config, const LinearObjective& objective);
+// What planning needs of the objective: M batches per epoch, and the n x d of the data and model
+// for the memory estimate (the language model: rows 0 and d its parameter count).
+struct PlanSizes {
+    int batches = 1;
+    std::int64_t rows = 0;
+    std::int64_t dim = 0;
+};
+ExperimentPlan planExperiment(const ExperimentConfig& config, const PlanSizes& sizes);
 
 
 std::unique_ptr<Replay> makeReplay(const ExperimentConfig& config, const MethodRun& run,
@@ -167,5 +176,14 @@ RunResult runOne(const ExperimentConfig& config, const MethodRun& run, double st
                  std::shared_ptr<const LinearObjective> objective, const BackendProvider& backend,
                  const std::atomic<bool>* cancel = nullptr,
                  const std::function<void(const RunResult&, double)>& onChunk = {});
+
+// RPD's PipeDream delays and order for K = `updates`: the delay table of PD's run of
+// ceil(K / S) microbatches with the config's costs.
+std::shared_ptr<const DelayTable> pipeDreamDelayTable(const ExperimentConfig& config, long long updates);
+
+// Advances a replay to its end in chunks sized by time, looking at `cancel` between them (a
+// cancelled replay is told so and stops); onChunk gets the result so far and the fraction done.
+void advanceInChunks(Replay& replay, const std::atomic<bool>* cancel,
+                     const std::function<void(const RunResult&, double)>& onChunk = {});
 
 }  // namespace pipelens

@@ -58,15 +58,27 @@ template <typename Real>
 double CharTransformer<Real>::forwardAll(const std::vector<const Real*>& stageWeights,
                                          const int* tokens, const int* targets,
                                          bool withGradient) {
-    const int S = stages();
-    for (int s = 0; s < S; ++s) {
+    forwardStages(stageWeights, tokens);
+    return crossEntropy(outputs_.back().data(), targets, dims().tokens(), dims().vocab,
+                        withGradient ? gradLogits_.data() : nullptr);
+}
+
+template <typename Real>
+void CharTransformer<Real>::forwardStages(const std::vector<const Real*>& stageWeights,
+                                          const int* tokens) {
+    for (int s = 0; s < stages(); ++s) {
         const Real* in = s == 0 ? nullptr : outputs_[static_cast<std::size_t>(s - 1)].data();
         runners_[static_cast<std::size_t>(s)].forward(stageWeights[static_cast<std::size_t>(s)],
                                                       tokens, in,
                                                       outputs_[static_cast<std::size_t>(s)].data());
     }
-    return crossEntropy(outputs_.back().data(), targets, dims().tokens(), dims().vocab,
-                        withGradient ? gradLogits_.data() : nullptr);
+}
+
+template <typename Real>
+const Real* CharTransformer<Real>::logits(const Real* w, const int* tokens) {
+    for (int s = 0; s < stages(); ++s) weights_[static_cast<std::size_t>(s)] = w + layout_.stage(s).offset;
+    forwardStages(weights_, tokens);
+    return outputs_.back().data();
 }
 
 template <typename Real>

@@ -62,10 +62,13 @@ public:
     // Mean of the batch losses over all batches (the authors' full objective), or over the
     // batches of a held-out part of the corpus.
     double meanLoss(const Real* w, const TokenBatches& batches);
+    // The logits [N, V] of one batch's tokens at w (all stages forward); valid until the next pass.
+    const Real* logits(const Real* w, const int* tokens);
 
 private:
     double forwardAll(const std::vector<const Real*>& stageWeights, const int* tokens,
                       const int* targets, bool withGradient);
+    void forwardStages(const std::vector<const Real*>& stageWeights, const int* tokens);
     void backwardDownTo(const std::vector<const Real*>& stageWeights, int lowestStage,
                         const std::function<Real*(int)>& gradOf);
 

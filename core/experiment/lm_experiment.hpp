@@ -1,0 +1,57 @@
+#pragma once
+// An experiment on the language model (objective.kind = "char_transformer"): the corpus and model
+// from the config, the same plan as the linear experiments (equal simulated time, PD's budget,
+// RPD's K), each method run on the LM replays with a fixed step size or a grid picked by its
+// rule, then a few lines of text sampled from each method's final weights.
+#include <Eigen/Dense>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "experiment/experiment.hpp"
+#include "replay/lm_replay.hpp"
+
+namespace pipelens {
+
+// Weight and activation copies one stage held at once (pipelines), against SPEC section 3.
+struct LmStageMemory {
+    int stashedWeights = 0;   // measured peak
+    int predictedStash = 0;   // the timeline's stash depth (SPEC section 3)
+    int keptInputs = 0;       // measured peak of kept input activations
+    long long weightBytes = 0;      // stashedWeights x the stage's parameters x sizeof(Real)
+    long long activationBytes = 0;  // keptInputs x N C x sizeof(Real)
+};
+
+struct LmMethodResult {
+    MethodRun run;            // plan, the chosen run's RunResult, the grid and the choice
+    LmLog log;                // of the chosen run
+    double finalLoss = 0.0;   // what best_final compares (lmFinalLoss)
+    Eigen::VectorXd weights;  // final weights of the chosen run (pipelines: replica average)
+    std::vector<LmStageMemory> memory;  // per stage (empty for RPD)
+    std::vector<std::string> samples;   // sample_lines lines of text
+};
+
+struct LmExperimentResult {
+    ExperimentConfig config;
+    ExperimentBudget budget;
+    std::shared_ptr<const CharTransformerProblem> problem;
+    std::vector<LmMethodResult> methods;  // in config order
+    std::vector<std::string> warnings;
+    bool cancelled = false;
+};
+
+// The run's final training loss, as best_final compares it: the mean of the last ceil(10 %) of
+// its last-stage forward losses (one per microbatch; RPD: one per update), which smooths the
+// batch-to-batch noise of a single forward. +inf for a diverged run or no forward.
+double lmFinalLoss(const RunResult& result, const LmLog& log);
+
+// The curve the stable rule reads: the last-stage forward loss after each slot (pipelines; rows
+// before the first forward dropped) or after each block update (RPD).
+std::vector<double> lmRuleCurve(const RunResult& result);
+
+// Loads or generates the corpus, builds the model and w0, plans, runs every method (in parallel,
+// options.threads) and samples text. options.backend is not used: the language model runs on
+// the CPU engine (a warning says so when the config asks for OpenCL or auto).
+LmExperimentResult runLmExperiment(const ExperimentConfig& config, const RunOptions& options = {});
+
+}  // namespace pipelens

@@ -1,0 +1,286 @@
+#include "experiment/lm_results.hpp"
+
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "errors.hpp"
+#include "experiment/results.hpp"
+#include "util/text_builder.hpp"
+
+namespace pipelens {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json finiteOrNull(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// Columns of equal-index series (one per method), rows from `first`; a NaN or a missing value is
+// an empty cell.
+std::string columnsCsv(const std::string& index, long long first, const std::vector<std::string>& names,
+                       const std::vector<const std::vector<double>*>& series) {
+    TextBuilder out;
+    out << index;
+    for (const auto& n : names) out << ",\"" << n << '"';
+    out << '\n';
+    std::size_t rows = 0;
+    for (auto* s : series) rows = std::max(rows, s->size());
+    for (std::size_t i = 0; i < rows; ++i) {
+        out << static_cast<long long>(i) + first;
+        for (auto* s : series) {
+            out << ',';
+            if (i < s->size() && !std::isnan((*s)[i])) out.number((*s)[i]);
+        }
+        out << '\n';
+    }
+    return out.take();
+}
+
+void writeText(const fs::path& path, const std::string& content) {
+    writeFileAtomically(path.string(), content);
+}
+
+std::string ruleName(const MethodRun& run) {
+    return run.spec.step.grid ? stepRuleName(run.spec.step.rule) : "fixed";
+}
+
+json methodJson(const LmMethodResult& m) {
+    const RunResult& r = m.run.result;
+    json j{{"label", m.run.label},
+           {"method", methodName(m.run.spec.method)},
+           {"step_size", r.stepSize},
+           {"step_rule", ruleName(m.run)},
+           {"all_diverged", m.run.allDiverged},
+           {"final_loss", finiteOrNull(m.finalLoss)},
+           {"updates", r.updates},
+           {"finished", r.finished},
+           {"diverged", r.divergence.diverged}};
+    if (!m.log.forwardLosses.empty()) {
+        j["first_forward_loss"] = finiteOrNull(m.log.forwardLosses.front().loss);
+        j["last_forward_loss"] = finiteOrNull(m.log.forwardLosses.back().loss);
+    }
+    if (m.run.pipeline()) {
+        j["microbatches"] = r.microbatches;
+        j["total_slots"] = r.totalSlots;
+    } else {
+        j["max_delay"] = r.maxDelay;
+    }
+    if (m.run.spec.method == Method::LocalSgd) {
+        j["replicas"] = m.run.replicas;
+        j["local_steps"] = m.run.spec.localSteps;
+    }
+    if (r.divergence.diverged) {
+        j["divergence"] = {{"update", r.divergence.update},
+                           {"slot", r.divergence.slot >= 0 ? json(r.divergence.slot) : json(nullptr)},
+                           {"reason", r.divergence.reason}};
+    }
+    if (!m.log.heldOutLoss.empty()) {
+        j["held_out_final"] = {{"updates", m.log.heldOutLoss.back().first},
+                               {"loss", finiteOrNull(m.log.heldOutLoss.back().second)}};
+    }
+    const auto& full = m.run.pipeline() ? m.log.fullObjectivePerSlot : m.log.fullObjectivePerBlockUpdate;
+    if (!full.empty()) {
+        j["full_objective_initial"] = finiteOrNull(r.initialObjective);
+        j["full_objective_final"] = finiteOrNull(full.back());
+    }
+    json memory = json::array();
+    for (const LmStageMemory& s : m.memory) {
+        memory.push_back({{"stashed_weights", s.stashedWeights},
+                          {"predicted_stash", s.predictedStash},
+                          {"kept_inputs", s.keptInputs},
+                          {"weight_bytes", s.weightBytes},
+                          {"activation_bytes", s.activationBytes}});
+    }
+    if (!memory.empty()) j["memory_per_stage"] = memory;
+    json grid = json::array();
+    for (std::size_t i = 0; i < m.run.grid.size(); ++i) {
+        const GridStep& g = m.run.grid[i];
+        grid.push_back({{"step_size", g.stepSize},
+                        {"final_loss", finiteOrNull(g.finalObjective.mean)},
+                        {"diverged", g.diverged},
+                        {"stable", g.tail.stable()},
+                        {"tail_mean", finiteOrNull(g.tail.tailMean)},
+                        {"chosen", static_cast<int>(i) == m.run.chosen}});
+    }
+    j["grid"] = grid;
+    return j;
+}
+
+std::string forwardLossesCsv(const LmExperimentResult& res) {
+    TextBuilder out;
+    out << "method,index,slot,batch,loss\n";
+    for (const LmMethodResult& m : res.methods) {
+        for (const LmForwardLoss& f : m.log.forwardLosses) {
+            out << '"' << m.run.label << "\"," << f.microbatch << ',';
+            if (f.slot >= 0) out << f.slot;
+            out << ',' << f.batch << ',';
+            out.number(f.loss);
+            out << '\n';
+        }
+    }
+    return out.take();
+}
+
+std::string memoryCsv(const LmExperimentResult& res) {
+    TextBuilder out;
+    out << "method,stage,stashed_weights,predicted_stash,kept_inputs,weight_bytes,activation_bytes\n";
+    for (const LmMethodResult& m : res.methods) {
+        for (std::size_t s = 0; s < m.memory.size(); ++s) {
+            const LmStageMemory& x = m.memory[s];
+            out << '"' << m.run.label << "\"," << static_cast<long long>(s) << ',' << x.stashedWeights
+                << ',' << x.predictedStash << ',' << x.keptInputs << ',' << x.weightBytes << ','
+                << x.activationBytes << '\n';
+        }
+    }
+    return out.take();
+}
+
+std::string heldOutCsv(const LmExperimentResult& res) {
+    TextBuilder out;
+    out << "method,updates,loss\n";
+    for (const LmMethodResult& m : res.methods) {
+        for (const auto& [updates, loss] : m.log.heldOutLoss) {
+            out << '"' << m.run.label << "\"," << updates << ',';
+            out.number(loss);
+            out << '\n';
+        }
+    }
+    return out.take();
+}
+
+std::string sweepCsv(const LmExperimentResult& res) {
+    TextBuilder out;
+    out << "method,step_size,final_loss,diverged,stable,tail_mean,chosen\n";
+    for (const LmMethodResult& m : res.methods) {
+        for (std::size_t i = 0; i < m.run.grid.size(); ++i) {
+            const GridStep& g = m.run.grid[i];
+            out << '"' << m.run.label << "\",";
+            out.number(g.stepSize);
+            out << ',';
+            out.number(g.finalObjective.mean);
+            out << ',' << (g.diverged ? "true" : "false") << ',' << (g.tail.stable() ? "true" : "false")
+                << ',';
+            out.number(g.tail.tailMean);
+            out << ',' << (static_cast<int>(i) == m.run.chosen ? "true" : "false") << '\n';
+        }
+    }
+    return out.take();
+}
+
+std::string samplesText(const LmExperimentResult& res) {
+    std::ostringstream s;
+    const LanguageModelSpec& spec = *res.config.objective.languageModel;
+    s << "# " << spec.sampleLines << " samples of " << spec.sampleLength
+      << " characters per method, temperature " << spec.sampleTemperature << ", sample l seeded with "
+      << res.config.seed << " + l, from each method's final weights\n";
+    for (const LmMethodResult& m : res.methods) {
+        s << "\n== " << m.run.label << " (step size " << m.run.result.stepSize << ")\n";
+        if (m.samples.empty()) s << "(no samples: the weights are not finite)\n";
+        for (std::size_t l = 0; l < m.samples.size(); ++l) {
+            s << "-- sample " << l << "\n" << m.samples[l] << "\n";
+        }
+    }
+    return s.str();
+}
+
+}  // namespace
+
+json lmSummaryJson(const LmExperimentResult& res) {
+    const ExperimentConfig& c = res.config;
+    const CharTransformerProblem& p = *res.problem;
+    json j;
+    j["name"] = c.name;
+    j["objective"] = {{"kind", "char_transformer"},
+                      {"stages", c.stages},
+                      {"width", p.params.width},
+                      {"heads", p.params.heads},
+                      {"context", p.params.context},
+                      {"batch_size", p.params.batch},
+                      {"vocabulary", p.corpus.vocabSize()},
+                      {"parameters", p.layout.size()},
+                      {"corpus", p.corpus.source},
+                      {"corpus_characters", p.corpus.length()},
+                      {"training_batches", p.train.batches()},
+                      {"held_out_batches", p.heldOut ? p.heldOut->batches() : 0},
+                      {"log_vocabulary", std::log(static_cast<double>(p.corpus.vocabSize()))},
+                      {"precision", lmPrecisionName(p.params.precision)}};
+    j["budget"] = {{"slots", res.budget.slotBudget},
+                   {"pipedream_microbatches", res.budget.pipeDreamMicrobatches},
+                   {"block_updates", res.budget.updateBudget},
+                   {"compare", c.budget.compare}};
+    j["backend"] = "cpu";
+    j["final_loss_is"] = "mean of the last ceil(10 %) last-stage forward losses";
+    j["warnings"] = res.warnings;
+    j["cancelled"] = res.cancelled;
+    json methods = json::array();
+    for (const LmMethodResult& m : res.methods) methods.push_back(methodJson(m));
+    j["methods"] = methods;
+    return j;
+}
+
+std::vector<std::string> writeLmResults(const LmExperimentResult& res, const std::string& folder,
+                                        const std::atomic<bool>* cancel) {
+    return writeFolderAtomically(folder, [&](const fs::path& tmp) {
+        writeText(tmp / "config.json", res.config.toJson().dump(2) + "\n");
+        writeText(tmp / "summary.json", lmSummaryJson(res).dump(2) + "\n");
+        std::vector<std::string> pipeNames;
+        std::vector<std::string> allNames;
+        std::vector<const std::vector<double>*> perSlot;
+        std::vector<const std::vector<double>*> perUpdate;
+        std::vector<const std::vector<double>*> fullSlot;
+        std::vector<const std::vector<double>*> fullUpdate;
+        bool any = false;
+        bool heldOut = false;
+        bool grids = false;
+        for (const LmMethodResult& m : res.methods) {
+            allNames.push_back(m.run.label);
+            perUpdate.push_back(&m.run.result.objectivePerUpdate);
+            fullUpdate.push_back(&m.log.fullObjectivePerBlockUpdate);
+            if (m.run.pipeline()) {
+                pipeNames.push_back(m.run.label);
+                perSlot.push_back(&m.run.result.objectivePerSlot);
+                fullSlot.push_back(&m.log.fullObjectivePerSlot);
+            }
+            any = any || !m.log.fullObjectivePerSlot.empty() || !m.log.fullObjectivePerBlockUpdate.empty();
+            heldOut = heldOut || !m.log.heldOutLoss.empty();
+            grids = grids || m.run.spec.step.grid;
+        }
+        writeText(tmp / "loss_per_slot.csv", columnsCsv("slot", 0, pipeNames, perSlot));
+        writeText(tmp / "loss_per_update.csv", columnsCsv("update", 1, allNames, perUpdate));
+        writeText(tmp / "forward_losses.csv", forwardLossesCsv(res));
+        writeText(tmp / "memory.csv", memoryCsv(res));
+        writeText(tmp / "samples.txt", samplesText(res));
+        if (any) {
+            writeText(tmp / "full_objective_per_slot.csv", columnsCsv("slot", 0, pipeNames, fullSlot));
+            writeText(tmp / "full_objective_per_update.csv", columnsCsv("update", 1, allNames, fullUpdate));
+        }
+        if (heldOut) writeText(tmp / "held_out.csv", heldOutCsv(res));
+        if (grids) writeText(tmp / "sweep.csv", sweepCsv(res));
+    }, cancel);
+}
+
+std::string lmSummaryText(const LmExperimentResult& res) {
+    const CharTransformerProblem& p = *res.problem;
+    std::ostringstream s;
+    s << res.config.name << ": language model S=" << res.config.stages << ", C=" << p.params.width
+      << ", T=" << p.params.context << ", b=" << p.params.batch << ", V=" << p.corpus.vocabSize()
+      << " (log V=" << std::setprecision(4) << std::log(static_cast<double>(p.corpus.vocabSize()))
+      << "), " << p.layout.size() << " parameters; budget " << res.budget.slotBudget << " slots / "
+      << res.budget.updateBudget << " block updates, CPU engine in "
+      << lmPrecisionName(p.params.precision) << '\n';
+    for (const auto& w : res.warnings) s << "  warning: " << w << '\n';
+    for (const LmMethodResult& m : res.methods) {
+        const RunResult& r = m.run.result;
+        s << "  " << std::left << std::setw(34) << m.run.label << " gamma=" << std::setw(10)
+          << r.stepSize << " (" << ruleName(m.run) << ") updates=" << std::setw(8) << r.updates
+          << " final loss=" << std::setprecision(5) << m.finalLoss;
+        if (!m.log.heldOutLoss.empty()) s << " held-out=" << m.log.heldOutLoss.back().second;
+        if (r.divergence.diverged) s << "  DIVERGED: " << r.divergence.reason;
+        if (m.run.allDiverged) s << "  (every step size of the grid diverged)";
+        s << '\n';
+    }
+    return s.str();
+}
+
+}  // namespace pipelens

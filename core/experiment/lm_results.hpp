@@ -1,0 +1,26 @@
+#pragma once
+// Writes a language-model experiment's results into a folder, atomically as writeResults does
+// (docs/results.md, "Language model"). The linear models' f*, L and theorem do not exist here and
+// are absent from the files, not zero.
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "experiment/lm_experiment.hpp"
+
+namespace pipelens {
+
+// summary.json, config.json, loss_per_slot.csv, loss_per_update.csv, forward_losses.csv,
+// memory.csv, samples.txt; full_objective_per_slot.csv and full_objective_per_update.csv when
+// objective.full_objective is set; held_out.csv with a held-out part; sweep.csv for step-size
+// grids. Throws IoError or Interrupted as writeResults; returns its warnings.
+std::vector<std::string> writeLmResults(const LmExperimentResult& result, const std::string& folder,
+                                        const std::atomic<bool>* cancel = nullptr);
+
+nlohmann::json lmSummaryJson(const LmExperimentResult& result);
+
+// One line per method: step size (and how it was chosen), updates, final loss, divergence.
+std::string lmSummaryText(const LmExperimentResult& result);
+
+}  // namespace pipelens
