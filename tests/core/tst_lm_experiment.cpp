@@ -1,0 +1,153 @@
+// A language-model experiment from its JSON config to results (core, no CLI): PD, RPD and
+// LocalSGD each lower the loss at equal simulated time, a huge step size is reported as diverged
+// with its step, a grid picks by its rule, and the results folder holds what docs/results.md lists.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "experiment/config.hpp"
+#include "experiment/lm_experiment.hpp"
+#include "experiment/lm_results.hpp"
+
+using namespace pipelens;
+using nlohmann::json;
+
+namespace {
+
+json tinyLm() {
+    return json::parse(R"({
+        "name": "tiny-lm", "stages": 4, "batch_size": 8, "backend": "cpu",
+        "objective": {"kind": "char_transformer", "width": 32, "heads": 4, "context": 16,
+                      "corpus_characters": 40000, "held_out_fraction": 0.1, "held_out_every": 200,
+                      "sample_lines": 1, "sample_length": 40},
+        "budget": {"slots": 500},
+        "methods": [{"method": "pd", "step_size": 0.5},
+                    {"method": "rpd", "step_size": 0.5, "delta": 6},
+                    {"method": "localsgd", "step_size": 0.5, "replicas": 4, "local_steps": 2}]
+    })");
+}
+
+std::string readFile(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+class TestLmExperiment : public QObject {
+    Q_OBJECT
+private slots:
+    void everyMethodLowersTheLossAtEqualTime() {
+        const ExperimentConfig c = ExperimentConfig::fromJson(tinyLm());
+        const LmExperimentResult r = runLmExperiment(c);
+        QCOMPARE(r.methods.size(), std::size_t(3));
+        const double logV = std::log(static_cast<double>(r.problem->corpus.vocabSize()));
+        for (const LmMethodResult& m : r.methods) {
+            QVERIFY2(m.run.result.finished, m.run.label.c_str());
+            QVERIFY(!m.run.result.divergence.diverged);
+            const double first = m.log.forwardLosses.front().loss;
+            qInfo("%s: forward loss %.3f -> final %.3f (log V %.3f), held-out %.3f",
+                  m.run.label.c_str(), first, m.finalLoss, logV, m.log.heldOutLoss.back().second);
+            QVERIFY(m.finalLoss < 0.75 * first);
+            QVERIFY(m.finalLoss < 0.8 * logV);
+            QVERIFY(!m.log.heldOutLoss.empty());
+            QVERIFY(m.log.heldOutLoss.back().second < first);
+            QCOMPARE(m.samples.size(), std::size_t(1));
+            if (m.run.pipeline()) {
+                QVERIFY(m.run.result.totalSlots <= 500);  // equal simulated time
+                QCOMPARE(static_cast<int>(m.memory.size()), 4);
+            }
+        }
+        // RPD gets PD's block updates; PD's stash equals SPEC section 3's prediction.
+        QCOMPARE(r.methods[1].run.result.updates, r.budget.updateBudget);
+        for (const LmStageMemory& s : r.methods[0].memory) QCOMPARE(s.stashedWeights, s.predictedStash);
+        QCOMPARE(r.methods[0].memory[0].predictedStash, 4);
+        QVERIFY(r.warnings.empty());  // backend cpu: nothing to say
+    }
+
+    void hugeStepSizeIsReportedAsDivergedWithItsStep() {
+        json j = tinyLm();
+        j["methods"] = json::parse(R"([{"method": "pd", "step_size": 1e6},
+                                       {"method": "rpd", "step_size": 1e6},
+                                       {"method": "localsgd", "step_size": 1e6, "local_steps": 2}])");
+        j["backend"] = "auto";
+        const LmExperimentResult r = runLmExperiment(ExperimentConfig::fromJson(j));
+        for (const LmMethodResult& m : r.methods) {
+            const Divergence& d = m.run.result.divergence;
+            QVERIFY2(d.diverged, m.run.label.c_str());
+            QVERIFY(d.update > 0);
+            QVERIFY2(d.reason.find("block update " + std::to_string(d.update)) != std::string::npos,
+                     d.reason.c_str());
+            QVERIFY(std::isinf(m.finalLoss));
+            if (m.run.pipeline()) {
+                QVERIFY(d.slot >= 0);
+                QVERIFY(d.reason.find("(slot " + std::to_string(d.slot) + ")") != std::string::npos);
+            }
+        }
+        // auto asks for OpenCL where it pays: the language model says it runs on the CPU.
+        QCOMPARE(r.warnings.size(), std::size_t(1));
+        QVERIFY(r.warnings[0].find("CPU engine") != std::string::npos);
+    }
+
+    void gridPicksByItsRuleAndSkipsDivergedSteps() {
+        json j = tinyLm();
+        j["budget"] = {{"slots", 200}};
+        j["methods"] = json::parse(R"([{"method": "pd", "step_size": {"grid": [-2, 20]}}])");
+        j["objective"]["held_out_fraction"] = 0;
+        j["objective"]["held_out_every"] = 0;
+        const LmExperimentResult r = runLmExperiment(ExperimentConfig::fromJson(j));
+        const MethodRun& run = r.methods[0].run;
+        QCOMPARE(run.grid.size(), std::size_t(23));
+        QVERIFY(run.grid.back().diverged);  // 2^20
+        QVERIFY(!run.grid.front().diverged);
+        QVERIFY(!run.allDiverged);
+        // best_final: the lowest final loss among the steps that did not diverge.
+        double best = INFINITY;
+        for (const GridStep& g : run.grid) {
+            if (!g.diverged) best = std::min(best, g.finalObjective.mean);
+        }
+        QCOMPARE(run.grid[static_cast<std::size_t>(run.chosen)].finalObjective.mean, best);
+        QCOMPARE(r.methods[0].finalLoss, best);
+        QCOMPARE(run.result.stepSize, run.grid[static_cast<std::size_t>(run.chosen)].stepSize);
+    }
+
+    void resultsFolderHoldsTheCurvesAndNoLinearFields() {
+        json j = tinyLm();
+        j["budget"] = {{"slots", 120}};
+        j["objective"]["full_objective"] = true;
+        j["objective"]["corpus_characters"] = 5000;
+        j["methods"][1]["step_size"] = {{"grid", {-3, -1}}, {"rule", "stable"}};
+        const LmExperimentResult r = runLmExperiment(ExperimentConfig::fromJson(j));
+        QTemporaryDir dir;
+        const std::filesystem::path out = dir.filePath("res").toStdString();
+        writeLmResults(r, out.string());
+        for (const char* f : {"summary.json", "config.json", "loss_per_slot.csv", "loss_per_update.csv",
+                              "forward_losses.csv", "memory.csv", "samples.txt", "held_out.csv",
+                              "sweep.csv", "full_objective_per_slot.csv",
+                              "full_objective_per_update.csv"}) {
+            QVERIFY2(std::filesystem::is_regular_file(out / f), f);
+        }
+        const json s = json::parse(readFile(out / "summary.json"));
+        for (const char* absent : {"optimum", "smoothness", "theorem", "f_star"}) {
+            QVERIFY(!s.contains(absent));
+            for (const auto& m : s.at("methods")) QVERIFY(!m.contains(absent));
+        }
+        QCOMPARE(s.at("methods")[1].at("step_rule").get<std::string>(), std::string("stable"));
+        QCOMPARE(s.at("methods")[1].at("grid").size(), std::size_t(3));
+        QVERIFY(s.at("methods")[0].contains("full_objective_final"));
+        // The per-slot curve: empty cells before PD's first last-stage forward (rows 0 .. S-1).
+        const std::string perSlot = readFile(out / "loss_per_slot.csv");
+        QVERIFY(perSlot.starts_with("slot,\"PipeDream\",\"LocalSGD"));
+        QVERIFY(perSlot.find("\n0,,\n") != std::string::npos);
+        // config.json reads back to the same experiment.
+        const ExperimentConfig back = ExperimentConfig::fromJson(json::parse(readFile(out / "config.json")));
+        QCOMPARE(back.toJson().dump(), r.config.toJson().dump());
+    }
+};
+
+QTEST_APPLESS_MAIN(TestLmExperiment)
+#include "tst_lm_experiment.moc"
