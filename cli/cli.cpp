@@ -53,7 +53,7 @@ Commands:
   sweep      run an experiment over a list of values of one parameter (docs/sweeps.md)
   example    print an example config (default, compare, pd, rpd, localsgd, sgd, fill-drain)
   devices    list the OpenCL platforms and devices runs can use
-  reproduce  run the paper's experiments E1-E4 and draw their figures (UI builds only)
+  reproduce  run the paper's experiments E1-E5 and draw their figures (UI builds only)
   help       this text; `pipelens-cli COMMAND --help` describes one command
 
 Exit codes: 0 success, 1 bad input (one-line reason on stderr), 2 a run that failed,

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "errors.hpp"
+#include "experiment/lm_protocol.hpp"
 #include "experiment/point_result.hpp"
 #include "experiment/results.hpp"
 #include "experiment/step_rules.hpp"
@@ -298,14 +299,16 @@ Reproduction reproduceE4(bool quick, const RunOptions& options) {
 
 }  // namespace
 
-std::vector<std::string> reproductionIds() { return {"E1", "E2", "E3", "E4"}; }
+std::vector<std::string> reproductionIds() { return {"E1", "E2", "E3", "E4", "E5"}; }
 
-Reproduction reproduce(const std::string& id, bool quick, const RunOptions& options) {
+Reproduction reproduce(const std::string& id, bool quick, const RunOptions& options,
+                       const ReproduceInputs& inputs) {
     if (id == "E1") return reproduceE1(quick);
     if (id == "E2") return reproduceE2(quick, options);
     if (id == "E3") return reproduceE3(quick, options);
     if (id == "E4") return reproduceE4(quick, options);
-    throw ConfigError("experiment = \"" + id + "\" is not allowed: one of E1, E2, E3, E4, all");
+    if (id == "E5") return reproduceE5(quick, inputs, options);
+    throw ConfigError("experiment = \"" + id + "\" is not allowed: one of E1, E2, E3, E4, E5, all");
 }
 
 std::string figureCsv(const FigurePanel& figure) {

@@ -30,17 +30,26 @@ struct FigurePanel {
 };
 
 struct Reproduction {
-    std::string id;  // E1 ... E4
+    std::string id;  // E1 ... E5
     std::vector<FigurePanel> figures;
     nlohmann::json summary;  // summary.json
 };
 
-// The experiments `reproduce all` runs, in order (E4 runs through the sweep engine).
+// The experiments `reproduce all` runs, in order (E4 runs through the sweep engine, E5 on the
+// language model).
 std::vector<std::string> reproductionIds();
+
+// What only some protocols read: E5's corpus (a UTF-8 file; empty: the built-in corpus) and its
+// step size (the paper's 0.125 for every method instead of the stable rule over the grid).
+struct ReproduceInputs {
+    std::string corpus;
+    bool paperStep = false;
+};
 
 // Runs one experiment's protocol (`quick`: the smaller CI version of the same protocol).
 // Throws ConfigError for an unknown id.
-Reproduction reproduce(const std::string& id, bool quick, const RunOptions& options = {});
+Reproduction reproduce(const std::string& id, bool quick, const RunOptions& options = {},
+                       const ReproduceInputs& inputs = {});
 
 // A figure's data as CSV: series,x,y (one row per point, series in order).
 std::string figureCsv(const FigurePanel& figure);
