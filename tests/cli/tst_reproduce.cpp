@@ -162,6 +162,61 @@ private slots:
         }
     }
 
+    // E5 quick on the built-in corpus: PD (first) ends below every LocalSGD at equal time, each
+    // step picked from 2^-5 ... 2^-1 by the stable rule, and the summary says the corpus is not
+    // Tiny Shakespeare.
+    void e5QuickPipeDreamBeatsLocalSgd() {
+        const QString out = dir_.filePath("e5-quick");
+        QProcess p;  // not part of `all`: run on its own
+        p.start(PIPELENS_CLI_PATH, {"reproduce", "E5", "--quick", "--out", out, "--quiet"});
+        QVERIFY(p.waitForFinished(120000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        QVERIFY(QImage(out + "/E5/figure.png").width() >= 800);
+        const auto s = readJson(out + "/E5/summary.json");
+        QVERIFY(s.at("corpus_is_built_in").get<bool>());
+        QVERIFY(s.at("note").get<std::string>().find("built-in corpus") != std::string::npos);
+        const auto& m = s.at("methods");
+        QCOMPARE(m.size(), std::size_t(4));
+        QVERIFY(m.at(0).at("label").get<std::string>().starts_with("PipeDream"));
+        for (std::size_t i = 0; i < m.size(); ++i) {
+            QVERIFY(!m.at(i).at("diverged").get<bool>());
+            QCOMPARE(m.at(i).at("grid").size(), std::size_t(5));
+            const double step = m.at(i).at("step_size").get<double>();
+            QVERIFY(step >= 0.03125 && step <= 0.5);
+            if (i > 0) QVERIFY(m.at(0).at("final_loss").get<double>() < m.at(i).at("final_loss").get<double>());
+        }
+        // Every method's curve is in the CSV, on one slot axis.
+        QFile csv(out + "/E5/figure.csv");
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const QByteArray text = csv.readAll();
+        QVERIFY(text.contains("\"LocalSGD (R=4, H=8)\",599,"));
+        QVERIFY(text.contains("\"PipeDream\",599,"));
+    }
+
+    // --paper-step and --corpus: 0.125 for every method (no grid), trained on the given file.
+    void e5PaperStepOnAGivenCorpus() {
+        const QString corpus = dir_.filePath("corpus.txt");
+        QFile f(corpus);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        for (int i = 0; i < 800; ++i) f.write("To be, or not to be: that is the question.\n");
+        f.close();
+        const QString out = dir_.filePath("e5");
+        QProcess p;
+        p.start(PIPELENS_CLI_PATH, {"reproduce", "E5", "--quick", "--paper-step", "--corpus", corpus,
+                                    "--out", out, "--quiet"});
+        QVERIFY(p.waitForFinished(120000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        const auto s = readJson(out + "/E5/summary.json");
+        QVERIFY(!s.at("corpus_is_built_in").get<bool>());
+        QVERIFY(!s.contains("note"));
+        QCOMPARE(QString::fromStdString(s.at("corpus").get<std::string>()), "\"" + corpus + "\"");
+        QVERIFY(s.at("step_size_choice").get<std::string>().find("0.125") != std::string::npos);
+        for (const auto& m : s.at("methods")) {
+            QCOMPARE(m.at("step_size").get<double>(), 0.125);
+            QCOMPARE(m.at("grid").size(), std::size_t(1));
+        }
+    }
+
     void unknownExperimentIsRejected() {
         QProcess p;
         p.start(PIPELENS_CLI_PATH, {"reproduce", "E9", "--out", dir_.filePath("x")});
