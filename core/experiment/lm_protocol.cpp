@@ -22,7 +22,7 @@ json e5Config(const E5Size& z, const ReproduceInputs& in) {
     const json step = in.paperStep ? json(kPaperStep)
                                    : json{{"grid", json::array({-5, -1})}, {"rule", "stable"}};
     json objective = {{"kind", "char_transformer"}, {"width", z.width},   {"heads", z.heads},
-                      {"context", z.context},       {"init_seed", 1},     {"sample_lines", 2},
+                      {"context", z.context},       {"init_seed", 1},     {"sample_lines", 1},
                       {"sample_length", 120}};
     if (in.corpus.empty()) {
         objective["corpus_characters"] = z.builtInCharacters;
