@@ -513,6 +513,33 @@ std::vector<std::string> writeResultsStoppable(
     }
 }
 
+// Progress on stderr (unless quiet): a line before each slow set-up step, one per finished method.
+void reportProgress(RunOptions& opt, std::optional<SlowStepReporter>& reporter, bool quiet,
+                    std::ostream& err) {
+    if (quiet) return;
+    reporter.emplace(err);
+    opt.progress = [&reporter](const std::string& line) { reporter->print("done: " + line); };
+    opt.onStage = [&reporter](const std::string& line) { reporter->step(line); };
+}
+
+// After a run: its warnings (even with --quiet: the run finished, but a method did not do what
+// its name says), the results written with Ctrl-C as a clean stop, then the summary.
+int finishRun(const std::vector<std::string>& warnings,
+              const std::function<std::vector<std::string>(const std::atomic<bool>*)>& write,
+              const std::string& summary, const std::string& folder, bool quiet,
+              std::ostream& out, std::ostream& err) {
+    for (const auto& w : warnings) err << "pipelens-cli: warning: " << w << '\n';
+    if (!quiet) err << "writing results to " << folder << std::endl;
+    for (const std::string& w : writeResultsStoppable(write)) {
+        err << "pipelens-cli: warning: " << w << '\n';
+    }
+    if (!quiet) {
+        out << summary;
+        out << "results written to " << folder << '\n';
+    }
+    return 0;
+}
+
 // `run` for objective.kind = char_transformer: the CPU engine (no backend is selected, so OpenCL
 // is never initialised), the LM results folder.
 int runLanguageModel(const ExperimentConfig& config, const std::string& folder, int threads,
@@ -520,24 +547,11 @@ int runLanguageModel(const ExperimentConfig& config, const std::string& folder, 
     RunOptions opt;
     opt.threads = threads;
     std::optional<SlowStepReporter> reporter;
-    if (!quiet) {
-        reporter.emplace(err);
-        opt.progress = [&](const std::string& line) { reporter->print("done: " + line); };
-        opt.onStage = [&](const std::string& line) { reporter->step(line); };
-    }
+    reportProgress(opt, reporter, quiet, err);
     const LmExperimentResult result = runLmExperiment(config, opt);
     reporter.reset();
-    for (const auto& w : result.warnings) err << "pipelens-cli: warning: " << w << '\n';
-    if (!quiet) err << "writing results to " << folder << std::endl;
     const auto write = [&](const std::atomic<bool>* stop) { return writeLmResults(result, folder, stop); };
-    for (const std::string& w : writeResultsStoppable(write)) {
-        err << "pipelens-cli: warning: " << w << '\n';
-    }
-    if (!quiet) {
-        out << lmSummaryText(result);
-        out << "results written to " << folder << '\n';
-    }
-    return 0;
+    return finishRun(result.warnings, write, lmSummaryText(result), folder, quiet, out, err);
 }
 
 int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
@@ -577,26 +591,12 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
     opt.backendName = backend.name;
     opt.threads = threads;
     std::optional<SlowStepReporter> reporter;
-    if (!quiet) {
-        reporter.emplace(err);
-        opt.progress = [&](const std::string& line) { reporter->print("done: " + line); };
-        opt.onStage = [&](const std::string& line) { reporter->step(line); };
-    }
+    reportProgress(opt, reporter, quiet, err);
     ExperimentResult result = runExperiment(config, opt);
     reporter.reset();
     result.notices = notices;
-    // Even with --quiet: the run finished, but a method did not do what its name says.
-    for (const auto& w : result.warnings) err << "pipelens-cli: warning: " << w << '\n';
-    if (!quiet) err << "writing results to " << folder << std::endl;
     const auto write = [&](const std::atomic<bool>* stop) { return writeResults(result, folder, stop); };
-    for (const std::string& w : writeResultsStoppable(write)) {
-        err << "pipelens-cli: warning: " << w << '\n';
-    }
-    if (!quiet) {
-        out << summaryText(result);
-        out << "results written to " << folder << '\n';
-    }
-    return 0;
+    return finishRun(result.warnings, write, summaryText(result), folder, quiet, out, err);
 }
 
 std::atomic<bool> gSweepCancel{false};

@@ -234,8 +234,7 @@ std::unique_ptr<Replay> makeReplay(const ExperimentConfig& c, const MethodRun& p
         PipelineReplayConfig cfg;
         cfg.method = plan.spec.method;
         cfg.label = plan.label;
-        cfg.timeline = plan.truncateSlots > 0 ? truncatedTimeline(plan.schedule, plan.truncateSlots)
-                                              : buildTimeline(plan.schedule);
+        cfg.timeline = plannedTimeline(plan);
         cfg.replicas = plan.replicas;
         cfg.stepSize = stepSize;
         cfg.stepScale = plan.stepScale;
@@ -264,6 +263,11 @@ std::unique_ptr<Replay> makeReplay(const ExperimentConfig& c, const MethodRun& p
         cfg.pipeDream = pipeDreamDelayTable(c, plan.updates);
     }
     return std::make_unique<RpdReplay>(std::move(objective), backend(), std::move(cfg));
+}
+
+Timeline plannedTimeline(const MethodRun& run) {
+    return run.truncateSlots > 0 ? truncatedTimeline(run.schedule, run.truncateSlots)
+                                 : buildTimeline(run.schedule);
 }
 
 std::shared_ptr<const DelayTable> pipeDreamDelayTable(const ExperimentConfig& c, long long updates) {
@@ -383,9 +387,7 @@ void fillPlannedViews(ExperimentResult& planned) {
             r.updates = run.updates;
             continue;
         }
-        const Timeline tl = run.truncateSlots > 0
-                                ? truncatedTimeline(run.schedule, run.truncateSlots)
-                                : buildTimeline(run.schedule);
+        const Timeline tl = plannedTimeline(run);
         r.microbatches = tl.params.microbatches;
         r.totalSlots = tl.totalSlots;
         fillScheduleViews(r, tl, run.replicas == 1);

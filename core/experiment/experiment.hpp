@@ -177,6 +177,9 @@ RunResult runOne(const ExperimentConfig& config, const MethodRun& run, double st
                  const std::atomic<bool>* cancel = nullptr,
                  const std::function<void(const RunResult&, double)>& onChunk = {});
 
+// A planned pipeline method's timeline: whole, or cut at the budget (budget.rule = truncate).
+Timeline plannedTimeline(const MethodRun& run);
+
 // RPD's PipeDream delays and order for K = `updates`: the delay table of PD's run of
 // ceil(K / S) microbatches with the config's costs.
 std::shared_ptr<const DelayTable> pipeDreamDelayTable(const ExperimentConfig& config, long long updates);

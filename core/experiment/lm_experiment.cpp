@@ -5,7 +5,6 @@
 #include <limits>
 #include <mutex>
 
-#include "experiment/budget.hpp"
 #include "experiment/lm_config.hpp"
 #include "experiment/run_warnings.hpp"
 #include "objective/lm/lm_sampling.hpp"
@@ -43,8 +42,7 @@ std::unique_ptr<LmReplay> makeLmReplay(const ExperimentConfig& c, const MethodRu
         LmPipelineConfig cfg;
         cfg.method = plan.spec.method;
         cfg.label = plan.label;
-        cfg.timeline = plan.truncateSlots > 0 ? truncatedTimeline(plan.schedule, plan.truncateSlots)
-                                              : buildTimeline(plan.schedule);
+        cfg.timeline = plannedTimeline(plan);
         cfg.replicas = plan.replicas;
         cfg.stepSize = stepSize;
         cfg.options = lmRunOptions(c, plan);

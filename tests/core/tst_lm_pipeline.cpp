@@ -8,6 +8,7 @@
 #include <string>
 
 #include "errors.hpp"
+#include "lm_builtin_problem.hpp"
 #include "lm_golden_case.hpp"
 #include "replay/lm_pipeline_replay.hpp"
 #include "random/numpy_random.hpp"
@@ -42,20 +43,6 @@ GoldenRun runGolden(const std::string& name, LmPrecision precision, bool logFull
 
 std::vector<double> column(const std::string& name, const std::string& file, std::size_t col) {
     return golden::csvColumn(golden_lm::dir(name) + "/" + file, col);
-}
-
-std::shared_ptr<const CharTransformerProblem> builtInProblem(LmPrecision precision) {
-    CharTransformerParams p;
-    p.stages = 4;
-    p.width = 32;
-    p.heads = 2;
-    p.context = 16;
-    p.batch = 8;
-    p.builtInCharacters = 24'000;
-    p.heldOutFraction = 0.1;
-    p.initSeed = 1;
-    p.precision = precision;
-    return std::make_shared<const CharTransformerProblem>(makeCharTransformerProblem(p));
 }
 
 double meanLoss(const CharTransformerProblem& p, const Eigen::VectorXd& w) {

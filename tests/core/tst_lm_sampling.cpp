@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "errors.hpp"
+#include "lm_builtin_problem.hpp"
 #include "objective/lm/lm_model.hpp"
 #include "objective/lm/lm_sampling.hpp"
 #include "replay/lm_pipeline_replay.hpp"
@@ -16,18 +17,6 @@
 using namespace pipelens;
 
 namespace {
-
-std::shared_ptr<const CharTransformerProblem> problem() {
-    CharTransformerParams p;
-    p.stages = 4;
-    p.width = 32;
-    p.heads = 2;
-    p.context = 16;
-    p.batch = 8;
-    p.builtInCharacters = 24'000;
-    p.initSeed = 1;
-    return std::make_shared<const CharTransformerProblem>(makeCharTransformerProblem(p));
-}
 
 Eigen::VectorXd trained(const std::shared_ptr<const CharTransformerProblem>& p) {
     LmPipelineConfig cfg;
@@ -62,7 +51,7 @@ class TestLmSampling : public QObject {
     Q_OBJECT
 private slots:
     void deterministicForASeedAndOnlyVocabulary() {
-        const auto p = problem();
+        const auto p = builtInProblem(LmPrecision::Double);
         const Eigen::VectorXd w = trained(p);
         const int V = p->corpus.vocabSize();
         const auto a = sampleTokens(*p, w, 7, 100);  // longer than T = 16: the window slides
@@ -87,7 +76,7 @@ private slots:
 
     // A window shorter than T is padded after its end; causal attention never reads the padding.
     void paddingAfterTheWindowIsNeverRead() {
-        const auto p = problem();
+        const auto p = builtInProblem(LmPrecision::Double);
         LmDims one = p->layout.dims();
         one.batch = 1;
         CharTransformer<double> model{LmLayout(one)};
@@ -106,7 +95,7 @@ private slots:
     }
 
     void trainedSamplesAreMoreLikeTheCorpus() {
-        const auto p = problem();
+        const auto p = builtInProblem(LmPrecision::Double);
         const Eigen::VectorXd w = trained(p);
         double untrained = 0.0;
         double learned = 0.0;
