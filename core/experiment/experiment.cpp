@@ -232,11 +232,7 @@ std::unique_ptr<Replay> makeReplay(const ExperimentConfig& c, const MethodRun& p
                                    const BackendProvider& backend) {
     if (plan.pipeline()) {
         PipelineReplayConfig cfg;
-        cfg.method = plan.spec.method;
-        cfg.label = plan.label;
-        cfg.timeline = plannedTimeline(plan);
-        cfg.replicas = plan.replicas;
-        cfg.stepSize = stepSize;
+        fillPipelineConfig(cfg, plan, stepSize);
         cfg.stepScale = plan.stepScale;
         cfg.batchOf = batchSequence(plan.schedule.microbatches, objective->batches(), c.shuffle,
                                     c.seed);
@@ -245,23 +241,14 @@ std::unique_ptr<Replay> makeReplay(const ExperimentConfig& c, const MethodRun& p
         return std::make_unique<PipelineReplay>(std::move(objective), backend(), std::move(cfg));
     }
     RpdReplayConfig cfg;
-    cfg.label = plan.label;
+    fillRpdConfig(cfg, c, plan, stepSize);
     cfg.stages = c.stages;
-    cfg.updates = plan.updates;
-    cfg.stepSize = stepSize;
-    cfg.delayMode = plan.spec.delayMode;
-    cfg.maxDelay = plan.delta;
-    cfg.order = plan.spec.order;
-    cfg.seed = plan.spec.seed != 0 ? plan.spec.seed : c.seed;
     cfg.sampling = c.sampling;
     cfg.noise = noiseFor(c);
     // RPD draws its batches from PD's schedule of N = ceil(K / S) microbatches (SPEC section 6).
     const int pdMicrobatches =
         static_cast<int>(std::max(1LL, (plan.updates + c.stages - 1) / std::max(1, c.stages)));
     cfg.batchOf = batchSequence(pdMicrobatches, objective->batches(), c.shuffle, c.seed);
-    if (cfg.delayMode == DelayMode::PipeDream || cfg.order == StageOrder::PipeDream) {
-        cfg.pipeDream = pipeDreamDelayTable(c, plan.updates);
-    }
     return std::make_unique<RpdReplay>(std::move(objective), backend(), std::move(cfg));
 }
 

@@ -180,9 +180,36 @@ RunResult runOne(const ExperimentConfig& config, const MethodRun& run, double st
 // A planned pipeline method's timeline: whole, or cut at the budget (budget.rule = truncate).
 Timeline plannedTimeline(const MethodRun& run);
 
-// RPD's PipeDream delays and order for K = `updates`: the delay table of PD's run of
-// ceil(K / S) microbatches with the config's costs.
+// The fields a pipeline replay's config shares with the plan (the linear and the language
+// model's configs name them alike).
+template <typename PipelineConfig>
+void fillPipelineConfig(PipelineConfig& cfg, const MethodRun& plan, double stepSize) {
+    cfg.method = plan.spec.method;
+    cfg.label = plan.label;
+    cfg.timeline = plannedTimeline(plan);
+    cfg.replicas = plan.replicas;
+    cfg.stepSize = stepSize;
+}
+
 std::shared_ptr<const DelayTable> pipeDreamDelayTable(const ExperimentConfig& config, long long updates);
+
+// The same for RPD: K, delta, delays, order, its seed (0: the experiment's), PD's table if used.
+template <typename RpdConfig>
+void fillRpdConfig(RpdConfig& cfg, const ExperimentConfig& c, const MethodRun& plan, double stepSize) {
+    cfg.label = plan.label;
+    cfg.updates = plan.updates;
+    cfg.stepSize = stepSize;
+    cfg.delayMode = plan.spec.delayMode;
+    cfg.maxDelay = plan.delta;
+    cfg.order = plan.spec.order;
+    cfg.seed = plan.spec.seed != 0 ? plan.spec.seed : c.seed;
+    if (cfg.delayMode == DelayMode::PipeDream || cfg.order == StageOrder::PipeDream) {
+        cfg.pipeDream = pipeDreamDelayTable(c, plan.updates);
+    }
+}
+
+// pipeDreamDelayTable: RPD's PipeDream delays and order for K = `updates`, the delay table of
+// PD's run of ceil(K / S) microbatches with the config's costs.
 
 // Advances a replay to its end in chunks sized by time, looking at `cancel` between them (a
 // cancelled replay is told so and stops); onChunk gets the result so far and the fraction done.

@@ -40,26 +40,13 @@ std::unique_ptr<LmReplay> makeLmReplay(const ExperimentConfig& c, const MethodRu
                                        double stepSize, const Problem& problem) {
     if (plan.pipeline()) {
         LmPipelineConfig cfg;
-        cfg.method = plan.spec.method;
-        cfg.label = plan.label;
-        cfg.timeline = plannedTimeline(plan);
-        cfg.replicas = plan.replicas;
-        cfg.stepSize = stepSize;
+        fillPipelineConfig(cfg, plan, stepSize);
         cfg.options = lmRunOptions(c, plan);
         return makeLmPipelineReplay(problem, std::move(cfg));
     }
     LmRpdConfig cfg;
-    cfg.label = plan.label;
-    cfg.updates = plan.updates;
-    cfg.stepSize = stepSize;
-    cfg.delayMode = plan.spec.delayMode;
-    cfg.maxDelay = plan.delta;
-    cfg.order = plan.spec.order;
-    cfg.seed = plan.spec.seed != 0 ? plan.spec.seed : c.seed;
+    fillRpdConfig(cfg, c, plan, stepSize);
     cfg.options = lmRunOptions(c, plan);
-    if (cfg.delayMode == DelayMode::PipeDream || cfg.order == StageOrder::PipeDream) {
-        cfg.pipeDream = pipeDreamDelayTable(c, plan.updates);
-    }
     return makeLmRpdReplay(problem, std::move(cfg));
 }
 
