@@ -78,9 +78,10 @@ BackendProvider cpuBackendProvider() {
 
 std::shared_ptr<LinearObjective> buildObjective(const ExperimentConfig& c) {
     if (c.languageModel()) {
-        // runLmExperiment runs it; this path (the app's linear views) has no language model yet.
-        throw ConfigError("objective.kind = char_transformer runs through `pipelens-cli run` "
-                          "(runLmExperiment); this view supports quadratic and logistic");
+        // runLmExperiment runs it; this path (sweeps, the app's views) has no language model yet.
+        throw ConfigError("objective.kind = char_transformer is not allowed here: the language "
+                          "model runs through `pipelens-cli run` and `reproduce E5`; sweeps and "
+                          "the app do not run it yet (quadratic or logistic)");
     }
     Dataset data;
     const DataSpec& d = c.data;

@@ -111,6 +111,11 @@ void validateLanguageModel(const ExperimentConfig& c) {
         const bool top = what.starts_with("stages") || what.starts_with("batch_size");
         throw ConfigError(top ? what : "objective." + what);
     }
+    if (c.backend == "opencl" && !c.allowCpuFallback) {
+        throw ConfigError(std::string("backend = opencl with allow_cpu_fallback = false") + kWith +
+                          "the language model has no OpenCL kernels yet and runs on the CPU "
+                          "engine; use backend cpu or allow the fallback");
+    }
     for (size_t i = 0; i < c.methods.size(); ++i) {
         const Method method = c.methods[i].method;
         if (method == Method::Sgd || method == Method::FillDrain) {

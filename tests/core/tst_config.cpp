@@ -584,6 +584,12 @@ private slots:
         j["methods"][3]["method"] = "sgd";
         expectConfigError(j, {"methods[3].method = \"sgd\""});
         expectConfigError(with("widht", 8), {"unknown key objective.widht", "width"});
+        j = languageModel();
+        j["backend"] = "opencl";
+        j["allow_cpu_fallback"] = false;
+        expectConfigError(j, {"backend = opencl with allow_cpu_fallback = false", "no OpenCL kernels"});
+        j["allow_cpu_fallback"] = true;
+        QVERIFY(ExperimentConfig::fromJson(j).languageModel());  // runs on the CPU with a warning
     }
 
     // ---- hardened inputs (issue 7) ---------------------------------------------------------

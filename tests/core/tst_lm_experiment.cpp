@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "errors.hpp"
 #include "experiment/config.hpp"
 #include "experiment/lm_experiment.hpp"
 #include "experiment/lm_results.hpp"
@@ -113,6 +114,16 @@ private slots:
         QCOMPARE(run.grid[static_cast<std::size_t>(run.chosen)].finalObjective.mean, best);
         QCOMPARE(r.methods[0].finalLoss, best);
         QCOMPARE(run.result.stepSize, run.grid[static_cast<std::size_t>(run.chosen)].stepSize);
+    }
+
+    // The linear path (sweeps, the app's views) refuses the language model with the reason.
+    void linearPathRefusesTheLanguageModel() {
+        try {
+            buildObjective(ExperimentConfig::fromJson(tinyLm()));
+            QFAIL("buildObjective must refuse a char_transformer config");
+        } catch (const ConfigError& e) {
+            QVERIFY2(std::string(e.what()).find("pipelens-cli run") != std::string::npos, e.what());
+        }
     }
 
     void resultsFolderHoldsTheCurvesAndNoLinearFields() {
