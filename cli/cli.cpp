@@ -135,7 +135,7 @@ Options:
   --quiet            print nothing but errors
 )";
 
-const char* kExampleHelp = R"(Usage: pipelens-cli example [default|pd|rpd|localsgd|sgd|fill-drain|compare]
+const char* kExampleHelp = R"(Usage: pipelens-cli example [default|pd|rpd|localsgd|sgd|fill-drain|compare|lm]
 
 Prints an example experiment config as JSON (docs/config.md explains every key).
 )";
@@ -358,6 +358,36 @@ int cmdDelays(const Args& a, std::ostream& out, std::ostream& err) {
     return 0;
 }
 
+// The language model on the built-in corpus, PD vs RPD vs LocalSGD (examples/lm-builtin.json).
+ExperimentConfig languageModelExample() {
+    ExperimentConfig c;
+    c.name = "example-lm";
+    c.stages = 4;
+    c.batchSize = 8;
+    c.backend = "cpu";
+    LanguageModelSpec lm;
+    lm.width = 32;
+    lm.heads = 4;
+    lm.context = 16;
+    lm.corpusCharacters = 40'000;
+    lm.heldOutFraction = 0.1;
+    lm.heldOutEvery = 200;
+    c.objective.languageModel = lm;
+    c.sampling.blowUpFactor = 100.0;
+    c.budget.epochs = 0;
+    c.budget.totalSlots = 600;
+    MethodSpec pd;
+    pd.step.value = 0.5;
+    MethodSpec rpd = pd;
+    rpd.method = Method::RandomizedPipeDream;
+    rpd.delta = 6;
+    MethodSpec local = pd;
+    local.method = Method::LocalSgd;
+    local.localSteps = 4;
+    c.methods = {pd, rpd, local};
+    return c;
+}
+
 nlohmann::json exampleJson(const std::string& which) {
     ExperimentConfig c = defaultExperiment();
     MethodSpec m;
@@ -373,9 +403,10 @@ nlohmann::json exampleJson(const std::string& which) {
         }
         return c.toJson();
     }
+    if (which == "lm") return languageModelExample().toJson();
     const std::optional<Method> method = findMethod(which);
     if (!method) {
-        throw ConfigError("example = \"" + which + "\" is not allowed: one of default, compare, " +
+        throw ConfigError("example = \"" + which + "\" is not allowed: one of default, compare, lm, " +
                           methodKeyList());
     }
     m.method = *method;

@@ -377,7 +377,7 @@ private slots:
 
     void exampleCommandPrintsValidConfigs() {
         for (const char* which :
-             {"default", "compare", "pd", "rpd", "localsgd", "sgd", "fill-drain"}) {
+             {"default", "compare", "pd", "rpd", "localsgd", "sgd", "fill-drain", "lm"}) {
             const CliResult r = runCli({"example", which});
             QCOMPARE(r.exitCode, 0);
             const pipelens::ExperimentConfig c =
