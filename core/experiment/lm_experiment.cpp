@@ -78,14 +78,18 @@ bool lmRunDiverged(const LmRunOutcome& o) {
 std::vector<LmStageMemory> stageMemory(const CharTransformerProblem& p, const RunResult& r,
                                        const LmLog& log) {
     std::vector<LmStageMemory> out;
-    if (!r.timeline) return out;
+    if (log.peakStashedWeights.empty()) return out;  // a pipeline run stopped before its end
     const long long real = p.params.precision == LmPrecision::Float ? 4 : 8;
     const LmDims& d = p.layout.dims();
     for (int s = 0; s < p.layout.stages(); ++s) {
         const auto i = static_cast<std::size_t>(s);
         LmStageMemory m;
         m.stashedWeights = i < log.peakStashedWeights.size() ? log.peakStashedWeights[i] : 0;
-        m.predictedStash = i < r.timeline->peakStash.size() ? r.timeline->peakStash[i] : 0;
+        if (r.timeline) {
+            m.predictedStash = i < r.timeline->peakStash.size() ? r.timeline->peakStash[i] : 0;
+        } else {
+            m.predictedStash = static_cast<int>(std::min<long long>(r.maxDelay + 1, r.updates + 1));
+        }
         m.keptInputs = i < log.peakKeptInputs.size() ? log.peakKeptInputs[i] : 0;
         m.weightBytes = m.stashedWeights * p.layout.stage(s).size * real;
         // Stage 0 keeps its token ids (ints), the others N C activations.

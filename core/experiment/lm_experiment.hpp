@@ -13,10 +13,12 @@
 
 namespace pipelens {
 
-// Weight and activation copies one stage held at once (pipelines), against SPEC section 3.
+// Weight and activation copies one stage held at once, against what is predicted: pipelines
+// stash weights to the timeline's depth (SPEC section 3); RPD holds versions of each block, at
+// most delta + 1, and no activations between steps.
 struct LmStageMemory {
-    int stashedWeights = 0;   // measured peak
-    int predictedStash = 0;   // the timeline's stash depth (SPEC section 3)
+    int stashedWeights = 0;   // measured peak (RPD: versions of the block)
+    int predictedStash = 0;   // the timeline's stash depth; RPD: min(delta + 1, K + 1)
     int keptInputs = 0;       // measured peak of kept input activations
     long long weightBytes = 0;      // stashedWeights x the stage's parameters x sizeof(Real)
     long long activationBytes = 0;  // keptInputs x N C x sizeof(Real)
@@ -27,7 +29,7 @@ struct LmMethodResult {
     LmLog log;                // of the chosen run
     double finalLoss = 0.0;   // what best_final compares (lmFinalLoss)
     Eigen::VectorXd weights;  // final weights of the chosen run (pipelines: replica average)
-    std::vector<LmStageMemory> memory;  // per stage (empty for RPD)
+    std::vector<LmStageMemory> memory;  // per stage (empty for a run stopped early)
     std::vector<std::string> samples;   // sample_lines lines of text
 };
 

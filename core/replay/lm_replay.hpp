@@ -36,6 +36,8 @@ struct LmLog {
     // Peak copies held at once per stage (pipelines): stashed weights (the timeline's stash
     // depth), and input activations, held from the forward of stage s-1 that produced them to
     // B(m, s), so activations waiting for a busy stage count too (stage 0: its stashes).
+    // RPD: peakStashedWeights are the versions of each block held at once (at most delta + 1),
+    // and it keeps no activations between steps (peakKeptInputs empty).
     std::vector<int> peakStashedWeights;
     std::vector<int> peakKeptInputs;
 };

@@ -38,6 +38,7 @@ LmRpdReplay<Real>::LmRpdReplay(std::shared_ptr<const CharTransformerProblem> pro
         largest = std::max(largest, b.size);
     }
     grad_.resize(static_cast<std::size_t>(largest));
+    this->log_.peakStashedWeights.assign(static_cast<std::size_t>(S), 1);
     point_.resize(static_cast<std::size_t>(S));
     delays_.assign(static_cast<std::size_t>(S), 0);
 
@@ -130,6 +131,8 @@ long long LmRpdReplay<Real>::advance(long long maxUpdates) {
             spare = std::move(h.front().values);
             h.pop_front();
         }
+        auto& peak = this->log_.peakStashedWeights[static_cast<std::size_t>(stage)];
+        peak = std::max(peak, static_cast<int>(h.size()));
         ++k_;
         ++taken;
         r.updates = k_;

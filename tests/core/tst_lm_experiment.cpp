@@ -58,15 +58,18 @@ private slots:
             QVERIFY(!m.log.heldOutLoss.empty());
             QVERIFY(m.log.heldOutLoss.back().second < first);
             QCOMPARE(m.samples.size(), std::size_t(1));
-            if (m.run.pipeline()) {
-                QVERIFY(m.run.result.totalSlots <= 500);  // equal simulated time
-                QCOMPARE(static_cast<int>(m.memory.size()), 4);
+            QCOMPARE(static_cast<int>(m.memory.size()), 4);
+            if (m.run.pipeline()) QVERIFY(m.run.result.totalSlots <= 500);  // equal simulated time
+            for (const LmStageMemory& s : m.memory) {
+                QVERIFY(s.stashedWeights >= 1 && s.stashedWeights <= s.predictedStash);
+                if (!m.run.pipeline()) QCOMPARE(s.keptInputs, 0);
             }
         }
         // RPD gets PD's block updates; PD's stash equals SPEC section 3's prediction.
         QCOMPARE(r.methods[1].run.result.updates, r.budget.updateBudget);
         for (const LmStageMemory& s : r.methods[0].memory) QCOMPARE(s.stashedWeights, s.predictedStash);
         QCOMPARE(r.methods[0].memory[0].predictedStash, 4);
+        QCOMPARE(r.methods[1].memory[0].predictedStash, 7);  // RPD: delta + 1 versions at most
         QVERIFY(r.warnings.empty());  // backend cpu: nothing to say
     }
 

@@ -2,6 +2,7 @@
 // (../shared/golden-lm), training on the built-in corpus, divergence and memory.
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -290,6 +291,12 @@ private slots:
         rpd.runToEnd();
         QVERIFY(rpd.result().finished);
         for (int s = 0; s < 4; ++s) QVERIFY(rpd.versionsHeld(s) <= 6);
+        // The peak per block, as reported: never above delta + 1, reached by some block (a block
+        // gains a version each time the draws pick it inside the window).
+        const std::vector<int>& peak = rpd.log().peakStashedWeights;
+        QCOMPARE(peak.size(), std::size_t(4));
+        for (int p : peak) QVERIFY(p >= 1 && p <= 6);
+        QCOMPARE(*std::max_element(peak.begin(), peak.end()), 6);
     }
 
     void mismatchedStagesAreAClearError() {
