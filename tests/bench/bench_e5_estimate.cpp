@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "experiment/budget.hpp"
 #include "experiment/config.hpp"
 #include "experiment/lm_experiment.hpp"
 
