@@ -4,6 +4,7 @@
 //   --screenshot FILE    run to the end (a sweep preset: the whole sweep), save the window as
 //                        PNG (or SVG) and exit
 //   --scale F            scale factor of the screenshot (default 1)
+//   --size WxH           window size of the screenshot (default 1500x950)
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
@@ -44,7 +45,9 @@ int main(int argc, char** argv) {
         "FILE");
     const QCommandLineOption scale("scale", "Scale factor of the screenshot (default 1).", "F",
                                    "1");
-    parser.addOptions({preset, config, screenshot, scale});
+    const QCommandLineOption size("size", "Window size of the screenshot (default 1500x950).",
+                                  "WxH", "1500x950");
+    parser.addOptions({preset, config, screenshot, scale, size});
     parser.process(app);
     if (parser.isSet(preset) && parser.isSet(config)) {
         return fail("--preset and --config are exclusive: give one of them");
@@ -53,6 +56,14 @@ int main(int argc, char** argv) {
     const double scaleFactor = parser.value(scale).toDouble(&scaleOk);
     if (!scaleOk || !(scaleFactor > 0.0) || scaleFactor > 8.0) {
         return fail("--scale " + parser.value(scale) + " is not allowed: a number in (0, 8]");
+    }
+
+    const QStringList sizeParts = parser.value(size).split('x');
+    const int width = sizeParts.size() == 2 ? sizeParts[0].toInt() : 0;
+    const int height = sizeParts.size() == 2 ? sizeParts[1].toInt() : 0;
+    if (width < 200 || height < 200 || width > 10000 || height > 10000) {
+        return fail("--size " + parser.value(size) +
+                    " is not allowed: WIDTHxHEIGHT in pixels, each from 200 to 10000");
     }
 
     pipelens::ui::MainWindow window;
@@ -67,8 +78,8 @@ int main(int argc, char** argv) {
         window.show();
         return QApplication::exec();
     }
-    // Screenshot mode: the window at its default size, results in, playback at the end.
-    window.resize(1500, 950);
+    // Screenshot mode: the window at the size asked for, results in, playback at the end.
+    window.resize(width, height);
     window.show();
     if (!window.waitForResults(300'000, &error)) return fail(error);
     if (!window.waitForSweep(1'800'000, &error)) return fail(error);

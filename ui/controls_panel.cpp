@@ -44,6 +44,8 @@ QFormLayout* group(QVBoxLayout* into, const QString& title) {
     auto* box = new QGroupBox(title);
     auto* form = new QFormLayout(box);
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    // A field too wide beside its label goes under it: the dock stays narrow, nothing is cut.
+    form->setRowWrapPolicy(QFormLayout::WrapLongRows);
     into->addWidget(box);
     return form;
 }
@@ -54,6 +56,49 @@ ControlsPanel::ControlsPanel(ExperimentController* controller, QWidget* parent)
     : QWidget(parent), controller_(controller) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
+    // Refusals show here, in a place of their own with its height reserved: a message never
+    // moves the fields (the window puts the area above the scrolled panel).
+    messageArea_ = new QLabel(this);
+    messageArea_->setObjectName("fieldMessages");
+    messageArea_->setWordWrap(true);
+    messageArea_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    messageArea_->setStyleSheet("color: #b00020;");
+    messageArea_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    messageArea_->setFixedHeight(3 * messageArea_->fontMetrics().lineSpacing() + 4);
+    messageArea_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+    errors_.setMessageArea(messageArea_);
+    layout->addWidget(messageArea_);
+
+    // Methods first: the selected method's γ is in sight without scrolling.
+    auto* methodsBox = new QGroupBox(tr("Methods to compare"));
+    auto* methodsLayout = new QVBoxLayout(methodsBox);
+    methods_ = new MethodListEditor(controller_, methodsBox);
+    methods_->setMessageArea(messageArea_);
+    stepScale_ = combo();
+    stepScale_->setMinimumContentsLength(6);
+    for (int k = -4; k <= 4; ++k) {
+        stepScale_->addItem(k < 0 ? QStringLiteral("1/%1").arg(1 << -k) : QString::number(1 << k), k);
+    }
+    stepScale_->setCurrentIndex(stepScale_->findData(0));
+    // Above the list: in sight without scrolling past the selected method's fields.
+    auto* scaleForm = new QFormLayout;
+    scaleForm->setRowWrapPolicy(QFormLayout::WrapLongRows);
+    methodsLayout->addLayout(scaleForm);
+    errors_.addRow(scaleForm, tr("All γ ×"), stepScale_,
+                   tr("Multiplies every method's γ at once (raise them together and watch which "
+                      "method blows up first). A grid-tuned method's grid 2^[a, b] shifts by the "
+                      "same factor."));
+    methodsLayout->addWidget(methods_);
+    connect(stepScale_, &QComboBox::currentIndexChanged, this, [this] {
+        const int wanted = stepScale_->currentData().toInt();
+        const int by = wanted - appliedScale_;
+        if (by == 0 || updating_) return;
+        const QString error =
+            controller_->tryModify([by](ExperimentConfig& c) { scaleStepSizes(c, by); });
+        if (error.isEmpty()) appliedScale_ = wanted;
+        errors_.show(stepScale_, error);
+    });
+    layout->addWidget(methodsBox);
 
     // Objective and data.
     QFormLayout* data = group(layout, tr("Objective and data"));
@@ -133,34 +178,6 @@ ControlsPanel::ControlsPanel(ExperimentController* controller, QWidget* parent)
     shuffle_ = new QCheckBox(tr("Shuffle batches every epoch"));
     errors_.addRow(pipe, QString(), shuffle_, tr("A fresh permutation of the M batches per epoch"));
 
-    // Methods.
-    auto* methodsBox = new QGroupBox(tr("Methods to compare"));
-    auto* methodsLayout = new QVBoxLayout(methodsBox);
-    methods_ = new MethodListEditor(controller_, methodsBox);
-    stepScale_ = combo();
-    stepScale_->setMinimumContentsLength(6);
-    for (int k = -4; k <= 4; ++k) {
-        stepScale_->addItem(k < 0 ? QStringLiteral("1/%1").arg(1 << -k) : QString::number(1 << k), k);
-    }
-    stepScale_->setCurrentIndex(stepScale_->findData(0));
-    // Above the list: in sight without scrolling past the selected method's fields.
-    auto* scaleForm = new QFormLayout;
-    methodsLayout->addLayout(scaleForm);
-    errors_.addRow(scaleForm, tr("All γ ×"), stepScale_,
-                   tr("Multiplies every method's γ at once (raise them together and watch which "
-                      "method blows up first). A grid-tuned method's grid 2^[a, b] shifts by the "
-                      "same factor."));
-    methodsLayout->addWidget(methods_);
-    connect(stepScale_, &QComboBox::currentIndexChanged, this, [this] {
-        const int wanted = stepScale_->currentData().toInt();
-        const int by = wanted - appliedScale_;
-        if (by == 0 || updating_) return;
-        const QString error =
-            controller_->tryModify([by](ExperimentConfig& c) { scaleStepSizes(c, by); });
-        if (error.isEmpty()) appliedScale_ = wanted;
-        errors_.show(stepScale_, error);
-    });
-    layout->addWidget(methodsBox);
 
     // Compute.
     QFormLayout* compute = group(layout, tr("Compute"));

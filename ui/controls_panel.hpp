@@ -1,7 +1,8 @@
 #pragma once
 // The left-hand controls: objective and data, the pipeline (S, batch size, budget, seed), the
 // methods to compare, the compute device. Every edit goes to the ExperimentController; a value
-// the engine refuses stays in its field, framed red, with the engine's message below it.
+// the engine refuses stays in its field, framed red, with the engine's message in the message
+// area (a fixed place, so that no field moves).
 #include <QWidget>
 #include <functional>
 
@@ -48,6 +49,9 @@ public:
     int stepScaleExponent() const { return appliedScale_; }
     void resetStepScale();
     const FieldErrors& errors() const { return errors_; }
+    // Where refusals of every field (the methods' too) are shown: a label of reserved height,
+    // placed by the window above the panel's scroll area so that it stays in sight.
+    QLabel* messageArea() const { return messageArea_; }
 
     // Refreshes every field from the controller's config (clears refused-value messages).
     void syncFromConfig();
@@ -58,6 +62,7 @@ private:
 
     ExperimentController* controller_;
     FieldErrors errors_;
+    QLabel* messageArea_;
     QComboBox* objective_;
     QComboBox* dataKind_;
     QLabel* dataFile_;

@@ -9,22 +9,59 @@ namespace pipelens::ui {
 void FieldErrors::addRow(QFormLayout* form, const QString& label, QWidget* field,
                          const QString& tooltip) {
     field->setToolTip(tooltip);
+    // The red frame (a style sheet) makes some fields shorter: keep the height, so that a
+    // refusal moves no row.
+    field->setMinimumHeight(field->sizeHint().height());
     form->addRow(label, field);
     if (auto* l = qobject_cast<QLabel*>(form->labelForField(field))) l->setToolTip(tooltip);
+    if (area_) {
+        rows_.insert(field, {form, nullptr, {}});
+        return;
+    }
     auto* error = new QLabel(field->parentWidget());
     error->setWordWrap(true);
     error->setStyleSheet("color: #b00020;");
     error->setTextInteractionFlags(Qt::TextSelectableByMouse);
     form->addRow(QString(), error);
     form->setRowVisible(error, false);
-    rows_.insert(field, {form, error});
+    rows_.insert(field, {form, error, {}});
+}
+
+void FieldErrors::setMessageArea(QLabel* area) {
+    area_ = area;
+    for (Row& row : rows_) {
+        if (!row.label) continue;
+        row.form->removeRow(row.label);  // deletes the label
+        row.label = nullptr;
+    }
+}
+
+void FieldErrors::showInArea(const QString& replaced, const QString& message) {
+    if (!message.isEmpty()) {
+        area_->setText(message);
+        area_->setToolTip(message);
+        return;
+    }
+    if (area_->toolTip() != replaced) return;  // the area shows another message
+    QString next;  // another refusal of these fields, if any, else nothing
+    for (const Row& row : rows_) {
+        if (!row.message.isEmpty()) next = row.message;
+    }
+    area_->setText(next);
+    area_->setToolTip(next);
 }
 
 void FieldErrors::show(QWidget* field, const QString& message) {
-    const Row row = rows_.value(field);
-    if (!row.label) return;
-    row.label->setText(message);
-    row.form->setRowVisible(row.label, !message.isEmpty());
+    const auto it = rows_.find(field);
+    if (it == rows_.end()) return;
+    const QString replaced = it->message;
+    it->message = message;
+    if (it->label) {
+        it->label->setText(message);
+        it->form->setRowVisible(it->label, !message.isEmpty());
+    } else if (area_) {
+        showInArea(replaced, message);
+    }
     field->setStyleSheet(message.isEmpty() ? QString()
                                            : QStringLiteral("border: 1px solid #b00020;"));
 }
@@ -33,19 +70,18 @@ void FieldErrors::clear(QWidget* field) { show(field, {}); }
 
 void FieldErrors::clearAll() {
     for (auto it = rows_.begin(); it != rows_.end(); ++it) {
-        if (!it.value().label->text().isEmpty()) show(it.key(), {});
+        if (!it.value().message.isEmpty()) show(it.key(), {});
     }
 }
 
 QString FieldErrors::message(QWidget* field) const {
-    const Row row = rows_.value(field);
-    return row.label ? row.label->text() : QString();
+    return rows_.value(field).message;
 }
 
 QList<QWidget*> FieldErrors::refused() const {
     QList<QWidget*> out;
     for (auto it = rows_.begin(); it != rows_.end(); ++it) {
-        if (!it.value().label->text().isEmpty()) out << it.key();
+        if (!it.value().message.isEmpty()) out << it.key();
     }
     return out;
 }

@@ -1,7 +1,8 @@
 #pragma once
 // Refusing invalid input in place: a field that was refused gets a red frame and, in the row
-// right under it, the message saying what is allowed. The message stays until the field is
-// accepted or the config changes from elsewhere.
+// right under it (or, given a message area, in that fixed place, so that no other field moves),
+// the message saying what is allowed. The message stays until the field is accepted or the config
+// changes from elsewhere.
 #include <QHash>
 #include <QString>
 
@@ -15,6 +16,10 @@ class FieldErrors {
 public:
     // Adds `label: field` to `form` with a hidden error row below it, and the tooltip to both.
     void addRow(QFormLayout* form, const QString& label, QWidget* field, const QString& tooltip);
+    // From now on messages show in `area` (a label whose place and height are reserved) instead
+    // of rows under the fields; the rows added so far are removed. Several FieldErrors may share
+    // one area: it shows the latest message.
+    void setMessageArea(QLabel* area);
     void show(QWidget* field, const QString& message);
     void clear(QWidget* field);
     void clearAll();
@@ -25,9 +30,13 @@ public:
 private:
     struct Row {
         QFormLayout* form = nullptr;
-        QLabel* label = nullptr;
+        QLabel* label = nullptr;  // the row under the field; null with a message area
+        QString message;
     };
+    void showInArea(const QString& replaced, const QString& message);
+
     QHash<QWidget*, Row> rows_;
+    QLabel* area_ = nullptr;
 };
 
 }  // namespace pipelens::ui

@@ -11,6 +11,7 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QScatterSeries>
+#include <QSet>
 #include <QStackedBarSeries>
 #include <QValueAxis>
 #include <cmath>
@@ -19,13 +20,16 @@
 
 #include "axis_ticks.hpp"
 #include "delay_by_stages.hpp"
+#include "fitting_scroll_area.hpp"
 #include "replay/delays.hpp"
 #include "widget_export.hpp"
 
 namespace pipelens::ui {
 namespace {
 
-constexpr int kDelayVsStagesEvery = 32;  // every S up to here; beyond, a few S and the current
+constexpr int kDelayVsStagesEvery = 32;
+constexpr int kMinFigureWidth = 150;
+constexpr int kMinFigureHeight = 185;  // title, legend and axes with room for the plot  // every S up to here; beyond, a few S and the current
 
 QChartView* smallChart(const QString& title, QWidget* parent) {
     auto* chart = new QChart;
@@ -43,7 +47,7 @@ QChartView* smallChart(const QString& title, QWidget* parent) {
     chart->setAnimationOptions(QChart::NoAnimation);
     auto* view = new QChartView(chart, parent);
     view->setRenderHint(QPainter::Antialiasing);
-    view->setMinimumSize(150, 150);
+    view->setMinimumSize(kMinFigureWidth, kMinFigureHeight);
     return view;
 }
 
@@ -128,9 +132,9 @@ FigureStrip::FigureStrip(QWidget* parent)
     numbers_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
     numbers_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     numbers_->setToolTip(tr("Run lengths from the engine's timelines beside their closed forms"));
-    numbers_->setMinimumWidth(200);
-    numbers_->setWordWrap(true);
-    layout->addWidget(numbers_, 1);
+    numbers_->setMargin(2);
+    // Whole lines, never cut: a table taller than the strip scrolls.
+    layout->addWidget(new FittingScrollArea(numbers_, Qt::Vertical, this), 1);
 }
 
 FigureStrip::~FigureStrip() = default;
@@ -157,6 +161,35 @@ void FigureStrip::setSnapshot(SnapshotPtr snapshot) {
     fillStash(*snapshot_);
     fillDelayVsStages(*snapshot_);
     fillNumbers(*snapshot_);
+    fitChartsToText();
+}
+
+void FigureStrip::fitChartsToText() {
+    for (QChartView* v : charts_) {
+        const QChart* c = v->chart();
+        // Qt Charts ends a title, legend name or axis label that does not fit in "...": room
+        // for the title, the legend's names in one row, and every category label, plus the
+        // chart's own paddings (measured: about 40 px besides the margins).
+        constexpr double kPadding = 48.0;
+        double needed = QFontMetrics(c->titleFont()).horizontalAdvance(c->title());
+        const QFontMetrics legendFont(c->legend()->font());
+        double legend = 0.0;
+        QSet<QString> names;  // the formula marks share one entry (the others are hidden)
+        for (const QLegendMarker* m : c->legend()->markers()) names.insert(m->label());
+        for (const QString& name : names)
+            legend += legendFont.horizontalAdvance(name) + 2.0 * legendFont.height() + 12;
+        needed = std::max(needed, legend);
+        for (QAbstractAxis* axis : c->axes(Qt::Horizontal)) {
+            auto* categories = qobject_cast<QBarCategoryAxis*>(axis);
+            if (!categories) continue;
+            const QFontMetrics fm(axis->labelsFont());
+            int widest = 0;
+            for (const QString& label : categories->categories())
+                widest = std::max(widest, fm.horizontalAdvance(label));
+            needed = std::max(needed, 70.0 + categories->count() * (widest + 16.0));
+        }
+        v->setMinimumWidth(std::max(kMinFigureWidth, static_cast<int>(std::ceil(needed + kPadding))));
+    }
 }
 
 void FigureStrip::fillUtilization(const RunSnapshot& s) {
@@ -286,6 +319,7 @@ void FigureStrip::refreshDelayVsStages() {
     });
     clearChart(charts_[3]->chart());
     fillDelayVsStages(*snapshot_);
+    fitChartsToText();  // the legend's names changed
 }
 
 void FigureStrip::fillDelayVsStages(const RunSnapshot& s) {

@@ -53,6 +53,8 @@ private:
     // Draws the max-delay-vs-S figure again (the worker has computed more S).
     void refreshDelayVsStages();
     void fillNumbers(const RunSnapshot& s);
+    // Each figure at least as wide as its title and its legend's names (none is elided).
+    void fitChartsToText();
     void add(const QString& figure, const QString& method, double shown);
 
     SnapshotPtr snapshot_;

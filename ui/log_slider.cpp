@@ -24,6 +24,7 @@ LogSlider::LogSlider(double minimum, double maximum, QWidget* parent)
     slider_->setPageStep(kStepsPerDecade / 4);
     slider_->setSingleStep(5);
     field_ = new QLineEdit(this);
+    field_->setMinimumHeight(field_->sizeHint().height());  // the red frame must not shrink it
     field_->setMaximumWidth(90);
     error_ = new QLabel(this);
     error_->setWordWrap(true);
@@ -90,11 +91,19 @@ void LogSlider::fromField() {
 }
 
 void LogSlider::showError(const QString& message) {
+    const bool changed = message != errorText_;
+    errorText_ = message;
     error_->setText(message);
-    error_->setVisible(!message.isEmpty());
+    error_->setVisible(showsError_ && !message.isEmpty());
     field_->setStyleSheet(message.isEmpty() ? QString() : "border: 1px solid #b00020;");
+    if (changed) emit errorChanged(message);
 }
 
-QString LogSlider::errorText() const { return error_->text(); }
+void LogSlider::setShowsError(bool on) {
+    showsError_ = on;
+    error_->setVisible(on && !errorText_.isEmpty());
+}
+
+QString LogSlider::errorText() const { return errorText_; }
 
 }  // namespace pipelens::ui

@@ -25,10 +25,14 @@ public:
 
     // The message shown for a refused entry (empty when the entry is valid).
     QString errorText() const;
+    // Whether the message shows under the slider (the default) or only goes out by errorChanged
+    // (for a panel that shows messages in a place of its own).
+    void setShowsError(bool on);
 
 signals:
     // The person changed the value (slider released/moved, or Enter in the field).
     void valueEdited(double value);
+    void errorChanged(const QString& message);
 
 private:
     void fromSlider(int position);
@@ -42,6 +46,8 @@ private:
     QSlider* slider_;
     QLineEdit* field_;
     QLabel* error_;
+    QString errorText_;
+    bool showsError_ = true;
     bool updating_ = false;
 };
 

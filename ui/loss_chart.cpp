@@ -21,6 +21,7 @@
 #include <limits>
 
 #include "experiment/run_warnings.hpp"
+#include "line_legend.hpp"
 #include "widget_export.hpp"
 
 namespace pipelens::ui {
@@ -106,11 +107,15 @@ QList<QPointF> decimate(const std::vector<QPointF>& points, size_t count, int ma
 LossChart::LossChart(QWidget* parent) : QWidget(parent) {
     auto* chart = new QChart;
     chart->setMargins(QMargins(4, 4, 4, 4));
-    chart->legend()->setAlignment(Qt::AlignBottom);
+    // The legend is a LineLegend under the chart: it wraps, so no name (nor its γ) is elided.
+    chart->legend()->hide();
     chart->setAnimationOptions(QChart::NoAnimation);
-    view_ = new QChartView(chart, this);
+    plot_ = new QWidget(this);
+    plot_->setAutoFillBackground(true);
+    plot_->setBackgroundRole(QPalette::Base);
+    view_ = new QChartView(chart, plot_);
     view_->setRenderHint(QPainter::Antialiasing);
-    view_->setMinimumSize(320, 220);
+    view_->setMinimumSize(300, 160);
     view_->setRubberBand(QChartView::RectangleRubberBand);
     view_->viewport()->setMouseTracking(true);
     view_->viewport()->installEventFilter(this);
@@ -152,21 +157,33 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
                               "out; this shows the whole run again"));
     note_ = new QLabel(this);
     note_->setStyleSheet("color: #555;");
+    note_->setWordWrap(true);
+    // Two rows of controls, so that the chart fits a narrow window beside the heatmap.
     auto* bar = new QHBoxLayout;
     bar->setContentsMargins(0, 0, 0, 0);
     bar->addWidget(new QLabel(tr("<b>Loss f − f*</b>"), this));
     bar->addWidget(xChoice_);
     bar->addWidget(logY_);
     bar->addWidget(logX_);
-    bar->addWidget(theorem_);
-    bar->addWidget(pin_);
-    bar->addWidget(resetZoom_);
     bar->addStretch();
+    auto* tools = new QHBoxLayout;
+    tools->setContentsMargins(0, 0, 0, 0);
+    tools->addWidget(theorem_);
+    tools->addWidget(pin_);
+    tools->addWidget(resetZoom_);
+    tools->addStretch();
+    legend_ = new LineLegend(plot_);
+    auto* plotLayout = new QVBoxLayout(plot_);
+    plotLayout->setContentsMargins(0, 0, 0, 0);
+    plotLayout->setSpacing(0);
+    plotLayout->addWidget(view_, 1);
+    plotLayout->addWidget(legend_);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
     layout->addLayout(bar);
-    layout->addWidget(view_, 1);
+    layout->addLayout(tools);
+    layout->addWidget(plot_, 1);
     layout->addWidget(note_);
     note_->hide();
 
@@ -345,9 +362,9 @@ void LossChart::rebuildSeries() {
         pinnedSeries_ << s;
     }
     updateTitle();
-    // Many curves: a column of legend entries on the right instead of an elided row.
-    c->legend()->setAlignment(methodSeries_.size() + pinnedSeries_.size() > 3 ? Qt::AlignRight
-                                                                             : Qt::AlignBottom);
+    QList<LineLegend::Entry> entries;
+    for (const QLineSeries* s : methodSeries_ + pinnedSeries_) entries << LineLegend::Entry{s->pen(), s->name()};
+    legend_->setEntries(entries);
     rebuildAxes();
 }
 
@@ -543,11 +560,11 @@ QStringList LossChart::yAxisLabels() const {
 }
 
 bool LossChart::exportPng(const QString& path, double scale, QString* error) {
-    return exportWidgetPng(view_, path, scale, error);
+    return exportWidgetPng(plot_, path, scale, error);
 }
 
 bool LossChart::exportSvg(const QString& path, QString* error) {
-    return exportWidgetSvg(view_, path, error);
+    return exportWidgetSvg(plot_, path, error);
 }
 
 bool LossChart::exportCsv(const QString& path, QString* error) const {

@@ -24,6 +24,8 @@ class QToolButton;
 
 namespace pipelens::ui {
 
+class LineLegend;
+
 class LossChart : public QWidget {
     Q_OBJECT
 public:
@@ -87,6 +89,9 @@ public:
     QToolButton* pinButton() const { return pin_; }
 
     QChartView* view() const { return view_; }
+    // The chart and its legend: what the PNG and SVG exports show.
+    QWidget* plot() const { return plot_; }
+    LineLegend* legend() const { return legend_; }
     QChart* chart() const;
     // One line per method (in config order).
     QList<QLineSeries*> methodSeries() const { return methodSeries_; }
@@ -137,7 +142,9 @@ private:
     double liveSlots_ = 0.0;
     double liveUpdates_ = 0.0;
     XAxis xAxis_ = XAxis::Slots;
+    QWidget* plot_;  // the chart view and its legend
     QChartView* view_;
+    LineLegend* legend_;
     QComboBox* xChoice_;
     QCheckBox* logY_;
     QCheckBox* logX_;

@@ -8,11 +8,10 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QScrollArea>
-#include <QScrollBar>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTextBrowser>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -22,7 +21,9 @@
 #include "controls_panel.hpp"
 #include "experiment/results.hpp"
 #include "experiment_controller.hpp"
+#include "eliding_label.hpp"
 #include "figure_strip.hpp"
+#include "fitting_scroll_area.hpp"
 #include "gantt_chart.hpp"
 #include "loss_chart.hpp"
 #include "playback_bar.hpp"
@@ -61,10 +62,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buildCentral();
     buildDocks();
     buildMenus();
-    runState_ = new QLabel(this);
-    notices_ = new QLabel(this);
+    // One line each, elided to the window's width with the whole text as tooltip.
+    runState_ = new ElidingLabel(this);
+    notices_ = new ElidingLabel(this);
     notices_->setStyleSheet("color: #555;");
-    warnings_ = new QLabel(this);
+    warnings_ = new ElidingLabel(this);
     warnings_->setObjectName("warnings");
     warnings_->setStyleSheet("color: #9a5b00;");
     warnings_->hide();
@@ -77,15 +79,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         updateTitle();
     });
     connect(controller_, &ExperimentController::runStarted, this,
-            [this] { runState_->setText(tr("Running…")); });
+            [this] { runState_->setFullText(tr("Running…")); });
     connect(controller_, &ExperimentController::planReady, this, &MainWindow::showPlanned);
     connect(controller_, &ExperimentController::resultsReady, this, &MainWindow::showResults);
     connect(controller_, &ExperimentController::partialResults, this, &MainWindow::showPartial);
     connect(controller_, &ExperimentController::runFailed, this,
             [this](quint64, const QString& message) { status(message, true); });
     connect(controller_, &ExperimentController::notice, this, [this](const QString& n) {
-        notices_->setText(n);
-        notices_->setToolTip(n);
+        notices_->setFullText(n);
     });
     connect(playback_, &PlaybackBar::cursorChanged, this, &MainWindow::applyCursor);
     // A click on the Gantt or the heatmap moves the playback cursor there (as scrubbing does).
@@ -115,7 +116,7 @@ void MainWindow::buildCentral() {
     heatmap_->setToolTip(tr("Staleness heatmap: blocks by block updates, colour = the delay "
                             "of that block's read in that update"));
     loss_ = new LossChart;
-    theorem_ = new TheoremChart;
+    theorem_ = new TheoremChart(this);  // a tab of besideLoss_ while shown
     theorem_->hide();
     figures_ = new FigureStrip;
     playback_ = new PlaybackBar;
@@ -123,17 +124,24 @@ void MainWindow::buildCentral() {
     middle_ = new QSplitter(Qt::Horizontal);
     middle_->setObjectName("middleSplitter");
     middle_->addWidget(loss_);
-    middle_->addWidget(theorem_);
-    middle_->addWidget(titled(tr("<b>Staleness</b>"), heatmap_, nullptr, &heatmapTitle_));
+    // The theorem chart, when asked for, is a tab beside the heatmap: three charts side by side
+    // do not fit a 1024-pixel window. With one tab the tab bar hides.
+    besideLoss_ = new QTabWidget;
+    besideLoss_->setObjectName("besideLoss");
+    besideLoss_->setTabBarAutoHide(true);
+    besideLoss_->setDocumentMode(true);
+    besideLoss_->addTab(titled(tr("<b>Staleness</b>"), heatmap_, nullptr, &heatmapTitle_),
+                        tr("Staleness"));
+    middle_->addWidget(besideLoss_);
     middle_->setStretchFactor(0, 3);
     middle_->setStretchFactor(1, 2);
-    middle_->setStretchFactor(2, 2);
-    middle_->setSizes({600, 420, 420});
+    middle_->setSizes({600, 420});
     vertical_ = new QSplitter(Qt::Vertical);
     vertical_->setObjectName("verticalSplitter");
     vertical_->addWidget(titled(tr("<b>Pipeline</b>"), gantt_, ganttMethod_));
     vertical_->addWidget(middle_);
-    vertical_->addWidget(figures_);
+    // A narrow window scrolls the strip sideways rather than squeezing its figures.
+    vertical_->addWidget(new FittingScrollArea(figures_, Qt::Horizontal));
     vertical_->setStretchFactor(0, 3);
     vertical_->setStretchFactor(1, 5);
     vertical_->setStretchFactor(2, 3);
@@ -148,16 +156,17 @@ void MainWindow::buildCentral() {
 
 void MainWindow::buildDocks() {
     controls_ = new ControlsPanel(controller_);
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(controls_);
-    scroll->setWidgetResizable(true);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    // Wide enough that no control is clipped (the scroll area never scrolls sideways).
-    scroll->setMinimumWidth(controls_->minimumSizeHint().width() +
-                            scroll->verticalScrollBar()->sizeHint().width() + 4);
+    // The panel scrolls up and down, never sideways: the area is as wide as its widest row.
+    // Refusals show above it, in sight wherever the panel is scrolled.
+    auto* controlsBody = new QWidget;
+    auto* controlsLayout = new QVBoxLayout(controlsBody);
+    controlsLayout->setContentsMargins(0, 0, 0, 0);
+    controlsLayout->setSpacing(0);
+    controlsLayout->addWidget(controls_->messageArea());
+    controlsLayout->addWidget(new FittingScrollArea(controls_, Qt::Vertical), 1);
     auto* controlsDock = new QDockWidget(tr("Experiment"), this);
     controlsDock->setObjectName("controlsDock");
-    controlsDock->setWidget(scroll);
+    controlsDock->setWidget(controlsBody);
     controlsDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetClosable |
                               QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, controlsDock);
@@ -176,8 +185,9 @@ void MainWindow::buildDocks() {
     sweepDock_ = new QDockWidget(tr("Sweep"), this);
     sweepDock_->setObjectName("sweepDock");
     sweepDock_->setWidget(sweep_);
-    addDockWidget(Qt::RightDockWidgetArea, sweepDock_);
-    resizeDocks({sweepDock_}, {420}, Qt::Horizontal);
+    // A tab beside the lesson: a third column of docks would not fit a 1024-pixel window.
+    addDockWidget(Qt::LeftDockWidgetArea, sweepDock_);
+    tabifyDockWidget(lessonDock, sweepDock_);
     // Shown by a sweep preset or Run > Sweep over a parameter; the single run keeps the room.
     sweepDock_->hide();
     dockActions_ = {controlsDock->toggleViewAction(), lessonDock->toggleViewAction(),
@@ -191,7 +201,7 @@ void MainWindow::restoreLayout() {
         restoreState(settings.value("window/state").toByteArray());
         vertical_->restoreState(settings.value("window/vertical").toByteArray());
         middle_->restoreState(settings.value("window/middle").toByteArray());
-        theorem_->setVisible(loss_->theoremChartShown());  // the box is not saved: it decides
+        showTheoremTab(loss_->theoremChartShown());  // the box is not saved: it decides
     }
     rebuildRecentMenu();
 }
@@ -231,7 +241,7 @@ void MainWindow::showPlanned(const SnapshotPtr& plan) {
     theorem_->setSnapshot(plan);
     showSnapshotViews(plan);
     runState_->setStyleSheet(QString());
-    runState_->setText(tr("S = %1: computing…").arg(plan->experiment.config.stages));
+    runState_->setFullText(tr("S = %1: computing…").arg(plan->experiment.config.stages));
 }
 
 void MainWindow::showSnapshotViews(const SnapshotPtr& snapshot) {
@@ -247,8 +257,7 @@ void MainWindow::showSnapshotViews(const SnapshotPtr& snapshot) {
 void MainWindow::showWarnings(const std::vector<std::string>& warnings) {
     QStringList lines;
     for (const std::string& w : warnings) lines << QStringLiteral("⚠ ") + QString::fromStdString(w);
-    warnings_->setText(lines.join(QStringLiteral("  ")));
-    warnings_->setToolTip(lines.join('\n'));
+    warnings_->setFullText(lines.join(QStringLiteral("  ")));
     warnings_->setVisible(!lines.isEmpty());
 }
 
@@ -273,6 +282,7 @@ void MainWindow::showResults(const SnapshotPtr& snapshot) {
 
 void MainWindow::showGanttMethod() {
     const int index = ganttMethodIndex();
+    gantt_->setExportTitle(index >= 0 ? snapshot_->label(static_cast<size_t>(index)) : QString());
     gantt_->setTimeline(index >= 0 ? timelineOf(snapshot_, static_cast<size_t>(index)) : nullptr,
                         index >= 0 ? delaysOf(snapshot_, static_cast<size_t>(index)) : nullptr);
     // The heatmap follows the Gantt's method when it has delays, else the first that has.
@@ -299,6 +309,8 @@ void MainWindow::showGanttMethod() {
     heatmap_->setDelays(
         heatmapMethod_ >= 0 ? delaysOf(snapshot_, static_cast<size_t>(heatmapMethod_)) : nullptr,
         shownTimeline && *shownTimeline && pipeDreamFormulaApplies((*shownTimeline)->params));
+    heatmap_->setExportTitle(
+        heatmapMethod_ >= 0 ? snapshot_->label(static_cast<size_t>(heatmapMethod_)) : QString());
     QString title = tr("<b>Staleness</b>");
     if (heatmapMethod_ >= 0) {
         title += QStringLiteral(" — ") + snapshot_->label(static_cast<size_t>(heatmapMethod_)).toHtmlEscaped();
@@ -334,7 +346,7 @@ void MainWindow::showPartial() {
     }
     loss_->setLive(controller_->liveCurves(), slotRange, updates);
     runState_->setStyleSheet(QString());
-    runState_->setText(tr("running: %1% — the loss curves fill in as the methods compute; the "
+    runState_->setFullText(tr("running: %1% — the loss curves fill in as the methods compute; the "
                           "heatmap follows when the run is done")
                            .arg(static_cast<int>(std::floor(controller_->liveFraction() * 100.0))));
 }
@@ -475,11 +487,19 @@ void MainWindow::updateTitle() {
 
 void MainWindow::status(const QString& message, bool error) {
     runState_->setStyleSheet(error ? "color: #b00020;" : QString());
-    runState_->setText(message);
+    runState_->setFullText(message);
+}
+
+void MainWindow::showTheoremTab(bool on) {
+    const int at = besideLoss_->indexOf(theorem_);
+    if (on && at < 0) besideLoss_->addTab(theorem_, tr("Theorem"));
+    if (!on && at >= 0) besideLoss_->removeTab(at);
+    theorem_->setVisible(on);
+    if (on) besideLoss_->setCurrentWidget(theorem_);
 }
 
 void MainWindow::onTheoremChart(bool on) {
-    theorem_->setVisible(on);
+    showTheoremTab(on);
     if (!on || controller_->config().sampling.gradNormEvery > 0) return;
     // The bound is compared with the running mean of ‖∇f‖²: sample it about 200 times a run.
     const long long updates = snapshot_ ? snapshot_->experiment.budget.updateBudget : 2000;

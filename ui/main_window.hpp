@@ -1,7 +1,7 @@
 #pragma once
 // The workbench window: controls on the left, the lesson below them, and in the middle the
-// pipeline Gantt chart, the loss curves (and, asked for, the theorem chart) beside the staleness
-// heatmap, the strip of figures and
+// pipeline Gantt chart, the loss curves beside the staleness heatmap (and, asked for, the
+// theorem chart in a tab beside it), the strip of figures and
 // the playback bar; the Sweep view docks on the right. It wires the ExperimentController (the one owner of the config) to the
 // views; the views only read.
 #include <QMainWindow>
@@ -15,11 +15,13 @@ class QDockWidget;
 class QLabel;
 class QMenu;
 class QSplitter;
+class QTabWidget;
 class QTextBrowser;
 
 namespace pipelens::ui {
 
 class ControlsPanel;
+class ElidingLabel;
 class ExperimentController;
 class FigureStrip;
 class GanttChart;
@@ -46,7 +48,7 @@ public:
     SweepView* sweepView() const { return sweep_; }
     QComboBox* ganttMethodField() const { return ganttMethod_; }
     QTextBrowser* lessonView() const { return lesson_; }
-    QLabel* warningsLabel() const { return warnings_; }
+    ElidingLabel* warningsLabel() const { return warnings_; }
     // Index (in the snapshot) of the method whose Gantt / heatmap are shown; -1 if none.
     int ganttMethodIndex() const;
     int heatmapMethodIndex() const { return heatmapMethod_; }
@@ -93,6 +95,7 @@ private:
     void copyConfigText();
     void pasteConfigText();
     void onTheoremChart(bool on);
+    void showTheoremTab(bool on);
     void status(const QString& message, bool error = false);
 
     ExperimentController* controller_;
@@ -110,9 +113,10 @@ private:
     QTextBrowser* lesson_ = nullptr;
     QSplitter* vertical_ = nullptr;
     QSplitter* middle_ = nullptr;
-    QLabel* runState_ = nullptr;
-    QLabel* notices_ = nullptr;
-    QLabel* warnings_ = nullptr;  // settings that do not do what they say (run_warnings)
+    QTabWidget* besideLoss_ = nullptr;  // the heatmap and, asked for, the theorem chart
+    ElidingLabel* runState_ = nullptr;
+    ElidingLabel* notices_ = nullptr;
+    ElidingLabel* warnings_ = nullptr;  // settings that do not do what they say (run_warnings)
     QMenu* recentMenu_ = nullptr;
     QList<QAction*> dockActions_;
     SnapshotPtr snapshot_;

@@ -66,6 +66,7 @@ MethodListEditor::MethodListEditor(ExperimentController* controller, QWidget* pa
     editor_ = new QWidget(this);
     form_ = new QFormLayout(editor_);
     form_->setContentsMargins(0, 0, 0, 0);
+    form_->setRowWrapPolicy(QFormLayout::WrapLongRows);  // as the panel's forms: narrow dock
     step_ = new LogSlider(1e-6, 100.0, editor_);
     errors_.addRow(form_, tr("Step size γ"), step_,
                    tr("The step size of the selected method (log slider; exact value in the "
@@ -196,6 +197,13 @@ MethodListEditor::MethodListEditor(ExperimentController* controller, QWidget* pa
         editCurrent(flushGroup_, [v](MethodSpec& m) { m.flushGroup = v; });
     });
     syncFromConfig();
+}
+
+void MethodListEditor::setMessageArea(QLabel* area) {
+    errors_.setMessageArea(area);
+    step_->setShowsError(false);
+    connect(step_, &LogSlider::errorChanged, this,
+            [this](const QString& message) { errors_.show(step_, message); });
 }
 
 std::vector<MethodSpec> MethodListEditor::checkedSpecs() const {

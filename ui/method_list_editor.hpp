@@ -13,6 +13,7 @@
 class QCheckBox;
 class QComboBox;
 class QFormLayout;
+class QLabel;
 class QListWidget;
 class QListWidgetItem;
 class QPushButton;
@@ -41,6 +42,8 @@ public:
     QSpinBox* replicasField() const { return replicas_; }
     QSpinBox* localStepsField() const { return localSteps_; }
     const FieldErrors& errors() const { return errors_; }
+    // Shows this editor's refusals (γ's entry included) in `area` rather than under the fields.
+    void setMessageArea(QLabel* area);
 
     // Adds a method of the given kind, checked.
     void addMethod(Method method);

@@ -62,7 +62,7 @@ TheoremChart::TheoremChart(QWidget* parent) : QWidget(parent) {
     plot_->setBackgroundRole(QPalette::Base);
     view_ = new QChartView(chart, plot_);
     view_->setRenderHint(QPainter::Antialiasing);
-    view_->setMinimumSize(240, 220);
+    view_->setMinimumSize(240, 160);
     run_ = new QComboBox(this);
     run_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     run_->setToolTip(tr("The RPD run whose bound is shown"));

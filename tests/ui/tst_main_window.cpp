@@ -12,6 +12,7 @@
 #include <QTextBrowser>
 
 #include "controls_panel.hpp"
+#include "eliding_label.hpp"
 #include "experiment_controller.hpp"
 #include "figure_strip.hpp"
 #include "gantt_chart.hpp"
@@ -83,11 +84,11 @@ private slots:
             c.methods[2].localSteps = 50;  // LocalSGD
         }), QString());
         QVERIFY(!w.warningsLabel()->isHidden());  // from the plan, before the run
-        QVERIFY2(w.warningsLabel()->text().contains("never averages"),
-                 qPrintable(w.warningsLabel()->text()));
+        QVERIFY2(w.warningsLabel()->fullText().contains("never averages"),
+                 qPrintable(w.warningsLabel()->fullText()));
         QVERIFY(w.waitForResults(test::timeout(60000)));
         QCOMPARE(w.controller()->latest()->experiment.warnings.size(), size_t{1});
-        QVERIFY(w.warningsLabel()->text().contains(
+        QVERIFY(w.warningsLabel()->fullText().contains(
             QString::fromStdString(w.controller()->latest()->experiment.warnings[0])));
         const QString legend = w.lossChart()->methodSeries()[2]->name();
         QVERIFY2(legend.contains("⚠ never averages"), qPrintable(legend));
