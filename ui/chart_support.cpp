@@ -1,6 +1,8 @@
 #include "chart_support.hpp"
 
+#include <QBuffer>
 #include <QGuiApplication>
+#include <QScreen>
 #include <QImage>
 #include <QStyleHints>
 #include <QPainter>
@@ -8,6 +10,8 @@
 #include <QSvgGenerator>
 #include <algorithm>
 #include <cmath>
+
+#include "svg_text_runs.hpp"
 
 namespace pipelens::ui::chart {
 
@@ -157,32 +161,33 @@ bool exportSvgImage(const QString& path, const QSize& logicalSize, const QString
         setError(error, QStringLiteral("the chart has no area to export"));
         return false;
     }
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) {
-        setError(error, QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
-        return false;
-    }
+    QBuffer buffer;
+    buffer.open(QIODevice::WriteOnly);
     {
         QSvgGenerator generator;
-        generator.setOutputDevice(&file);
+        generator.setOutputDevice(&buffer);
         generator.setSize(logicalSize);
         generator.setViewBox(QRect(QPoint(0, 0), logicalSize));
+        // The screen's resolution: a font of 9 pt is as many SVG units tall as it is pixels on
+        // screen, and text is laid out with the metrics the widgets used (the default, 72 dpi,
+        // made text a quarter smaller than on screen).
+        generator.setResolution(screenDpi());
         generator.setTitle(title);
         generator.setDescription(QStringLiteral("Exported by PipeLens"));
         QPainter painter;
         if (!painter.begin(&generator)) {
-            file.cancelWriting();
             setError(error, QStringLiteral("cannot start an SVG painter for %1").arg(path));
             return false;
         }
         paint(painter);
         painter.end();
     }
-    if (!file.commit()) {
-        setError(error, QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
-        return false;
-    }
-    return true;
+    return writeTextFileAtomically(path, joinSvgTextRuns(buffer.data()), error);
+}
+
+int screenDpi() {
+    const QScreen* screen = QGuiApplication::primaryScreen();
+    return screen ? qRound(screen->logicalDotsPerInchY()) : 96;
 }
 
 bool writeTextFileAtomically(const QString& path, const QByteArray& contents, QString* error) {

@@ -77,8 +77,12 @@ using PaintFunction = std::function<void(QPainter&)>;
 // PNG through a temporary file that is renamed into place.
 bool exportPngImage(const QString& path, const QSize& logicalSize, double scale,
                     const PaintFunction& paint, QString* error);
+// The SVG at the screen's resolution (text as large as on screen), each line of text one
+// <text> element (joinSvgTextRuns).
 bool exportSvgImage(const QString& path, const QSize& logicalSize, const QString& title,
                     const PaintFunction& paint, QString* error);
+// The primary screen's logical dots per inch (96 where there is none).
+int screenDpi();
 bool writeTextFileAtomically(const QString& path, const QByteArray& contents, QString* error);
 
 }  // namespace pipelens::ui::chart

@@ -86,6 +86,9 @@ struct GanttChart::Impl {
     TimelineIndex index;
     std::vector<Phase> phases;
     int cursor = -1;
+    // Set for an export: the method shown leads the legend, and the cursor's note is left out.
+    bool exporting = false;
+    QString methodName;
     MicrobatchSelection selection;
     QPointF lastRelease;  // where the last click ended (the cell it selects)
     const chart::XRange& range;  // the chart's visible range
@@ -530,6 +533,18 @@ void GanttChart::Impl::paintLegend(QPainter& p, const Layout& l, const QFontMetr
         p.drawLine(QPointF(x + box / 2, y - 1), QPointF(x + box / 2, y + box + 1));
         x += box + 2;
     };
+    if (exporting && !methodName.isEmpty()) {
+        QFont bold = p.font();
+        bold.setBold(true);
+        p.save();
+        p.setFont(bold);
+        const QFontMetricsF boldMetrics(bold);
+        p.setPen(QColor(20, 20, 20));
+        const double w = boldMetrics.horizontalAdvance(methodName);
+        p.drawText(QRectF(x, l.legend.top(), w + 2, l.legend.height()), Qt::AlignVCenter, methodName);
+        p.restore();
+        x += w + 14;
+    }
     swatch(QColor(chart::kBlue));
     label(QStringLiteral("F forward"));
     swatch(QColor(chart::kOrange));
@@ -542,7 +557,8 @@ void GanttChart::Impl::paintLegend(QPainter& p, const Layout& l, const QFontMetr
     }
     if (cursor >= 0) {
         lineSwatch(chart::kVermillion);
-        label(QStringLiteral("slot %1 (faded: not yet run)").arg(cursor));
+        label(exporting ? QStringLiteral("slot %1").arg(cursor)
+                        : QStringLiteral("slot %1 (faded: not yet run)").arg(cursor));
     }
     const double slotsPerPixel = range.span() / l.plot.width();
     if (!selection.empty()) {
@@ -694,6 +710,8 @@ bool GanttChart::cellAtPosition(const QPointF& position, int* stage, int* slot) 
 }
 
 void GanttChart::paintChart(QPainter& painter, const QSize& size, bool vectorCells) const {
+    d_->exporting = exporting();
+    d_->methodName = exportTitle();
     d_->paint(painter, size, font(), vectorCells);
 }
 

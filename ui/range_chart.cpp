@@ -34,14 +34,20 @@ void RangeChart::fitAll() {
     setVisibleRange(0.0, hasContent() ? extent() : 1.0);
 }
 
+void RangeChart::paintForExport(QPainter& painter, bool vectorCells) const {
+    exporting_ = true;
+    paintChart(painter, size(), vectorCells);
+    exporting_ = false;
+}
+
 bool RangeChart::exportPng(const QString& path, double scale, QString* error) const {
     return chart::exportPngImage(
-        path, size(), scale, [&](QPainter& p) { paintChart(p, size(), false); }, error);
+        path, size(), scale, [&](QPainter& p) { paintForExport(p, false); }, error);
 }
 
 bool RangeChart::exportSvg(const QString& path, QString* error) const {
     return chart::exportSvgImage(
-        path, size(), svgTitle_, [&](QPainter& p) { paintChart(p, size(), true); }, error);
+        path, size(), svgTitle_, [&](QPainter& p) { paintForExport(p, true); }, error);
 }
 
 bool RangeChart::exportCsv(const QString& path, QString* error) const {

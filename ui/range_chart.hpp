@@ -32,6 +32,10 @@ class RangeChart : public QWidget {
     bool exportPng(const QString& path, double scale = 1.0, QString* error = nullptr) const;
     bool exportSvg(const QString& path, QString* error = nullptr) const;
     bool exportCsv(const QString& path, QString* error = nullptr) const;
+    // The method the chart shows, named in its PNG and SVG exports (the window shows it in the
+    // combo box above the chart, which an export of the chart alone does not hold).
+    void setExportTitle(const QString& title) { exportTitle_ = title; }
+    QString exportTitle() const { return exportTitle_; }
 
   signals:
     void visibleRangeChanged(double first, double last);
@@ -41,6 +45,9 @@ class RangeChart : public QWidget {
     RangeChart(double minVisible, QString svgTitle, QWidget* parent);
 
     const chart::XRange& visibleRange() const { return range_; }
+    // True while paintChart draws for an export: the chart names its method and leaves out
+    // what only helps on screen (the playback cursor's note).
+    bool exporting() const { return exporting_; }
     // Length of the x axis (slots, updates); 0 when there is nothing to show.
     virtual double extent() const = 0;
     // The plot (cells) area in widget coordinates at the widget's current size.
@@ -62,12 +69,15 @@ class RangeChart : public QWidget {
 
   private:
     bool hasContent() const { return extent() > 0.0; }
+    void paintForExport(QPainter& painter, bool vectorCells) const;
     double valueAtX(const QRectF& plot, double x) const {
         return range_.first + (x - plot.left()) / plot.width() * range_.span();
     }
 
     double minVisible_;
     QString svgTitle_;
+    QString exportTitle_;
+    mutable bool exporting_ = false;
     chart::XRange range_;
     chart::RangeNavigation navigation_;
 };

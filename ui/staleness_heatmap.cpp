@@ -48,6 +48,8 @@ struct StalenessHeatmap::Impl {
     double shownMax = 0.0;
     double shownMean = 0.0;
     long long cursor = -1;
+    bool exporting = false;  // for an export: the method's name goes into the axis title
+    QString methodName;
     bool computing = false;  // a run is in flight: its delays are on their way
     bool pipeDreamFormula = true;  // S² − S/2 is this schedule's steady-state maximum
     const chart::XRange& range;  // the chart's visible range
@@ -397,6 +399,10 @@ void StalenessHeatmap::Impl::paintAxes(QPainter& p, const Layout& l,
                 << QStringLiteral("update k (1 px \u2248 %1)").arg(perPixel);
         }
         wordings << QStringLiteral("block update k");
+        // An export names the method (the window shows it in the title above the chart).
+        if (exporting && !methodName.isEmpty()) {
+            for (QString& w : wordings) w = methodName + QStringLiteral(": ") + w;
+        }
         QString title = wordings.back();
         for (const QString& w : wordings) {
             if (fm.horizontalAdvance(w) <= available) {
@@ -559,6 +565,8 @@ bool StalenessHeatmap::cellAtPosition(const QPointF& position, long long* update
 }
 
 void StalenessHeatmap::paintChart(QPainter& painter, const QSize& size, bool vectorCells) const {
+    d_->exporting = exporting();
+    d_->methodName = exportTitle();
     d_->paint(painter, size, font(), vectorCells);
 }
 

@@ -1,18 +1,47 @@
 #include "widget_export.hpp"
 
+#include <QAbstractScrollArea>
 #include <QColor>
+#include <QGraphicsView>
+#include <QMenuBar>
 #include <QImage>
 #include <QPainter>
 #include <QSaveFile>
-#include <QSvgGenerator>
 #include <QWidget>
 #include <iterator>
+
+#include "chart_support.hpp"
 
 namespace pipelens::ui {
 namespace {
 
 void setError(QString* error, const QString& message) {
     if (error) *error = message;
+}
+
+// A scroll area's viewport whose content may lie partly outside it (a scrolled panel, a long
+// text): the SVG engine cannot clip, so it would draw the hidden part over its neighbours.
+// Charts (graphics views) draw only inside themselves.
+bool clipsItsContent(const QWidget* w) {
+    const auto* area = qobject_cast<const QAbstractScrollArea*>(w->parentWidget());
+    return area && area->viewport() == w && !qobject_cast<const QGraphicsView*>(area);
+}
+
+// Paints `w` at `at` and its visible children over it, each by itself so that every chart and
+// label stays vector; the menu bar (its style draws nothing into a vector device) and the
+// viewports that clip go in as pictures of what the screen shows.
+void renderForSvg(QPainter& painter, QWidget* w, const QPoint& at) {
+    if (qobject_cast<QMenuBar*>(w) || clipsItsContent(w)) {
+        painter.drawPixmap(at, w->grab());
+        return;
+    }
+    w->render(&painter, at, QRegion(),
+              w->autoFillBackground() ? QWidget::DrawWindowBackground : QWidget::RenderFlags());
+    for (QObject* child : w->children()) {
+        auto* c = qobject_cast<QWidget*>(child);
+        if (!c || c->isWindow() || !c->isVisible()) continue;
+        renderForSvg(painter, c, at + c->pos());
+    }
 }
 
 }  // namespace
@@ -67,26 +96,15 @@ bool exportWidgetPng(QWidget* widget, const QString& path, double scale, QString
 }
 
 bool exportWidgetSvg(QWidget* widget, const QString& path, QString* error) {
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) {
-        setError(error, QObject::tr("cannot write %1: %2").arg(path, file.errorString()));
-        return false;
-    }
-    {
-        QSvgGenerator svg;
-        svg.setOutputDevice(&file);
-        svg.setSize(widget->size());
-        svg.setViewBox(QRect(QPoint(0, 0), widget->size()));
-        svg.setTitle(widget->windowTitle().isEmpty() ? QStringLiteral("PipeLens")
-                                                     : widget->windowTitle());
-        QPainter painter(&svg);
-        widget->render(&painter, QPoint(), QRegion(), QWidget::DrawChildren);
-    }
-    if (!file.commit()) {
-        setError(error, QObject::tr("cannot write %1: %2").arg(path, file.errorString()));
-        return false;
-    }
-    return true;
+    const QString title =
+        widget->windowTitle().isEmpty() ? QStringLiteral("PipeLens") : widget->windowTitle();
+    return chart::exportSvgImage(
+        path, widget->size(), title,
+        [&](QPainter& painter) {
+            painter.fillRect(widget->rect(), widget->palette().color(QPalette::Window));
+            renderForSvg(painter, widget, QPoint(0, 0));
+        },
+        error);
 }
 
 }  // namespace pipelens::ui

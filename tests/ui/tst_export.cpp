@@ -1,7 +1,16 @@
 // Exports: PNGs show what the widget shows at the requested size, SVGs hold the chart's text,
 // CSVs have the header and one row per item drawn.
 #include <QChartView>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QFontInfo>
+#include <QMenuBar>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QFile>
+#include <QHash>
+#include <QLabel>
 #include <QImage>
 #include <QLineSeries>
 #include <QPainter>
@@ -9,11 +18,17 @@
 #include <QSvgRenderer>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QXmlStreamReader>
+#include <algorithm>
 
+#include "controls_panel.hpp"
 #include "figure_strip.hpp"
+#include "line_legend.hpp"
 #include "gantt_chart.hpp"
 #include "loss_chart.hpp"
 #include "main_window.hpp"
+#include "playback_bar.hpp"
+#include "range_chart.hpp"
 #include "staleness_heatmap.hpp"
 #include "ui_test_support.hpp"
 
@@ -50,6 +65,33 @@ double alikeShare(const QImage& a, const QImage& b, int tolerance) {
     return static_cast<double>(alike) / (static_cast<double>(x.width()) * x.height());
 }
 
+// Pixels of `image` that differ from `background` by more than `tolerance` (summed over R, G, B).
+long long inkOf(const QImage& image, QRgb background, int tolerance) {
+    const QImage x = image.convertToFormat(QImage::Format_RGB32);
+    long long inked = 0;
+    for (int row = 0; row < x.height(); ++row) {
+        for (int col = 0; col < x.width(); ++col) {
+            const QRgb p = x.pixel(col, row);
+            inked += std::abs(qRed(p) - qRed(background)) + std::abs(qGreen(p) - qGreen(background)) +
+                         std::abs(qBlue(p) - qBlue(background)) >
+                     tolerance;
+        }
+    }
+    return inked;
+}
+
+// The most common colour of an image.
+QRgb commonest(const QImage& image) {
+    const QImage x = image.convertToFormat(QImage::Format_RGB32);
+    QHash<QRgb, int> counts;
+    for (int row = 0; row < x.height(); ++row)
+        for (int col = 0; col < x.width(); ++col) ++counts[x.pixel(col, row)];
+    QRgb best = 0;
+    for (auto it = counts.begin(); it != counts.end(); ++it)
+        if (it.value() > counts.value(best)) best = it.key();
+    return best;
+}
+
 // Fields of a CSV row (commas inside double quotes do not separate).
 int fieldCount(const QString& row) {
     int fields = 1;
@@ -59,6 +101,38 @@ int fieldCount(const QString& row) {
         if (ch == ',' && !quoted) ++fields;
     }
     return fields;
+}
+
+// The SVG's text elements in document order: each one's text and font size.
+struct SvgText {
+    QString text;
+    double fontSize = 0.0;
+};
+QList<SvgText> svgTexts(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    QList<SvgText> out;
+    QXmlStreamReader xml(&f);
+    while (!xml.atEnd()) {
+        if (xml.readNext() != QXmlStreamReader::StartElement || xml.name() != QLatin1String("text"))
+            continue;
+        SvgText t;
+        t.fontSize = xml.attributes().value("font-size").toDouble();
+        t.text = xml.readElementText(QXmlStreamReader::IncludeChildElements);
+        out << t;
+    }
+    return out;
+}
+
+bool hasRun(const QList<SvgText>& texts, const QString& whole) {
+    return std::any_of(texts.begin(), texts.end(), [&](const SvgText& t) { return t.text == whole; });
+}
+
+QString runsContaining(const QList<SvgText>& texts, const QString& part) {
+    QStringList out;
+    for (const SvgText& t : texts)
+        if (t.text.contains(part)) out << '"' + t.text + '"';
+    return out.join(", ");
 }
 
 QStringList lines(const QString& path) {
@@ -124,7 +198,7 @@ class TestExport : public QObject {
             {"loss",
              [&](const QString& p, double sc, QString* e) { return loss->exportPng(p, sc, e); },
              [&](const QString& p, QString* e) { return loss->exportSvg(p, e); },
-             [&](const QString& p, QString* e) { return loss->exportCsv(p, e); }, loss->view(),
+             [&](const QString& p, QString* e) { return loss->exportCsv(p, e); }, loss->plot(),
              "PipeLens", false, "series,slot,value", lossRows},
             {"figures",
              [&](const QString& p, double sc, QString* e) { return figures->exportPng(p, sc, e); },
@@ -229,6 +303,126 @@ class TestExport : public QObject {
         const QStringList first = rows.at(1).split(',');
         QCOMPARE(first.at(first.size() - 2), QString("0"));
         QCOMPARE(first.last().toDouble(), s->result(0).initialObjective - s->result(0).optimum);
+    }
+
+    // Each legend name ("RPD δ=60, γ=0.25") is one text run in the SVG, in the chart's export and
+    // in the window's: Qt writes a run per script, which a viewer draws with gaps.
+    void svgTextRunsHoldWholeNames() {
+        const QList<LineLegend::Entry> entries = window_->lossChart()->legend()->entries();
+        QVERIFY(entries.size() >= 3);
+        const QString chart = dir_.filePath("loss-runs.svg");
+        const QString whole = dir_.filePath("window-runs.svg");
+        QVERIFY(window_->lossChart()->exportSvg(chart));
+        QVERIFY(window_->exportWindow(whole, 1.0));
+        for (const QString& path : {chart, whole}) {
+            const QList<SvgText> texts = svgTexts(path);
+            for (const LineLegend::Entry& e : entries) {
+                QVERIFY(e.name.contains(QStringLiteral("γ=")));
+                QVERIFY2(hasRun(texts, e.name),
+                         qPrintable(QStringLiteral("%1: \"%2\" is not one run; runs with γ: %3")
+                                        .arg(QFileInfo(path).fileName(), e.name,
+                                             runsContaining(texts, QStringLiteral("γ")))));
+            }
+        }
+    }
+
+    // Text in the SVG is as large as on screen: a 9 pt font is 12 px on a 96 dpi screen, and
+    // 12 SVG units in a picture as many units wide as the widget is pixels.
+    void svgTextIsAsLargeAsOnScreen() {
+        GanttChart* gantt = window_->gantt();
+        const QString path = dir_.filePath("gantt-size.svg");
+        QVERIFY(gantt->exportSvg(path));
+        const QList<SvgText> texts = svgTexts(path);
+        const auto label = std::find_if(texts.begin(), texts.end(),
+                                        [](const SvgText& t) { return t.text == "stage 1"; });
+        QVERIFY2(label != texts.end(), qPrintable(runsContaining(texts, "stage")));
+        QCOMPARE(label->fontSize, static_cast<double>(QFontInfo(gantt->font()).pixelSize()));
+    }
+
+    // An exported Gantt chart or heatmap names the method it shows, and leaves out the playback
+    // cursor's on-screen note.
+    void chartExportsNameTheMethodWithoutTheCursorNote() {
+        window_->playback()->setCursor(window_->playback()->totalSlots() / 2);
+        QCoreApplication::processEvents();
+        const QString method = window_->ganttMethodField()->currentText();
+        QVERIFY(!method.isEmpty());
+        struct Case {
+            QString name;
+            RangeChart* chart;
+        };
+        for (const Case& c : {Case{"gantt", window_->gantt()}, Case{"heatmap", window_->heatmap()}}) {
+            const QString svg = dir_.filePath(c.name + "-named.svg");
+            QVERIFY(c.chart->exportSvg(svg));
+            const QList<SvgText> texts = svgTexts(svg);
+            const bool named = std::any_of(texts.begin(), texts.end(),
+                                           [&](const SvgText& t) { return t.text.contains(method); });
+            QVERIFY2(named, qPrintable(c.name + ": the SVG does not name " + method));
+            QVERIFY2(runsContaining(texts, "not yet run").isEmpty(),
+                     qPrintable(c.name + ": " + runsContaining(texts, "not yet run")));
+            // The PNG draws the same: it differs from the screen where the name is written.
+            const QString png = dir_.filePath(c.name + "-named.png");
+            QVERIFY(c.chart->exportPng(png, 1.0));
+            const QImage shown = c.chart->grab().toImage();
+            QVERIFY(alikeShare(QImage(png), shown, 0) < 0.999);
+        }
+        QVERIFY(window_->waitForResults(test::timeout(60000)));  // cursor back at the end
+    }
+
+    // The window's SVG shows the menu bar as the screen does, and the Experiment panel as far as
+    // it shows: a control cut by the panel's edge, drawn whole, lay over the dock's title below.
+    void windowSvgLooksLikeTheWindow() {
+        MainWindow w;
+        w.resize(1024, 700);
+        w.show();
+        QVERIFY(w.waitForResults(test::timeout(60000)));
+        auto* area = qobject_cast<QScrollArea*>(w.controls()->parentWidget()->parentWidget());
+        QVERIFY(area);
+        // A label cut by the bottom edge of the panel's view: drawn whole, it lies over the
+        // dock below.
+        auto straddling = [&] {
+            QList<const QLabel*> out;
+            for (const QLabel* label : w.controls()->findChildren<QLabel*>()) {
+                const QRect at(label->mapTo(area->viewport(), QPoint(0, 0)), label->size());
+                const QRect view = area->viewport()->rect();
+                if (label->isVisible() && !label->text().isEmpty() && at.intersects(view) &&
+                    !view.contains(at))
+                    out << label;
+            }
+            return out;
+        };
+        QScrollBar* bar = area->verticalScrollBar();
+        for (int v = 0; v <= bar->maximum() && straddling().isEmpty(); ++v) bar->setValue(v);
+        QCoreApplication::processEvents();
+        const QList<const QLabel*> cut = straddling();
+        QVERIFY(!cut.isEmpty());
+        const QString path = dir_.filePath("window-look.svg");
+        QString error;
+        QVERIFY2(w.exportWindow(path, 1.0, &error), qPrintable(error));
+        QSvgRenderer renderer(path);
+        QVERIFY(renderer.isValid());
+        QImage drawn(w.size(), QImage::Format_RGB32);
+        drawn.fill(Qt::white);
+        {
+            QPainter painter(&drawn);
+            renderer.render(&painter);
+        }
+        const QImage shown = w.grab().toImage().convertToFormat(QImage::Format_RGB32);
+        // The menu bar: as much ink as on screen (its style drew nothing into the SVG: blank).
+        QStringList wrong;
+        const QRect menu = w.menuBar()->geometry();
+        const QRgb background = commonest(shown.copy(menu));
+        const double ink = static_cast<double>(inkOf(drawn.copy(menu), background, 60)) /
+                           static_cast<double>(std::max(1LL, inkOf(shown.copy(menu), background, 60)));
+        if (!(ink > 0.6 && ink < 1.6))
+            wrong << QStringLiteral("the menu bar has %1 times the screen's ink").arg(ink);
+        // Nor is the text of a label cut by the panel's edge (the SVG cannot cut it).
+        const QList<SvgText> texts = svgTexts(path);
+        for (const QLabel* label : cut) {
+            if (hasRun(texts, label->text()))
+                wrong << QStringLiteral("\"%1\", cut by the panel's edge, is drawn whole")
+                             .arg(label->text());
+        }
+        QVERIFY2(wrong.isEmpty(), qPrintable(wrong.join('\n')));
     }
 
     void aBadScaleOrPathIsRefused() {
