@@ -133,7 +133,9 @@ FigureStrip::FigureStrip(QWidget* parent)
     numbers_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     numbers_->setToolTip(tr("Run lengths from the engine's timelines beside their closed forms"));
     numbers_->setMargin(2);
-    // Whole lines, never cut: a table taller than the strip scrolls.
+    numbers_->setMinimumWidth(200);
+    numbers_->setWordWrap(true);
+    // Never cut: a table taller than the strip scrolls.
     layout->addWidget(new FittingScrollArea(numbers_, Qt::Vertical, this), 1);
 }
 

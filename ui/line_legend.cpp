@@ -2,6 +2,7 @@
 
 #include <QFontMetrics>
 #include <QPainter>
+#include <QVBoxLayout>
 #include <algorithm>
 
 namespace pipelens::ui {
@@ -70,6 +71,18 @@ void LineLegend::paintEvent(QPaintEvent*) {
         p.drawText(QRect(r.left() + kSample + kGap, r.top(), r.width() - kSample - kGap, r.height()),
                    Qt::AlignLeft | Qt::AlignVCenter, entries_[i].name);
     }
+}
+
+QWidget* chartWithLegend(QWidget* chart, LineLegend* legend, QWidget* parent) {
+    auto* panel = new QWidget(parent);
+    panel->setAutoFillBackground(true);
+    panel->setBackgroundRole(QPalette::Base);
+    auto* layout = new QVBoxLayout(panel);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addWidget(chart, 1);
+    layout->addWidget(legend);
+    return panel;
 }
 
 }  // namespace pipelens::ui

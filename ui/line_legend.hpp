@@ -38,4 +38,8 @@ private:
     QList<Entry> entries_;
 };
 
+// A panel in the chart background colour holding `chart` over `legend`: what a chart with a
+// LineLegend shows, and what its PNG and SVG exports draw.
+QWidget* chartWithLegend(QWidget* chart, LineLegend* legend, QWidget* parent);
+
 }  // namespace pipelens::ui

@@ -110,10 +110,7 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
     // The legend is a LineLegend under the chart: it wraps, so no name (nor its γ) is elided.
     chart->legend()->hide();
     chart->setAnimationOptions(QChart::NoAnimation);
-    plot_ = new QWidget(this);
-    plot_->setAutoFillBackground(true);
-    plot_->setBackgroundRole(QPalette::Base);
-    view_ = new QChartView(chart, plot_);
+    view_ = new QChartView(chart, this);
     view_->setRenderHint(QPainter::Antialiasing);
     view_->setMinimumSize(300, 160);
     view_->setRubberBand(QChartView::RectangleRubberBand);
@@ -172,12 +169,8 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
     tools->addWidget(pin_);
     tools->addWidget(resetZoom_);
     tools->addStretch();
-    legend_ = new LineLegend(plot_);
-    auto* plotLayout = new QVBoxLayout(plot_);
-    plotLayout->setContentsMargins(0, 0, 0, 0);
-    plotLayout->setSpacing(0);
-    plotLayout->addWidget(view_, 1);
-    plotLayout->addWidget(legend_);
+    legend_ = new LineLegend(this);
+    plot_ = chartWithLegend(view_, legend_, this);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
@@ -403,6 +396,14 @@ bool LossChart::ensureAxes() {
     return replaced;
 }
 
+int LossChart::logLabelCapacity() const {
+    // Room for a label and a label's height of space between two labels, in the plot's height
+    // (about the view's less the title, the x axis and the margins).
+    const QFontMetrics fm(yAxisItem_ ? yAxisItem_->labelsFont() : font());
+    const int plotHeight = view_->height() - 4 * fm.height() - 24;
+    return std::clamp(plotHeight / (2 * fm.height()), 2, 8);
+}
+
 void LossChart::rebuildAxes() {
     const bool replaced = ensureAxes();
     if (zoomed_ && !replaced) {  // the person's zoom stays
@@ -457,12 +458,14 @@ void LossChart::rebuildAxes() {
     xAxisItem_->setTitleText(xTitle);
     if (logY()) {
         auto* a = static_cast<QLogValueAxis*>(yAxisItem_);
-        // One label per decade up to about 7 decades; beyond, one per 2, 3, … decades, so the
-        // labels never crowd (Qt elides them to "…" when they do).
+        // One label per decade while they fit the chart's height (at most 8); beyond, one per
+        // 2, 3, … decades, so the labels never crowd (Qt elides them to "..." when they do).
         int loExp = static_cast<int>(std::floor(std::log10(std::max(yMin, kLogFloor))));
         int hiExp = static_cast<int>(std::ceil(std::log10(yMax)));
         if (hiExp <= loExp) hiExp = loExp + 1;
-        const int perTick = std::max(1, (hiExp - loExp + 6) / 7);
+        builtLabelCapacity_ = logLabelCapacity();
+        const int intervals = builtLabelCapacity_ - 1;
+        const int perTick = std::max(1, (hiExp - loExp + intervals - 1) / intervals);
         loExp = static_cast<int>(std::floor(static_cast<double>(loExp) / perTick)) * perTick;
         hiExp = static_cast<int>(std::ceil(static_cast<double>(hiExp) / perTick)) * perTick;
         a->setBase(std::pow(10.0, perTick));

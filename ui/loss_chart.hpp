@@ -106,6 +106,8 @@ public:
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
+    // Labels that fit one above another on the log y axis at the view's height (2 to 8).
+    int logLabelCapacity() const;
 
 signals:
     // The person asked for (or hid) the theorem's chart.
@@ -138,6 +140,7 @@ private:
     QAbstractAxis* xAxisItem_ = nullptr;
     QAbstractAxis* yAxisItem_ = nullptr;
     int cursor_ = -1;
+    int builtLabelCapacity_ = 8;  // logLabelCapacity() when the y axis was last built
     bool live_ = false;
     double liveSlots_ = 0.0;
     double liveUpdates_ = 0.0;

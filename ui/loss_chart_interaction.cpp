@@ -149,6 +149,9 @@ bool LossChart::eventFilter(QObject* watched, QEvent* event) {
         } else if (event->type() == QEvent::Leave) {
             readout_->hide();
             marker_->hide();
+        } else if (event->type() == QEvent::Resize && logY() &&
+                   logLabelCapacity() != builtLabelCapacity_) {
+            rebuildAxes();  // taller or shorter: more or fewer decades get a label
         }
     }
     return QWidget::eventFilter(watched, event);

@@ -1,9 +1,9 @@
 #pragma once
-// The workbench window: controls on the left, the lesson below them, and in the middle the
-// pipeline Gantt chart, the loss curves beside the staleness heatmap (and, asked for, the
-// theorem chart in a tab beside it), the strip of figures and
-// the playback bar; the Sweep view docks on the right. It wires the ExperimentController (the one owner of the config) to the
-// views; the views only read.
+// The workbench window: controls on the left, the lesson below them (the Sweep view a tab
+// beside it), and in the middle the pipeline Gantt chart, the loss curves beside the staleness
+// heatmap (and, asked for, the theorem chart in a tab beside it), the strip of figures and the
+// playback bar. It fits 1024 x 700: what does not fit scrolls. It wires the
+// ExperimentController (the one owner of the config) to the views; the views only read.
 #include <QMainWindow>
 #include <QStringList>
 

@@ -25,9 +25,13 @@ const QString kComputingText = QStringLiteral("computing… the delays appear wh
 constexpr QRgb kNotRun = 0xffeeeeee;  // updates past the cursor
 
 struct Layout {
-    QRectF statsLine;  // one line, or two when the stats do not fit in one
+    QRectF statsLine;  // one line, or more when the stats do not fit in one
     bool statsWrapped = false;
-    int noteLines = 0;  // wrapped: lines of the steady-state note between max and the rest
+    // Wrapped: lines of the max, of the steady-state note and of the rest, each word-wrapped
+    // (never elided: a narrow window shows them whole on more lines).
+    int maxLines = 1;
+    int noteLines = 0;
+    int restLines = 1;
     double width = 0.0;  // the whole widget's
     QRectF plot;
     QRectF colourBar;
@@ -168,13 +172,18 @@ Layout StalenessHeatmap::Impl::layout(const QSizeF& size, const QFontMetricsF& f
     l.width = size.width();
     const double statsWidth = std::max(0.0, std::floor(size.width() - left - 8));
     l.statsWrapped = fm.horizontalAdvance(statsText()) > statsWidth;
-    const QString note = statsNote();
-    if (l.statsWrapped && !note.isEmpty() && statsWidth > 0) {
-        const QRectF box = fm.boundingRect(QRectF(0, 0, statsWidth, 1e6), Qt::TextWordWrap, note);
-        l.noteLines = std::max(1, static_cast<int>(std::ceil(box.height() / line - 0.01)));
+    auto linesOf = [&](const QString& text) {
+        if (text.isEmpty() || statsWidth <= 0) return 0;
+        const QRectF box = fm.boundingRect(QRectF(0, 0, statsWidth, 1e6), Qt::TextWordWrap, text);
+        return std::max(1, static_cast<int>(std::ceil(box.height() / line - 0.01)));
+    };
+    if (l.statsWrapped) {
+        l.maxLines = std::max(1, linesOf(statsMax()));
+        l.noteLines = linesOf(statsNote());
+        l.restLines = std::max(1, linesOf(statsRest()));
     }
-    l.statsLine = QRectF(std::ceil(left), 4, statsWidth,
-                         std::ceil((l.statsWrapped ? 2 + l.noteLines : 1) * line + 6));
+    const int statsLines = l.statsWrapped ? l.maxLines + l.noteLines + l.restLines : 1;
+    l.statsLine = QRectF(std::ceil(left), 4, statsWidth, std::ceil(statsLines * line + 6));
     l.plot = QRectF(std::ceil(left), l.statsLine.bottom() + 4,
                     std::max(1.0, std::floor(size.width() - std::ceil(left) - right)),
                     std::max(1.0, std::floor(size.height() - l.statsLine.bottom() - 4 - bottom)));
@@ -227,18 +236,16 @@ void StalenessHeatmap::Impl::paint(QPainter& p, const QSizeF& size, const QFont&
     if (!l.statsWrapped) {
         p.drawText(l.statsLine, Qt::AlignLeft | Qt::AlignVCenter, statsText());
     } else {
-        // Two lines, each elided at the right if even that is too narrow, with the steady-state
-        // note between them, word-wrapped (it is the explanation: never elided).
+        // The max, the steady-state note and the rest, each word-wrapped on as many lines as
+        // it needs (the layout made room for them).
         const double w = l.statsLine.width();
-        const QRectF first(l.statsLine.left(), l.statsLine.top() + 3, w, fm.height());
+        const QRectF first(l.statsLine.left(), l.statsLine.top() + 3, w, l.maxLines * fm.height());
         const QRectF note(l.statsLine.left(), first.bottom(), w, l.noteLines * fm.height());
-        const QRectF second(l.statsLine.left(), note.bottom(), w, fm.height());
-        p.drawText(first, Qt::AlignLeft | Qt::AlignVCenter,
-                   fm.elidedText(statsMax(), Qt::ElideRight, w));
+        const QRectF second(l.statsLine.left(), note.bottom(), w, l.restLines * fm.height());
+        p.drawText(first, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, statsMax());
         if (l.noteLines > 0)
             p.drawText(note, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, statsNote());
-        p.drawText(second, Qt::AlignLeft | Qt::AlignVCenter,
-                   fm.elidedText(statsRest(), Qt::ElideRight, w));
+        p.drawText(second, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, statsRest());
     }
     if (vectorCells) p.fillRect(l.plot, QColor(kNotRun));
     if (vectorCells)

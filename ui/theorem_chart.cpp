@@ -57,10 +57,7 @@ TheoremChart::TheoremChart(QWidget* parent) : QWidget(parent) {
     chart->setMargins(QMargins(4, 4, 4, 4));
     chart->setAnimationOptions(QChart::NoAnimation);
     chart->legend()->hide();
-    plot_ = new QWidget(this);
-    plot_->setAutoFillBackground(true);
-    plot_->setBackgroundRole(QPalette::Base);
-    view_ = new QChartView(chart, plot_);
+    view_ = new QChartView(chart, this);
     view_->setRenderHint(QPainter::Antialiasing);
     view_->setMinimumSize(240, 160);
     run_ = new QComboBox(this);
@@ -84,12 +81,8 @@ TheoremChart::TheoremChart(QWidget* parent) : QWidget(parent) {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
     layout->addLayout(bar);
-    legend_ = new LineLegend(plot_);
-    auto* plotLayout = new QVBoxLayout(plot_);
-    plotLayout->setContentsMargins(0, 0, 0, 0);
-    plotLayout->setSpacing(0);
-    plotLayout->addWidget(view_, 1);
-    plotLayout->addWidget(legend_);
+    legend_ = new LineLegend(this);
+    plot_ = chartWithLegend(view_, legend_, this);
     layout->addWidget(plot_, 1);
     layout->addWidget(note_);
     connect(run_, &QComboBox::currentIndexChanged, this, [this] { rebuild(); });

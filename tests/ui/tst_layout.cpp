@@ -2,7 +2,8 @@
 // LocalSGD or an RPD entry selected, each preset, S = 64 and 128, a diverged run) hides nothing:
 // every visible widget lies inside its parent (only a scroll area's content may scroll), no field
 // is squeezed below its minimum, every label's text fits (or is elided on purpose with the whole
-// text as tooltip), chart titles are whole, and γ shows without scrolling at the default size.
+// text as tooltip), no chart cuts a title, legend name, axis label or statistics line short, and
+// γ shows without scrolling at the default size.
 // An error message does not move the other controls.
 #include <QAbstractButton>
 #include <QAbstractSpinBox>
@@ -19,15 +20,20 @@
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSpinBox>
+#include <QTemporaryDir>
 #include <QTest>
+#include <QXmlStreamReader>
 
 #include "controls_panel.hpp"
 #include "experiment_controller.hpp"
+#include "gantt_chart.hpp"
 #include "log_slider.hpp"
 #include "loss_chart.hpp"
 #include "main_window.hpp"
 #include "method_list_editor.hpp"
 #include "presets.hpp"
+#include "range_chart.hpp"
+#include "staleness_heatmap.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -97,6 +103,26 @@ QStringList chartProblems(const QChartView* view) {
                        .arg(view->chart()->title())
                        .arg(view->width())
                        .arg(view->height());
+    }
+    return out;
+}
+
+// Text a hand-drawn chart (the Gantt chart, the heatmap) cut short with "…", read from its SVG,
+// which holds each line of text as drawn.
+QStringList elidedChartText(const RangeChart* chart) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("chart.svg");
+    if (!chart->exportSvg(path)) return {QStringLiteral("the chart did not export")};
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {QStringLiteral("cannot read ") + path};
+    QStringList out;
+    QXmlStreamReader xml(&f);
+    while (!xml.atEnd()) {
+        if (xml.readNext() != QXmlStreamReader::StartElement || xml.name() != QLatin1String("text"))
+            continue;
+        const QString text = xml.readElementText(QXmlStreamReader::IncludeChildElements);
+        if (text.contains(QChar(0x2026)))
+            out << QStringLiteral("%1: \"%2\" cut short").arg(nameOf(chart), text);
     }
     return out;
 }
@@ -185,14 +211,6 @@ private slots:
         w.show();
         QVERIFY(w.waitForResults(test::timeout(60000)));
         const QSize least = w.minimumSizeHint();
-        if (qEnvironmentVariableIsSet("PIPELENS_LAYOUT_DEBUG")) {
-            for (QWidget* c : w.findChildren<QWidget*>()) {
-                if (!c->isVisible() || c->objectName().startsWith("qt_")) continue;
-                const QSize m = c->minimumSizeHint().expandedTo(c->minimumSize());
-                if (m.width() > 250 || m.height() > 150 || qobject_cast<QChartView*>(c))
-                    qDebug() << nameOf(c) << m << c->size();
-            }
-        }
         QVERIFY2(least.width() <= 1024 && least.height() <= 700,
                  qPrintable(QStringLiteral("the window needs at least %1 × %2")
                                 .arg(least.width())
@@ -259,7 +277,10 @@ private slots:
             QVERIFY2(w.waitForResults(test::timeout(60000), &error), qPrintable(error));
         }
         QCOMPARE(resized(w, size), size);
-        const QStringList problems = clipped(&w);
+        QStringList problems = clipped(&w);
+        for (const RangeChart* chart : {static_cast<RangeChart*>(w.gantt()),
+                                        static_cast<RangeChart*>(w.heatmap())})
+            problems << elidedChartText(chart);
         const QByteArray grab = qgetenv("PIPELENS_LAYOUT_GRAB");  // pictures to look at
         if (!grab.isEmpty())
             w.grab().save(QString::fromLocal8Bit(grab) + "/" +
