@@ -325,12 +325,18 @@ private slots:
         QList<QWidget*> fields = {panel->objectiveField(), panel->dimField(), panel->l2Field(),
                                   panel->stagesField(), panel->batchField(),
                                   panel->budgetField(), panel->seedField(),
-                                  panel->deviceField(), panel->methods()->stepSlider()};
+                                  panel->deviceField(), panel->methods()->noamField()};
         QList<QPoint> before;
         for (QWidget* f : fields) before << f->mapTo(&w, QPoint(0, 0));
         panel->rowsField()->setValue(601);  // not a multiple of b = 10: refused
+        LogSlider* gamma = panel->methods()->stepSlider();
+        gamma->field()->setText("0");  // γ must be > 0: refused
+        emit gamma->field()->editingFinished();
         settle(w);
         QVERIFY(!panel->errors().message(panel->rowsField()).isEmpty());
+        QVERIFY(!panel->methods()->errors().message(gamma).isEmpty());
+        QVERIFY(panel->messageArea()->isVisible());
+        QCOMPARE(panel->messageArea()->text(), panel->methods()->errors().message(gamma));
         for (qsizetype i = 0; i < fields.size(); ++i) {
             const QPoint after = fields[i]->mapTo(&w, QPoint(0, 0));
             QVERIFY2(after == before[i],
