@@ -449,8 +449,14 @@ bool MainWindow::waitForResults(int timeoutMs, QString* error) {
 }
 
 void MainWindow::showSweepView() {
+    const bool wasShown = sweepDock_->isVisible();
     sweepDock_->show();
     sweepDock_->raise();
+    if (wasShown) return;
+    // The sweep's chart needs more height than the lesson: give its tab the larger share.
+    auto* controlsDock = findChild<QDockWidget*>("controlsDock");
+    const int height = centralWidget()->height();
+    if (controlsDock && height > 0) resizeDocks({controlsDock, sweepDock_}, {height * 2 / 5, height * 3 / 5}, Qt::Vertical);
 }
 
 bool MainWindow::waitForSweep(int timeoutMs, QString* error) {

@@ -166,11 +166,14 @@ void SweepChart::paintAxes(QPainter& p, const Frame& f) const {
         p.drawText(QRectF(x - w / 2 - 2, f.plot.bottom() + 4, w + 4, fm.height()), Qt::AlignCenter, label);
         lastLabelRight = x + w / 2;
     }
+    double lastLabelTop = 1e9;  // labels go bottom-up: skip one that would overlap the last
     for (double v : yTicks) {
         const double y = f.mapY(v, plot_.logY);
         if (y < f.plot.top() - 0.5 || y > f.plot.bottom() + 0.5) continue;
         p.setPen(QColor(228, 228, 228));
         p.drawLine(QPointF(f.plot.left(), y), QPointF(f.plot.right(), y));
+        if (y + fm.height() / 2.0 > lastLabelTop) continue;
+        lastLabelTop = y - fm.height() / 2.0;
         p.setPen(QColor(60, 60, 60));
         const QString label = plot_.logY ? QString::number(v, 'g', 2) : number(v);
         p.drawText(QRectF(0, y - fm.height() / 2.0, f.plot.left() - 6, fm.height()),
@@ -184,11 +187,14 @@ void SweepChart::paintAxes(QPainter& p, const Frame& f) const {
     p.drawText(QRectF(f.plot.left(), f.plot.bottom() + 4 + fm.height(), f.plot.width(), fm.height() + 4),
                Qt::AlignCenter, xTitle);
     p.save();
-    p.translate(14, f.plot.center().y());
-    p.rotate(-90);
     const QString yTitle = QString::fromStdString(plot_.yTitle) + (plot_.logY ? tr(" (log)") : QString());
-    p.drawText(QRectF(-f.plot.height() / 2, -fm.height() / 2.0 - 2, f.plot.height(), fm.height() + 4),
-               Qt::AlignCenter, yTitle);
+    // Centred on the plot, but as long as the title needs (within the widget): never cut.
+    const double length = std::min<double>(height(), std::max<double>(f.plot.height(), fm.horizontalAdvance(yTitle) + 6));
+    const double centre = std::clamp(f.plot.center().y(), length / 2, height() - length / 2);
+    p.translate(14, centre);
+    p.rotate(-90);
+    p.drawText(QRectF(-length / 2, -fm.height() / 2.0 - 2, length, fm.height() + 4), Qt::AlignCenter,
+               yTitle);
     p.restore();
 }
 

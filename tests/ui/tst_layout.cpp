@@ -151,9 +151,14 @@ QStringList clipped(QWidget* window) {
                        .arg(inside.width())
                        .arg(inside.height());
         }
+        // Fields, charts and every widget that draws itself (no children): squeezed below their
+        // minimum they cut what they draw.
+        const bool leaf = w->findChildren<QWidget*>(Qt::FindDirectChildrenOnly).isEmpty();
         const bool field = qobject_cast<QAbstractButton*>(w) || qobject_cast<QComboBox*>(w) ||
                            qobject_cast<QAbstractSpinBox*>(w) || qobject_cast<QLineEdit*>(w) ||
-                           qobject_cast<QChartView*>(w);
+                           qobject_cast<QChartView*>(w) ||
+                           (leaf && w->sizePolicy().horizontalPolicy() != QSizePolicy::Ignored &&
+                            w->sizePolicy().verticalPolicy() != QSizePolicy::Ignored);
         const QSize least = w->minimumSizeHint().expandedTo(w->minimumSize());
         if (field && (w->width() < least.width() || w->height() < least.height())) {
             out << QStringLiteral("%1: %2×%3, below its minimum %4×%5")
@@ -165,7 +170,6 @@ QStringList clipped(QWidget* window) {
         }
         // Text that wraps (a legend): taller than its room is cut. (Containers are judged by
         // their parts: a splitter does not ask them for their height at their width.)
-        const bool leaf = w->findChildren<QWidget*>(Qt::FindDirectChildrenOnly).isEmpty();
         if (leaf && w->hasHeightForWidth() && w->heightForWidth(w->width()) > w->height() &&
             !qobject_cast<QLabel*>(w)) {
             out << QStringLiteral("%1: needs %2 px of height, has %3")
