@@ -2,11 +2,11 @@
 
 #include <QBuffer>
 #include <QGuiApplication>
-#include <QScreen>
 #include <QImage>
-#include <QStyleHints>
 #include <QPainter>
 #include <QSaveFile>
+#include <QScreen>
+#include <QStyleHints>
 #include <QSvgGenerator>
 #include <algorithm>
 #include <cmath>

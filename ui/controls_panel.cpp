@@ -77,7 +77,8 @@ ControlsPanel::ControlsPanel(ExperimentController* controller, QWidget* parent)
     stepScale_ = combo();
     stepScale_->setMinimumContentsLength(6);
     for (int k = -4; k <= 4; ++k) {
-        stepScale_->addItem(k < 0 ? QStringLiteral("1/%1").arg(1 << -k) : QString::number(1 << k), k);
+        stepScale_->addItem(k < 0 ? QStringLiteral("1/%1").arg(1 << -k) : QString::number(1 << k),
+                            k);
     }
     stepScale_->setCurrentIndex(stepScale_->findData(0));
     // Above the list: in sight without scrolling past the selected method's fields.
@@ -177,7 +178,6 @@ ControlsPanel::ControlsPanel(ExperimentController* controller, QWidget* parent)
                    tr("The experiment seed (RPD draws, shuffling): an integer ≥ 0; Enter applies"));
     shuffle_ = new QCheckBox(tr("Shuffle batches every epoch"));
     errors_.addRow(pipe, QString(), shuffle_, tr("A fresh permutation of the M batches per epoch"));
-
 
     // Compute.
     QFormLayout* compute = group(layout, tr("Compute"));

@@ -8,7 +8,7 @@ namespace pipelens::ui {
 
 class ElidingLabel : public QLabel {
     Q_OBJECT
-public:
+  public:
     explicit ElidingLabel(QWidget* parent = nullptr);
 
     void setFullText(const QString& text);
@@ -17,10 +17,10 @@ public:
     QSize minimumSizeHint() const override;
     QSize sizeHint() const override;
 
-protected:
+  protected:
     void resizeEvent(QResizeEvent* event) override;
 
-private:
+  private:
     void elide();
 
     QString fullText_;

@@ -29,7 +29,8 @@ namespace {
 
 constexpr int kDelayVsStagesEvery = 32;
 constexpr int kMinFigureWidth = 150;
-constexpr int kMinFigureHeight = 185;  // title, legend and axes with room for the plot  // every S up to here; beyond, a few S and the current
+constexpr int kMinFigureHeight = 185;  // title, legend and axes with room for the plot  // every S
+                                       // up to here; beyond, a few S and the current
 
 QChartView* smallChart(const QString& title, QWidget* parent) {
     auto* chart = new QChart;
@@ -190,7 +191,8 @@ void FigureStrip::fitChartsToText() {
                 widest = std::max(widest, fm.horizontalAdvance(label));
             needed = std::max(needed, 70.0 + categories->count() * (widest + 16.0));
         }
-        v->setMinimumWidth(std::max(kMinFigureWidth, static_cast<int>(std::ceil(needed + kPadding))));
+        v->setMinimumWidth(
+            std::max(kMinFigureWidth, static_cast<int>(std::ceil(needed + kPadding))));
     }
 }
 

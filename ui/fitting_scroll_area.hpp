@@ -9,16 +9,16 @@ namespace pipelens::ui {
 
 class FittingScrollArea : public QScrollArea {
     Q_OBJECT
-public:
+  public:
     FittingScrollArea(QWidget* content, Qt::Orientation scrolls, QWidget* parent = nullptr);
 
     QSize minimumSizeHint() const override;
     QSize sizeHint() const override;
 
-protected:
+  protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
-private:
+  private:
     Qt::Orientation scrolls_;
 };
 

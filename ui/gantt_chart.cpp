@@ -541,7 +541,8 @@ void GanttChart::Impl::paintLegend(QPainter& p, const Layout& l, const QFontMetr
         const QFontMetricsF boldMetrics(bold);
         p.setPen(QColor(20, 20, 20));
         const double w = boldMetrics.horizontalAdvance(methodName);
-        p.drawText(QRectF(x, l.legend.top(), w + 2, l.legend.height()), Qt::AlignVCenter, methodName);
+        p.drawText(QRectF(x, l.legend.top(), w + 2, l.legend.height()), Qt::AlignVCenter,
+                   methodName);
         p.restore();
         x += w + 14;
     }

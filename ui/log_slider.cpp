@@ -104,6 +104,8 @@ void LogSlider::setShowsError(bool on) {
     error_->setVisible(on && !errorText_.isEmpty());
 }
 
-QString LogSlider::errorText() const { return errorText_; }
+QString LogSlider::errorText() const {
+    return errorText_;
+}
 
 }  // namespace pipelens::ui

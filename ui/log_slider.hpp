@@ -29,12 +29,12 @@ public:
     // (for a panel that shows messages in a place of its own).
     void setShowsError(bool on);
 
-signals:
+  signals:
     // The person changed the value (slider released/moved, or Enter in the field).
     void valueEdited(double value);
     void errorChanged(const QString& message);
 
-private:
+  private:
     void fromSlider(int position);
     void fromField();
     int positionOf(double value) const;

@@ -356,7 +356,8 @@ void LossChart::rebuildSeries() {
     }
     updateTitle();
     QList<LineLegend::Entry> entries;
-    for (const QLineSeries* s : methodSeries_ + pinnedSeries_) entries << LineLegend::Entry{s->pen(), s->name()};
+    for (const QLineSeries* s : methodSeries_ + pinnedSeries_)
+        entries << LineLegend::Entry{s->pen(), s->name()};
     legend_->setEntries(entries);
     rebuildAxes();
 }

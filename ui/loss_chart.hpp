@@ -109,7 +109,7 @@ protected:
     // Labels that fit one above another on the log y axis at the view's height (2 to 8).
     int logLabelCapacity() const;
 
-signals:
+  signals:
     // The person asked for (or hid) the theorem's chart.
     void theoremChartToggled(bool on);
 

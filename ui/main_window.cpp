@@ -19,9 +19,9 @@
 #include <cmath>
 
 #include "controls_panel.hpp"
+#include "eliding_label.hpp"
 #include "experiment/results.hpp"
 #include "experiment_controller.hpp"
-#include "eliding_label.hpp"
 #include "figure_strip.hpp"
 #include "fitting_scroll_area.hpp"
 #include "gantt_chart.hpp"
@@ -85,9 +85,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(controller_, &ExperimentController::partialResults, this, &MainWindow::showPartial);
     connect(controller_, &ExperimentController::runFailed, this,
             [this](quint64, const QString& message) { status(message, true); });
-    connect(controller_, &ExperimentController::notice, this, [this](const QString& n) {
-        notices_->setFullText(n);
-    });
+    connect(controller_, &ExperimentController::notice, this,
+            [this](const QString& n) { notices_->setFullText(n); });
     connect(playback_, &PlaybackBar::cursorChanged, this, &MainWindow::applyCursor);
     // A click on the Gantt or the heatmap moves the playback cursor there (as scrubbing does).
     connect(gantt_, &GanttChart::slotClicked, playback_, &PlaybackBar::setCursor);
@@ -346,9 +345,10 @@ void MainWindow::showPartial() {
     }
     loss_->setLive(controller_->liveCurves(), slotRange, updates);
     runState_->setStyleSheet(QString());
-    runState_->setFullText(tr("running: %1% — the loss curves fill in as the methods compute; the "
-                          "heatmap follows when the run is done")
-                           .arg(static_cast<int>(std::floor(controller_->liveFraction() * 100.0))));
+    runState_->setFullText(
+        tr("running: %1% — the loss curves fill in as the methods compute; the "
+           "heatmap follows when the run is done")
+            .arg(static_cast<int>(std::floor(controller_->liveFraction() * 100.0))));
 }
 
 void MainWindow::applyCursor(int slot) {
@@ -456,7 +456,8 @@ void MainWindow::showSweepView() {
     // The sweep's chart needs more height than the lesson: give its tab the larger share.
     auto* controlsDock = findChild<QDockWidget*>("controlsDock");
     const int height = centralWidget()->height();
-    if (controlsDock && height > 0) resizeDocks({controlsDock, sweepDock_}, {height * 2 / 5, height * 3 / 5}, Qt::Vertical);
+    if (controlsDock && height > 0)
+        resizeDocks({controlsDock, sweepDock_}, {height * 2 / 5, height * 3 / 5}, Qt::Vertical);
 }
 
 bool MainWindow::waitForSweep(int timeoutMs, QString* error) {

@@ -189,12 +189,13 @@ void SweepChart::paintAxes(QPainter& p, const Frame& f) const {
     p.save();
     const QString yTitle = QString::fromStdString(plot_.yTitle) + (plot_.logY ? tr(" (log)") : QString());
     // Centred on the plot, but as long as the title needs (within the widget): never cut.
-    const double length = std::min<double>(height(), std::max<double>(f.plot.height(), fm.horizontalAdvance(yTitle) + 6));
+    const double length = std::min<double>(
+        height(), std::max<double>(f.plot.height(), fm.horizontalAdvance(yTitle) + 6));
     const double centre = std::clamp(f.plot.center().y(), length / 2, height() - length / 2);
     p.translate(14, centre);
     p.rotate(-90);
-    p.drawText(QRectF(-length / 2, -fm.height() / 2.0 - 2, length, fm.height() + 4), Qt::AlignCenter,
-               yTitle);
+    p.drawText(QRectF(-length / 2, -fm.height() / 2.0 - 2, length, fm.height() + 4),
+               Qt::AlignCenter, yTitle);
     p.restore();
 }
 

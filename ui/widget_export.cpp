@@ -3,8 +3,8 @@
 #include <QAbstractScrollArea>
 #include <QColor>
 #include <QGraphicsView>
-#include <QMenuBar>
 #include <QImage>
+#include <QMenuBar>
 #include <QPainter>
 #include <QSaveFile>
 #include <QWidget>

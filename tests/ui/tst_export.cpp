@@ -3,17 +3,17 @@
 #include <QChartView>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QFile>
 #include <QFileInfo>
 #include <QFontInfo>
+#include <QHash>
+#include <QImage>
+#include <QLabel>
+#include <QLineSeries>
 #include <QMenuBar>
+#include <QPainter>
 #include <QScrollArea>
 #include <QScrollBar>
-#include <QFile>
-#include <QHash>
-#include <QLabel>
-#include <QImage>
-#include <QLineSeries>
-#include <QPainter>
 #include <QSet>
 #include <QSvgRenderer>
 #include <QTemporaryDir>
@@ -23,8 +23,8 @@
 
 #include "controls_panel.hpp"
 #include "figure_strip.hpp"
-#include "line_legend.hpp"
 #include "gantt_chart.hpp"
+#include "line_legend.hpp"
 #include "loss_chart.hpp"
 #include "main_window.hpp"
 #include "playback_bar.hpp"
@@ -72,7 +72,8 @@ long long inkOf(const QImage& image, QRgb background, int tolerance) {
     for (int row = 0; row < x.height(); ++row) {
         for (int col = 0; col < x.width(); ++col) {
             const QRgb p = x.pixel(col, row);
-            inked += std::abs(qRed(p) - qRed(background)) + std::abs(qGreen(p) - qGreen(background)) +
+            inked += std::abs(qRed(p) - qRed(background)) +
+                         std::abs(qGreen(p) - qGreen(background)) +
                          std::abs(qBlue(p) - qBlue(background)) >
                      tolerance;
         }
@@ -125,7 +126,8 @@ QList<SvgText> svgTexts(const QString& path) {
 }
 
 bool hasRun(const QList<SvgText>& texts, const QString& whole) {
-    return std::any_of(texts.begin(), texts.end(), [&](const SvgText& t) { return t.text == whole; });
+    return std::any_of(texts.begin(), texts.end(),
+                       [&](const SvgText& t) { return t.text == whole; });
 }
 
 QString runsContaining(const QList<SvgText>& texts, const QString& part) {
@@ -350,12 +352,14 @@ class TestExport : public QObject {
             QString name;
             RangeChart* chart;
         };
-        for (const Case& c : {Case{"gantt", window_->gantt()}, Case{"heatmap", window_->heatmap()}}) {
+        for (const Case& c :
+             {Case{"gantt", window_->gantt()}, Case{"heatmap", window_->heatmap()}}) {
             const QString svg = dir_.filePath(c.name + "-named.svg");
             QVERIFY(c.chart->exportSvg(svg));
             const QList<SvgText> texts = svgTexts(svg);
-            const bool named = std::any_of(texts.begin(), texts.end(),
-                                           [&](const SvgText& t) { return t.text.contains(method); });
+            const bool named = std::any_of(texts.begin(), texts.end(), [&](const SvgText& t) {
+                return t.text.contains(method);
+            });
             QVERIFY2(named, qPrintable(c.name + ": the SVG does not name " + method));
             QVERIFY2(runsContaining(texts, "not yet run").isEmpty(),
                      qPrintable(c.name + ": " + runsContaining(texts, "not yet run")));
@@ -411,8 +415,9 @@ class TestExport : public QObject {
         QStringList wrong;
         const QRect menu = w.menuBar()->geometry();
         const QRgb background = commonest(shown.copy(menu));
-        const double ink = static_cast<double>(inkOf(drawn.copy(menu), background, 60)) /
-                           static_cast<double>(std::max(1LL, inkOf(shown.copy(menu), background, 60)));
+        const double ink =
+            static_cast<double>(inkOf(drawn.copy(menu), background, 60)) /
+            static_cast<double>(std::max(1LL, inkOf(shown.copy(menu), background, 60)));
         if (!(ink > 0.6 && ink < 1.6))
             wrong << QStringLiteral("the menu bar has %1 times the screen's ink").arg(ink);
         // Nor is the text of a label cut by the panel's edge (the SVG cannot cut it).

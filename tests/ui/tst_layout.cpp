@@ -58,8 +58,8 @@ QString nameOf(const QWidget* w) {
 // A scroll area's content may be larger than the viewport along the axes the area scrolls.
 bool scrollsAlong(const QWidget* content, Qt::Orientation axis) {
     const QWidget* viewport = content->parentWidget();
-    const auto* area = viewport ? qobject_cast<const QAbstractScrollArea*>(viewport->parentWidget())
-                                : nullptr;
+    const auto* area =
+        viewport ? qobject_cast<const QAbstractScrollArea*>(viewport->parentWidget()) : nullptr;
     if (!area || area->viewport() != viewport) return false;
     return (axis == Qt::Horizontal ? area->horizontalScrollBarPolicy()
                                    : area->verticalScrollBarPolicy()) != Qt::ScrollBarAlwaysOff;
@@ -72,10 +72,9 @@ QString labelProblem(const QLabel* l) {
     const QRect room = l->contentsRect();
     if (l->wordWrap()) {
         const int needed = l->heightForWidth(l->width());
-        return needed > l->height() ? QStringLiteral("wrapped text needs %1 px, has %2")
-                                          .arg(needed)
-                                          .arg(l->height())
-                                    : QString();
+        return needed > l->height()
+                   ? QStringLiteral("wrapped text needs %1 px, has %2").arg(needed).arg(l->height())
+                   : QString();
     }
     const QSize needed = l->sizeHint();
     if (needed.width() <= l->width() && needed.height() <= l->height()) return {};
@@ -141,7 +140,8 @@ QStringList clipped(QWidget* window) {
         if (qobject_cast<const QMainWindow*>(parent) && !g.intersects(inside)) continue;
         const bool xOut = g.left() < inside.left() || g.right() > inside.right();
         const bool yOut = g.top() < inside.top() || g.bottom() > inside.bottom();
-        if ((xOut && !scrollsAlong(w, Qt::Horizontal)) || (yOut && !scrollsAlong(w, Qt::Vertical))) {
+        if ((xOut && !scrollsAlong(w, Qt::Horizontal)) ||
+            (yOut && !scrollsAlong(w, Qt::Vertical))) {
             out << QStringLiteral("%1: %2,%3 %4×%5 outside its parent's %6×%7")
                        .arg(nameOf(w))
                        .arg(g.x())
@@ -207,7 +207,7 @@ QSize resized(MainWindow& w, const QSize& size) {
 
 class TestLayout : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { test::isolateSettings(); }
 
     void theWindowFitsTheSmallestSupportedSize() {
@@ -229,8 +229,9 @@ private slots:
         for (const QSize size : {QSize(1024, 700), QSize(1600, 1000)}) {
             const QString at = QStringLiteral("%1x%2 ").arg(size.width()).arg(size.height());
             for (const char* state : {"default", "localsgd selected", "rpd selected", "S=64",
-                                         "S=128", "diverged", "theorem chart"}) {
-                QTest::newRow(qPrintable(at + state)) << size << QString("default") << QString(state);
+                                      "S=128", "diverged", "theorem chart"}) {
+                QTest::newRow(qPrintable(at + state))
+                    << size << QString("default") << QString(state);
             }
             for (const QString& id : presetIds())
                 QTest::newRow(qPrintable(at + id)) << size << id << QString("preset");
@@ -282,8 +283,8 @@ private slots:
         }
         QCOMPARE(resized(w, size), size);
         QStringList problems = clipped(&w);
-        for (const RangeChart* chart : {static_cast<RangeChart*>(w.gantt()),
-                                        static_cast<RangeChart*>(w.heatmap())})
+        for (const RangeChart* chart :
+             {static_cast<RangeChart*>(w.gantt()), static_cast<RangeChart*>(w.heatmap())})
             problems << elidedChartText(chart);
         const QByteArray grab = qgetenv("PIPELENS_LAYOUT_GRAB");  // pictures to look at
         if (!grab.isEmpty())
@@ -305,8 +306,7 @@ private slots:
             settle(w);
             QWidget* gamma = methods->stepSlider();
             QVERIFY(gamma->isVisible());
-            auto* area = qobject_cast<QScrollArea*>(
-                w.controls()->parentWidget()->parentWidget());
+            auto* area = qobject_cast<QScrollArea*>(w.controls()->parentWidget()->parentWidget());
             QVERIFY(area);
             QCOMPARE(area->verticalScrollBar()->value(), 0);
             const QRect shown(gamma->mapTo(area->viewport(), QPoint(0, 0)), gamma->size());
@@ -326,10 +326,10 @@ private slots:
         QVERIFY(w.waitForResults(test::timeout(60000)));
         settle(w);
         ControlsPanel* panel = w.controls();
-        QList<QWidget*> fields = {panel->objectiveField(), panel->dimField(), panel->l2Field(),
-                                  panel->stagesField(), panel->batchField(),
-                                  panel->budgetField(), panel->seedField(),
-                                  panel->deviceField(), panel->methods()->noamField()};
+        QList<QWidget*> fields = {
+            panel->objectiveField(), panel->dimField(),    panel->l2Field(),
+            panel->stagesField(),    panel->batchField(),  panel->budgetField(),
+            panel->seedField(),      panel->deviceField(), panel->methods()->noamField()};
         QList<QPoint> before;
         for (QWidget* f : fields) before << f->mapTo(&w, QPoint(0, 0));
         panel->rowsField()->setValue(601);  // not a multiple of b = 10: refused
