@@ -10,19 +10,35 @@ struct TextRun {
     QString attributes;  // without x
     QString x;
     QString content;
+    double left = 0.0;          // x of the last piece joined
+    qsizetype pieceLength = 0;  // characters of that piece
+    double fontSize = 0.0;
 };
 
 TextRun parseRun(const QRegularExpressionMatch& m) {
     static const QRegularExpression xAttribute(QStringLiteral(R"re( x="([^"]*)")re"));
+    static const QRegularExpression size(QStringLiteral(R"re( font-size="([^"]*)")re"));
     TextRun run;
     run.attributes = m.captured(1);
     const QRegularExpressionMatch x = xAttribute.match(run.attributes);
     if (x.hasMatch()) {
         run.x = x.captured(1);
+        run.left = run.x.toDouble();
         run.attributes.remove(x.capturedStart(0), x.capturedLength(0));
     }
+    run.fontSize = size.match(run.attributes).captured(1).toDouble();
     run.content = m.captured(2);
+    run.pieceLength = run.content.size();
     return run;
+}
+
+// Whether `next` goes on where `run` ends: same baseline and style (y is among the attributes),
+// and it starts after the last piece, no further than that piece's characters at an em each
+// (labels apart on one baseline, such as an axis's ticks, are not joined).
+bool continues(const TextRun& run, const TextRun& next) {
+    if (run.attributes != next.attributes || run.x.isEmpty() || next.x.isEmpty()) return false;
+    const double reach = static_cast<double>(run.pieceLength) * run.fontSize * 1.05;
+    return next.left > run.left && next.left <= run.left + reach;
 }
 
 // The runs of one group, joined where they continue one another.
@@ -31,9 +47,10 @@ QString joinGroup(const QString& body) {
     QList<TextRun> runs;
     for (auto it = text.globalMatch(body); it.hasNext();) {
         const TextRun run = parseRun(it.next());
-        // Same baseline (y is among the attributes) and same style: one line of one call.
-        if (!runs.isEmpty() && runs.back().attributes == run.attributes) {
+        if (!runs.isEmpty() && continues(runs.back(), run)) {
             runs.back().content += run.content;
+            runs.back().left = run.left;
+            runs.back().pieceLength = run.pieceLength;
         } else {
             runs << run;
         }

@@ -6,8 +6,9 @@
 
 namespace pipelens::ui {
 
-// Joins consecutive <text> elements of one group (one drawText call) that lie on the same
-// baseline and share their style into one element at the first one's position.
+// Joins consecutive <text> elements of one group that lie on the same baseline, share their
+// style and follow one another closely (the pieces of one line) into one element at the first
+// one's position.
 QByteArray joinSvgTextRuns(const QByteArray& svg);
 
 }  // namespace pipelens::ui

@@ -21,6 +21,7 @@
 #include <QXmlStreamReader>
 #include <algorithm>
 
+#include "chart_support.hpp"
 #include "controls_panel.hpp"
 #include "figure_strip.hpp"
 #include "gantt_chart.hpp"
@@ -326,6 +327,26 @@ class TestExport : public QObject {
                                              runsContaining(texts, QStringLiteral("γ")))));
             }
         }
+    }
+
+    // Joining runs joins one line's pieces only: two labels drawn apart on one baseline in one
+    // painter state (tick labels) stay two runs, each at its own place.
+    void separateLabelsStaySeparateRuns() {
+        const QString path = dir_.filePath("labels.svg");
+        QString error;
+        QVERIFY2(chart::exportSvgImage(
+                     path, QSize(400, 100), "labels",
+                     [](QPainter& p) {
+                         p.drawText(QPointF(10, 50), "0");
+                         p.drawText(QPointF(100, 50), "500");
+                         p.drawText(QPointF(200, 50), QStringLiteral("RPD δ=60, γ=0.25"));
+                     },
+                     &error),
+                 qPrintable(error));
+        const QList<SvgText> texts = svgTexts(path);
+        QStringList runs;
+        for (const SvgText& t : texts) runs << t.text;
+        QCOMPARE(runs, QStringList({"0", "500", QStringLiteral("RPD δ=60, γ=0.25")}));
     }
 
     // Text in the SVG is as large as on screen: a 9 pt font is 12 px on a 96 dpi screen, and
