@@ -2,6 +2,7 @@
 
 #include <QAbstractScrollArea>
 #include <QColor>
+#include <QCoreApplication>
 #include <QGraphicsView>
 #include <QImage>
 #include <QMenuBar>
@@ -18,6 +19,10 @@ namespace {
 void setError(QString* error, const QString& message) {
     if (error) *error = message;
 }
+
+// Lays out what changed since the last event loop pass (a legend given new names just now), so
+// that the export shows what the window is about to show.
+void applyPendingLayouts() { QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest); }
 
 // A scroll area's viewport whose content may lie partly outside it (a scrolled panel, a long
 // text): the SVG engine cannot clip, so it would draw the hidden part over its neighbours.
@@ -53,6 +58,7 @@ QColor methodColor(int index) {
 }
 
 QImage renderWidget(QWidget* widget, double scale) {
+    applyPendingLayouts();
     const QSize pixels(qRound(widget->width() * scale), qRound(widget->height() * scale));
     QImage image(pixels, QImage::Format_ARGB32_Premultiplied);
     image.setDevicePixelRatio(scale);
@@ -96,6 +102,7 @@ bool exportWidgetPng(QWidget* widget, const QString& path, double scale, QString
 }
 
 bool exportWidgetSvg(QWidget* widget, const QString& path, QString* error) {
+    applyPendingLayouts();
     const QString title =
         widget->windowTitle().isEmpty() ? QStringLiteral("PipeLens") : widget->windowTitle();
     return chart::exportSvgImage(
