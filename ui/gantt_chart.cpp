@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "chart_support.hpp"
+#include "replay/schedule_tables.hpp"
 #include "schedule/phases.hpp"
 #include "schedule/timeline_index.hpp"
 
@@ -717,19 +718,9 @@ void GanttChart::paintChart(QPainter& painter, const QSize& size, bool vectorCel
 }
 
 QByteArray GanttChart::csv() const {
-    QByteArray out("slot,stage,op,microbatch,end_slot,version_read\n");
-    if (d_->timeline) {
-        out.reserve(static_cast<qsizetype>(d_->timeline->cells.size() * 24));
-        for (const TimelineCell& c : d_->timeline->cells) {
-            out += QByteArray::number(c.startSlot) + ',' + QByteArray::number(c.stage) + ',' +
-                   (c.op == OpKind::Forward ? 'F' : 'B') + ',' + QByteArray::number(c.microbatch) +
-                   ',' + QByteArray::number(c.endSlot) + ',';
-            if (d_->delays)
-                out += QByteArray::number(d_->delays->versionRead(c.microbatch, c.stage));
-            out += '\n';
-        }
-    }
-    return out;
+    if (!d_->timeline) return QByteArray(ganttTableCsv(Timeline{}, nullptr, {}).c_str());
+    return QByteArray::fromStdString(
+        ganttTableCsv(*d_->timeline, d_->delays.get(), exportTitle().toStdString()));
 }
 
 QSize GanttChart::sizeHint() const {

@@ -33,7 +33,8 @@ class RangeChart : public QWidget {
     bool exportSvg(const QString& path, QString* error = nullptr) const;
     bool exportCsv(const QString& path, QString* error = nullptr) const;
     // The method the chart shows, named in its PNG and SVG exports (the window shows it in the
-    // combo box above the chart, which an export of the chart alone does not hold).
+    // combo box above the chart, which an export of the chart alone does not hold) and in its
+    // CSV's method column.
     void setExportTitle(const QString& title) { exportTitle_ = title; }
     QString exportTitle() const { return exportTitle_; }
 

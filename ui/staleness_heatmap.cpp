@@ -12,6 +12,7 @@
 #include "chart_support.hpp"
 #include "colour_map.hpp"
 #include "replay/delay_ranges.hpp"
+#include "replay/schedule_tables.hpp"
 
 namespace pipelens::ui {
 
@@ -578,20 +579,10 @@ void StalenessHeatmap::paintChart(QPainter& painter, const QSize& size, bool vec
 }
 
 QByteArray StalenessHeatmap::csv() const {
-    QByteArray out("block_update,updated_stage,microbatch");
-    for (int j = 0; j < d_->blocks; ++j) out += ",delay_block" + QByteArray::number(j);
-    out += '\n';
-    if (!d_->empty()) {
-        const long long shown = d_->shownUpdates();
-        for (long long k = 0; k < shown; ++k) {
-            const BlockUpdateInfo& info = d_->delays->update(k);
-            out += QByteArray::number(k) + ',' + QByteArray::number(info.stage) + ',' +
-                   QByteArray::number(info.microbatch);
-            for (int j = 0; j < d_->blocks; ++j) out += ',' + QByteArray::number(d_->leaf(k, j));
-            out += '\n';
-        }
-    }
-    return out;
+    // The updates shown (up to the cursor), as the results folder writes them.
+    if (d_->empty()) return QByteArray(delayTableCsv(DelayTable{}, {}).c_str());
+    return QByteArray::fromStdString(
+        delayTableCsv(*d_->delays, exportTitle().toStdString(), d_->shownUpdates()));
 }
 
 QSize StalenessHeatmap::sizeHint() const {

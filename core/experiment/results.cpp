@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "errors.hpp"
+#include "replay/schedule_tables.hpp"
 #include "util/text_builder.hpp"
 
 namespace pipelens {
@@ -392,21 +393,11 @@ std::vector<std::string> writeResults(const ExperimentResult& r, const std::stri
             }
             if (res.timeline) {
                 put(tmp / ("timeline_" + std::to_string(i) + ".csv"),
-                          timelineCsv(*res.timeline, true));
+                    ganttTableCsv(*res.timeline, res.delays ? &*res.delays : nullptr, o.label));
             }
             if (res.delays) {
-                const DelayTable& d = *res.delays;
-                TextBuilder ds;
-                ds << "block_update,updated_stage,microbatch,slot";
-                for (int j = 0; j < d.stages(); ++j) ds << ",delay_block" << j;
-                ds << '\n';
-                for (long long k = 0; k < d.updates(); ++k) {
-                    ds << k << ',' << d.update(k).stage << ',' << d.update(k).microbatch << ','
-                       << d.update(k).slot;
-                    for (int j = 0; j < d.stages(); ++j) ds << ',' << d.delay(k, j);
-                    ds << '\n';
-                }
-                put(tmp / ("delays_" + std::to_string(i) + ".csv"), ds.take());
+                put(tmp / ("delays_" + std::to_string(i) + ".csv"),
+                    delayTableCsv(*res.delays, o.label));
             }
         }
         if (anyTheorem) put(tmp / "theorem.csv", th.str());

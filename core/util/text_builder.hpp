@@ -34,6 +34,16 @@ class TextBuilder {
         appendNumber(text_, v, 17);
         return *this;
     }
+    // A CSV field in double quotes, inner quotes doubled (labels hold commas: "R=4, H=5").
+    TextBuilder& quoted(std::string_view s) {
+        text_.push_back('"');
+        for (char c : s) {
+            if (c == '"') text_.push_back('"');
+            text_.push_back(c);
+        }
+        text_.push_back('"');
+        return *this;
+    }
     std::string take() { return std::move(text_); }
 
   private:

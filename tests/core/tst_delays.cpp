@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "errors.hpp"
 #include "replay/delays.hpp"
+#include "replay/schedule_tables.hpp"
 #include "schedule/timeline.hpp"
 
 using namespace pipelens;
@@ -248,6 +251,80 @@ private slots:
                 QVERIFY2(QString(e.what()).contains("from_fraction"), e.what());
             }
         }
+    }
+
+    // The tables people get (app CSV exports, results folder): stages and blocks from 1, as on
+    // screen. Hand-derived for PD with S = 2 and two microbatches: block 1 is updated at slots 3
+    // and 5, block 2 at slots 2 and 4, so only F(1) on stage 2 (slot 3) reads version 1.
+    void ganttTableNumbersStagesFromOne() {
+        ScheduleParams p;
+        p.kind = ScheduleKind::PipeDream;
+        p.stages = 2;
+        p.microbatches = 2;
+        const Timeline tl = buildTimeline(p);
+        const DelayTable d(tl);
+        QCOMPARE(QString::fromStdString(ganttTableCsv(tl, &d, "PD \"1F1B\"")),
+                 QString("method,slot,end_slot,stage,op,microbatch,version_read,replica,round\n"
+                         "\"PD \"\"1F1B\"\"\",0,0,1,F,0,0,,\n"
+                         "\"PD \"\"1F1B\"\"\",1,1,1,F,1,0,,\n"
+                         "\"PD \"\"1F1B\"\"\",1,1,2,F,0,0,,\n"
+                         "\"PD \"\"1F1B\"\"\",2,2,2,B,0,0,,\n"
+                         "\"PD \"\"1F1B\"\"\",3,3,1,B,0,0,,\n"
+                         "\"PD \"\"1F1B\"\"\",3,3,2,F,1,1,,\n"
+                         "\"PD \"\"1F1B\"\"\",4,4,2,B,1,1,,\n"
+                         "\"PD \"\"1F1B\"\"\",5,5,1,B,1,0,,\n"));
+        QCOMPARE(QString::fromStdString(delayTableCsv(d, "PD", 2)),
+                 QString("method,block_update,updated_stage,microbatch,slot,delay_block1,"
+                         "delay_block2\n"
+                         "\"PD\",0,2,0,2,0,0\n"
+                         "\"PD\",1,1,0,3,1,1\n"));
+    }
+
+    // LocalSGD: every cell names its replica and round, and each averaging is a row of its own
+    // after the last cell that starts in its slot and before the first that starts later.
+    void ganttTableMarksReplicasRoundsAndAveraging() {
+        ScheduleParams p;
+        p.kind = ScheduleKind::LocalSgd;
+        p.stages = 3;
+        p.replicas = 2;
+        p.localSteps = 2;
+        p.microbatches = 12;
+        const Timeline tl = buildTimeline(p);
+        QVERIFY(tl.averagingSlots.size() >= 2);
+        std::istringstream in(ganttTableCsv(tl, nullptr, "LocalSGD"));
+        std::string line;
+        std::getline(in, line);
+        size_t cell = 0;
+        size_t average = 0;
+        int lastSlot = -1;
+        while (std::getline(in, line)) {
+            std::vector<std::string> f;
+            std::stringstream ss(line);
+            for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+            if (f.size() == 8) f.emplace_back();  // getline drops a trailing empty field
+            QCOMPARE(f.size(), size_t(9));
+            const int slot = std::stoi(f[1]);
+            QVERIFY(slot >= lastSlot);
+            lastSlot = slot;
+            if (f[4] == "average") {
+                QVERIFY(average < tl.averagingSlots.size());
+                QCOMPARE(slot, tl.averagingSlots[average]);
+                QVERIFY(f[3].empty() && f[5].empty() && f[7].empty());
+                QCOMPARE(std::stoi(f[8]), static_cast<int>(average) + 1);
+                // Every cell that starts in the averaging's slot came before it.
+                QVERIFY(cell == tl.cells.size() || tl.cells[cell].startSlot > slot);
+                ++average;
+                continue;
+            }
+            const TimelineCell& c = tl.cells[cell++];
+            QCOMPARE(std::stoi(f[3]), c.stage + 1);
+            QCOMPARE(std::stoi(f[5]), c.microbatch);
+            QVERIFY(f[6].empty());  // no delays given
+            QCOMPARE(std::stoi(f[7]), c.microbatch % 2 + 1);
+            QCOMPARE(std::stoi(f[8]), c.microbatch / 4 + 1);
+        }
+        QCOMPARE(cell, tl.cells.size());
+        QCOMPARE(average, tl.averagingSlots.size());
     }
 };
 

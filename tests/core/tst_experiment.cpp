@@ -17,6 +17,7 @@
 #include "experiment/config.hpp"
 #include "experiment/experiment.hpp"
 #include "experiment/results.hpp"
+#include "replay/schedule_tables.hpp"
 #include "schedule/timeline.hpp"
 #include "util/text_builder.hpp"
 
@@ -348,24 +349,28 @@ private slots:
             QCOMPARE(fs::exists(dl), wantDelays);
             if (r.timeline) {
                 auto t = lines(readFile(tl));
-                QCOMPARE(t[0], std::string("slot,stage,op,microbatch,end_slot"));
-                QCOMPARE(t.size(),
-                         1 + 2 * static_cast<size_t>(r.timeline->params.microbatches) * 4);
-                QCOMPARE(readFile(tl), timelineCsv(*r.timeline, true));
+                QCOMPARE(t[0], std::string("method,slot,end_slot,stage,op,microbatch,"
+                                           "version_read,replica,round"));
+                QCOMPARE(t.size(), 1 + 2 * static_cast<size_t>(r.timeline->params.microbatches) *
+                                           4 + r.timeline->averagingSlots.size());
+                QCOMPARE(readFile(tl),
+                         ganttTableCsv(*r.timeline, r.delays ? &*r.delays : nullptr,
+                                       res.methods[i].label));
             }
             if (wantDelays) {
                 auto d = lines(readFile(dl));
                 QCOMPARE(d[0],
-                         std::string("block_update,updated_stage,microbatch,slot,delay_block0,"
-                                     "delay_block1,delay_block2,delay_block3"));
+                         std::string("method,block_update,updated_stage,microbatch,slot,"
+                                     "delay_block1,delay_block2,delay_block3,delay_block4"));
                 QCOMPARE(d.size(), 1 + static_cast<size_t>(r.timeline->params.microbatches) * 4);
                 for (size_t k = 0; k + 1 < d.size(); ++k) {
                     auto cs = cells(d[k + 1]);
-                    QCOMPARE(cs.size(), size_t(8));
-                    QCOMPARE(cs[0], std::to_string(k));
+                    QCOMPARE(cs.size(), size_t(9));
+                    QCOMPARE(cs[1], std::to_string(k));
                     const auto kk = static_cast<long long>(k);
-                    QCOMPARE(std::stoll(cs[4]), r.delays->delay(kk, 0));
-                    QCOMPARE(std::stoll(cs[7]), r.delays->delay(kk, 3));
+                    QCOMPARE(std::stoll(cs[2]), r.delays->update(kk).stage + 1LL);
+                    QCOMPARE(std::stoll(cs[5]), r.delays->delay(kk, 0));
+                    QCOMPARE(std::stoll(cs[8]), r.delays->delay(kk, 3));
                 }
             }
         }

@@ -302,23 +302,27 @@ class TestGanttChart : public QObject {
         auto delays = std::make_shared<const DelayTable>(*tl);
         GanttChart chart;
         chart.setTimeline(tl, delays);
+        chart.setExportTitle(QStringLiteral("PD"));
         const QString path = dir.filePath(QStringLiteral("gantt.csv"));
         QVERIFY(chart.exportCsv(path));
         QFile file(path);
         QVERIFY(file.open(QIODevice::ReadOnly));
         const QList<QByteArray> lines = file.readAll().trimmed().split('\n');
-        QCOMPARE(lines.front(), QByteArray("slot,stage,op,microbatch,end_slot,version_read"));
+        QCOMPARE(lines.front(),
+                 QByteArray("method,slot,end_slot,stage,op,microbatch,version_read,replica,round"));
         QCOMPARE(lines.size(), qsizetype(tl->cells.size() + 1));
         for (qsizetype i = 1; i < lines.size(); ++i) {
             const QList<QByteArray> f = lines[i].split(',');
-            QCOMPARE(f.size(), qsizetype(6));
+            QCOMPARE(f.size(), qsizetype(9));
             const TimelineCell& c = tl->cells[static_cast<size_t>(i - 1)];
-            QCOMPARE(f[0].toInt(), c.startSlot);
-            QCOMPARE(f[1].toInt(), c.stage);
-            QCOMPARE(f[2], QByteArray(c.op == OpKind::Forward ? "F" : "B"));
-            QCOMPARE(f[3].toInt(), c.microbatch);
-            QCOMPARE(f[4].toInt(), c.endSlot);
-            QCOMPARE(f[5].toInt(), scanVersion(*tl, c.microbatch, c.stage));
+            QCOMPARE(f[0], QByteArray("\"PD\""));
+            QCOMPARE(f[1].toInt(), c.startSlot);
+            QCOMPARE(f[2].toInt(), c.endSlot);
+            QCOMPARE(f[3].toInt(), c.stage + 1);  // as the chart's rows are labelled
+            QCOMPARE(f[4], QByteArray(c.op == OpKind::Forward ? "F" : "B"));
+            QCOMPARE(f[5].toInt(), c.microbatch);
+            QCOMPARE(f[6].toInt(), scanVersion(*tl, c.microbatch, c.stage));
+            QVERIFY(f[7].isEmpty() && f[8].isEmpty());  // not LocalSGD
         }
     }
 

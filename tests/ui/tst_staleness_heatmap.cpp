@@ -323,18 +323,28 @@ class TestStalenessHeatmap : public QObject {
         auto table = pdDelays(5, 30);
         StalenessHeatmap map;
         map.setDelays(table);
+        map.setExportTitle(QStringLiteral("PD"));
         const QString path = dir.filePath(QStringLiteral("delays.csv"));
         QVERIFY(map.exportCsv(path));
-        // Same layout as the golden delays.csv, row for row.
+        // The golden delays.csv's values row for row, with stages and blocks numbered from 1 as
+        // on screen (the authors' file counts from 0) and the method and slot added.
         const auto mine = golden::csvRows(path.toStdString());
         const auto reference = golden::csvRows(golden::dir("pd-logistic-S5") + "/delays.csv");
         QCOMPARE(mine.size(), reference.size());
-        for (size_t i = 0; i < mine.size(); ++i) QVERIFY(mine[i] == reference[i]);
+        for (size_t i = 0; i < mine.size(); ++i) {
+            QCOMPARE(mine[i].size(), size_t(10));
+            QCOMPARE(mine[i][0], std::string("\"PD\""));
+            QCOMPARE(mine[i][1], reference[i][0]);
+            QCOMPARE(std::stoi(mine[i][2]), std::stoi(reference[i][1]) + 1);
+            QCOMPARE(mine[i][3], reference[i][2]);
+            QCOMPARE(std::stoi(mine[i][4]), table->update(static_cast<long long>(i)).slot);
+            for (size_t j = 0; j < 5; ++j) QCOMPARE(mine[i][5 + j], reference[i][3 + j]);
+        }
         QFile file(path);
         QVERIFY(file.open(QIODevice::ReadOnly));
         QCOMPARE(file.readLine().trimmed(),
-                 QByteArray("block_update,updated_stage,microbatch,delay_block0,delay_block1,"
-                            "delay_block2,delay_block3,delay_block4"));
+                 QByteArray("method,block_update,updated_stage,microbatch,slot,delay_block1,"
+                            "delay_block2,delay_block3,delay_block4,delay_block5"));
         map.setCursorUpdate(40);
         QVERIFY(map.exportCsv(path));
         QCOMPARE(golden::csvRows(path.toStdString()).size(), size_t(40));
