@@ -280,7 +280,7 @@ ControlsPanel::ControlsPanel(ExperimentController* controller, QWidget* parent)
         bool ok = false;
         const qulonglong v = seed_->text().trimmed().toULongLong(&ok);
         if (!ok || v > 1'000'000'000'000ULL) {
-            errors_.show(seed_, tr("seed = \"%1\" is not allowed: an integer from 0 to 10^12")
+            errors_.show(seed_, tr("Seed = \"%1\" is not allowed: an integer from 0 to 10^12")
                                     .arg(seed_->text()));
             return;
         }

@@ -8,6 +8,7 @@
 
 #include "backend_select.hpp"
 #include "errors.hpp"
+#include "screen_labels.hpp"
 
 namespace pipelens::ui {
 namespace {
@@ -151,7 +152,8 @@ QString ExperimentController::tryModify(const std::function<void(ExperimentConfi
         change(copy);
         copy = validated(copy);
     } catch (const std::exception& e) {
-        return QString::fromStdString(e.what());
+        // Shown under a control: with the labels on screen, not the config's keys.
+        return withScreenLabels(QString::fromStdString(e.what()), copy);
     }
     if (copy.toJson() == config_.toJson()) return {};
     config_ = std::move(copy);

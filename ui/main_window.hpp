@@ -68,6 +68,9 @@ public:
     void showSweepView();
     // The whole window as PNG at `scale` times its size, or as SVG (by the file suffix).
     bool exportWindow(const QString& path, double scale, QString* error = nullptr);
+    // The results folder the CLI writes (summary.json, CSVs, timelines), written as `folder`
+    // itself: an empty or new folder, or one PipeLens wrote (anything else is refused, unchanged).
+    bool exportAllResults(const QString& folder, QString* error = nullptr);
 
 protected:
     void closeEvent(QCloseEvent* event) override;

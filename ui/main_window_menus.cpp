@@ -78,14 +78,12 @@ void MainWindow::buildMenus() {
     }
     exportMenu->addAction(tr("All results (CSV + JSON folder, as the CLI writes)…"), this, [this] {
         if (!snapshot_) return;
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Results folder"));
+        const QString dir = QFileDialog::getExistingDirectory(
+            this, tr("Results folder (empty, new, or one PipeLens wrote)"));
         if (dir.isEmpty()) return;
-        try {
-            writeResults(snapshot_->experiment, (dir + "/results").toStdString());
-            status(tr("Wrote %1/results").arg(dir));
-        } catch (const std::exception& e) {
-            status(QString::fromStdString(e.what()), true);
-        }
+        QString error;
+        if (exportAllResults(dir, &error)) status(tr("Wrote all results to %1").arg(dir));
+        else status(error, true);
     });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
@@ -232,6 +230,22 @@ void MainWindow::pasteConfigText() {
         status(tr("Configuration pasted"));
     } catch (const std::exception& e) {
         status(QString::fromStdString(e.what()), true);
+    }
+}
+
+bool MainWindow::exportAllResults(const QString& folder, QString* error) {
+    auto fail = [&](const QString& message) {
+        if (error) *error = message;
+        return false;
+    };
+    if (!snapshot_ || snapshot_->planOnly) return fail(tr("No results yet: run the experiment first"));
+    try {
+        // Checked first, so a refusal names the folder as the dialog did and writes nothing.
+        const std::string target = prepareResultsFolder(folder.toStdString(), "Results folder");
+        writeResults(snapshot_->experiment, target);
+        return true;
+    } catch (const std::exception& e) {
+        return fail(QString::fromStdString(e.what()));
     }
 }
 

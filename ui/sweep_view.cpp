@@ -11,6 +11,7 @@
 
 #include "experiment/sweep_folder.hpp"
 #include "experiment_controller.hpp"
+#include "screen_labels.hpp"
 #include "sweep_chart.hpp"
 #include "sweep_controller.hpp"
 #include "util/format_number.hpp"
@@ -176,7 +177,7 @@ std::optional<SweepSpec> SweepView::pendingSpec(QString* error) const {
         if (!rule.isEmpty()) j["step_rule"] = rule.toStdString();
         return SweepSpec::fromJson(j, base.baseDir);
     } catch (const std::exception& e) {
-        if (error) *error = QString::fromStdString(e.what());
+        if (error) *error = withScreenLabels(QString::fromStdString(e.what()), baseExperiment());
         return std::nullopt;
     }
 }

@@ -85,7 +85,7 @@ bool writeTextAtomically(const QString& path, const QByteArray& contents, QStrin
 
 bool exportWidgetPng(QWidget* widget, const QString& path, double scale, QString* error) {
     if (!(scale > 0.0) || scale > 8.0) {
-        setError(error, QObject::tr("scale = %1 is not allowed: a number in (0, 8]").arg(scale));
+        setError(error, QObject::tr("Scale factor = %1 is not allowed: a number in (0, 8]").arg(scale));
         return false;
     }
     if (widget->width() <= 0 || widget->height() <= 0) {

@@ -14,6 +14,7 @@
 #include "log_slider.hpp"
 #include "method_list_editor.hpp"
 #include "presets.hpp"
+#include "screen_labels.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -30,6 +31,8 @@ private slots:
         QWidget* field = panel.stagesField()->parentWidget();
         panel.stagesField()->setValue(100);  // d = 64
         QCOMPARE(c.config().stages, 8);
+        QVERIFY2(panel.errors().message(field).startsWith("Stages S = 100 is not allowed"),
+                 qPrintable(panel.errors().message(field)));
         QVERIFY2(panel.errors().message(field).contains("S <= d"),
                  qPrintable(panel.errors().message(field)));
         QCOMPARE(panel.errors().refused().size(), 1);
@@ -50,7 +53,32 @@ private slots:
         QVERIFY(panel.errors().message(panel.rowsField()).contains("multiple"));
         panel.batchField()->setValue(7);
         QCOMPARE(c.config().batchSize, 10);
-        QVERIFY(!panel.errors().message(panel.batchField()).isEmpty());
+        const QString batch = panel.errors().message(panel.batchField());
+        QVERIFY2(batch.startsWith("Batch size b = 7 is not allowed: Rows n = 600 must be a multiple"),
+                 qPrintable(batch));
+    }
+
+    // Messages under the controls name the controls, not the config's keys.
+    void messagesUseTheLabelsOnScreen() {
+        ExperimentConfig c = defaultExperiment();
+        c.methods[1].label = "RPD, uniform";
+        QCOMPARE(withScreenLabels("stages = 100 is not allowed: each stage needs a coordinate", c),
+                 QString("Stages S = 100 is not allowed: each stage needs a coordinate"));
+        QCOMPARE(withScreenLabels("budget.epochs = 5 is not allowed with stages = 300: at most "
+                                  "4 stages x 2",
+                                  c),
+                 QString("Amount (epochs) = 5 is not allowed with Stages S = 300: at most 4 "
+                         "stages x 2"));
+        QCOMPARE(withScreenLabels("methods[1].delta = -3 is not allowed", c),
+                 QString("RPD, uniform: δ (max delay) = -3 is not allowed"));
+        QCOMPARE(withScreenLabels("methods[1] needs data.rows >= 10", c),
+                 QString("RPD, uniform needs Rows n >= 10"));
+        // A sweep's experiment keys, and the Sweep view's own fields.
+        QCOMPARE(withScreenLabels("experiment.batch_size = 0 is not allowed; axis.values = []", c),
+                 QString("Batch size b = 0 is not allowed; Axis values = []"));
+        // Prose and keys it does not know are left alone.
+        QCOMPARE(withScreenLabels("the seed of the stages, foo.bar = 1", c),
+                 QString("the seed of the stages, foo.bar = 1"));
     }
 
     void textFieldsRefuseNonNumbers() {
@@ -63,7 +91,7 @@ private slots:
         panel.seedField()->setText("abc");
         emit panel.seedField()->editingFinished();
         QCOMPARE(c.config().seed, 1ULL);
-        QVERIFY(panel.errors().message(panel.seedField()).contains("integer"));
+        QVERIFY(panel.errors().message(panel.seedField()).startsWith("Seed = \"abc\""));
         panel.seedField()->setText("42");
         emit panel.seedField()->editingFinished();
         QCOMPARE(c.config().seed, 42ULL);
@@ -223,8 +251,12 @@ private slots:
         QCOMPARE(c.config().methods[0].step.gridMax, 18);
         QCOMPARE(c.config().methods[1].step.value, before.methods[1].step.value);
         QCOMPARE(panel.stepScaleExponent(), 0);
-        QVERIFY2(panel.errors().message(scale).contains("step_size.grid"),
-                 qPrintable(panel.errors().message(scale)));
+        // Named as on screen: the method's title in the list and its "Grid" field.
+        const QString refusal = panel.errors().message(scale);
+        const QString title = QString::fromStdString(defaultMethodLabel(c.config().methods[0], 8));
+        QVERIFY2(refusal.startsWith(title + ": Grid = "), qPrintable(refusal));
+        QVERIFY2(!refusal.contains("step_size") && !refusal.contains("methods["),
+                 qPrintable(refusal));
         scale->setCurrentIndex(scale->findData(1));  // x 2 is fine
         QCOMPARE(c.config().methods[0].step.gridMax, 19);
         QCOMPARE(c.config().methods[1].step.value, 2.0 * before.methods[1].step.value);

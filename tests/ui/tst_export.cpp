@@ -2,6 +2,7 @@
 // CSVs have the header and one row per item drawn.
 #include <QChartView>
 #include <QComboBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QFile>
 #include <QFileInfo>
@@ -212,14 +213,15 @@ class TestExport : public QObject {
              [&](const QString& p, double sc, QString* e) { return gantt->exportPng(p, sc, e); },
              [&](const QString& p, QString* e) { return gantt->exportSvg(p, e); },
              [&](const QString& p, QString* e) { return gantt->exportCsv(p, e); }, gantt,
-             "PipeLens pipeline timeline", true, "slot,stage,op,microbatch,end_slot,version_read",
+             "PipeLens pipeline timeline", true,
+             "method,slot,end_slot,stage,op,microbatch,version_read,replica,round",
              static_cast<qsizetype>(gantt->timeline()->cells.size())},
             {"heatmap",
              [&](const QString& p, double sc, QString* e) { return heatmap->exportPng(p, sc, e); },
              [&](const QString& p, QString* e) { return heatmap->exportSvg(p, e); },
              [&](const QString& p, QString* e) { return heatmap->exportCsv(p, e); }, heatmap,
              "PipeLens staleness heatmap", true,
-             "block_update,updated_stage,microbatch,delay_block0", heatmapRows},
+             "method,block_update,updated_stage,microbatch,slot,delay_block1", heatmapRows},
         };
         for (const Case& c : cases) {
             QString error;
@@ -454,9 +456,37 @@ class TestExport : public QObject {
     void aBadScaleOrPathIsRefused() {
         QString error;
         QVERIFY(!window_->exportWindow(dir_.filePath("x.png"), 0.0, &error));
-        QVERIFY(error.contains("scale"));
+        QVERIFY2(error.startsWith("Scale factor = 0"), qPrintable(error));
         QVERIFY(!window_->exportWindow("/nonexistent-dir/x.png", 1.0, &error));
         QVERIFY(!error.isEmpty());
+    }
+
+    // "All results" writes the folder the user chose, not a "results" folder inside it; a folder
+    // holding anything else is refused by its on-screen name and left as it was.
+    void allResultsGoWhereTheUserChose() {
+        const QString chosen = dir_.filePath(QStringLiteral("chosen"));
+        QVERIFY(QDir().mkpath(chosen));
+        QString error;
+        QVERIFY2(window_->exportAllResults(chosen, &error), qPrintable(error));
+        QVERIFY(QFile::exists(chosen + "/summary.json"));
+        QVERIFY(QFile::exists(chosen + "/timeline_0.csv"));
+        QVERIFY(!QFile::exists(chosen + "/results"));
+        QCOMPARE(lines(chosen + "/timeline_0.csv").value(0),
+                 QString("method,slot,end_slot,stage,op,microbatch,version_read,replica,round"));
+        // Written by PipeLens, so a second export may replace it.
+        QVERIFY2(window_->exportAllResults(chosen, &error), qPrintable(error));
+
+        const QString other = dir_.filePath(QStringLiteral("thesis"));
+        QVERIFY(QDir().mkpath(other));
+        QFile mine(other + "/chapter1.tex");
+        QVERIFY(mine.open(QIODevice::WriteOnly));
+        mine.write("\\chapter{Pipelines}\n");
+        mine.close();
+        QVERIFY(!window_->exportAllResults(other, &error));
+        QVERIFY2(error.startsWith(QStringLiteral("Results folder = \"") + other), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("choose a new folder")), qPrintable(error));
+        QCOMPARE(QDir(other).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot),
+                 QStringList{QStringLiteral("chapter1.tex")});
     }
 
   private:
