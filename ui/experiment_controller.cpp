@@ -95,7 +95,9 @@ void ExperimentController::pullLive() {
 ExperimentController::~ExperimentController() { workers_.stopAll(); }
 
 ExperimentConfig ExperimentController::validated(const ExperimentConfig& config) {
-    return ExperimentConfig::fromJson(config.toJson(), config.baseDir);
+    ExperimentConfig checked = ExperimentConfig::fromJson(config.toJson(), config.baseDir);
+    checked.view.reset();  // the window's (MainWindow applies it): a view change is no new run
+    return checked;
 }
 
 SnapshotPtr plannedSnapshot(ExperimentResult planned, std::uint64_t generation) {

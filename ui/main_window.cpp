@@ -251,6 +251,51 @@ void MainWindow::showSnapshotViews(const SnapshotPtr& snapshot) {
     playback_->setTotalSlots(snapshot->totalSlots, !playback_->playing());
     applyCursor(playback_->cursor());
     showWarnings(snapshot->experiment.warnings);
+    applyPendingView(*snapshot);
+}
+
+ViewState MainWindow::currentView() const {
+    ViewState v;
+    v.ganttMethod = ganttMethod_->currentText().toStdString();
+    v.xAxis = loss_->xAxis() == LossChart::XAxis::Updates ? "updates" : "slots";
+    v.logY = loss_->logY();
+    v.logX = loss_->logX();
+    v.theoremChart = loss_->theoremChartShown();
+    v.cursor = playback_->cursor() >= playback_->totalSlots() ? -1 : playback_->cursor();
+    if (gantt_->zoomedIn()) v.ganttRange = {{gantt_->visibleFirst(), gantt_->visibleLast()}};
+    if (heatmap_->zoomedIn()) v.heatmapRange = {{heatmap_->visibleFirst(), heatmap_->visibleLast()}};
+    return v;
+}
+
+void MainWindow::applyViewNow(const ViewState& view) {
+    loss_->setXAxis(view.xAxis == "updates" ? LossChart::XAxis::Updates : LossChart::XAxis::Slots);
+    loss_->setLogY(view.logY);
+    loss_->setLogX(view.logX);
+    loss_->setTheoremChartShown(view.theoremChart);
+}
+
+void MainWindow::applyPendingView(const RunSnapshot& snapshot) {
+    if (!pendingView_) return;
+    // Only for the opened config: after an edit the view is the user's.
+    if (snapshot.experiment.config.toJson() != pendingViewConfig_) return;
+    const ViewState& view = *pendingView_;
+    const int method = ganttMethod_->findText(QString::fromStdString(view.ganttMethod));
+    if (method >= 0 && method != ganttMethod_->currentIndex()) {
+        const QSignalBlocker block(ganttMethod_);
+        ganttMethod_->setCurrentIndex(method);
+        showGanttMethod();
+    }
+    playback_->setCursor(view.cursor < 0 ? playback_->totalSlots() : view.cursor);
+    // After the cursor: a zoomed Gantt chart pans to follow it, and the saved range wins.
+    if (view.ganttRange) gantt_->setVisibleRange((*view.ganttRange)[0], (*view.ganttRange)[1]);
+    if (view.heatmapRange && !snapshot.planOnly) {
+        heatmap_->setVisibleRange((*view.heatmapRange)[0], (*view.heatmapRange)[1]);
+    }
+    // Kept until the run's own results are shown: they replace the planned views.
+    if (!snapshot.planOnly) {
+        pendingView_.reset();
+        resultsShowSavedView_ = true;
+    }
 }
 
 void MainWindow::showWarnings(const std::vector<std::string>& warnings) {
@@ -265,6 +310,7 @@ void MainWindow::showResults(const SnapshotPtr& snapshot) {
     clock.start();
     loss_->setSnapshot(snapshot);
     theorem_->setSnapshot(snapshot);
+    resultsShowSavedView_ = false;
     showSnapshotViews(snapshot);
     int diverged = 0;
     for (size_t i = 0; i < snapshot->runs().size(); ++i) {
@@ -385,7 +431,13 @@ bool MainWindow::loadPreset(const QString& id, QString* error) {
 
 bool MainWindow::openConfig(const QString& path, QString* error) {
     try {
-        controller_->setConfig(ExperimentConfig::fromFile(path.toStdString()));
+        ExperimentConfig config = ExperimentConfig::fromFile(path.toStdString());
+        const std::optional<ViewState> view = std::move(config.view);
+        config.view.reset();  // the view is the window's, not the run's
+        if (view) applyViewNow(*view);
+        controller_->setConfig(config);
+        pendingView_ = view;
+        pendingViewConfig_ = controller_->config().toJson();
         controls_->resetStepScale();
         currentFile_ = QFileInfo(path).absoluteFilePath();
         presetId_.clear();
@@ -405,7 +457,8 @@ bool MainWindow::openConfig(const QString& path, QString* error) {
 
 bool MainWindow::saveConfig(const QString& path, QString* error) {
     try {
-        const ExperimentConfig c = ExperimentController::configFromText(controller_->configAsText());
+        ExperimentConfig c = ExperimentController::configFromText(controller_->configAsText());
+        c.view = currentView();  // opens as it looks now
         writeFileAtomically(path.toStdString(), c.toJson().dump(2) + "\n");
         currentFile_ = QFileInfo(path).absoluteFilePath();
         addRecentFile(currentFile_);
@@ -444,7 +497,7 @@ bool MainWindow::waitForResults(int timeoutMs, QString* error) {
             return false;
         }
     }
-    playback_->toEnd();
+    if (!resultsShowSavedView_) playback_->toEnd();
     return true;
 }
 

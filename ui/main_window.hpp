@@ -6,7 +6,10 @@
 // ExperimentController (the one owner of the config) to the views; the views only read.
 #include <QMainWindow>
 #include <QStringList>
+#include <nlohmann/json.hpp>
+#include <optional>
 
+#include "experiment/view_state.hpp"
 #include "run_snapshot.hpp"
 
 class QAction;
@@ -59,9 +62,13 @@ public:
     bool loadPreset(const QString& id, QString* error = nullptr);
     bool openConfig(const QString& path, QString* error = nullptr);
     bool saveConfig(const QString& path, QString* error = nullptr);
+    // What a saved experiment keeps of the view: the Gantt chart's method, the loss chart's x
+    // axis and log scales, the theorem chart, the playback cursor, the Gantt and heatmap zoom.
+    ViewState currentView() const;
     QString currentFile() const { return currentFile_; }
 
-    // Waits for the current config's results (up to `timeoutMs`), moves playback to the end.
+    // Waits for the current config's results (up to `timeoutMs`), moves playback to the end
+    // (unless an opened file's saved view put the cursor elsewhere).
     bool waitForResults(int timeoutMs, QString* error = nullptr);
     // Waits for the Sweep view's sweep in flight, if any, to end (up to `timeoutMs`).
     bool waitForSweep(int timeoutMs, QString* error = nullptr);
@@ -87,6 +94,9 @@ private:
     void showSnapshotViews(const SnapshotPtr& snapshot);
     void showWarnings(const std::vector<std::string>& warnings);
     void showGanttMethod();
+    // An opened file's view: axes and scales at once, the rest when its run's views arrive.
+    void applyViewNow(const ViewState& view);
+    void applyPendingView(const RunSnapshot& snapshot);
     void applyCursor(int slot);
     void showPartial();  // live curves and progress of the run in flight
     // Playback cursor (slots done) at which the heatmap's method has done `updates` updates.
@@ -112,6 +122,11 @@ private:
     SweepView* sweep_ = nullptr;
     QDockWidget* sweepDock_ = nullptr;
     QComboBox* ganttMethod_ = nullptr;
+    // The opened file's view and config: applied to that config's views until its run's results
+    // have been shown (an edit before then leaves the view as the user made it).
+    std::optional<ViewState> pendingView_;
+    nlohmann::json pendingViewConfig_;
+    bool resultsShowSavedView_ = false;  // the latest results are shown at a file's saved cursor
     QLabel* heatmapTitle_ = nullptr;
     QTextBrowser* lesson_ = nullptr;
     QSplitter* vertical_ = nullptr;

@@ -23,6 +23,47 @@ constexpr long long kBig = kConfigBig;
 
 std::string show(const json& v) { return showConfigValue(v); }
 
+// [first, last] with 0 <= first < last, finite.
+std::optional<std::array<double, 2>> readRange(ObjectReader& r, const std::string& key) {
+    if (!r.has(key)) return std::nullopt;
+    const json& v = r.at(key);
+    const std::string allowed = "[first, last], two finite numbers with 0 <= first < last";
+    if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number()) {
+        throw ConfigError(r.field(key) + " = " + show(v) + " is not allowed: " + allowed);
+    }
+    const std::array<double, 2> range{v[0].get<double>(), v[1].get<double>()};
+    if (!std::isfinite(range[0]) || !std::isfinite(range[1]) || range[0] < 0.0 ||
+        !(range[0] < range[1])) {
+        throw ConfigError(r.field(key) + " = " + show(v) + " is not allowed: " + allowed);
+    }
+    return range;
+}
+
+ViewState readView(const json& j) {
+    ObjectReader r(j, "view");
+    ViewState v;
+    v.ganttMethod = r.text("gantt_method", "");
+    v.xAxis = r.text("x_axis", "slots", {"slots", "updates"});
+    v.logY = r.boolean("log_y", true);
+    v.logX = r.boolean("log_x", false);
+    v.theoremChart = r.boolean("theorem_chart", false);
+    v.cursor = static_cast<int>(
+        r.integer("cursor", -1, -1, kBig, "-1 (the end of the run) or a slot count >= 0"));
+    v.ganttRange = readRange(r, "gantt_range");
+    v.heatmapRange = readRange(r, "heatmap_range");
+    r.rejectUnknown();
+    return v;
+}
+
+json viewJson(const ViewState& v) {
+    json j = {{"gantt_method", v.ganttMethod}, {"x_axis", v.xAxis},
+              {"log_y", v.logY},               {"log_x", v.logX},
+              {"theorem_chart", v.theoremChart}, {"cursor", v.cursor}};
+    if (v.ganttRange) j["gantt_range"] = {(*v.ganttRange)[0], (*v.ganttRange)[1]};
+    if (v.heatmapRange) j["heatmap_range"] = {(*v.heatmapRange)[0], (*v.heatmapRange)[1]};
+    return j;
+}
+
 StepSpec readStep(ObjectReader& r) {
     StepSpec s;
     if (!r.has("step_size")) {
@@ -247,6 +288,7 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
     for (size_t i = 0; i < ms.size(); ++i) {
         c.methods.push_back(readMethod(ms[i], "methods[" + std::to_string(i) + "]"));
     }
+    if (r.has("view")) c.view = readView(r.at("view"));
     r.rejectUnknown();
     c.validate();
     return c;
@@ -427,6 +469,7 @@ json ExperimentConfig::toJson() const {
         ms.push_back(o);
     }
     j["methods"] = ms;
+    if (view) j["view"] = viewJson(*view);
     return j;
 }
 

@@ -10,6 +10,7 @@
 
 #include "experiment/lm_config.hpp"
 #include "experiment/step_rules.hpp"
+#include "experiment/view_state.hpp"
 #include "method.hpp"
 #include "objective/linear_objective.hpp"
 #include "replay/rpd_replay.hpp"
@@ -101,6 +102,7 @@ struct ExperimentConfig {
     bool allowCpuFallback = true;
     std::string precision = "double";  // double | float (OpenCL)
     std::string baseDir;           // folder of the config file, for relative data paths
+    std::optional<ViewState> view;  // the app's view when saved ("view"; runs ignore it)
 
     // Parses and validates; every error is a ConfigError naming the key, the value and what is
     // allowed. Unknown keys are errors too.

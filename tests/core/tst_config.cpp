@@ -241,6 +241,48 @@ private slots:
         QCOMPARE(b.device, std::string("1"));
     }
 
+    // The app's view ("view"): parsed and checked like the rest, kept exactly, absent unless
+    // given; the run itself does not depend on it.
+    void viewStateParsesRoundTripsAndIsChecked() {
+        json j = minimal();
+        QVERIFY(!ExperimentConfig::fromJson(j).toJson().contains("view"));
+        j["view"] = json::parse(R"j({"gantt_method": "LocalSGD (R=8, H=5)", "x_axis": "updates",
+            "log_y": false, "log_x": true, "theorem_chart": true, "cursor": 37,
+            "gantt_range": [10, 60.5], "heatmap_range": [0, 120]})j");
+        const ExperimentConfig c = ExperimentConfig::fromJson(j);
+        QVERIFY(c.view.has_value());
+        QCOMPARE(c.view->ganttMethod, std::string("LocalSGD (R=8, H=5)"));
+        QCOMPARE(c.view->xAxis, std::string("updates"));
+        QVERIFY(!c.view->logY && c.view->logX && c.view->theoremChart);
+        QCOMPARE(c.view->cursor, 37);
+        QVERIFY(c.view->ganttRange && (*c.view->ganttRange)[1] == 60.5);
+        QVERIFY(c.view->heatmapRange && (*c.view->heatmapRange)[0] == 0.0);
+        QCOMPARE(c.toJson()["view"], j["view"]);
+        QVERIFY(ExperimentConfig::fromJson(c.toJson()).view == c.view);
+        // Defaults for what is left out.
+        j["view"] = json::object();
+        const ViewState defaults = *ExperimentConfig::fromJson(j).view;
+        QVERIFY(defaults == ViewState{});
+        QCOMPARE(defaults.cursor, -1);
+
+        const std::map<std::string, std::pair<json, QStringList>> bad = {
+            {"x_axis", {"time", {"view.x_axis = \"time\"", "one of slots, updates"}}},
+            {"log_y", {1, {"view.log_y = 1", "true or false"}}},
+            {"cursor", {-2, {"view.cursor = -2", "-1 (the end of the run)"}}},
+            {"gantt_range", {json::array({5, 2}), {"view.gantt_range = [5,2]", "first < last"}}},
+            {"heatmap_range", {json::array({-1, 2}), {"view.heatmap_range", "0 <= first"}}},
+            {"zoom", {2, {"unknown key view.zoom", "gantt_method"}}},
+        };
+        for (const auto& [key, value] : bad) {
+            j = minimal();
+            j["view"] = {{key, value.first}};
+            expectConfigError(j, value.second);
+        }
+        j = minimal();
+        j["view"] = "slots";
+        expectConfigError(j, {"view = \"slots\"", "a JSON object"});
+    }
+
     void badValuesNameKeyValueAndAllowed() {
         json j = minimal();
         j["stages"] = 0;

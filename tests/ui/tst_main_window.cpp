@@ -8,7 +8,9 @@
 #include <QLineSeries>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTemporaryDir>
 #include <QTest>
+#include <nlohmann/json.hpp>
 #include <QTextBrowser>
 
 #include "controls_panel.hpp"
@@ -52,6 +54,57 @@ private slots:
         QVERIFY(!w.lessonView()->toPlainText().trimmed().isEmpty());
         QCOMPARE(w.playback()->cursor(), w.playback()->totalSlots());
         QVERIFY(w.windowTitle().contains("PipeLens"));
+    }
+
+    // A saved experiment keeps the view: opened in another window it looks as its author saw
+    // it (Gantt method, x axis, log scales, cursor, zoom), and the view is no part of the run.
+    void aSavedExperimentOpensAsItsAuthorSawIt() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("shared.json"));
+        ViewState saved;
+        {
+            MainWindow w;
+            w.show();
+            QVERIFY(w.waitForResults(test::timeout(60000)));
+            QVERIFY(w.ganttMethodField()->count() >= 2);
+            w.ganttMethodField()->setCurrentIndex(1);  // not the first: LocalSGD
+            w.lossChart()->setXAxis(LossChart::XAxis::Updates);
+            w.lossChart()->setLogY(false);
+            w.lossChart()->setLogX(true);
+            w.playback()->setCursor(37);
+            w.gantt()->setVisibleRange(10.0, 60.0);
+            w.heatmap()->setVisibleRange(5.0, 90.0);
+            saved = w.currentView();
+            QCOMPARE(saved.ganttMethod, w.ganttMethodField()->itemText(1).toStdString());
+            QCOMPARE(saved.xAxis, std::string("updates"));
+            QVERIFY(!saved.logY && saved.logX);
+            QCOMPARE(saved.cursor, 37);
+            QVERIFY(saved.ganttRange && saved.heatmapRange);
+            QString error;
+            QVERIFY2(w.saveConfig(path, &error), qPrintable(error));
+        }
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const nlohmann::json j = nlohmann::json::parse(file.readAll().toStdString());
+        QCOMPARE(j["view"]["cursor"].get<int>(), 37);
+        QCOMPARE(j["view"]["x_axis"].get<std::string>(), std::string("updates"));
+        QCOMPARE(j["view"]["gantt_range"][0].get<double>(), 10.0);
+
+        MainWindow w;
+        w.show();
+        QString error;
+        QVERIFY2(w.openConfig(path, &error), qPrintable(error));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
+        QCoreApplication::processEvents();
+        QCOMPARE(w.ganttMethodField()->currentIndex(), 1);
+        QCOMPARE(w.gantt()->cursorSlot(), 37);
+        QCOMPARE(w.gantt()->visibleFirst(), 10.0);
+        QCOMPARE(w.gantt()->visibleLast(), 60.0);
+        QCOMPARE(w.heatmap()->visibleFirst(), 5.0);
+        QCOMPARE(w.heatmap()->visibleLast(), 90.0);
+        QVERIFY(w.currentView() == saved);
+        QCOMPARE(w.lossChart()->xAxis(), LossChart::XAxis::Updates);
+        QVERIFY(!w.controller()->configAsText().contains(QStringLiteral("\"view\"")));
     }
 
     void aParameterChangeRerunsAndTheChartsReceiveIt() {
