@@ -59,7 +59,7 @@ private slots:
         const auto before = c.config().toJson();
         QSignalSpy changed(&c, &ExperimentController::configChanged);
         const QString error = c.tryModify([](ExperimentConfig& x) { x.stages = 100; });  // d = 64
-        QVERIFY(error.contains("stages = 100"));
+        QVERIFY2(error.startsWith("Stages S = 100"), qPrintable(error));  // the control's label
         QVERIFY(error.contains("S <= d"));
         QCOMPARE(changed.count(), 0);
         QVERIFY(c.config().toJson() == before);
