@@ -10,6 +10,7 @@
 
 #include "errors.hpp"
 #include "util/format_number.hpp"
+#include "util/text_builder.hpp"
 #include "experiment/results.hpp"
 
 namespace pipelens {
@@ -28,11 +29,9 @@ std::string readText(const fs::path& p) {
     return s.str();
 }
 
-// The shortest text that reads back to the same double ("0.1", not "0.10000000000000001").
+// A CSV field in double quotes, inner quotes doubled (TextBuilder's quoting, for an ostream).
 std::string csvText(const std::string& t) {
-    std::string out = "\"";
-    for (char c : t) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
+    return TextBuilder().quoted(t).take();
 }
 
 // Creates `dir` with the marker and sweep.json through a temporary sibling, so a folder that
