@@ -78,6 +78,59 @@ private slots:
         }
     }
 
+    // The search (interpolation with bisection steps) finds the largest microbatch count whose
+    // run fits, the same as trying every count, over schedules, costs and budgets.
+    void fitBudgetAgreesWithTryingEveryCount() {
+        std::vector<ScheduleParams> cases;
+        for (int stages : {2, 5, 8, 16}) {
+            for (int h : {1, 2, 5}) {
+                for (int r : {0, 1, 3}) {
+                    ScheduleParams l;
+                    l.kind = ScheduleKind::LocalSgd;
+                    l.stages = stages;
+                    l.localSteps = h;
+                    l.replicas = r;
+                    cases.push_back(l);
+                }
+            }
+            ScheduleParams f;
+            f.kind = ScheduleKind::FillDrain;
+            f.stages = stages;
+            cases.push_back(f);
+            f.flushGroup = 3;
+            cases.push_back(f);
+            ScheduleParams pd;
+            pd.stages = stages;
+            pd.noam = std::max(1, stages / 2);
+            cases.push_back(pd);
+            pd.costs = {1, 2, 1};
+            cases.push_back(pd);
+        }
+        int compared = 0;
+        for (ScheduleParams p : cases) {
+            for (long long budget : {3LL, 10LL, 37LL, 64LL, 100LL, 311LL, 640LL}) {
+                int best = 0;
+                for (int n = 1; n <= budget; ++n) {
+                    p.microbatches = n;
+                    if (runLengthSlots(p) <= budget) best = n;
+                }
+                const BudgetFit fit = fitBudget(p, budget);
+                QVERIFY2(fit.microbatches == best,
+                         qPrintable(QStringLiteral("kind %1, S = %2, H = %3, R = %4, budget %5: "
+                                                   "the search found %6, every count %7")
+                                        .arg(static_cast<int>(p.kind))
+                                        .arg(p.stages)
+                                        .arg(p.localSteps)
+                                        .arg(p.replicas)
+                                        .arg(budget)
+                                        .arg(fit.microbatches)
+                                        .arg(best)));
+                ++compared;
+            }
+        }
+        QCOMPARE(compared, 4 * 13 * 7);
+    }
+
     // slots = 1e9 used to build timelines at each doubling (6.3 GB, 17-40 s), then blame
     // "microbatches = 67108864", a value the user never set.
     void hugeSlotBudgetRefusedNamingTheField() {
