@@ -113,6 +113,11 @@ struct GanttChart::Impl {
     void forEachVisibleCell(Fn fn) const;
     void paint(QPainter& p, const QSizeF& size, const QFont& font, bool vectorCells) const;
     void paintPhases(QPainter& p, const Layout& l, const QFontMetricsF& fm, bool inPlot) const;
+    QString cursorText() const {
+        if (cursor < 0) return {};
+        return cursor < slotCount ? QStringLiteral("slot %1 (faded: not yet run)").arg(cursor)
+                                  : QStringLiteral("slot %1").arg(cursor);
+    }
     void paintCellsImage(QPainter& p, const Layout& l) const;
     bool paintCellsVector(QPainter& p, const Layout& l) const;
     void paintCellLabels(QPainter& p, const Layout& l, const QFont& font) const;
@@ -559,8 +564,7 @@ void GanttChart::Impl::paintLegend(QPainter& p, const Layout& l, const QFontMetr
     }
     if (cursor >= 0) {
         lineSwatch(chart::kVermillion);
-        label(exporting ? QStringLiteral("slot %1").arg(cursor)
-                        : QStringLiteral("slot %1 (faded: not yet run)").arg(cursor));
+        label(exporting ? QStringLiteral("slot %1").arg(cursor) : cursorText());
     }
     const double slotsPerPixel = range.span() / l.plot.width();
     if (!selection.empty()) {
@@ -663,6 +667,10 @@ const MicrobatchSelection& GanttChart::selection() const {
 void GanttChart::mouseReleaseEvent(QMouseEvent* event) {
     d_->lastRelease = event->position();
     RangeChart::mouseReleaseEvent(event);
+}
+
+QString GanttChart::cursorLegendText() const {
+    return d_->cursorText();
 }
 
 int GanttChart::cursorSlot() const {

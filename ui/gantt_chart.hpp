@@ -31,6 +31,9 @@ public:
     // edge, the view pans so the cursor is a tenth of the way in: playback stays in sight.
     void setCursorSlot(int slot);
     int cursorSlot() const;
+    // The legend's cursor entry as drawn on screen: "slot t", with "(faded: not yet run)" only
+    // while slots after the cursor are faded; empty without a cursor.
+    QString cursorLegendText() const;
 
     // The text shown when hovering the cell at (stage, slot): op, microbatch, weight version
     // read, stash depth on that stage at that slot; empty for an idle cell.

@@ -375,6 +375,18 @@ class TestGanttChart : public QObject {
         QCOMPARE(spy.count(), 3);
     }
 
+    // The legend says slots are faded only while some are: at the end of playback none is.
+    void cursorLegendSaysFadedOnlyWhileSlotsAreFaded() {
+        auto tl = makeTimeline(ScheduleKind::PipeDream, 4, 12);
+        GanttChart chart;
+        chart.setTimeline(tl);
+        QCOMPARE(chart.cursorLegendText(), QString());
+        chart.setCursorSlot(10);
+        QCOMPARE(chart.cursorLegendText(), QStringLiteral("slot 10 (faded: not yet run)"));
+        chart.setCursorSlot(tl->totalSlots);
+        QCOMPARE(chart.cursorLegendText(), QStringLiteral("slot %1").arg(tl->totalSlots));
+    }
+
     void mapsPositionsToCells() {
         auto tl = makeTimeline(ScheduleKind::PipeDream, 4, 12);
         GanttChart chart;
