@@ -87,6 +87,11 @@ SweepView::SweepView(ExperimentController* experiment, QWidget* parent)
     state_ = new QLabel;
     state_->setWordWrap(true);
     state_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Two lines reserved whatever the text: a wrapped state line ("Done: 5 points. Hover a
+    // marker…") used to grow by a line the dock's layout had not counted, squeezing the chart
+    // below its minimum at 1024 × 700 whenever the sweep ended after the window was laid out.
+    state_->setMinimumHeight(2 * state_->fontMetrics().lineSpacing());
+    state_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
 
     // Three short rows, so the view fits a narrow dock.
     auto* first = new QHBoxLayout;
