@@ -193,6 +193,7 @@ def main():
     out = args.out or tempfile.mkdtemp(prefix="pipelens-torch-lm-")
     os.makedirs(out, exist_ok=True)
 
+    load_start = os.getloadavg()
     blas_note = ensure_openblas()
     import torch  # after the BLAS is chosen: the loader resolves libblas.so.3 now
     torch.set_num_threads(args.torch_threads)
@@ -227,8 +228,9 @@ def main():
 
     load = os.getloadavg()
     print()
-    print("machine: %s; load average %.2f %.2f %.2f (at the end)" % (
-        " ".join(os.uname()[i] for i in (1, 2, 4)), *load))
+    print("machine: %s, %d CPUs; load average (1, 5, 15 min) %.2f %.2f %.2f at the start, "
+          "%.2f %.2f %.2f at the end" % (" ".join(os.uname()[i] for i in (2, 4)), os.cpu_count(),
+                                         *load_start, *load))
     print("PyTorch %s, %d threads, float32; BLAS: %s (%s)" % (
         torch.__version__, torch.get_num_threads(), ", ".join(blas) or "none found", blas_note))
     print("PipeLens kernels: %s; corpus %s; T=%d b=%d heads=%d, SGD step %g" % (
@@ -265,7 +267,7 @@ def main():
             key, " ".join("%d/%d" % (m["stash_peak"], m["stash_predicted"]) for m in rows),
             sum(m["weight_stash_bytes"] for m in rows) / 2 ** 20,
             sum(m["activation_bytes"] for m in rows) / 2 ** 20))
-    print("files: %s" % out)
+    print("files: %s" % (out if args.out else "(temporary, removed)"))
     if bench.returncode != 0:
         print(bench.stdout[-3000:])
         print("bench_lm_cpu FAILED (exit %d)" % bench.returncode)

@@ -346,6 +346,22 @@ PIPELENS_AVX2 void geluBackwardAvx2(const double* u, std::size_t n, double* d) {
     }
 }
 
+PIPELENS_AVX2 void expAvx2(float* x, std::size_t n) {
+    std::size_t i = 0;
+#ifdef PIPELENS_HAVE_LIBMVEC
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _ZGVdN8v_expf(_mm256_loadu_ps(x + i)));
+#endif
+    for (; i < n; ++i) x[i] = std::exp(x[i]);
+}
+
+PIPELENS_AVX2 void expAvx2(double* x, std::size_t n) {
+    std::size_t i = 0;
+#ifdef PIPELENS_HAVE_LIBMVEC
+    for (; i + 4 <= n; i += 4) _mm256_storeu_pd(x + i, _ZGVdN4v_exp(_mm256_loadu_pd(x + i)));
+#endif
+    for (; i < n; ++i) x[i] = std::exp(x[i]);
+}
+
 }  // namespace
 
 bool cpuHasAvx2Fma() {
@@ -382,6 +398,13 @@ template void gemm<float>(int, int, int, const float*, std::ptrdiff_t, std::ptrd
 template void gemm<double>(int, int, int, const double*, std::ptrdiff_t, std::ptrdiff_t,
                            const double*, std::ptrdiff_t, std::ptrdiff_t, double*, std::ptrdiff_t,
                            bool);
+template <typename Real>
+void expInPlace(Real* x, std::size_t n) {
+    expAvx2(x, n);
+}
+
+template void expInPlace<float>(float*, std::size_t);
+template void expInPlace<double>(double*, std::size_t);
 template void geluForward<float>(const float*, std::size_t, float*);
 template void geluForward<double>(const double*, std::size_t, double*);
 template void geluBackwardInPlace<float>(const float*, std::size_t, float*);

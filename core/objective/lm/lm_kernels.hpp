@@ -30,6 +30,9 @@ void gemm(int M, int N, int K, const Real* A, std::ptrdiff_t rsA, std::ptrdiff_t
 // out[i] = GELU(u[i]) = u/2 (1 + erf(u/sqrt 2)) (exact erf). Only call when fastKernels().
 template <typename Real>
 void geluForward(const Real* u, std::size_t n, Real* out);
+// x[i] = exp(x[i]). Only call when fastKernels().
+template <typename Real>
+void expInPlace(Real* x, std::size_t n);
 // d[i] *= GELU'(u[i]). Only call when fastKernels().
 template <typename Real>
 void geluBackwardInPlace(const Real* u, std::size_t n, Real* d);

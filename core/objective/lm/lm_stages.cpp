@@ -233,9 +233,16 @@ void BlockStage<Real>::attentionForward() {
                 Real mx = -std::numeric_limits<Real>::infinity();
                 for (int l = 0; l <= i; ++l) mx = std::max(mx, p(i, l) * scale);
                 Real sum = 0;
-                for (int l = 0; l <= i; ++l) {
-                    p(i, l) = std::exp(p(i, l) * scale - mx);
-                    sum += p(i, l);
+                if (fast) {
+                    Real* row = p.data() + static_cast<std::ptrdiff_t>(i) * T;
+                    for (int l = 0; l <= i; ++l) row[l] = row[l] * scale - mx;
+                    lmk::expInPlace(row, static_cast<std::size_t>(i) + 1);
+                    for (int l = 0; l <= i; ++l) sum += row[l];
+                } else {
+                    for (int l = 0; l <= i; ++l) {
+                        p(i, l) = std::exp(p(i, l) * scale - mx);
+                        sum += p(i, l);
+                    }
                 }
                 for (int l = 0; l <= i; ++l) p(i, l) /= sum;
                 for (int l = i + 1; l < T; ++l) p(i, l) = 0;
@@ -360,6 +367,32 @@ template <typename Real>
 double crossEntropy(const Real* logits, const int* targets, int rows, int vocab, Real* gradLogits) {
     double total = 0.0;
     const Real invRows = Real(1) / static_cast<Real>(rows);
+    if (lmk::fastKernels()) {
+        // exp(z - max) once per row, vectorised, into the gradient's row (or a scratch row):
+        // the gradient is then exp(z - max) / sum / N, equal to exp(z - lse) / N up to rounding.
+        thread_local std::vector<Real> scratch;
+        if (gradLogits == nullptr && scratch.size() < static_cast<std::size_t>(vocab)) {
+            scratch.resize(static_cast<std::size_t>(vocab));
+        }
+        for (int n = 0; n < rows; ++n) {
+            const Real* z = logits + static_cast<std::ptrdiff_t>(n) * vocab;
+            Real* e = gradLogits != nullptr ? gradLogits + static_cast<std::ptrdiff_t>(n) * vocab
+                                            : scratch.data();
+            Real mx = z[0];
+            for (int v = 1; v < vocab; ++v) mx = std::max(mx, z[v]);
+            for (int v = 0; v < vocab; ++v) e[v] = z[v] - mx;
+            lmk::expInPlace(e, static_cast<std::size_t>(vocab));
+            Real sum = 0;
+            for (int v = 0; v < vocab; ++v) sum += e[v];
+            total += static_cast<double>(mx + std::log(sum) - z[targets[n]]);
+            if (gradLogits != nullptr) {
+                const Real f = invRows / sum;
+                for (int v = 0; v < vocab; ++v) e[v] *= f;
+                e[targets[n]] -= invRows;
+            }
+        }
+        return total / rows;
+    }
     for (int n = 0; n < rows; ++n) {
         const Real* z = logits + static_cast<std::ptrdiff_t>(n) * vocab;
         Real mx = z[0];
