@@ -4,6 +4,20 @@
 
 namespace pipelens {
 
+namespace {
+
+// Before sleeping on a condition variable, a thread polls for a while: a batch is a few
+// milliseconds of work and the next one follows within microseconds, while waking a sleeping
+// thread costs tens of microseconds (more in a virtual machine).
+constexpr int kSpins = 4000;
+
+template <typename Done>
+void spinUntil(Done done) {
+    for (int i = 0; i < kSpins && !done(); ++i) std::this_thread::yield();
+}
+
+}  // namespace
+
 TaskTeam::TaskTeam(int threads) {
     for (int t = 1; t < threads; ++t) {
         try {
@@ -37,12 +51,14 @@ void TaskTeam::work() {
             std::lock_guard<std::mutex> lock(mutex_);
             if (!failure_) failure_ = std::current_exception();
         }
+        pending_.fetch_sub(1, std::memory_order_acq_rel);
     }
 }
 
 void TaskTeam::helperLoop() {
     unsigned long long seen = 0;
     for (;;) {
+        spinUntil([&] { return batch_.load(std::memory_order_acquire) != seen; });
         {
             std::unique_lock<std::mutex> lock(mutex_);
             wake_.wait(lock, [&] { return stop_ || batch_ != seen; });
@@ -68,12 +84,15 @@ void TaskTeam::run(std::size_t count, const std::function<void(std::size_t)>& bo
         std::lock_guard<std::mutex> lock(mutex_);
         body_ = &body;
         count_ = count;
+        pending_.store(count, std::memory_order_relaxed);
         next_ = 0;
         failure_ = nullptr;
         ++batch_;
     }
     wake_.notify_all();
     work();
+    // Usually the helpers' last jobs end within microseconds of the caller's.
+    spinUntil([&] { return pending_.load(std::memory_order_acquire) == 0; });
     std::exception_ptr failure;
     {
         std::unique_lock<std::mutex> lock(mutex_);

@@ -4,6 +4,7 @@
 // returned. The helpers live as long as the team and sleep between batches, so a batch costs a
 // wake-up, not a thread start (the language model's pipeline replay runs one batch per slot, a
 // few milliseconds of work). Jobs are handed out in increasing index order.
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
@@ -37,8 +38,9 @@ class TaskTeam {
     const std::function<void(std::size_t)>* body_ = nullptr;
     std::size_t count_ = 0;
     std::size_t next_ = 0;
-    std::size_t running_ = 0;       // helpers inside work() for this batch
-    unsigned long long batch_ = 0;  // increments per run()
+    std::size_t running_ = 0;                   // helpers inside work() for this batch
+    std::atomic<unsigned long long> batch_{0};  // increments per run() (written under mutex_)
+    std::atomic<std::size_t> pending_{0};       // indices of this batch not yet returned
     bool stop_ = false;
     std::exception_ptr failure_;
 };
