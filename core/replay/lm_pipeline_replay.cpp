@@ -43,23 +43,22 @@ Real* LmBufferPool<Real>::get(int key) {
 
 template <typename Real>
 void LmBufferPool<Real>::release(int key) {
-    auto it = std::find(owner_.begin(), owner_.end(), key);
-    if (it == owner_.end()) {
-        throw std::logic_error("releasing a buffer microbatch " + std::to_string(key) +
-                               " does not hold");
-    }
-    *it = -1;
-    --inUse_;
+    releaseAs(key, -1);
 }
 
 template <typename Real>
 void LmBufferPool<Real>::releaseDeferred(int key) {
+    releaseAs(key, -2);
+}
+
+template <typename Real>
+void LmBufferPool<Real>::releaseAs(int key, int mark) {
     auto it = std::find(owner_.begin(), owner_.end(), key);
     if (it == owner_.end()) {
         throw std::logic_error("releasing a buffer microbatch " + std::to_string(key) +
                                " does not hold");
     }
-    *it = -2;
+    *it = mark;
     --inUse_;
 }
 

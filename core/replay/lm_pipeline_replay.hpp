@@ -47,6 +47,8 @@ public:
     int buffers() const { return static_cast<int>(buffers_.size()); }
 
 private:
+    void releaseAs(int key, int mark);  // owner becomes mark (-1 or -2)
+
     std::size_t size_;
     std::vector<std::vector<Real>> buffers_;
     std::vector<int> owner_;  // key, -1 (free) or -2 (released, not yet reclaimed)

@@ -63,6 +63,15 @@ struct Vec<float> {
     PIPELENS_AVX2 static V set1(float x) { return _mm256_set1_ps(x); }
     PIPELENS_AVX2 static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
     PIPELENS_AVX2 static V add(V a, V b) { return _mm256_add_ps(a, b); }
+    PIPELENS_AVX2 static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+#ifdef PIPELENS_HAVE_LIBMVEC
+    PIPELENS_AVX2 static V erf(V a) {
+        return _ZGVdN8v_erff(a);
+    }
+    PIPELENS_AVX2 static V exp(V a) {
+        return _ZGVdN8v_expf(a);
+    }
+#endif
 };
 
 template <>
@@ -75,6 +84,15 @@ struct Vec<double> {
     PIPELENS_AVX2 static V set1(double x) { return _mm256_set1_pd(x); }
     PIPELENS_AVX2 static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
     PIPELENS_AVX2 static V add(V a, V b) { return _mm256_add_pd(a, b); }
+    PIPELENS_AVX2 static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
+#ifdef PIPELENS_HAVE_LIBMVEC
+    PIPELENS_AVX2 static V erf(V a) {
+        return _ZGVdN4v_erf(a);
+    }
+    PIPELENS_AVX2 static V exp(V a) {
+        return _ZGVdN4v_exp(a);
+    }
+#endif
 };
 
 // Micro-tile: kMr rows of A, read in place (row r, step k at a[r rsA + k csA]: either stride may
@@ -90,40 +108,23 @@ PIPELENS_AVX2 void microKernel(int kc, const Real* a, std::ptrdiff_t rsA, std::p
     using V = typename T::V;
     constexpr int W = T::kW;
     constexpr int NR = 2 * W;
-    const Real* a0 = a;
-    const Real* a1 = a + std::min(1, mr - 1) * rsA;
-    const Real* a2 = a + std::min(2, mr - 1) * rsA;
-    const Real* a3 = a + std::min(3, mr - 1) * rsA;
-    const Real* a4 = a + std::min(4, mr - 1) * rsA;
-    const Real* a5 = a + std::min(5, mr - 1) * rsA;
-    V c00 = T::zero(), c01 = T::zero(), c10 = T::zero(), c11 = T::zero();
-    V c20 = T::zero(), c21 = T::zero(), c30 = T::zero(), c31 = T::zero();
-    V c40 = T::zero(), c41 = T::zero(), c50 = T::zero(), c51 = T::zero();
+    const Real* rowA[kMr];
+    for (int r = 0; r < kMr; ++r) rowA[r] = a + std::min(r, mr - 1) * rsA;
+    V rows[kMr][2];
+#pragma GCC unroll 6
+    for (int r = 0; r < kMr; ++r) rows[r][0] = rows[r][1] = T::zero();
     for (int k = 0; k < kc; ++k) {
         const std::ptrdiff_t o = k * csA;
         const V b0 = T::load(b);
         const V b1 = T::load(b + W);
-        V x = T::set1(a0[o]);
-        c00 = T::fma(x, b0, c00);
-        c01 = T::fma(x, b1, c01);
-        x = T::set1(a1[o]);
-        c10 = T::fma(x, b0, c10);
-        c11 = T::fma(x, b1, c11);
-        x = T::set1(a2[o]);
-        c20 = T::fma(x, b0, c20);
-        c21 = T::fma(x, b1, c21);
-        x = T::set1(a3[o]);
-        c30 = T::fma(x, b0, c30);
-        c31 = T::fma(x, b1, c31);
-        x = T::set1(a4[o]);
-        c40 = T::fma(x, b0, c40);
-        c41 = T::fma(x, b1, c41);
-        x = T::set1(a5[o]);
-        c50 = T::fma(x, b0, c50);
-        c51 = T::fma(x, b1, c51);
+#pragma GCC unroll 6
+        for (int r = 0; r < kMr; ++r) {  // fully unrolled: the 12 sums stay in registers
+            const V x = T::set1(rowA[r][o]);
+            rows[r][0] = T::fma(x, b0, rows[r][0]);
+            rows[r][1] = T::fma(x, b1, rows[r][1]);
+        }
         b += ldb;
     }
-    const V rows[kMr][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
     if (nr == NR) {
         for (int r = 0; r < mr; ++r) {
             Real* cr = c + r * ldc;
@@ -262,102 +263,52 @@ PIPELENS_AVX2 void gemmAvx2(int M, int N, int K, const Real* A, std::ptrdiff_t r
 constexpr double kInvSqrt2 = std::numbers::sqrt2 / 2;
 constexpr double kInvSqrt2Pi = std::numbers::inv_sqrtpi / std::numbers::sqrt2;
 
-PIPELENS_AVX2 void geluForwardAvx2(const float* u, std::size_t n, float* out) {
+template <typename Real>
+PIPELENS_AVX2 void geluForwardAvx2(const Real* u, std::size_t n, Real* out) {
+    const auto s = static_cast<Real>(kInvSqrt2);
     std::size_t i = 0;
 #ifdef PIPELENS_HAVE_LIBMVEC
-    const __m256 s = _mm256_set1_ps(static_cast<float>(kInvSqrt2));
-    const __m256 half = _mm256_set1_ps(0.5f);
-    const __m256 one = _mm256_set1_ps(1.0f);
-    for (; i + 8 <= n; i += 8) {
-        const __m256 x = _mm256_loadu_ps(u + i);
-        const __m256 e = _ZGVdN8v_erff(_mm256_mul_ps(x, s));
+    using T = Vec<Real>;
+    const auto vs = T::set1(s), half = T::set1(Real(0.5)), one = T::set1(Real(1));
+    for (; i + T::kW <= n; i += T::kW) {
+        const auto x = T::load(u + i);
         // 0.5 u (1 + erf): the same operations, in the same order, as the scalar tail.
-        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_add_ps(one, e)));
+        T::store(out + i, T::mul(T::mul(half, x), T::add(one, T::erf(T::mul(x, vs)))));
     }
 #endif
-    for (; i < n; ++i) {
-        out[i] = 0.5f * u[i] * (1.0f + std::erf(u[i] * static_cast<float>(kInvSqrt2)));
-    }
-}
-
-PIPELENS_AVX2 void geluForwardAvx2(const double* u, std::size_t n, double* out) {
-    std::size_t i = 0;
-#ifdef PIPELENS_HAVE_LIBMVEC
-    const __m256d s = _mm256_set1_pd(kInvSqrt2);
-    const __m256d half = _mm256_set1_pd(0.5);
-    const __m256d one = _mm256_set1_pd(1.0);
-    for (; i + 4 <= n; i += 4) {
-        const __m256d x = _mm256_loadu_pd(u + i);
-        const __m256d e = _ZGVdN4v_erf(_mm256_mul_pd(x, s));
-        _mm256_storeu_pd(out + i, _mm256_mul_pd(_mm256_mul_pd(half, x), _mm256_add_pd(one, e)));
-    }
-#endif
-    for (; i < n; ++i) out[i] = 0.5 * u[i] * (1.0 + std::erf(u[i] * kInvSqrt2));
+    for (; i < n; ++i) out[i] = Real(0.5) * u[i] * (Real(1) + std::erf(u[i] * s));
 }
 
 // GELU'(u) = Phi(u) + u phi(u), Phi(u) = (1 + erf(u/sqrt 2))/2, phi(u) = exp(-u^2/2)/sqrt(2 pi).
-PIPELENS_AVX2 void geluBackwardAvx2(const float* u, std::size_t n, float* d) {
+template <typename Real>
+PIPELENS_AVX2 void geluBackwardAvx2(const Real* u, std::size_t n, Real* d) {
+    const auto s = static_cast<Real>(kInvSqrt2);
+    const auto c = static_cast<Real>(kInvSqrt2Pi);
     std::size_t i = 0;
 #ifdef PIPELENS_HAVE_LIBMVEC
-    const __m256 s = _mm256_set1_ps(static_cast<float>(kInvSqrt2));
-    const __m256 half = _mm256_set1_ps(0.5f);
-    const __m256 mhalf = _mm256_set1_ps(-0.5f);
-    const __m256 one = _mm256_set1_ps(1.0f);
-    const __m256 c = _mm256_set1_ps(static_cast<float>(kInvSqrt2Pi));
-    for (; i + 8 <= n; i += 8) {
-        const __m256 x = _mm256_loadu_ps(u + i);
-        const __m256 cdf =
-            _mm256_mul_ps(half, _mm256_add_ps(one, _ZGVdN8v_erff(_mm256_mul_ps(x, s))));
-        const __m256 pdf =
-            _mm256_mul_ps(_ZGVdN8v_expf(_mm256_mul_ps(_mm256_mul_ps(mhalf, x), x)), c);
-        const __m256 g = _mm256_add_ps(cdf, _mm256_mul_ps(x, pdf));
-        _mm256_storeu_ps(d + i, _mm256_mul_ps(_mm256_loadu_ps(d + i), g));
+    using T = Vec<Real>;
+    const auto vs = T::set1(s), vc = T::set1(c), half = T::set1(Real(0.5));
+    const auto mhalf = T::set1(Real(-0.5)), one = T::set1(Real(1));
+    for (; i + T::kW <= n; i += T::kW) {
+        const auto x = T::load(u + i);
+        const auto cdf = T::mul(half, T::add(one, T::erf(T::mul(x, vs))));
+        const auto pdf = T::mul(T::exp(T::mul(T::mul(mhalf, x), x)), vc);
+        T::store(d + i, T::mul(T::load(d + i), T::add(cdf, T::mul(x, pdf))));
     }
 #endif
     for (; i < n; ++i) {
-        const float cdf = 0.5f * (1.0f + std::erf(u[i] * static_cast<float>(kInvSqrt2)));
-        const float pdf = std::exp(-0.5f * u[i] * u[i]) * static_cast<float>(kInvSqrt2Pi);
+        const Real cdf = Real(0.5) * (Real(1) + std::erf(u[i] * s));
+        const Real pdf = std::exp(Real(-0.5) * u[i] * u[i]) * c;
         d[i] *= cdf + u[i] * pdf;
     }
 }
 
-PIPELENS_AVX2 void geluBackwardAvx2(const double* u, std::size_t n, double* d) {
+template <typename Real>
+PIPELENS_AVX2 void expAvx2(Real* x, std::size_t n) {
     std::size_t i = 0;
 #ifdef PIPELENS_HAVE_LIBMVEC
-    const __m256d s = _mm256_set1_pd(kInvSqrt2);
-    const __m256d half = _mm256_set1_pd(0.5);
-    const __m256d mhalf = _mm256_set1_pd(-0.5);
-    const __m256d one = _mm256_set1_pd(1.0);
-    const __m256d c = _mm256_set1_pd(kInvSqrt2Pi);
-    for (; i + 4 <= n; i += 4) {
-        const __m256d x = _mm256_loadu_pd(u + i);
-        const __m256d cdf =
-            _mm256_mul_pd(half, _mm256_add_pd(one, _ZGVdN4v_erf(_mm256_mul_pd(x, s))));
-        const __m256d pdf =
-            _mm256_mul_pd(_ZGVdN4v_exp(_mm256_mul_pd(_mm256_mul_pd(mhalf, x), x)), c);
-        const __m256d g = _mm256_add_pd(cdf, _mm256_mul_pd(x, pdf));
-        _mm256_storeu_pd(d + i, _mm256_mul_pd(_mm256_loadu_pd(d + i), g));
-    }
-#endif
-    for (; i < n; ++i) {
-        const double cdf = 0.5 * (1.0 + std::erf(u[i] * kInvSqrt2));
-        const double pdf = std::exp(-0.5 * u[i] * u[i]) * kInvSqrt2Pi;
-        d[i] *= cdf + u[i] * pdf;
-    }
-}
-
-PIPELENS_AVX2 void expAvx2(float* x, std::size_t n) {
-    std::size_t i = 0;
-#ifdef PIPELENS_HAVE_LIBMVEC
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _ZGVdN8v_expf(_mm256_loadu_ps(x + i)));
-#endif
-    for (; i < n; ++i) x[i] = std::exp(x[i]);
-}
-
-PIPELENS_AVX2 void expAvx2(double* x, std::size_t n) {
-    std::size_t i = 0;
-#ifdef PIPELENS_HAVE_LIBMVEC
-    for (; i + 4 <= n; i += 4) _mm256_storeu_pd(x + i, _ZGVdN4v_exp(_mm256_loadu_pd(x + i)));
+    using T = Vec<Real>;
+    for (; i + T::kW <= n; i += T::kW) T::store(x + i, T::exp(T::load(x + i)));
 #endif
     for (; i < n; ++i) x[i] = std::exp(x[i]);
 }
