@@ -43,13 +43,28 @@ Real* LmBufferPool<Real>::get(int key) {
 
 template <typename Real>
 void LmBufferPool<Real>::release(int key) {
+    releaseAs(key, -1);
+}
+
+template <typename Real>
+void LmBufferPool<Real>::releaseDeferred(int key) {
+    releaseAs(key, -2);
+}
+
+template <typename Real>
+void LmBufferPool<Real>::releaseAs(int key, int mark) {
     auto it = std::find(owner_.begin(), owner_.end(), key);
     if (it == owner_.end()) {
         throw std::logic_error("releasing a buffer microbatch " + std::to_string(key) +
                                " does not hold");
     }
-    *it = -1;
+    *it = mark;
     --inUse_;
+}
+
+template <typename Real>
+void LmBufferPool<Real>::reclaim() {
+    std::replace(owner_.begin(), owner_.end(), -2, -1);
 }
 
 // ------------------------------------------------------------------------------ replay
@@ -89,6 +104,15 @@ LmPipelineReplay<Real>::LmPipelineReplay(std::shared_ptr<const CharTransformerPr
     scratchOut_.resize(nc);
     lastForward_.assign(static_cast<std::size_t>(S), -1);
     events_ = replayOrder(tl);
+    if (parallelSlots()) {
+        team_ = std::make_unique<TaskTeam>(config_.slotThreads);
+        for (int s = 0; s < S; ++s) {
+            stageGradW_.emplace_back(static_cast<std::size_t>(p.layout.stage(s).size));
+            stageScratch_.emplace_back(s == S - 1 ? 0 : nc);
+        }
+        slotOps_.reserve(static_cast<std::size_t>(S));
+        slotOrder_.reserve(static_cast<std::size_t>(S));
+    }
     latestForwardLoss_ = std::numeric_limits<double>::quiet_NaN();
 
     RunResult& r = this->result_;
@@ -202,6 +226,124 @@ bool LmPipelineReplay<Real>::backward(int m, int s) {
 }
 
 template <typename Real>
+bool LmPipelineReplay<Real>::parallelSlots() const {
+    // Logging the full objective or the held-out loss between two ops of a slot reuses the
+    // stage runners, so those runs keep the one-thread loop.
+    return config_.slotThreads > 1 && !config_.options.fullObjectivePerUpdate &&
+           config_.options.heldOutEvery == 0;
+}
+
+// The ops of one slot act on different stages, and none reads what another writes in the same
+// slot: F(m, s) reads stage s's weights (only B on stage s changes them) and the input F(m, s-1)
+// made in an earlier slot; B(m, s) reads the gradient B(m, s+1) made earlier. So they run side
+// by side in three phases: (1) in the timeline's order, every buffer is acquired and released as
+// the one-thread loop does (same pool peaks), a released buffer being lent again only after the
+// slot; (2) in parallel, every F (with its stash copy and, on the last stage, its loss) and every
+// B (recomputation, backward into the stage's own gradient); (3) in the timeline's order, the
+// weight updates and everything logged, stopping at a rejected forward loss exactly where the
+// one-thread loop stops (later ops of that slot then never update anything). Each op computes
+// the same numbers on any thread: the results are bit-identical to one thread.
+template <typename Real>
+bool LmPipelineReplay<Real>::runSlotInParallel(std::size_t first, std::size_t last) {
+    const CharTransformerProblem& p = *this->problem_;
+    const int S = p.layout.stages();
+    slotOps_.clear();
+    for (std::size_t i = first; i < last; ++i) {
+        const ReplayEvent& e = events_[i];
+        const auto su = static_cast<std::size_t>(e.stage);
+        SlotOp op{&e, nullptr, nullptr, nullptr, nullptr, nullptr, 0.0};
+        for (const SlotOp& o : slotOps_) {
+            if (o.event->stage == e.stage) throw std::logic_error("two ops on one stage in a slot");
+        }
+        if (e.op == OpKind::Forward) {
+            op.stash = stash_[su].acquire(e.microbatch);
+            op.in = e.stage == 0 ? nullptr : input_[su].get(e.microbatch);
+            op.out = e.stage == S - 1 ? logits_.data() : input_[su + 1].acquire(e.microbatch);
+        } else {
+            op.stash = stash_[su].get(e.microbatch);
+            op.in = e.stage == 0 ? nullptr : input_[su].get(e.microbatch);
+            op.out = e.stage == S - 1 ? logits_.data() : stageScratch_[su].data();
+            op.gradOut = e.stage == S - 1 ? gradLogits_.data() : gradOut_[su].get(e.microbatch);
+            op.gradIn = e.stage == 0 ? nullptr : gradOut_[su - 1].acquire(e.microbatch);
+            stash_[su].releaseDeferred(e.microbatch);
+            if (e.stage > 0) input_[su].releaseDeferred(e.microbatch);
+            if (e.stage < S - 1) gradOut_[su].releaseDeferred(e.microbatch);
+        }
+        slotOps_.push_back(op);
+    }
+    // Costliest first: a block's backward (with its recomputation), then forwards.
+    slotOrder_.clear();
+    for (std::size_t i = 0; i < slotOps_.size(); ++i) slotOrder_.push_back(i);
+    auto cost = [&](std::size_t i) {
+        const ReplayEvent& e = *slotOps_[i].event;
+        const bool block = e.stage > 0 && e.stage < S - 1;
+        return (block ? 4 : 1) * (e.op == OpKind::Forward ? 1 : 3);
+    };
+    std::stable_sort(slotOrder_.begin(), slotOrder_.end(),
+                     [&](std::size_t a, std::size_t b) { return cost(a) > cost(b); });
+
+    const LmDims& d = p.layout.dims();
+    team_->run(slotOrder_.size(), [&](std::size_t k) {
+        SlotOp& op = slotOps_[slotOrder_[k]];
+        const ReplayEvent& e = *op.event;
+        const auto su = static_cast<std::size_t>(e.stage);
+        const int batch = config_.batchOf[static_cast<std::size_t>(e.microbatch)];
+        auto& stage = this->model_.stage(e.stage);
+        if (e.op == OpKind::Forward) {
+            const auto& block = p.layout.stage(e.stage);
+            const Real* current =
+                replicas_[static_cast<std::size_t>(e.microbatch % config_.replicas)].data() +
+                block.offset;
+            std::copy(current, current + block.size, op.stash);
+            stage.forward(op.stash, p.train.tokens(batch), op.in, op.out);
+            lastForward_[su] = e.microbatch;
+            if (e.stage == S - 1) {
+                op.loss = crossEntropy<Real>(logits_.data(), p.train.targets(batch), d.tokens(),
+                                             d.vocab, nullptr);
+            }
+            return;
+        }
+        if (lastForward_[su] != e.microbatch) {
+            stage.forward(op.stash, p.train.tokens(batch), op.in, op.out);
+            lastForward_[su] = e.microbatch;
+        }
+        if (e.stage == S - 1) {
+            crossEntropy<Real>(logits_.data(), p.train.targets(batch), d.tokens(), d.vocab,
+                               gradLogits_.data());
+        }
+        stage.backward(op.stash, op.gradOut, stageGradW_[su].data(), op.gradIn);
+    });
+
+    bool ok = true;
+    RunResult& r = this->result_;
+    for (const SlotOp& op : slotOps_) {
+        const ReplayEvent& e = *op.event;
+        if (e.op == OpKind::Forward) {
+            if (e.stage != S - 1) continue;
+            latestForwardLoss_ = op.loss;
+            const int batch = config_.batchOf[static_cast<std::size_t>(e.microbatch)];
+            this->log_.forwardLosses.push_back({e.microbatch, slot_, batch, latestForwardLoss_});
+            ok = this->acceptLoss(latestForwardLoss_, r.updates, slot_, "forward loss");
+            if (!ok) break;
+            continue;
+        }
+        const auto& block = p.layout.stage(e.stage);
+        Real* w = replicas_[static_cast<std::size_t>(e.microbatch % config_.replicas)].data() +
+                  block.offset;
+        const Real* g = stageGradW_[static_cast<std::size_t>(e.stage)].data();
+        const auto step = static_cast<Real>(config_.stepSize);
+        for (long long i = 0; i < block.size; ++i) w[i] -= step * g[i];
+        ++r.updates;
+        ++r.versionChecks;
+        r.objectivePerUpdate.push_back(latestForwardLoss_);
+    }
+    for (auto* pools : {&stash_, &input_, &gradOut_}) {
+        for (auto& pool : *pools) pool.reclaim();
+    }
+    return ok;
+}
+
+template <typename Real>
 void LmPipelineReplay<Real>::averageReplicas() {
     const Real* avg = currentPoint();
     for (auto& w : replicas_) std::copy(avg, avg + w.size(), w.begin());
@@ -219,6 +361,12 @@ long long LmPipelineReplay<Real>::advance(long long maxSlots) {
             return taken;
         }
         bool ok = true;
+        if (team_) {
+            std::size_t last = nextEvent_;
+            while (last < events_.size() && events_[last].slot == slot_) ++last;
+            ok = runSlotInParallel(nextEvent_, last);
+            nextEvent_ = last;
+        }
         for (; ok && nextEvent_ < events_.size() && events_[nextEvent_].slot == slot_; ++nextEvent_) {
             const ReplayEvent& e = events_[nextEvent_];
             ok = e.op == OpKind::Forward ? forward(e.microbatch, e.stage)

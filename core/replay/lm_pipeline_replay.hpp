@@ -12,6 +12,7 @@
 #include "method.hpp"
 #include "replay/lm_replay.hpp"
 #include "schedule/timeline.hpp"
+#include "util/task_team.hpp"
 
 namespace pipelens {
 
@@ -23,6 +24,10 @@ struct LmPipelineConfig {
     double stepSize = 0.1;
     std::vector<int> batchOf;   // dataset batch of each microbatch (default: m mod M)
     LmRunOptions options;
+    // Threads that run the stages' ops of one slot side by side (they are independent within a
+    // slot). Bit-identical to 1 (tested); the bookkeeping stays in the timeline's order. Runs
+    // that log the full objective or the held-out loss per block update stay on one thread.
+    int slotThreads = 1;
 };
 
 // A small pool of equal-size buffers owned by microbatch keys; reused, so steady state does not
@@ -34,12 +39,19 @@ public:
     Real* acquire(int key);  // logic_error if key already holds one
     Real* get(int key);      // logic_error if key holds none
     void release(int key);
+    // Counts as released now (for the peak) but keeps the buffer's contents and lends it to
+    // no one until reclaim(): a slot's ops still read it while others acquire.
+    void releaseDeferred(int key);
+    void reclaim();
     int peak() const { return peak_; }
+    int buffers() const { return static_cast<int>(buffers_.size()); }
 
 private:
+    void releaseAs(int key, int mark);  // owner becomes mark (-1 or -2)
+
     std::size_t size_;
     std::vector<std::vector<Real>> buffers_;
-    std::vector<int> owner_;  // key or -1
+    std::vector<int> owner_;  // key, -1 (free) or -2 (released, not yet reclaimed)
     int inUse_ = 0;
     int peak_ = 0;
 };
@@ -56,6 +68,8 @@ public:
 private:
     bool forward(int m, int s);
     bool backward(int m, int s);
+    bool parallelSlots() const;
+    bool runSlotInParallel(std::size_t first, std::size_t last);  // events [first, last)
     void averageReplicas();
     const Real* currentPoint();  // the replica average (or the only replica)
     void logFullObjective(std::vector<double>& curve);
@@ -70,6 +84,17 @@ private:
     std::vector<Real> average_, gradW_, logits_, gradLogits_, scratchOut_;
     std::vector<LmBufferPool<Real>> stash_, input_, gradOut_;  // per stage
     std::vector<int> lastForward_;  // per stage: microbatch whose internals the runner holds
+    // Parallel slots: one op per stage, with its buffers resolved in the timeline's order.
+    struct SlotOp {
+        const ReplayEvent* event;
+        Real *stash, *out, *gradIn;
+        const Real *in, *gradOut;
+        double loss;
+    };
+    std::vector<SlotOp> slotOps_;
+    std::vector<std::size_t> slotOrder_;               // slotOps_ indices, costliest first
+    std::vector<std::vector<Real>> stageGradW_, stageScratch_;  // per stage
+    std::unique_ptr<TaskTeam> team_;
 };
 
 // The run in the problem's precision.

@@ -1,23 +1,38 @@
 // Training throughput of the character transformer on the CPU engine, in tokens per second, for
 // the small preset (S = 4, C = 64) and the paper's configuration (S = 16, C = 256), T = 32,
-// b = 16, 4 heads, in float and double. Two ways: plain sequential SGD (forward through every
-// stage, backward, update: what PyTorch's loop does) and the PipeDream replay (weight stashing
-// and activation recomputation, so about 4/3 of the work per token). It proves the work was done:
-// every run must finish and its training loss must fall.
+// b = 16, 4 heads, in float and double. Three loops: plain sequential SGD on one thread (forward
+// through every stage, backward, update: what PyTorch's loop does), and the PipeDream replay
+// (weight stashing and activation recomputation, so about 4/3 of the work per token) on one
+// thread and with the stages of each slot run side by side on --threads threads. It proves the
+// work was done: every run must finish, its training loss must fall, the threaded replay must
+// end on the same weights bit for bit as the one-thread replay, and every stage's weight stash
+// must peak at the depth SPEC section 3 predicts (printed with the bytes it takes).
 //   cmake --build build -j2 --target bench_lm_cpu
-//   build/tests/bench/bench_lm_cpu [--steps-small 60] [--steps-paper 6] [--corpus FILE]
+//   build/tests/bench/bench_lm_cpu [--steps-small 60] [--steps-paper 6] [--threads 2]
+//       [--corpus FILE] [--precision float|double|both] [--write-w0 DIR] [--torch DIR]
+//       [--json FILE]
 // (default corpus: ../shared/corpora/tinyshakespeare.txt, else the built-in text)
+// --write-w0 DIR writes DIR/small_w0.npy and DIR/paper_w0.npy (float64, layout order) and stops;
+// --torch DIR reads DIR/{small,paper}_torch.csv (step,loss: PyTorch float32 sequential SGD from
+// that w0 on the same batches, scripts/compare_torch_lm.py) and fails unless the first steps'
+// losses agree with the float sequential loop's to a float tolerance.
+#include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "data/loaders.hpp"
 #include "objective/lm/char_transformer.hpp"
+#include "objective/lm/lm_kernels.hpp"
 #include "objective/lm/lm_model.hpp"
 #include "replay/lm_pipeline_replay.hpp"
 #include "schedule/timeline.hpp"
@@ -28,19 +43,21 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 struct Measured {
-    double tokensPerSecond = 0.0;     // per wall-clock second
-    double tokensPerCpuSecond = 0.0;  // per second of this thread's CPU time (robust to a busy machine)
+    double wallSeconds = 0.0;
+    double cpuSeconds = 0.0;  // the process's CPU time: every thread of the run
+    double tokens = 0.0;
     double firstLoss = 0.0;
     double lastLoss = 0.0;
+    std::vector<double> losses;
 };
 
 double seconds(Clock::time_point a) {
     return std::chrono::duration<double>(Clock::now() - a).count();
 }
 
-double threadCpuSeconds() {
+double processCpuSeconds() {
     timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
@@ -50,58 +67,172 @@ double meanOf(const std::vector<double>& v, std::size_t from, std::size_t to) {
     return s / static_cast<double>(to - from);
 }
 
+void summarise(Measured& m) {
+    const std::size_t q = std::max<std::size_t>(1, m.losses.size() / 4);
+    m.firstLoss = meanOf(m.losses, 0, q);
+    m.lastLoss = meanOf(m.losses, m.losses.size() - q, m.losses.size());
+}
+
 template <typename Real>
 Measured sequential(const CharTransformerProblem& p, int steps, double step) {
     CharTransformer<Real> model(p.layout);
     std::vector<Real> w(static_cast<std::size_t>(p.w0.size()));
-    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<Real>(p.w0[static_cast<Eigen::Index>(i)]);
+    for (std::size_t i = 0; i < w.size(); ++i)
+        w[i] = static_cast<Real>(p.w0[static_cast<Eigen::Index>(i)]);
     std::vector<Real> g(w.size());
-    std::vector<double> losses;
+    Measured m;
+    m.losses.reserve(static_cast<std::size_t>(steps));
     const auto start = Clock::now();
-    const double cpu0 = threadCpuSeconds();
+    const double cpu0 = processCpuSeconds();
     for (int k = 0; k < steps; ++k) {
         const int b = k % p.train.batches();
-        losses.push_back(model.lossAndGradient(w.data(), p.train.tokens(b), p.train.targets(b), g.data()));
+        m.losses.push_back(
+            model.lossAndGradient(w.data(), p.train.tokens(b), p.train.targets(b), g.data()));
         const auto s = static_cast<Real>(step);
         for (std::size_t i = 0; i < w.size(); ++i) w[i] -= s * g[i];
     }
-    const double t = seconds(start);
-    const double cpu = threadCpuSeconds() - cpu0;
-    const std::size_t q = std::max<std::size_t>(1, losses.size() / 4);
-    const double tokens = static_cast<double>(steps) * p.train.tokensPerBatch();
-    return {tokens / t, tokens / cpu, meanOf(losses, 0, q),
-            meanOf(losses, losses.size() - q, losses.size())};
+    m.wallSeconds = seconds(start);
+    m.cpuSeconds = processCpuSeconds() - cpu0;
+    m.tokens = static_cast<double>(steps) * p.train.tokensPerBatch();
+    summarise(m);
+    return m;
 }
 
-Measured pipeDream(std::shared_ptr<const CharTransformerProblem> p, int microbatches, double step) {
+struct PdRun {
+    Measured measured;
+    Eigen::VectorXd weights;
+    std::vector<int> peakStash, predictedStash, keptInputs;
+};
+
+PdRun pipeDream(std::shared_ptr<const CharTransformerProblem> p, int microbatches, double step,
+                int threads) {
     LmPipelineConfig cfg;
-    cfg.timeline = buildTimeline(ScheduleParams{ScheduleKind::PipeDream, p->params.stages,
-                                                microbatches, 0, 0, 1, 0, {}});
+    cfg.timeline = buildTimeline(
+        ScheduleParams{ScheduleKind::PipeDream, p->params.stages, microbatches, 0, 0, 1, 0, {}});
     cfg.stepSize = step;
+    cfg.slotThreads = threads;
     auto run = makeLmPipelineReplay(p, cfg);
     const auto start = Clock::now();
-    const double cpu0 = threadCpuSeconds();
+    const double cpu0 = processCpuSeconds();
     run->runToEnd();
-    const double t = seconds(start);
-    const double cpu = threadCpuSeconds() - cpu0;
+    PdRun out;
+    Measured& m = out.measured;
+    m.wallSeconds = seconds(start);
+    m.cpuSeconds = processCpuSeconds() - cpu0;
     if (!run->result().finished) {
-        std::fprintf(stderr, "PD run did not finish: %s\n", run->result().divergence.reason.c_str());
+        std::fprintf(stderr, "PD run did not finish: %s\n",
+                     run->result().divergence.reason.c_str());
         std::exit(1);
     }
-    std::vector<double> losses;
-    for (const auto& f : run->log().forwardLosses) losses.push_back(f.loss);
-    const std::size_t q = std::max<std::size_t>(1, losses.size() / 4);
-    const double tokens = static_cast<double>(microbatches) * p->train.tokensPerBatch();
-    return {tokens / t, tokens / cpu, meanOf(losses, 0, q),
-            meanOf(losses, losses.size() - q, losses.size())};
+    for (const auto& f : run->log().forwardLosses) m.losses.push_back(f.loss);
+    m.tokens = static_cast<double>(microbatches) * p->train.tokensPerBatch();
+    summarise(m);
+    out.weights = run->weights();
+    out.peakStash = run->log().peakStashedWeights;
+    out.keptInputs = run->log().peakKeptInputs;
+    out.predictedStash = cfg.timeline.peakStash;
+    return out;
 }
 
-bool report(const char* config, const char* precision, const char* how, const Measured& m) {
+bool report(const std::string& config, const char* precision, const std::string& how,
+            const Measured& m, nlohmann::json& rows) {
     const bool fell = m.lastLoss < m.firstLoss;
-    std::printf("| %-28s | %-6s | %-16s | %10.0f | %10.0f | %.3f -> %.3f %s |\n", config, precision,
-                how, m.tokensPerSecond, m.tokensPerCpuSecond, m.firstLoss, m.lastLoss,
+    std::printf("| %-28s | %-6s | %-22s | %10.0f | %10.0f | %8.2f | %8.2f | %.3f -> %.3f %s |\n",
+                config.c_str(), precision, how.c_str(), m.tokens / m.wallSeconds,
+                m.tokens / m.cpuSeconds, m.wallSeconds, m.cpuSeconds, m.firstLoss, m.lastLoss,
                 fell ? "" : "(DID NOT FALL)");
+    std::fflush(stdout);
+    rows.push_back({{"config", config},
+                    {"real", precision},
+                    {"loop", how},
+                    {"tokens", m.tokens},
+                    {"wall_s", m.wallSeconds},
+                    {"cpu_s", m.cpuSeconds},
+                    {"tokens_per_s", m.tokens / m.wallSeconds},
+                    {"tokens_per_cpu_s", m.tokens / m.cpuSeconds},
+                    {"loss_first_quarter", m.firstLoss},
+                    {"loss_last_quarter", m.lastLoss},
+                    {"losses", m.losses}});
     return fell;
+}
+
+// The stash and kept activations per stage against SPEC section 3's prediction (the timeline's
+// stash depth); false if any stage's stash differs from it.
+bool reportMemory(const std::string& name, const CharTransformerProblem& p, const PdRun& r,
+                  int realBytes, nlohmann::json& out) {
+    const LmDims& d = p.layout.dims();
+    std::printf(
+        "\nPD stashes, %s (%s), per stage: weight copies held at once (SPEC 3 predicts the "
+        "timeline's stash depth) and kept input activations\n",
+        name.c_str(), realBytes == 4 ? "float" : "double");
+    std::printf(
+        "| stage | stash peak | predicted | weight stash MiB | kept inputs | activations MiB |\n");
+    std::printf("|---:|---:|---:|---:|---:|---:|\n");
+    bool ok = r.peakStash.size() == static_cast<std::size_t>(p.layout.stages());
+    double totalW = 0.0;
+    double totalA = 0.0;
+    for (int s = 0; ok && s < p.layout.stages(); ++s) {
+        const auto i = static_cast<std::size_t>(s);
+        const double wBytes = static_cast<double>(r.peakStash[i]) *
+                              static_cast<double>(p.layout.stage(s).size) * realBytes;
+        const double aBytes = static_cast<double>(r.keptInputs[i]) * d.tokens() *
+                              (s == 0 ? 4.0 : static_cast<double>(d.width) * realBytes);
+        totalW += wBytes;
+        totalA += aBytes;
+        const bool match = i < r.predictedStash.size() && r.peakStash[i] == r.predictedStash[i];
+        ok = ok && match;
+        std::printf("| %d | %d | %d%s | %.2f | %d | %.2f |\n", s, r.peakStash[i],
+                    i < r.predictedStash.size() ? r.predictedStash[i] : -1,
+                    match ? "" : " (MISMATCH)", wBytes / 1048576.0, r.keptInputs[i],
+                    aBytes / 1048576.0);
+        out.push_back({{"config", name},
+                       {"real", realBytes == 4 ? "float" : "double"},
+                       {"stage", s},
+                       {"stash_peak", r.peakStash[i]},
+                       {"stash_predicted", i < r.predictedStash.size() ? r.predictedStash[i] : -1},
+                       {"weight_stash_bytes", wBytes},
+                       {"kept_inputs", r.keptInputs[i]},
+                       {"activation_bytes", aBytes}});
+    }
+    std::printf("| all | | | %.2f | | %.2f |\n\n", totalW / 1048576.0, totalA / 1048576.0);
+    return ok;
+}
+
+// step,loss rows of the PyTorch run; empty if the file is missing.
+std::vector<double> readTorchLosses(const std::string& path) {
+    std::vector<double> out;
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+        const auto comma = line.find(',');
+        if (comma == std::string::npos) continue;
+        out.push_back(std::stod(line.substr(comma + 1)));
+    }
+    return out;
+}
+
+// PyTorch and PipeLens in float32 from the same w0 on the same batches: the first steps agree
+// to float rounding (it grows slowly along a run, so only the first few are compared).
+bool checkTorch(const std::string& name, const std::vector<double>& ours,
+                const std::vector<double>& torch, nlohmann::json& out) {
+    constexpr std::size_t kSteps = 5;
+    constexpr double kRelTol = 1e-4;
+    if (torch.size() < kSteps || ours.size() < kSteps) {
+        std::printf("%s: no PyTorch losses to compare (need %zu steps)\n", name.c_str(), kSteps);
+        return false;
+    }
+    double worst = 0.0;
+    for (std::size_t k = 0; k < kSteps; ++k) {
+        worst = std::max(worst, std::abs(ours[k] - torch[k]) / std::abs(torch[k]));
+    }
+    const bool ok = worst <= kRelTol;
+    std::printf(
+        "%s: first %zu losses, PipeLens float vs PyTorch float32: largest relative "
+        "difference %.2e (tolerance %.0e) %s\n",
+        name.c_str(), kSteps, worst, kRelTol, ok ? "ok" : "FAILED");
+    out[name] = {{"steps", kSteps}, {"max_rel_diff", worst}, {"tolerance", kRelTol}, {"ok", ok}};
+    return ok;
 }
 
 }  // namespace
@@ -109,48 +240,133 @@ bool report(const char* config, const char* precision, const char* how, const Me
 int main(int argc, char** argv) {
     int stepsSmall = 60;
     int stepsPaper = 6;
-    std::string corpus = std::string(PIPELENS_SOURCE_DIR) + "/../shared/corpora/tinyshakespeare.txt";
+    int threads = 2;
+    std::string precisionArg = "both";
+    std::string writeW0;
+    std::string torchDir;
+    std::string jsonPath;
+    std::string corpus =
+        std::string(PIPELENS_SOURCE_DIR) + "/../shared/corpora/tinyshakespeare.txt";
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
-        if (a == "--steps-small") stepsSmall = std::atoi(argv[i + 1]);
-        if (a == "--steps-paper") stepsPaper = std::atoi(argv[i + 1]);
-        if (a == "--corpus") corpus = argv[i + 1];
+        const std::string v = argv[i + 1];
+        if (a == "--steps-small") {
+            stepsSmall = std::atoi(v.c_str());
+        } else if (a == "--steps-paper") {
+            stepsPaper = std::atoi(v.c_str());
+        } else if (a == "--threads") {
+            threads = std::atoi(v.c_str());
+        } else if (a == "--corpus") {
+            corpus = v;
+        } else if (a == "--precision") {
+            precisionArg = v;
+        } else if (a == "--write-w0") {
+            writeW0 = v;
+        } else if (a == "--torch") {
+            torchDir = v;
+        } else if (a == "--json") {
+            jsonPath = v;
+        } else {
+            std::fprintf(stderr, "unknown option %s\n", a.c_str());
+            return 2;
+        }
     }
-    const std::string shakespeare = corpus;
-    const bool haveShakespeare = std::filesystem::exists(shakespeare);
-    std::printf("corpus: %s\n", haveShakespeare ? shakespeare.c_str() : "built-in text");
-    std::printf("| %-28s | %-6s | %-16s | %10s | %10s | %-20s |\n", "configuration", "real", "loop",
-                "tokens/s", "tokens/cpu-s", "loss first -> last quarter");
-    std::printf("|---|---|---|---:|---:|---|\n");
-    bool ok = true;
+    const bool haveShakespeare = std::filesystem::exists(corpus);
+    std::printf("corpus: %s\n", haveShakespeare ? corpus.c_str() : "built-in text");
+    std::printf("kernels: %s; PD replay slot threads: %d\n",
+                lmk::fastKernels() ? "AVX2+FMA (run-time dispatch)" : "portable (Eigen, SSE2)",
+                threads);
     struct Config {
+        const char* key;
         const char* name;
         int stages, width, steps;
     };
-    for (const Config& c : {Config{"small: S=4 C=64 T=32 b=16", 4, 64, stepsSmall},
-                            Config{"paper: S=16 C=256 T=32 b=16", 16, 256, stepsPaper}}) {
+    const std::vector<Config> configs = {
+        Config{"small", "small: S=4 C=64 T=32 b=16", 4, 64, stepsSmall},
+        Config{"paper", "paper: S=16 C=256 T=32 b=16", 16, 256, stepsPaper}};
+    auto paramsFor = [&](const Config& c, LmPrecision precision) {
+        CharTransformerParams params;
+        params.stages = c.stages;
+        params.width = c.width;
+        params.heads = 4;
+        params.context = 32;
+        params.batch = 16;
+        if (haveShakespeare) params.corpusPath = corpus;
+        params.precision = precision;
+        return params;
+    };
+    if (!writeW0.empty()) {
+        std::filesystem::create_directories(writeW0);
+        for (const Config& c : configs) {
+            const auto p = makeCharTransformerProblem(paramsFor(c, LmPrecision::Float));
+            saveNpy(writeW0 + "/" + c.key + "_w0.npy", p.w0);
+            std::printf("wrote %s/%s_w0.npy (%lld parameters)\n", writeW0.c_str(), c.key,
+                        static_cast<long long>(p.w0.size()));
+        }
+        return 0;
+    }
+    std::vector<LmPrecision> precisions;
+    if (precisionArg != "double") precisions.push_back(LmPrecision::Float);
+    if (precisionArg != "float") precisions.push_back(LmPrecision::Double);
+
+    nlohmann::json json;
+    json["kernels"] = lmk::fastKernels() ? "avx2-fma" : "portable";
+    json["threads"] = threads;
+    json["rows"] = nlohmann::json::array();
+    json["memory"] = nlohmann::json::array();
+    std::printf("| %-28s | %-6s | %-22s | %10s | %10s | %8s | %8s | %-20s |\n", "configuration",
+                "real", "loop", "tokens/s", "tokens/CPU-s", "wall s", "CPU s",
+                "loss first -> last quarter");
+    std::printf("|---|---|---|---:|---:|---:|---:|---|\n");
+    bool ok = true;
+    std::vector<std::string> failures;
+    for (const Config& c : configs) {
         if (c.steps < 2) continue;  // --steps-... 0 skips a configuration
-        for (LmPrecision precision : {LmPrecision::Float, LmPrecision::Double}) {
-            CharTransformerParams params;
-            params.stages = c.stages;
-            params.width = c.width;
-            params.heads = 4;
-            params.context = 32;
-            params.batch = 16;
-            if (haveShakespeare) params.corpusPath = shakespeare;
-            params.precision = precision;
-            auto problem = std::make_shared<const CharTransformerProblem>(makeCharTransformerProblem(params));
-            const char* pn = precision == LmPrecision::Float ? "float" : "double";
+        for (LmPrecision precision : precisions) {
+            auto problem = std::make_shared<const CharTransformerProblem>(
+                makeCharTransformerProblem(paramsFor(c, precision)));
+            const bool isFloat = precision == LmPrecision::Float;
+            const char* pn = isFloat ? "float" : "double";
             const double step = 0.125;
-            const Measured seq = precision == LmPrecision::Float
-                                     ? sequential<float>(*problem, c.steps, step)
-                                     : sequential<double>(*problem, c.steps, step);
-            ok = report(c.name, pn, "sequential SGD", seq) && ok;
-            ok = report(c.name, pn, "PipeDream replay", pipeDream(problem, c.steps, step)) && ok;
+            const Measured seq = isFloat ? sequential<float>(*problem, c.steps, step)
+                                         : sequential<double>(*problem, c.steps, step);
+            if (!report(c.name, pn, "sequential SGD, 1 thr", seq, json["rows"])) {
+                failures.push_back(std::string(c.key) + " " + pn +
+                                   " sequential: loss did not fall");
+            }
+            const PdRun one = pipeDream(problem, c.steps, step, 1);
+            if (!report(c.name, pn, "PipeDream, 1 thread", one.measured, json["rows"])) {
+                failures.push_back(std::string(c.key) + " " + pn + " PD: loss did not fall");
+            }
+            if (threads > 1) {
+                const PdRun many = pipeDream(problem, c.steps, step, threads);
+                const std::string how = "PipeDream, " + std::to_string(threads) + " threads";
+                if (!report(c.name, pn, how, many.measured, json["rows"])) {
+                    failures.push_back(std::string(c.key) + " " + pn +
+                                       " PD threads: loss did not fall");
+                }
+                if (many.weights != one.weights || many.measured.losses != one.measured.losses) {
+                    failures.push_back(std::string(c.key) + " " + pn +
+                                       ": threaded PD is not bit-identical to one thread");
+                }
+            }
+            if (!reportMemory(c.key, *problem, one, isFloat ? 4 : 8, json["memory"])) {
+                failures.push_back(std::string(c.key) + " " + pn + ": stash differs from SPEC 3");
+            }
+            if (isFloat && !torchDir.empty()) {
+                const auto torch = readTorchLosses(torchDir + "/" + c.key + "_torch.csv");
+                if (!checkTorch(c.key, seq.losses, torch, json["torch_agreement"])) {
+                    failures.push_back(std::string(c.key) + ": PyTorch losses disagree");
+                }
+            }
         }
     }
     std::printf("parameters: small %lld, paper %lld\n",
                 LmLayout(LmDims{4, 64, 4, 32, 16, 65}).size(),
                 LmLayout(LmDims{16, 256, 4, 32, 16, 65}).size());
+    for (const auto& f : failures) std::printf("FAILED: %s\n", f.c_str());
+    ok = failures.empty();
+    json["ok"] = ok;
+    if (!jsonPath.empty()) std::ofstream(jsonPath) << json.dump(1) << "\n";
     return ok ? 0 : 1;
 }

@@ -8,6 +8,7 @@
 
 #include "errors.hpp"
 #include "lm_golden_case.hpp"
+#include "objective/lm/lm_kernels.hpp"
 #include "objective/lm/lm_model.hpp"
 #include "objective/lm/lm_random.hpp"
 
@@ -132,6 +133,13 @@ std::vector<double> seededVector(std::size_t n, std::uint64_t seed, double scale
     return v;
 }
 
+// Selects a kernel path for one test and restores the previous one after it.
+struct KernelsSetting {
+    explicit KernelsSetting(bool fast) : previous(lmk::setFastKernels(fast)) {}
+    ~KernelsSetting() { lmk::setFastKernels(previous); }
+    bool previous;
+};
+
 }  // namespace
 
 class TestLmModel : public QObject {
@@ -164,9 +172,20 @@ private slots:
         }
     }
 
-    void stagesMatchTheAuthorsModelInDouble_data() { layoutMatchesTheGoldenCases_data(); }
+    // Both kernel paths: the AVX2 + FMA one (when this CPU has it) and the portable Eigen one.
+    void stagesMatchTheAuthorsModelInDouble_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<bool>("fast");
+        for (const auto& n : golden_lm::cases()) {
+            QTest::newRow((n + " avx2").c_str()) << QString::fromStdString(n) << true;
+            QTest::newRow((n + " portable").c_str()) << QString::fromStdString(n) << false;
+        }
+    }
     void stagesMatchTheAuthorsModelInDouble() {
         QFETCH(QString, name);
+        QFETCH(bool, fast);
+        if (fast && !lmk::cpuHasAvx2Fma()) QSKIP("no AVX2 + FMA on this CPU");
+        const KernelsSetting kernels(fast);
         QString report;
         const double worst = stageCheck<double>(name.toStdString(), report);
         qInfo("%s: largest relative error %.3g (double)", qPrintable(name), worst);
@@ -175,13 +194,74 @@ private slots:
 
     // float: rounding of 24-bit numbers through a few stages (documented in
     // docs/language-model.md).
-    void stagesMatchTheAuthorsModelInFloat_data() { layoutMatchesTheGoldenCases_data(); }
+    void stagesMatchTheAuthorsModelInFloat_data() { stagesMatchTheAuthorsModelInDouble_data(); }
     void stagesMatchTheAuthorsModelInFloat() {
         QFETCH(QString, name);
+        QFETCH(bool, fast);
+        if (fast && !lmk::cpuHasAvx2Fma()) QSKIP("no AVX2 + FMA on this CPU");
+        const KernelsSetting kernels(fast);
         QString report;
         const double worst = stageCheck<float>(name.toStdString(), report);
         qInfo("%s: largest relative error %.3g (float)", qPrintable(name), worst);
         QVERIFY2(worst <= 2e-6, qPrintable(report));
+    }
+
+    // The packed product against a plain triple loop: sizes that are not multiples of the
+    // micro-tile, K over one block, every stride pattern the stages use, written and added.
+    void fastProductMatchesAPlainLoop_data() {
+        QTest::addColumn<int>("M");
+        QTest::addColumn<int>("N");
+        QTest::addColumn<int>("K");
+        QTest::addColumn<bool>("transA");
+        QTest::addColumn<bool>("transB");
+        QTest::addColumn<bool>("accumulate");
+        QTest::newRow("13x37x300") << 13 << 37 << 300 << false << true << false;
+        QTest::newRow("6x16x1 added") << 6 << 16 << 1 << false << false << true;
+        QTest::newRow("97x1030x40 A^T") << 97 << 1030 << 40 << true << false << false;
+        QTest::newRow("32x32x16 both^T added") << 32 << 32 << 16 << true << true << true;
+        QTest::newRow("5x3x513") << 5 << 3 << 513 << false << false << false;
+    }
+    void fastProductMatchesAPlainLoop() {
+        if (!lmk::cpuHasAvx2Fma()) QSKIP("no AVX2 + FMA on this CPU");
+        QFETCH(int, M);
+        QFETCH(int, N);
+        QFETCH(int, K);
+        QFETCH(bool, transA);
+        QFETCH(bool, transB);
+        QFETCH(bool, accumulate);
+        auto run = [&](auto zero) {
+            using Real = decltype(zero);
+            std::vector<Real> a(static_cast<std::size_t>(M) * K), b(static_cast<std::size_t>(K) * N);
+            std::vector<Real> c(static_cast<std::size_t>(M) * (N + 3)), expected;
+            for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<Real>(std::sin(0.37 * i));
+            for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<Real>(std::cos(0.11 * i));
+            for (std::size_t i = 0; i < c.size(); ++i) c[i] = static_cast<Real>(0.5 - 0.01 * i);
+            expected = c;
+            const std::ptrdiff_t ldc = N + 3;  // a wider C: the extra columns stay untouched
+            const std::ptrdiff_t rsA = transA ? 1 : K, csA = transA ? M : 1;
+            const std::ptrdiff_t rsB = transB ? 1 : N, csB = transB ? K : 1;
+            for (int i = 0; i < M; ++i) {
+                for (int j = 0; j < N; ++j) {
+                    double sum = 0.0;
+                    for (int k = 0; k < K; ++k) {
+                        sum += static_cast<double>(a[static_cast<std::size_t>(i * rsA + k * csA)]) *
+                               static_cast<double>(b[static_cast<std::size_t>(k * rsB + j * csB)]);
+                    }
+                    Real& e = expected[static_cast<std::size_t>(i * ldc + j)];
+                    e = static_cast<Real>(accumulate ? e + sum : sum);
+                }
+            }
+            lmk::gemm<Real>(M, N, K, a.data(), rsA, csA, b.data(), rsB, csB, c.data(), ldc, accumulate);
+            double worst = 0.0;
+            for (std::size_t i = 0; i < c.size(); ++i) {
+                worst = std::max(worst, std::abs(static_cast<double>(c[i] - expected[i])));
+            }
+            return worst / std::sqrt(static_cast<double>(K));
+        };
+        const double errDouble = run(0.0);
+        const double errFloat = run(0.0f);
+        QVERIFY2(errDouble < 1e-14, qPrintable(QString::number(errDouble)));
+        QVERIFY2(errFloat < 1e-6, qPrintable(QString::number(errFloat)));
     }
 
     void embeddingGradientMatchesFiniteDifferences() {

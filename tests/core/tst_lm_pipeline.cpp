@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -44,6 +45,12 @@ GoldenRun runGolden(const std::string& name, LmPrecision precision, bool logFull
 
 std::vector<double> column(const std::string& name, const std::string& file, std::size_t col) {
     return golden::csvColumn(golden_lm::dir(name) + "/" + file, col);
+}
+
+// Bit for bit, NaNs included.
+bool sameBits(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
+    return a.size() == b.size() &&
+           std::memcmp(a.data(), b.data(), static_cast<std::size_t>(a.size()) * sizeof(double)) == 0;
 }
 
 double meanLoss(const CharTransformerProblem& p, const Eigen::VectorXd& w) {
@@ -236,6 +243,112 @@ private slots:
         QVERIFY2(d.reason.find("diverged after block update " + std::to_string(d.update)) != std::string::npos,
                  d.reason.c_str());
         qInfo("%s", d.reason.c_str());
+    }
+
+    // The stages of a slot run side by side on several threads: the same numbers bit for bit,
+    // the same logs in the same order and the same pool peaks as one thread, for PD and LocalSGD
+    // (golden cases and a longer run on the built-in corpus, both precisions).
+    void parallelSlotsAreBitIdenticalToOneThread_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<int>("precision");
+        QTest::addColumn<int>("threads");
+        for (const auto& n : golden_lm::cases()) {
+            for (int prec : {int(LmPrecision::Double), int(LmPrecision::Float)}) {
+                const std::string row = n + (prec == int(LmPrecision::Double) ? " double" : " float");
+                QTest::newRow(row.c_str()) << QString::fromStdString(n) << prec << 2;
+            }
+        }
+        QTest::newRow("built-in pd float, 3 threads") << "pd" << int(LmPrecision::Float) << 3;
+        QTest::newRow("built-in localsgd double") << "localsgd" << int(LmPrecision::Double) << 2;
+    }
+    void parallelSlotsAreBitIdenticalToOneThread() {
+        QFETCH(QString, name);
+        QFETCH(int, precision);
+        QFETCH(int, threads);
+        const std::string n = name.toStdString();
+        const auto prec = static_cast<LmPrecision>(precision);
+        std::shared_ptr<const CharTransformerProblem> problem;
+        LmPipelineConfig cfg;
+        if (n == "pd" || n == "localsgd") {
+            problem = builtInProblem(prec);
+            ScheduleParams sp;
+            sp.kind = n == "pd" ? ScheduleKind::PipeDream : ScheduleKind::LocalSgd;
+            sp.stages = 4;
+            sp.microbatches = 60;
+            sp.localSteps = 2;
+            cfg.timeline = buildTimeline(sp);
+            cfg.replicas = n == "pd" ? 1 : cfg.timeline.params.replicas;
+            cfg.stepSize = 0.5;
+        } else {
+            const auto c = golden_lm::caseJson(n);
+            problem = golden_lm::problem(n, prec);
+            cfg.method = parseMethod(c["method"].get<std::string>());
+            cfg.timeline = buildTimeline(golden::scheduleParams(c));
+            cfg.replicas = c.value("replicas", 1);
+            cfg.stepSize = c["step_size"];
+        }
+        cfg.options.fullObjectivePerSlot = true;  // per slot: between slots, still threaded
+        auto one = makeLmPipelineReplay(problem, cfg);
+        cfg.slotThreads = threads;
+        auto many = makeLmPipelineReplay(problem, cfg);
+        one->runToEnd();
+        for (long long chunk = 1; !many->done(); chunk = chunk % 5 + 1) {
+            if (many->advance(chunk) == 0) break;
+        }
+        QVERIFY(one->result().finished);
+        QVERIFY(many->result().finished);
+        QVERIFY(sameBits(many->weights(), one->weights()));
+        QCOMPARE(many->result().objectivePerSlot.size(), one->result().objectivePerSlot.size());
+        for (std::size_t i = 0; i < one->result().objectivePerSlot.size(); ++i) {
+            const double a = one->result().objectivePerSlot[i];
+            const double b = many->result().objectivePerSlot[i];
+            QVERIFY((std::isnan(a) && std::isnan(b)) || a == b);
+        }
+        const auto& ua = one->result().objectivePerUpdate;
+        const auto& ub = many->result().objectivePerUpdate;
+        QCOMPARE(ub.size(), ua.size());
+        for (std::size_t i = 0; i < ua.size(); ++i) {
+            QVERIFY((std::isnan(ua[i]) && std::isnan(ub[i])) || ua[i] == ub[i]);
+        }
+        QCOMPARE(many->log().fullObjectivePerSlot, one->log().fullObjectivePerSlot);
+        QCOMPARE(many->log().forwardLosses.size(), one->log().forwardLosses.size());
+        for (std::size_t i = 0; i < one->log().forwardLosses.size(); ++i) {
+            QCOMPARE(many->log().forwardLosses[i].microbatch, one->log().forwardLosses[i].microbatch);
+            QCOMPARE(many->log().forwardLosses[i].slot, one->log().forwardLosses[i].slot);
+            QCOMPARE(many->log().forwardLosses[i].loss, one->log().forwardLosses[i].loss);
+        }
+        QCOMPARE(many->log().peakStashedWeights, one->log().peakStashedWeights);
+        QCOMPARE(many->log().peakKeptInputs, one->log().peakKeptInputs);
+        QCOMPARE(many->result().updates, one->result().updates);
+        QCOMPARE(many->result().versionChecks, one->result().versionChecks);
+        if (n != "pd" && n != "localsgd") {  // and the threaded run is the authors' run
+            const double wFinal = golden_lm::maxRelError(many->weights(), golden_lm::npy(n, "w_final.npy"));
+            QVERIFY(wFinal <= (prec == LmPrecision::Double ? 1e-9 : 1e-5));
+        }
+    }
+
+    // A rejected forward loss stops the threaded run where the one-thread run stops: same
+    // update, slot, reason and weights (the slot's later ops never update anything).
+    void parallelSlotsStopWhereOneThreadStops() {
+        const auto problem = builtInProblem(LmPrecision::Double);
+        LmPipelineConfig cfg;
+        cfg.timeline = buildTimeline(ScheduleParams{ScheduleKind::PipeDream, 4, 100, 0, 0, 1, 0, {}});
+        cfg.stepSize = 1e6;
+        auto one = makeLmPipelineReplay(problem, cfg);
+        cfg.slotThreads = 2;
+        auto many = makeLmPipelineReplay(problem, cfg);
+        one->runToEnd();
+        many->runToEnd();
+        const Divergence& a = one->result().divergence;
+        const Divergence& b = many->result().divergence;
+        QVERIFY(a.diverged);
+        QVERIFY(b.diverged);
+        QCOMPARE(b.update, a.update);
+        QCOMPARE(b.slot, a.slot);
+        QCOMPARE(b.reason, a.reason);
+        QCOMPARE(many->result().updates, one->result().updates);
+        QCOMPARE(many->result().totalSlots, one->result().totalSlots);
+        QVERIFY(sameBits(many->weights(), one->weights()));
     }
 
     void pipeDreamStashesAsSpecPredicts() {

@@ -1,5 +1,7 @@
 #include "objective/lm/lm_stages.hpp"
 
+#include "objective/lm/lm_kernels.hpp"
+
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
@@ -83,7 +85,11 @@ template <typename Real>
 void linearForward(const Real* in, const Real* W, const Real* bias, int rows, int inDim, int outDim,
                    Real* out) {
     Mat<Real> o(out, rows, outDim);
-    o.noalias() = CMat<Real>(in, rows, inDim) * CMat<Real>(W, outDim, inDim).transpose();
+    if (lmk::fastKernels()) {
+        lmk::gemm<Real>(rows, outDim, inDim, in, inDim, 1, W, 1, inDim, out, outDim, false);
+    } else {
+        o.noalias() = CMat<Real>(in, rows, inDim) * CMat<Real>(W, outDim, inDim).transpose();
+    }
     if (bias != nullptr) o.rowwise() += CRow<Real>(bias, outDim);
 }
 
@@ -93,6 +99,15 @@ template <typename Real>
 void linearBackward(const Real* in, const Real* W, const Real* dOut, int rows, int inDim,
                     int outDim, Real* dW, Real* dBias, Real* dIn, bool addToIn) {
     CMat<Real> g(dOut, rows, outDim);
+    if (lmk::fastKernels()) {
+        // dW [O, I] = dOut^T [O, N] in [N, I]; dIn [N, I] (+)= dOut [N, O] W [O, I].
+        lmk::gemm<Real>(outDim, inDim, rows, dOut, 1, outDim, in, inDim, 1, dW, inDim, false);
+        if (dBias != nullptr) Row<Real>(dBias, outDim) = g.colwise().sum();
+        if (dIn != nullptr) {
+            lmk::gemm<Real>(rows, inDim, outDim, dOut, outDim, 1, W, inDim, 1, dIn, inDim, addToIn);
+        }
+        return;
+    }
     Mat<Real>(dW, outDim, inDim).noalias() = g.transpose() * CMat<Real>(in, rows, inDim);
     if (dBias != nullptr) Row<Real>(dBias, outDim) = g.colwise().sum();
     if (dIn != nullptr) {
@@ -184,7 +199,11 @@ void BlockStage<Real>::forward(const Real* w, const Real* x, Real* out) {
     layerNormForward(hMid_.data(), w + at_.ln2Weight, w + at_.ln2Bias, N, C, xhat2_.data(),
                      rstd2_.data(), ln2Out_.data());
     linearForward(ln2Out_.data(), w + at_.fcWeight, w + at_.fcBias, N, C, 4 * C, pre_.data());
-    for (std::size_t i = 0; i < pre_.size(); ++i) act_[i] = geluExact(pre_[i]);
+    if (lmk::fastKernels()) {
+        lmk::geluForward(pre_.data(), pre_.size(), act_.data());
+    } else {
+        for (std::size_t i = 0; i < pre_.size(); ++i) act_[i] = geluExact(pre_[i]);
+    }
     linearForward(act_.data(), w + at_.outWeight, w + at_.outBias, N, 4 * C, C, mlpOut_.data());
     Mat<Real>(out, N, C) = Mat<Real>(hMid_.data(), N, C) + Mat<Real>(mlpOut_.data(), N, C);
 }
@@ -204,21 +223,37 @@ void BlockStage<Real>::attentionForward() {
             CStrided<Real> v(base + 2 * C + h * hd, T, hd, Eigen::OuterStride<>(3 * C));
             Mat<Real> p(probs_.data() + (static_cast<std::ptrdiff_t>(n) * dims_.heads + h) * T * T,
                         T, T);
-            p.noalias() = q * k.transpose();
+            const bool fast = lmk::fastKernels();
+            if (fast) {
+                lmk::gemm<Real>(T, T, hd, q.data(), 3 * C, 1, k.data(), 1, 3 * C, p.data(), T, false);
+            } else {
+                p.noalias() = q * k.transpose();
+            }
             for (int i = 0; i < T; ++i) {
                 Real mx = -std::numeric_limits<Real>::infinity();
                 for (int l = 0; l <= i; ++l) mx = std::max(mx, p(i, l) * scale);
                 Real sum = 0;
-                for (int l = 0; l <= i; ++l) {
-                    p(i, l) = std::exp(p(i, l) * scale - mx);
-                    sum += p(i, l);
+                if (fast) {
+                    Real* row = p.data() + static_cast<std::ptrdiff_t>(i) * T;
+                    for (int l = 0; l <= i; ++l) row[l] = row[l] * scale - mx;
+                    lmk::expInPlace(row, static_cast<std::size_t>(i) + 1);
+                    for (int l = 0; l <= i; ++l) sum += row[l];
+                } else {
+                    for (int l = 0; l <= i; ++l) {
+                        p(i, l) = std::exp(p(i, l) * scale - mx);
+                        sum += p(i, l);
+                    }
                 }
                 for (int l = 0; l <= i; ++l) p(i, l) /= sum;
                 for (int l = i + 1; l < T; ++l) p(i, l) = 0;
             }
             Strided<Real> y(merged_.data() + static_cast<std::ptrdiff_t>(n) * T * C + h * hd, T, hd,
                             Eigen::OuterStride<>(C));
-            y.noalias() = p.template triangularView<Eigen::Lower>() * v;
+            if (fast) {  // p is zero above its diagonal
+                lmk::gemm<Real>(T, hd, T, p.data(), T, 1, v.data(), 3 * C, 1, y.data(), C, false);
+            } else {
+                y.noalias() = p.template triangularView<Eigen::Lower>() * v;
+            }
         }
     }
 }
@@ -230,7 +265,11 @@ void BlockStage<Real>::backward(const Real* w, const Real* gradOut, Real* gradW,
     // MLP: out = hMid + GELU(LN2(hMid) W0^T + b0) W2^T + b2.
     linearBackward(act_.data(), w + at_.outWeight, gradOut, N, 4 * C, C, gradW + at_.outWeight,
                    gradW + at_.outBias, dAct_.data(), false);
-    for (std::size_t i = 0; i < dAct_.size(); ++i) dAct_[i] *= geluExactDerivative(pre_[i]);
+    if (lmk::fastKernels()) {
+        lmk::geluBackwardInPlace(pre_.data(), dAct_.size(), dAct_.data());
+    } else {
+        for (std::size_t i = 0; i < dAct_.size(); ++i) dAct_[i] *= geluExactDerivative(pre_[i]);
+    }
     linearBackward(ln2Out_.data(), w + at_.fcWeight, dAct_.data(), N, C, 4 * C,
                    gradW + at_.fcWeight, gradW + at_.fcBias, dLn2_.data(), false);
     std::copy(gradOut, gradOut + dHMid_.size(), dHMid_.begin());
@@ -269,17 +308,28 @@ void BlockStage<Real>::attentionBackward() {
                          T, T);
             CStrided<Real> dy(dMerged_.data() + static_cast<std::ptrdiff_t>(n) * T * C + h * hd, T,
                               hd, Eigen::OuterStride<>(C));
-            dv.noalias() = p.transpose() * dy;
+            const bool fast = lmk::fastKernels();
             Mat<Real> ds(dScores_.data(), T, T);
-            ds.noalias() = dy * v.transpose();
+            if (fast) {
+                lmk::gemm<Real>(T, hd, T, p.data(), 1, T, dy.data(), C, 1, dv.data(), 3 * C, false);
+                lmk::gemm<Real>(T, T, hd, dy.data(), C, 1, v.data(), 1, 3 * C, ds.data(), T, false);
+            } else {
+                dv.noalias() = p.transpose() * dy;
+                ds.noalias() = dy * v.transpose();
+            }
             for (int i = 0; i < T; ++i) {
                 Real dot = 0;
                 for (int l = 0; l <= i; ++l) dot += p(i, l) * ds(i, l);
                 for (int l = 0; l <= i; ++l) ds(i, l) = p(i, l) * (ds(i, l) - dot) * scale;
                 for (int l = i + 1; l < T; ++l) ds(i, l) = 0;
             }
-            dq.noalias() = ds * k;
-            dk.noalias() = ds.transpose() * q;
+            if (fast) {
+                lmk::gemm<Real>(T, hd, T, ds.data(), T, 1, k.data(), 3 * C, 1, dq.data(), 3 * C, false);
+                lmk::gemm<Real>(T, hd, T, ds.data(), 1, T, q.data(), 3 * C, 1, dk.data(), 3 * C, false);
+            } else {
+                dq.noalias() = ds * k;
+                dk.noalias() = ds.transpose() * q;
+            }
         }
     }
 }
@@ -317,6 +367,32 @@ template <typename Real>
 double crossEntropy(const Real* logits, const int* targets, int rows, int vocab, Real* gradLogits) {
     double total = 0.0;
     const Real invRows = Real(1) / static_cast<Real>(rows);
+    if (lmk::fastKernels()) {
+        // exp(z - max) once per row, vectorised, into the gradient's row (or a scratch row):
+        // the gradient is then exp(z - max) / sum / N, equal to exp(z - lse) / N up to rounding.
+        thread_local std::vector<Real> scratch;
+        if (gradLogits == nullptr && scratch.size() < static_cast<std::size_t>(vocab)) {
+            scratch.resize(static_cast<std::size_t>(vocab));
+        }
+        for (int n = 0; n < rows; ++n) {
+            const Real* z = logits + static_cast<std::ptrdiff_t>(n) * vocab;
+            Real* e = gradLogits != nullptr ? gradLogits + static_cast<std::ptrdiff_t>(n) * vocab
+                                            : scratch.data();
+            Real mx = z[0];
+            for (int v = 1; v < vocab; ++v) mx = std::max(mx, z[v]);
+            for (int v = 0; v < vocab; ++v) e[v] = z[v] - mx;
+            lmk::expInPlace(e, static_cast<std::size_t>(vocab));
+            Real sum = 0;
+            for (int v = 0; v < vocab; ++v) sum += e[v];
+            total += static_cast<double>(mx + std::log(sum) - z[targets[n]]);
+            if (gradLogits != nullptr) {
+                const Real f = invRows / sum;
+                for (int v = 0; v < vocab; ++v) e[v] *= f;
+                e[targets[n]] -= invRows;
+            }
+        }
+        return total / rows;
+    }
     for (int n = 0; n < rows; ++n) {
         const Real* z = logits + static_cast<std::ptrdiff_t>(n) * vocab;
         Real mx = z[0];
