@@ -190,6 +190,16 @@ void LmObjectiveFields::switchToLanguageModel(ExperimentConfig& c) {
         m.sampleLength = 80;
         c.objective.languageModel = m;
     }
+    // A linear experiment's run length and γ grids would take minutes on the model: start from
+    // the e5 preset's 600 slots, b = 4 and γ = 0.5 (a linear γ means nothing here).
+    c.budget.totalSlots = 600;
+    c.budget.microbatches = 0;
+    c.budget.epochs = 0.0;
+    c.batchSize = 4;
+    for (MethodSpec& m : c.methods) {
+        m.step = StepSpec{};
+        m.step.value = 0.5;
+    }
     c.shuffle = false;
     c.seeds = 1;
     c.sampling.gradNormEvery = 0;

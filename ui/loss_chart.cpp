@@ -257,7 +257,7 @@ void LossChart::showQuantity(const SnapshotPtr& of) {
 }
 
 QString LossChart::yAxisTitle() const {
-    return languageModel_ ? tr("forward loss (nats)") : tr("f − f*");
+    return languageModel_ ? tr("loss (nats)") : tr("f − f*");
 }
 
 QString LossChart::quantityName() const {

@@ -40,7 +40,7 @@ public:
     // named from `plan` exactly as the finished run's will be.
     void setComputing(SnapshotPtr plan);
     bool computing() const { return live_; }
-    // What the y axis is: "f − f*", or the language model's "forward loss".
+    // What the y axis is: "f − f*", or the language model's "loss (nats)".
     QString yAxisTitle() const;
     // The curves of a run in flight, drawn whole (no cursor) until the next setSnapshot. The
     // series are kept when the methods are the same, so the chart does not flicker.

@@ -1,8 +1,10 @@
 #include "samples_view.hpp"
 
 #include <QLabel>
+#include <QScrollBar>
 #include <QTextBrowser>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 
 namespace pipelens::ui {
@@ -52,17 +54,50 @@ void SamplesView::setSnapshot(SnapshotPtr snapshot) {
             .arg(s.experiment.config.seed)
             .arg(std::log(static_cast<double>(std::max(1, lm.vocabulary))), 0, 'f', 2)
             .arg(lm.vocabulary));
-    QString html = QStringLiteral("<table width=\"100%\" cellspacing=\"4\" cellpadding=\"4\"><tr>");
-    for (size_t i = 0; i < s.runs().size(); ++i) {
-        const double loss = i < lm.methods.size() ? lm.methods[i].finalLoss : NAN;
-        html += QStringLiteral("<th align=\"left\" valign=\"top\">%1<br><span style=\"font-weight:"
-                               "normal; color:#555\">%2</span></th>")
-                    .arg(s.label(i).toHtmlEscaped(),
-                         std::isfinite(loss) ? tr("final loss %1").arg(loss, 0, 'f', 3)
-                                             : tr("diverged"));
+    render();
+}
+
+int SamplesView::columnsThatFit() const {
+    const int methods = snapshot_ ? static_cast<int>(snapshot_->runs().size()) : 1;
+    return std::clamp(browser_->viewport()->width() / 150, 1, std::max(1, methods));
+}
+
+void SamplesView::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if (snapshot_ && snapshot_->lm && columnsThatFit() != columns_) render();
+}
+
+void SamplesView::render() {
+    const RunSnapshot& s = *snapshot_;
+    const LmRunInfo& lm = *s.lm;
+    columns_ = columnsThatFit();
+    const size_t perRow = static_cast<size_t>(columns_);
+    QString html = QStringLiteral("<table width=\"100%\" cellspacing=\"4\" cellpadding=\"4\">");
+    for (size_t first = 0; first < s.runs().size(); first += perRow) {
+        const size_t end = std::min(s.runs().size(), first + perRow);
+        html += QStringLiteral("<tr>");
+        for (size_t i = first; i < end; ++i) {
+            const double loss = i < lm.methods.size() ? lm.methods[i].finalLoss : NAN;
+            html += QStringLiteral("<th align=\"left\" valign=\"top\">%1<br><span style=\""
+                                   "font-weight: normal; color:#555\">%2</span></th>")
+                        .arg(s.label(i).toHtmlEscaped(),
+                             std::isfinite(loss) ? tr("final loss %1").arg(loss, 0, 'f', 3)
+                                                 : tr("diverged"));
+        }
+        html += QStringLiteral("</tr><tr>");
+        html += cells(first, end);
+        html += QStringLiteral("</tr>");
     }
-    html += QStringLiteral("</tr><tr>");
-    for (size_t i = 0; i < s.runs().size(); ++i) {
+    html += QStringLiteral("</table>");
+    const int scroll = browser_->verticalScrollBar()->value();
+    browser_->setHtml(html);
+    browser_->verticalScrollBar()->setValue(scroll);
+}
+
+QString SamplesView::cells(size_t first, size_t end) const {
+    const LmRunInfo& lm = *snapshot_->lm;
+    QString html;
+    for (size_t i = first; i < end; ++i) {
         html += QStringLiteral("<td valign=\"top\" style=\"background:#f4f4f4\">");
         const std::vector<std::string> none;
         const auto& lines = i < lm.methods.size() ? lm.methods[i].samples : none;
@@ -74,8 +109,7 @@ void SamplesView::setSnapshot(SnapshotPtr snapshot) {
         }
         html += QStringLiteral("</td>");
     }
-    html += QStringLiteral("</tr></table>");
-    browser_->setHtml(html);
+    return html;
 }
 
 QString SamplesView::text() const {

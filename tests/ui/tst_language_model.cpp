@@ -218,7 +218,7 @@ private slots:
         const double logV = std::log(static_cast<double>(s->lm->vocabulary));
         QVERIFY(std::abs(finalPd.front().y() - logV) < 1.0);
         QVERIFY(s->lm->methods[0].finalLoss < logV);
-        QCOMPARE(w.lossChart()->yAxisTitle(), QString("forward loss (nats)"));
+        QCOMPARE(w.lossChart()->yAxisTitle(), QString("loss (nats)"));
         QCOMPARE(w.lossChart()->methodData(0).size(), finalPd.size());
         // The schedule views work as for the linear models.
         QVERIFY(w.gantt()->timeline());
