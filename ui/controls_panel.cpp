@@ -365,9 +365,9 @@ void ControlsPanel::syncFromConfig() {
         b6(stages_), b7(stagesSlider_), b8(batch_), b9(budgetKind_), b10(budget_), b11(compare_),
         b12(shuffle_), b13(device_), b14(precision_);
     const bool lm = c.languageModel();
-    objective_->setCurrentIndex(objective_->findData(
-        lm ? QStringLiteral("char_transformer")
-           : QString::fromStdString(lossKindName(c.objective.loss))));
+    objective_->setCurrentIndex(
+        objective_->findData(lm ? QStringLiteral("char_transformer")
+                                : QString::fromStdString(lossKindName(c.objective.loss))));
     // The language model reads its corpus, not X and y: its own fields replace the data's.
     for (QWidget* w : {static_cast<QWidget*>(dataKind_), dataFile_->parentWidget(),
                        static_cast<QWidget*>(rows_), static_cast<QWidget*>(dim_),

@@ -67,10 +67,10 @@ void FieldErrors::show(QWidget* field, const QString& message) {
     const bool row = field->metaObject() == &QWidget::staticMetaObject;
     if (row && field->objectName().isEmpty()) field->setObjectName("fieldRow");
     if (row) field->setAttribute(Qt::WA_StyledBackground);
-    field->setStyleSheet(message.isEmpty() ? QString()
-                         : row ? QStringLiteral("#%1 { border: 1px solid #b00020; }")
-                                     .arg(field->objectName())
-                               : QStringLiteral("border: 1px solid #b00020;"));
+    field->setStyleSheet(
+        message.isEmpty() ? QString()
+        : row ? QStringLiteral("#%1 { border: 1px solid #b00020; }").arg(field->objectName())
+              : QStringLiteral("border: 1px solid #b00020;"));
 }
 
 void FieldErrors::clear(QWidget* field) { show(field, {}); }

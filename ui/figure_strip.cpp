@@ -438,12 +438,13 @@ void FigureStrip::fillNumbers(const RunSnapshot& s) {
     if (s.languageModel()) {
         // No f* or L: the model's size and the corpus's say what its loss means.
         if (s.lm) {
-            html += tr("<p>Language model: %1 parameters, V = %2 characters (log V = %3 nats), "
-                       "M = %4 batches</p>")
-                        .arg(s.lm->parameters)
-                        .arg(s.lm->vocabulary)
-                        .arg(std::log(static_cast<double>(std::max(1, s.lm->vocabulary))), 0, 'f', 2)
-                        .arg(s.lm->trainBatches);
+            html +=
+                tr("<p>Language model: %1 parameters, V = %2 characters (log V = %3 nats), "
+                   "M = %4 batches</p>")
+                    .arg(s.lm->parameters)
+                    .arg(s.lm->vocabulary)
+                    .arg(std::log(static_cast<double>(std::max(1, s.lm->vocabulary))), 0, 'f', 2)
+                    .arg(s.lm->trainBatches);
         } else {
             html += tr("<p>Language model: computing…</p>");
         }

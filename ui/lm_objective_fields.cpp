@@ -99,7 +99,8 @@ LmObjectiveFields::LmObjectiveFields(ExperimentController* controller, QLabel* m
     });
     connect(browse_, &QPushButton::clicked, this, [this] { chooseCorpusFile(); });
     connect(corpusSeed_, &QSpinBox::valueChanged, this, [this](int v) {
-        apply(corpusSeed_, [v](LanguageModelSpec& m) { m.corpusSeed = static_cast<std::uint64_t>(v); });
+        apply(corpusSeed_,
+              [v](LanguageModelSpec& m) { m.corpusSeed = static_cast<std::uint64_t>(v); });
     });
     connect(corpusCharacters_, &QSpinBox::valueChanged, this, [this](int v) {
         apply(corpusCharacters_, [v](LanguageModelSpec& m) { m.corpusCharacters = v; });
@@ -136,9 +137,9 @@ void LmObjectiveFields::apply(QWidget* field,
 }
 
 bool LmObjectiveFields::chooseCorpusFile() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open a UTF-8 text corpus"),
-                                                      QString(),
-                                                      tr("Text (*.txt *.md *.text);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open a UTF-8 text corpus"), QString(),
+                                     tr("Text (*.txt *.md *.text);;All files (*)"));
     if (path.isEmpty()) return false;
     setCorpusFile(path);
     return true;
@@ -204,7 +205,7 @@ void LmObjectiveFields::switchToLanguageModel(ExperimentConfig& c) {
     c.seeds = 1;
     c.sampling.gradNormEvery = 0;
     c.sampling.objectivePerUpdate = true;
-    c.sampling.blowUpFactor = 100.0;  // × log V: the language model's default
+    c.sampling.blowUpFactor = 100.0;   // × log V: the language model's default
     c.stages = std::max(c.stages, 3);  // an embedding stage, a block, the head
     std::erase_if(c.methods, [](const MethodSpec& s) {
         return s.method == Method::Sgd || s.method == Method::FillDrain;

@@ -23,7 +23,7 @@ class ExperimentController;
 
 class LmObjectiveFields : public QGroupBox {
     Q_OBJECT
-public:
+  public:
     LmObjectiveFields(ExperimentController* controller, QLabel* messageArea,
                       QWidget* parent = nullptr);
 
@@ -53,7 +53,7 @@ public:
     // several seeds, gradient norms, SGD and fill-drain methods).
     static void switchToLanguageModel(ExperimentConfig& config);
 
-private:
+  private:
     void apply(QWidget* field, const std::function<void(LanguageModelSpec&)>& change);
 
     ExperimentController* controller_;

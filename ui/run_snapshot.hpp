@@ -24,9 +24,9 @@ struct LmRunInfo {
         double finalLoss = 0.0;            // lmFinalLoss: the mean of the last 10 % of forwards
     };
     std::vector<Method> methods;
-    int vocabulary = 0;           // V; log V is the loss of a uniform guess
-    long long parameters = 0;     // the model's parameter count
-    int trainBatches = 0;         // M
+    int vocabulary = 0;        // V; log V is the loss of a uniform guess
+    long long parameters = 0;  // the model's parameter count
+    int trainBatches = 0;      // M
     long long corpusCharacters = 0;
 };
 

@@ -15,8 +15,9 @@ SamplesView::SamplesView(QWidget* parent) : QWidget(parent) {
     heading_->setWordWrap(true);
     heading_->setStyleSheet("color: #555;");
     browser_ = new QTextBrowser(this);
-    browser_->setToolTip(tr("Text drawn character by character from each method's final model "
-                            "(line l of every method uses the same seed)"));
+    browser_->setToolTip(
+        tr("Text drawn character by character from each method's final model "
+           "(line l of every method uses the same seed)"));
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->setSpacing(2);
@@ -78,8 +79,9 @@ void SamplesView::render() {
         html += QStringLiteral("<tr>");
         for (size_t i = first; i < end; ++i) {
             const double loss = i < lm.methods.size() ? lm.methods[i].finalLoss : NAN;
-            html += QStringLiteral("<th align=\"left\" valign=\"top\">%1<br><span style=\""
-                                   "font-weight: normal; color:#555\">%2</span></th>")
+            html += QStringLiteral(
+                        "<th align=\"left\" valign=\"top\">%1<br><span style=\""
+                        "font-weight: normal; color:#555\">%2</span></th>")
                         .arg(s.label(i).toHtmlEscaped(),
                              std::isfinite(loss) ? tr("final loss %1").arg(loss, 0, 'f', 3)
                                                  : tr("diverged"));
@@ -104,8 +106,9 @@ QString SamplesView::cells(size_t first, size_t end) const {
         if (lines.empty()) html += tr("<i>no text (the weights are not finite)</i>");
         for (size_t l = 0; l < lines.size(); ++l) {
             const QString line = QString::fromStdString(lines[l]).toHtmlEscaped();
-            html += QStringLiteral("<p style=\"font-family: monospace; white-space: pre-wrap\">%1</p>")
-                        .arg(line);
+            html +=
+                QStringLiteral("<p style=\"font-family: monospace; white-space: pre-wrap\">%1</p>")
+                    .arg(line);
         }
         html += QStringLiteral("</td>");
     }

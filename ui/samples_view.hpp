@@ -16,7 +16,7 @@ namespace pipelens::ui {
 
 class SamplesView : public QWidget {
     Q_OBJECT
-public:
+  public:
     explicit SamplesView(QWidget* parent = nullptr);
 
     // A finished language-model run's samples (another snapshot: "no samples" says why).
@@ -30,10 +30,10 @@ public:
     QString text() const;
     QTextBrowser* browser() const { return browser_; }
 
-protected:
+  protected:
     void resizeEvent(QResizeEvent* event) override;
 
-private:
+  private:
     // Methods side by side as far as about 150 px each fit; the rest go on the next rows.
     int columnsThatFit() const;
     void render();

@@ -139,8 +139,9 @@ void TheoremChart::rebuild() {
     if (snapshot_ && snapshot_->languageModel()) {
         // Checked before "computing": a language model's run will not have it either.
         c->setTitle(tr("Does not apply to the language model"));
-        note = tr("The theorem bounds ‖∇f‖² of RPD on the linear models (L-smooth, with f*); "
-                  "the language model has no f*, L or full gradient norm.");
+        note =
+            tr("The theorem bounds ‖∇f‖² of RPD on the linear models (L-smooth, with f*); "
+               "the language model has no f*, L or full gradient norm.");
         method = -1;
     } else if (!snapshot_ || snapshot_->planOnly) {
         c->setTitle(snapshot_ ? tr("computing…") : tr("No run yet"));

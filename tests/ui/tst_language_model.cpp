@@ -4,8 +4,8 @@
 // computing while a superseded run is cancelled, each method's samples are shown, the views that
 // do not apply say so, and a config saved from the app runs unchanged with `pipelens-cli run`.
 // Every run here is tiny (S = 3, C = 16): seconds in Release, also under the sanitizers.
-#include <QCheckBox>
 #include <QChart>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
 #include <QLabel>
@@ -66,15 +66,19 @@ ExperimentConfig tinyLm(int slotBudget) {
     return c;
 }
 
-bool hasTab(QTabWidget* tabs, QWidget* page) { return tabs->indexOf(page) >= 0; }
+bool hasTab(QTabWidget* tabs, QWidget* page) {
+    return tabs->indexOf(page) >= 0;
+}
 
-QTabWidget* besideLoss(MainWindow& w) { return w.findChild<QTabWidget*>("besideLoss"); }
+QTabWidget* besideLoss(MainWindow& w) {
+    return w.findChild<QTabWidget*>("besideLoss");
+}
 
 }  // namespace
 
 class TestLanguageModel : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { test::isolateSettings(); }
 
     // Choosing the objective shows the model's fields in place of the data's; each field edits
@@ -138,12 +142,14 @@ private slots:
                  qPrintable(panel->messageArea()->text()));
         lm->heldOutField()->setText("0.95");
         emit lm->heldOutField()->editingFinished();
-        QVERIFY2(panel->messageArea()->text().startsWith("Held-out fraction = 0.95 is not allowed: "),
-                 qPrintable(panel->messageArea()->text()));
+        QVERIFY2(
+            panel->messageArea()->text().startsWith("Held-out fraction = 0.95 is not allowed: "),
+            qPrintable(panel->messageArea()->text()));
         lm->heldOutField()->setText("a lot");
         emit lm->heldOutField()->editingFinished();
-        QVERIFY2(panel->messageArea()->text().startsWith("Held-out fraction = \"a lot\" is not allowed"),
-                 qPrintable(panel->messageArea()->text()));
+        QVERIFY2(
+            panel->messageArea()->text().startsWith("Held-out fraction = \"a lot\" is not allowed"),
+            qPrintable(panel->messageArea()->text()));
         panel->stagesField()->setValue(2);  // the model needs an embedding, a block and a head
         QVERIFY2(panel->messageArea()->text().startsWith("Stages S = 2 is not allowed: "),
                  qPrintable(panel->messageArea()->text()));
@@ -228,7 +234,8 @@ private slots:
         // The theorem does not apply; its box is off and says why.
         QVERIFY(!w.lossChart()->theoremChartShown());
         w.theoremChart()->setSnapshot(s);
-        QCOMPARE(w.theoremChart()->chart()->title(), QString("Does not apply to the language model"));
+        QCOMPARE(w.theoremChart()->chart()->title(),
+                 QString("Does not apply to the language model"));
     }
 
     // During a slow run a change cancels it at once; until the new run's results arrive, the
@@ -249,9 +256,9 @@ private slots:
         QVERIFY(w.heatmap()->computing());
         const QString width = QString::number(24);
         QCOMPARE(c->tryModify([](ExperimentConfig& e) {
-                     e.objective.languageModel->width = 24;
-                     e.budget.totalSlots = 300;
-                 }),
+            e.objective.languageModel->width = 24;
+            e.budget.totalSlots = 300;
+        }),
                  QString());
         // At once: every run view says it is computing, none shows the first run.
         QVERIFY(w.lossChart()->computing());
@@ -315,8 +322,9 @@ private slots:
         QVERIFY2(w.saveConfig(path, &error), qPrintable(error));
         const QString out = dir.filePath("results");
         QProcess cli;
-        cli.start(QStringLiteral(PIPELENS_CLI_PATH),
-                  {QStringLiteral("run"), path, QStringLiteral("--out"), out, QStringLiteral("--quiet")});
+        cli.start(
+            QStringLiteral(PIPELENS_CLI_PATH),
+            {QStringLiteral("run"), path, QStringLiteral("--out"), out, QStringLiteral("--quiet")});
         QVERIFY(cli.waitForFinished(test::timeout(120000)));
         QVERIFY2(cli.exitStatus() == QProcess::NormalExit && cli.exitCode() == 0,
                  cli.readAllStandardError().constData());
@@ -326,8 +334,8 @@ private slots:
         QVERIFY(cliConfig.contains("view"));  // the file's view, which the run ignores
         cliConfig.erase("view");
         QVERIFY2(cliConfig == w.controller()->config().toJson(),
-                 qPrintable(QString::fromStdString(cliConfig.dump() + "\nthe app: " +
-                                                   w.controller()->config().toJson().dump())));
+                 qPrintable(QString::fromStdString(
+                     cliConfig.dump() + "\nthe app: " + w.controller()->config().toJson().dump())));
         QFile samples(out + "/samples.txt");
         QVERIFY(samples.open(QIODevice::ReadOnly));
         const QString text = QString::fromUtf8(samples.readAll());

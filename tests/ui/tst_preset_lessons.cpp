@@ -8,11 +8,11 @@
 
 #include "experiment/experiment.hpp"
 #include "experiment/lm_experiment.hpp"
-#include "objective/lm/lm_sampling.hpp"
-#include "replay/delays.hpp"
 #include "experiment/paper_protocols.hpp"
 #include "experiment/sweep.hpp"
+#include "objective/lm/lm_sampling.hpp"
 #include "presets.hpp"
+#include "replay/delays.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -167,7 +167,8 @@ private slots:
         QCOMPARE(pipeDreamMaxDelayFormula(4), 14LL);
         // Bigram log-probabilities (add-one) from the corpus's own text, per character.
         const int V = problem.corpus.vocabSize();
-        std::vector<double> counts(static_cast<std::size_t>(V * V), 1.0), totals(static_cast<std::size_t>(V), V);
+        std::vector<double> counts(static_cast<std::size_t>(V * V), 1.0),
+            totals(static_cast<std::size_t>(V), V);
         const std::vector<int>& ids = problem.corpus.ids;
         for (std::size_t i = 1; i < ids.size(); ++i) {
             counts[static_cast<std::size_t>(ids[i - 1] * V + ids[i])] += 1.0;
@@ -189,7 +190,8 @@ private slots:
         const LanguageModelSpec& spec = *p.config.objective.languageModel;
         double untrained = 0.0;
         for (int l = 0; l < spec.sampleLines; ++l)
-            untrained += score(sampleText(problem, problem.w0, p.config.seed + l, spec.sampleLength));
+            untrained +=
+                score(sampleText(problem, problem.w0, p.config.seed + l, spec.sampleLength));
         untrained /= spec.sampleLines;
         for (const LmMethodResult& m : r.methods) {
             QCOMPARE(static_cast<int>(m.samples.size()), spec.sampleLines);
