@@ -19,6 +19,7 @@
 #include "device_list.hpp"
 #include "experiment/step_scale.hpp"
 #include "experiment_controller.hpp"
+#include "lm_objective_fields.hpp"
 #include "log_slider.hpp"
 #include "method_list_editor.hpp"
 
@@ -106,8 +107,12 @@ ControlsPanel::ControlsPanel(ExperimentController* controller, QWidget* parent)
     objective_ = combo();
     objective_->addItem(tr("Least squares (quadratic)"), "quadratic");
     objective_->addItem(tr("Logistic regression"), "logistic");
+    objective_->addItem(tr("Language model (character transformer)"), "char_transformer");
     errors_.addRow(data, tr("Objective"), objective_,
-                   tr("f(w) = ½·mean((Xw − y)²), or mean(softplus(Xw) − y·Xw) + (λ/2)‖w‖²"));
+                   tr("f(w) = ½·mean((Xw − y)²), or mean(softplus(Xw) − y·Xw) + (λ/2)‖w‖², or "
+                      "a character-level transformer cut into S stages (next-character "
+                      "cross-entropy)"));
+    dataForm_ = data;
     dataKind_ = combo();
     dataKind_->addItem(tr("Synthetic: random"), "random");
     dataKind_->addItem(tr("Synthetic: simple spectrum"), "simple");
@@ -138,6 +143,10 @@ ControlsPanel::ControlsPanel(ExperimentController* controller, QWidget* parent)
                    tr("L2 regularisation of logistic regression (a number ≥ 0); Enter applies"));
     dataSeed_ = spin(0, 2'000'000'000);
     errors_.addRow(data, tr("Data seed"), dataSeed_, tr("Seed of the synthetic data generator"));
+
+    // The language model's own fields, in place of the data's when it is the objective.
+    lm_ = new LmObjectiveFields(controller_, messageArea_);
+    layout->addWidget(lm_);
 
     // Pipeline and budget.
     QFormLayout* pipe = group(layout, tr("Pipeline and budget"));
@@ -203,8 +212,15 @@ ControlsPanel::ControlsPanel(ExperimentController* controller, QWidget* parent)
 
     // Edits -> controller.
     connect(objective_, &QComboBox::currentIndexChanged, this, [this] {
-        const bool logistic = objective_->currentData().toString() == "logistic";
+        const QString kind = objective_->currentData().toString();
+        if (kind == "char_transformer") {
+            apply(objective_, &LmObjectiveFields::switchToLanguageModel);
+            return;
+        }
+        const bool logistic = kind == "logistic";
         apply(objective_, [logistic](ExperimentConfig& c) {
+            if (c.languageModel()) c.sampling.blowUpFactor = 1e6;  // × the initial gap
+            c.objective.languageModel.reset();
             c.objective.loss = logistic ? LossKind::Logistic : LossKind::Quadratic;
             c.objective.l2 = logistic ? 1e-4 : 0.0;
             // Logistic regression needs 0/1 labels: switch the synthetic kind along with it.
@@ -348,8 +364,19 @@ void ControlsPanel::syncFromConfig() {
     const QSignalBlocker b1(objective_), b2(dataKind_), b3(rows_), b4(dim_), b5(dataSeed_),
         b6(stages_), b7(stagesSlider_), b8(batch_), b9(budgetKind_), b10(budget_), b11(compare_),
         b12(shuffle_), b13(device_), b14(precision_);
+    const bool lm = c.languageModel();
     objective_->setCurrentIndex(
-        objective_->findData(QString::fromStdString(lossKindName(c.objective.loss))));
+        objective_->findData(lm ? QStringLiteral("char_transformer")
+                                : QString::fromStdString(lossKindName(c.objective.loss))));
+    // The language model reads its corpus, not X and y: its own fields replace the data's.
+    for (QWidget* w : {static_cast<QWidget*>(dataKind_), dataFile_->parentWidget(),
+                       static_cast<QWidget*>(rows_), static_cast<QWidget*>(dim_),
+                       static_cast<QWidget*>(l2_), static_cast<QWidget*>(dataSeed_)}) {
+        dataForm_->setRowVisible(w, !lm);
+    }
+    lm_->setVisible(lm);
+    lm_->syncFromConfig();
+    shuffle_->setEnabled(!lm);
     const bool synthetic = c.data.source == "synthetic";
     dataKind_->setCurrentIndex(
         dataKind_->findData(synthetic ? QString::fromStdString(c.data.kind) : QString("file")));

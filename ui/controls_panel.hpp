@@ -12,6 +12,7 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -21,6 +22,7 @@ class QSpinBox;
 namespace pipelens::ui {
 
 class ExperimentController;
+class LmObjectiveFields;
 class MethodListEditor;
 
 class ControlsPanel : public QWidget {
@@ -43,6 +45,8 @@ public:
     QLineEdit* seedField() const { return seed_; }
     QComboBox* deviceField() const { return device_; }
     MethodListEditor* methods() const { return methods_; }
+    // The language model's fields (shown for that objective only).
+    LmObjectiveFields* lmFields() const { return lm_; }
     // "All γ ×": scales every method's γ by a power of two (scaleStepSizes), relative to the
     // config loaded last; resetStepScale shows ×1 again (a new preset or file) without a change.
     QComboBox* stepScaleField() const { return stepScale_; }
@@ -64,6 +68,8 @@ private:
     FieldErrors errors_;
     QLabel* messageArea_;
     QComboBox* objective_;
+    QFormLayout* dataForm_;
+    LmObjectiveFields* lm_;
     QComboBox* dataKind_;
     QLabel* dataFile_;
     QPushButton* browse_;

@@ -8,6 +8,7 @@
 
 #include "backend_select.hpp"
 #include "errors.hpp"
+#include "experiment/lm_experiment.hpp"
 #include "screen_labels.hpp"
 
 namespace pipelens::ui {
@@ -128,7 +129,8 @@ void ExperimentController::supersede() {
     planned_.reset();
     emit configChanged();
     // With the objective at hand the plan costs milliseconds (S = 150 included): show it now.
-    if (auto objective = cache_->peek(config_)) {
+    // (The language model's plan needs its corpus: it comes from the worker.)
+    if (auto objective = config_.languageModel() ? nullptr : cache_->peek(config_)) {
         try {
             announcePlan(plannedSnapshot(plannedViews(config_, *objective), generation_));
         } catch (const std::exception&) {
@@ -225,11 +227,14 @@ void ExperimentController::runNow() {
                     this, [this, text = QString::fromStdString(line)] { emit notice(text); },
                     Qt::QueuedConnection);
             };
-            BackendChoice backend = selectBackend(config, lines, runtimeNotice);
-            for (const auto& l : lines) notices << QString::fromStdString(l);
             RunOptions options;
-            options.backend = backend.provider;
-            options.backendName = backend.name;
+            if (!config.languageModel()) {
+                // The language model runs on the CPU engine (its warnings say so).
+                BackendChoice backend = selectBackend(config, lines, runtimeNotice);
+                for (const auto& l : lines) notices << QString::fromStdString(l);
+                options.backend = backend.provider;
+                options.backendName = backend.name;
+            }
             options.cancel = cancel.get();
             auto s = std::make_shared<RunSnapshot>();
             s->generation = generation;
@@ -295,9 +300,15 @@ void ExperimentController::runNow() {
             };
             // Every method on its own thread, so all live curves grow side by side.
             options.threads = static_cast<int>(std::max<size_t>(1, config.methods.size()));
-            options.objectives = cache.get();
-            options.previous = previous ? &previous->experiment : nullptr;
-            s->experiment = runExperiment(config, options);
+            if (config.languageModel()) {
+                auto info = std::make_shared<LmRunInfo>();
+                s->experiment = lmExperimentResult(runLmExperiment(config, options), *info);
+                s->lm = std::move(info);
+            } else {
+                options.objectives = cache.get();
+                options.previous = previous ? &previous->experiment : nullptr;
+                s->experiment = runExperiment(config, options);
+            }
             s->experiment.notices.insert(s->experiment.notices.end(), lines.begin(), lines.end());
             if (!s->experiment.cancelled) {
                 deriveRunViews(*s);

@@ -62,8 +62,15 @@ void FieldErrors::show(QWidget* field, const QString& message) {
     } else if (area_) {
         showInArea(replaced, message);
     }
-    field->setStyleSheet(message.isEmpty() ? QString()
-                                           : QStringLiteral("border: 1px solid #b00020;"));
+    // A row of several widgets (S: its slider beside its field) is framed itself, not each
+    // child: a border on the slider or the field resizes them and moves the field.
+    const bool row = field->metaObject() == &QWidget::staticMetaObject;
+    if (row && field->objectName().isEmpty()) field->setObjectName("fieldRow");
+    if (row) field->setAttribute(Qt::WA_StyledBackground);
+    field->setStyleSheet(
+        message.isEmpty() ? QString()
+        : row ? QStringLiteral("#%1 { border: 1px solid #b00020; }").arg(field->objectName())
+              : QStringLiteral("border: 1px solid #b00020;"));
 }
 
 void FieldErrors::clear(QWidget* field) { show(field, {}); }

@@ -435,7 +435,20 @@ void FigureStrip::fillNumbers(const RunSnapshot& s) {
                 .arg(S % 2 ? QStringLiteral(" − ½") : QString())
                 .arg(formulaMax)
                 .arg(S * S / 2.0);
-    if (s.planOnly) {
+    if (s.languageModel()) {
+        // No f* or L: the model's size and the corpus's say what its loss means.
+        if (s.lm) {
+            html +=
+                tr("<p>Language model: %1 parameters, V = %2 characters (log V = %3 nats), "
+                   "M = %4 batches</p>")
+                    .arg(s.lm->parameters)
+                    .arg(s.lm->vocabulary)
+                    .arg(std::log(static_cast<double>(std::max(1, s.lm->vocabulary))), 0, 'f', 2)
+                    .arg(s.lm->trainBatches);
+        } else {
+            html += tr("<p>Language model: computing…</p>");
+        }
+    } else if (s.planOnly) {
         html += tr("<p>f*, L: computing…</p>");
     } else {
         html += QStringLiteral("<p>f* = %1, L = %2</p>")

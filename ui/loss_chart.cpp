@@ -158,7 +158,9 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
     // Two rows of controls, so that the chart fits a narrow window beside the heatmap.
     auto* bar = new QHBoxLayout;
     bar->setContentsMargins(0, 0, 0, 0);
-    bar->addWidget(new QLabel(tr("<b>Loss f − f*</b>"), this));
+    heading_ = new QLabel(tr("<b>Loss f − f*</b>"), this);
+    heading_->setObjectName("lossHeading");
+    bar->addWidget(heading_);
     bar->addWidget(xChoice_);
     bar->addWidget(logY_);
     bar->addWidget(logX_);
@@ -217,6 +219,7 @@ void LossChart::setSnapshot(SnapshotPtr snapshot) {
     plan_.reset();
     liveSlots_ = liveUpdates_ = 0.0;
     snapshot_ = std::move(snapshot);
+    showQuantity(snapshot_);
     rebuildData();
     rebuildSeries();
 }
@@ -224,9 +227,41 @@ void LossChart::setSnapshot(SnapshotPtr snapshot) {
 void LossChart::setComputing(SnapshotPtr plan) {
     plan_ = std::move(plan);
     snapshot_.reset();
+    if (plan_) showQuantity(plan_);
     liveSlots_ = plan_ ? plan_->totalSlots : 0.0;
     liveUpdates_ = plan_ ? static_cast<double>(plan_->experiment.budget.updateBudget) : 0.0;
     setLive({}, liveSlots_, liveUpdates_);
+}
+
+void LossChart::showQuantity(const SnapshotPtr& of) {
+    const bool lm = of && of->languageModel();
+    if (lm == languageModel_) return;
+    languageModel_ = lm;
+    heading_->setText(lm ? tr("<b>Loss</b> (last-stage forward)") : tr("<b>Loss f − f*</b>"));
+    heading_->setToolTip(lm ? tr("The language model has no f*: each method's curve is the "
+                                 "next-character cross-entropy (nats) of its latest last-stage "
+                                 "forward, one batch at a time")
+                            : QString());
+    logY_->setToolTip(lm ? tr("Logarithmic loss axis") : tr("Logarithmic f − f* axis"));
+    // The theorem's bound is for the linear models (f*, L, ‖∇f‖²).
+    if (lm) setTheoremChartShown(false);
+    theorem_->setEnabled(!lm);
+    theorem_->setToolTip(lm ? tr("The theorem's chart does not apply to the language model: it "
+                                 "bounds ‖∇f‖² on the linear models (L-smooth, with f*)")
+                            : tr("Show, beside these curves, the theorem's chart for an RPD run: "
+                                 "the running mean of ‖∇f(w_k)‖² against the bound "
+                                 "2SΔ₀/(γK) + γSLG² + γ²L²δ²G² and its three terms. The bound "
+                                 "holds for the randomized proxy, not for deterministic "
+                                 "PipeDream."));
+    if (yAxisItem_) yAxisItem_->setTitleText(yAxisTitle());
+}
+
+QString LossChart::yAxisTitle() const {
+    return languageModel_ ? tr("loss (nats)") : tr("f − f*");
+}
+
+QString LossChart::quantityName() const {
+    return languageModel_ ? tr("loss") : tr("f − f*");
 }
 
 QString LossChart::curveName(const MethodRun& run, double stepSize) const {
@@ -480,7 +515,7 @@ void LossChart::rebuildAxes() {
         a->setRange(0.0, yMax * 1.05);
         a->applyNiceNumbers();
     }
-    yAxisItem_->setTitleText(tr("f − f*"));
+    yAxisItem_->setTitleText(yAxisTitle());
     settingRanges_ = false;
     refreshPoints();
 }

@@ -40,6 +40,8 @@ public:
     // named from `plan` exactly as the finished run's will be.
     void setComputing(SnapshotPtr plan);
     bool computing() const { return live_; }
+    // What the y axis is: "f − f*", or the language model's "loss (nats)".
+    QString yAxisTitle() const;
     // The curves of a run in flight, drawn whole (no cursor) until the next setSnapshot. The
     // series are kept when the methods are the same, so the chart does not flicker.
     // `totalSlots` / `totalUpdates` (when known) fix the x range to the whole run.
@@ -135,8 +137,15 @@ private:
     const std::vector<QPointF>& pointsOf(const Curve& c) const;
     double cursorX(int method) const;
 
+    // The language model has no f*: the curves are its last-stage forward loss, and the labels
+    // say so (from the snapshot or plan shown).
+    void showQuantity(const SnapshotPtr& of);
+    QString quantityName() const;
+
     SnapshotPtr snapshot_;
     SnapshotPtr plan_;  // of the run in flight (setComputing)
+    bool languageModel_ = false;
+    QLabel* heading_ = nullptr;
     QAbstractAxis* xAxisItem_ = nullptr;
     QAbstractAxis* yAxisItem_ = nullptr;
     int cursor_ = -1;

@@ -109,10 +109,11 @@ LossChart::Readout LossChart::readoutAt(const QPointF& viewPos) const {
     for (int i = 0; i < pinnedSeries_.size(); ++i)
         consider(pinnedCurves_[static_cast<size_t>(i)], pinnedSeries_[i], true);
     if (best.method >= 0) {
-        best.text = tr("%1\n%2 %3: f − f* = %4")
+        best.text = tr("%1\n%2 %3: %5 = %4")
                         .arg(best.name, xAxis_ == XAxis::Slots ? tr("slot") : tr("update"))
                         .arg(best.x, 0, 'f', 0)
-                        .arg(best.y, 0, 'g', 4);
+                        .arg(best.y, 0, 'g', 4)
+                        .arg(quantityName());
     }
     return best;
 }

@@ -28,6 +28,7 @@
 #include "loss_chart.hpp"
 #include "playback_bar.hpp"
 #include "presets.hpp"
+#include "samples_view.hpp"
 #include "staleness_heatmap.hpp"
 #include "sweep_controller.hpp"
 #include "sweep_view.hpp"
@@ -77,6 +78,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(controller_, &ExperimentController::configChanged, this, [this] {
         setWindowModified(true);
         updateTitle();
+        if (controller_->config().languageModel()) {
+            if (!controller_->planned()) showLmComputing();
+        } else {
+            showSamplesTab(false);
+        }
     });
     connect(controller_, &ExperimentController::runStarted, this,
             [this] { runState_->setFullText(tr("Running…")); });
@@ -117,6 +123,8 @@ void MainWindow::buildCentral() {
     loss_ = new LossChart;
     theorem_ = new TheoremChart(this);  // a tab of besideLoss_ while shown
     theorem_->hide();
+    samples_ = new SamplesView(this);  // a tab of besideLoss_ for the language model
+    samples_->hide();
     figures_ = new FigureStrip;
     playback_ = new PlaybackBar;
 
@@ -238,6 +246,7 @@ void MainWindow::showPlanned(const SnapshotPtr& plan) {
     // show the new config now. The curves and the heatmap say they are computing.
     loss_->setComputing(plan);
     theorem_->setSnapshot(plan);
+    if (plan->languageModel()) samples_->setComputing();
     showSnapshotViews(plan);
     runState_->setStyleSheet(QString());
     runState_->setFullText(tr("S = %1: computing…").arg(plan->experiment.config.stages));
@@ -310,6 +319,8 @@ void MainWindow::showResults(const SnapshotPtr& snapshot) {
     clock.start();
     loss_->setSnapshot(snapshot);
     theorem_->setSnapshot(snapshot);
+    samples_->setSnapshot(snapshot);
+    showSamplesTab(snapshot->lm != nullptr);
     resultsShowSavedView_ = false;
     showSnapshotViews(snapshot);
     int diverged = 0;
@@ -556,6 +567,27 @@ void MainWindow::showTheoremTab(bool on) {
     if (!on && at >= 0) besideLoss_->removeTab(at);
     theorem_->setVisible(on);
     if (on) besideLoss_->setCurrentWidget(theorem_);
+}
+
+void MainWindow::showSamplesTab(bool on) {
+    const int at = besideLoss_->indexOf(samples_);
+    if (on && at < 0) {
+        besideLoss_->addTab(samples_, tr("Samples"));
+        // The text is what a language model's run is for: in sight when it first appears.
+        besideLoss_->setCurrentWidget(samples_);
+    }
+    if (!on && at >= 0) besideLoss_->removeTab(at);
+    samples_->setVisible(on);
+}
+
+void MainWindow::showLmComputing() {
+    loss_->setComputing(nullptr);
+    heatmap_->setComputing();
+    heatmapTitle_->setText(tr("<b>Staleness</b> — computing…"));
+    samples_->setComputing();
+    showSamplesTab(true);
+    runState_->setStyleSheet(QString());
+    runState_->setFullText(tr("Language model: reading the corpus and planning…"));
 }
 
 void MainWindow::onTheoremChart(bool on) {

@@ -30,6 +30,7 @@ class FigureStrip;
 class GanttChart;
 class LossChart;
 class PlaybackBar;
+class SamplesView;
 class StalenessHeatmap;
 class SweepView;
 class TheoremChart;
@@ -49,6 +50,9 @@ public:
     FigureStrip* figureStrip() const { return figures_; }
     PlaybackBar* playback() const { return playback_; }
     SweepView* sweepView() const { return sweep_; }
+    // Text sampled from each method's final model (a tab beside the heatmap for the language
+    // model only).
+    SamplesView* samplesView() const { return samples_; }
     QComboBox* ganttMethodField() const { return ganttMethod_; }
     QTextBrowser* lessonView() const { return lesson_; }
     ElidingLabel* warningsLabel() const { return warnings_; }
@@ -109,6 +113,10 @@ private:
     void pasteConfigText();
     void onTheoremChart(bool on);
     void showTheoremTab(bool on);
+    void showSamplesTab(bool on);
+    // A language model's config changed: its plan needs the corpus and comes from the worker;
+    // until then the run's views say they are computing.
+    void showLmComputing();
     void status(const QString& message, bool error = false);
 
     ExperimentController* controller_;
@@ -117,6 +125,7 @@ private:
     StalenessHeatmap* heatmap_ = nullptr;
     LossChart* loss_ = nullptr;
     TheoremChart* theorem_ = nullptr;  // shown by the loss chart's "theorem chart" box
+    SamplesView* samples_ = nullptr;   // a tab of besideLoss_ for the language model
     FigureStrip* figures_ = nullptr;
     PlaybackBar* playback_ = nullptr;
     SweepView* sweep_ = nullptr;

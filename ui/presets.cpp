@@ -24,6 +24,7 @@ constexpr Entry kPresets[] = {
     {"e3-logistic", "E3: PipeDream vs LocalSGD, logistic regression (S = 16)"},
     {"e4-scaling", "E4: fixed-time scaling, sweep over S (logistic, σ = 0.5)",
      SweepMetric::FinalObjective},
+    {"e5-language-model", "E5: a character language model, PD vs LocalSGD vs RPD (S = 4)"},
 };
 
 QByteArray readResource(const QString& path) {

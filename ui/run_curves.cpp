@@ -1,6 +1,7 @@
 #include "run_curves.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "replay/theorem_trace.hpp"
 
@@ -9,14 +10,19 @@ namespace pipelens::ui {
 void appendLossPoints(const RunResult& r, const MethodRun& run, CurveProgress& progress,
                       CurvePoints& out) {
     const double fStar = r.optimum;
+    // A NaN is no value yet (the language model's loss before its first last-stage forward):
+    // no point, so the line starts where the values do.
     if (!progress.started) {
-        if (!run.pipeline()) out.bySlot.emplace_back(0.0, r.initialObjective - fStar);
-        out.byUpdate.emplace_back(0.0, r.initialObjective - fStar);
+        if (!std::isnan(r.initialObjective)) {
+            if (!run.pipeline()) out.bySlot.emplace_back(0.0, r.initialObjective - fStar);
+            out.byUpdate.emplace_back(0.0, r.initialObjective - fStar);
+        }
         progress.started = true;
     }
     if (run.pipeline()) {
         for (std::size_t t = progress.slotsTaken; t < r.objectivePerSlot.size(); ++t) {
             const double y = r.objectivePerSlot[t] - fStar;
+            if (std::isnan(y)) continue;
             out.bySlot.emplace_back(static_cast<double>(t), y);
             if (r.objectivePerUpdate.empty() && t >= 1) {
                 out.byUpdate.emplace_back(
@@ -27,6 +33,7 @@ void appendLossPoints(const RunResult& r, const MethodRun& run, CurveProgress& p
     }
     for (std::size_t k = progress.updatesTaken; k < r.objectivePerUpdate.size(); ++k) {
         const double y = r.objectivePerUpdate[k] - fStar;
+        if (std::isnan(y)) continue;
         out.byUpdate.emplace_back(static_cast<double>(k + 1), y);
         if (!run.pipeline() && k < run.updateSlot.size())
             out.bySlot.emplace_back(run.updateSlot[k] + 1.0, y);

@@ -7,12 +7,28 @@
 #include <QString>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "experiment/experiment.hpp"
+#include "experiment/lm_experiment.hpp"
 #include "run_curves.hpp"
 
 namespace pipelens::ui {
+
+// What a language-model run has beyond the ExperimentResult (per method, in config order): the
+// text sampled from its final weights and its final training loss; and the corpus and model.
+struct LmRunInfo {
+    struct Method {
+        std::vector<std::string> samples;  // sample_lines lines (none for non-finite weights)
+        double finalLoss = 0.0;            // lmFinalLoss: the mean of the last 10 % of forwards
+    };
+    std::vector<Method> methods;
+    int vocabulary = 0;        // V; log V is the loss of a uniform guess
+    long long parameters = 0;  // the model's parameter count
+    int trainBatches = 0;      // M
+    long long corpusCharacters = 0;
+};
 
 struct RunSnapshot {
     std::uint64_t generation = 0;
@@ -25,6 +41,11 @@ struct RunSnapshot {
     // What the loss chart draws per method (derived once, by deriveRunViews): f − f*, and for
     // RPD the theorem overlay (empty without ‖∇f‖² samples).
     std::vector<RunCurves> curves;
+    // Set for a language-model run (objective kind char_transformer): the curves are then the
+    // last-stage forward loss (there is no f*), and `lm` holds the samples (null while planned).
+    std::shared_ptr<const LmRunInfo> lm;
+
+    bool languageModel() const { return experiment.config.languageModel(); }
 
     const std::vector<MethodRun>& runs() const { return experiment.methods; }
     const RunResult& result(size_t i) const { return experiment.methods[i].result; }
@@ -48,6 +69,10 @@ struct LiveCurve {
 // Views into a snapshot that keep it alive (aliasing shared pointers); null when absent.
 std::shared_ptr<const Timeline> timelineOf(const SnapshotPtr& snapshot, size_t method);
 std::shared_ptr<const DelayTable> delaysOf(const SnapshotPtr& snapshot, size_t method);
+
+// The ExperimentResult the views read of a language-model run (its MethodRuns, moved out; no f*),
+// and what only the language model has.
+ExperimentResult lmExperimentResult(LmExperimentResult&& lm, LmRunInfo& info);
 
 // Places each method's updates in slots, sets `totalSlots` and derives `curves` (called on the
 // worker thread).

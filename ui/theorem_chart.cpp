@@ -134,9 +134,16 @@ void TheoremChart::rebuild() {
     series_.clear();
     legend_->setEntries({});
     needsSamples_ = false;
-    const int method = selectedMethod();
+    int method = selectedMethod();
     QString note;
-    if (!snapshot_ || snapshot_->planOnly) {
+    if (snapshot_ && snapshot_->languageModel()) {
+        // Checked before "computing": a language model's run will not have it either.
+        c->setTitle(tr("Does not apply to the language model"));
+        note =
+            tr("The theorem bounds ‖∇f‖² of RPD on the linear models (L-smooth, with f*); "
+               "the language model has no f*, L or full gradient norm.");
+        method = -1;
+    } else if (!snapshot_ || snapshot_->planOnly) {
         c->setTitle(snapshot_ ? tr("computing…") : tr("No run yet"));
     } else if (method < 0) {
         c->setTitle(tr("No RPD run in this experiment"));

@@ -198,6 +198,16 @@ LmExperimentResult runLmExperiment(const ExperimentConfig& c, const RunOptions& 
                         std::to_string(res.budget.slotBudget) + " slots on the language model (" +
                         std::to_string(p.layout.size()) + " parameters)");
     }
+    if (options.onPlanned) {
+        // The plan as the linear experiments announce it (the app's schedule views, live curves).
+        ExperimentResult planned;
+        planned.config = c;
+        planned.budget = res.budget;
+        planned.methods = plan.runs;
+        planned.backendName = "cpu";
+        planned.warnings = res.warnings;
+        options.onPlanned(planned);
+    }
     res.methods.resize(plan.runs.size());
     std::mutex progressMutex;
     parallelFor(plan.runs.size(), options.threads, [&](std::size_t i) {

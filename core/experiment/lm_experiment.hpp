@@ -52,8 +52,10 @@ double lmFinalLoss(const RunResult& result, const LmLog& log);
 std::vector<double> lmRuleCurve(const RunResult& result);
 
 // Loads or generates the corpus, builds the model and w0, plans, runs every method (in parallel,
-// options.threads) and samples text. options.backend is not used: the language model runs on
-// the CPU engine (a warning says so when the config asks for OpenCL or auto).
+// options.threads) and samples text; options.onPlanned gets the plan before any method runs and
+// options.onChunk every chunk of a run in flight, as runExperiment does. options.backend is not
+// used: the language model runs on the CPU engine (a warning says so when the config asks for
+// OpenCL or auto).
 LmExperimentResult runLmExperiment(const ExperimentConfig& config, const RunOptions& options = {});
 
 }  // namespace pipelens

@@ -1,5 +1,6 @@
 // The window at 1024 × 700 and at 1600 × 1000 in every state a person meets (the default run, a
-// LocalSGD or an RPD entry selected, each preset, S = 64 and 128, a diverged run) hides nothing:
+// LocalSGD or an RPD entry selected, each preset, S = 64 and 128, a diverged run, the language
+// model chosen in the panel) hides nothing:
 // every visible widget lies inside its parent (only a scroll area's content may scroll), no field
 // is squeezed below its minimum, every label's text fits (or is elided on purpose with the whole
 // text as tooltip), no chart cuts a title, legend name, axis label or statistics line short, and
@@ -229,7 +230,7 @@ class TestLayout : public QObject {
         for (const QSize size : {QSize(1024, 700), QSize(1600, 1000)}) {
             const QString at = QStringLiteral("%1x%2 ").arg(size.width()).arg(size.height());
             for (const char* state : {"default", "localsgd selected", "rpd selected", "S=64",
-                                      "S=128", "diverged", "theorem chart"}) {
+                                      "S=128", "diverged", "theorem chart", "language model"}) {
                 QTest::newRow(qPrintable(at + state))
                     << size << QString("default") << QString(state);
             }
@@ -276,6 +277,15 @@ class TestLayout : public QObject {
                 c.methods[0].step.value = 64.0;
             });
             QVERIFY(w.controller()->latest()->result(0).divergence.diverged);
+        }
+        if (state == "language model") {
+            // Chosen in the panel: its fields in place of the data's, the Samples tab beside
+            // the heatmap.
+            QComboBox* objective = w.controls()->objectiveField();
+            objective->setCurrentIndex(objective->findData("char_transformer"));
+            QVERIFY(w.controller()->config().languageModel());
+            QVERIFY2(w.waitForResults(test::timeout(120000), &error), qPrintable(error));
+            QVERIFY(w.controller()->latest()->lm);
         }
         if (state == "theorem chart") {
             w.lossChart()->setTheoremChartShown(true);

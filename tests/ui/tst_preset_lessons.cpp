@@ -7,9 +7,12 @@
 #include <algorithm>
 
 #include "experiment/experiment.hpp"
+#include "experiment/lm_experiment.hpp"
 #include "experiment/paper_protocols.hpp"
 #include "experiment/sweep.hpp"
+#include "objective/lm/lm_sampling.hpp"
 #include "presets.hpp"
+#include "replay/delays.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -122,6 +125,81 @@ private slots:
         QVERIFY2(f[1][2].mean > f[1][0].mean, describe("S=8 LocalSGD vs PD", f[1][2].mean, f[1][0].mean));
         QVERIFY2(f[2][2].mean < f[2][0].mean, describe("S=32 LocalSGD vs PD", f[2][2].mean, f[2][0].mean));
         QVERIFY(f[2][2].mean < f[0][2].mean && f[2][2].mean < f[1][2].mean);
+    }
+
+    // E5 (the whole preset): every method's first forward loss within 0.5 of log V; PD and RPD
+    // end below log V / 2 and within 0.15 nats of each other; LocalSGD ends more than 0.3 nats
+    // above PD with fewer block updates; PD's delay table is there (the heatmap), RPD's delta is
+    // S^2 - S/2 = 14; every method's
+    // samples score better under the corpus's character bigrams than the untrained model's.
+    void e5LanguageModel() {
+        const Preset p = loadPreset("e5-language-model");
+        QVERIFY(!p.sweep);
+        QVERIFY(p.config.languageModel());
+        const LmExperimentResult r = runLmExperiment(p.config);
+        QCOMPARE(r.methods.size(), std::size_t(3));
+        QCOMPARE(r.methods[0].run.spec.method, Method::PipeDream);
+        QCOMPARE(r.methods[1].run.spec.method, Method::LocalSgd);
+        QCOMPARE(r.methods[2].run.spec.method, Method::RandomizedPipeDream);
+        QCOMPARE(r.budget.slotBudget, 600);
+        const CharTransformerProblem& problem = *r.problem;
+        QCOMPARE(problem.corpus.vocabSize(), 45);
+        const double logV = std::log(45.0);
+        for (const LmMethodResult& m : r.methods) {
+            QVERIFY(!m.log.forwardLosses.empty());
+            const double first = m.log.forwardLosses.front().loss;
+            QVERIFY2(std::abs(first - logV) < 0.5, describe("first loss vs log V", first, logV));
+        }
+        const double pd = r.methods[0].finalLoss, local = r.methods[1].finalLoss,
+                     rpd = r.methods[2].finalLoss;
+        QVERIFY2(pd < logV / 2 && rpd < logV / 2, describe("PD, RPD below log V / 2", pd, rpd));
+        QVERIFY2(std::abs(pd - rpd) < 0.15, describe("PD vs RPD", pd, rpd));
+        QVERIFY2(local > pd + 0.3, describe("LocalSGD vs PD", local, pd));
+        QVERIFY2(r.methods[1].run.result.updates < r.methods[0].run.result.updates,
+                 describe("updates LocalSGD vs PD", double(r.methods[1].run.result.updates),
+                          double(r.methods[0].run.result.updates)));
+        // The heatmap's table: PD's delays per block and update, as for a linear model.
+        QVERIFY(r.methods[0].run.result.delays);
+        QCOMPARE(r.methods[0].run.result.delays->stages(), 4);
+        QCOMPARE(r.methods[0].run.result.delays->updates(), r.methods[0].run.result.updates);
+        QVERIFY(r.methods[0].run.result.timeline);
+        QCOMPARE(r.methods[2].run.result.maxDelay, pipeDreamMaxDelayFormula(4));
+        QCOMPARE(pipeDreamMaxDelayFormula(4), 14LL);
+        // Bigram log-probabilities (add-one) from the corpus's own text, per character.
+        const int V = problem.corpus.vocabSize();
+        std::vector<double> counts(static_cast<std::size_t>(V * V), 1.0),
+            totals(static_cast<std::size_t>(V), V);
+        const std::vector<int>& ids = problem.corpus.ids;
+        for (std::size_t i = 1; i < ids.size(); ++i) {
+            counts[static_cast<std::size_t>(ids[i - 1] * V + ids[i])] += 1.0;
+            totals[static_cast<std::size_t>(ids[i - 1])] += 1.0;
+        }
+        auto score = [&](const std::string& text) {
+            std::vector<int> t;
+            for (unsigned char ch : text) {
+                const auto at = problem.corpus.vocab.find(static_cast<char32_t>(ch));
+                if (at == std::u32string::npos) return -1e9;
+                t.push_back(static_cast<int>(at));
+            }
+            double sum = 0.0;
+            for (std::size_t i = 1; i < t.size(); ++i)
+                sum += std::log(counts[static_cast<std::size_t>(t[i - 1] * V + t[i])] /
+                                totals[static_cast<std::size_t>(t[i - 1])]);
+            return sum / static_cast<double>(t.size() - 1);
+        };
+        const LanguageModelSpec& spec = *p.config.objective.languageModel;
+        double untrained = 0.0;
+        for (int l = 0; l < spec.sampleLines; ++l)
+            untrained +=
+                score(sampleText(problem, problem.w0, p.config.seed + l, spec.sampleLength));
+        untrained /= spec.sampleLines;
+        for (const LmMethodResult& m : r.methods) {
+            QCOMPARE(static_cast<int>(m.samples.size()), spec.sampleLines);
+            double trained = 0.0;
+            for (const std::string& line : m.samples) trained += score(line);
+            trained /= spec.sampleLines;
+            QVERIFY2(trained > untrained, describe(m.run.label.c_str(), trained, untrained));
+        }
     }
 
     // The paper presets are the protocols `pipelens-cli reproduce` runs (paper_protocols.cpp
