@@ -216,6 +216,7 @@ void LossChart::setXAxis(XAxis axis) {
 
 void LossChart::setSnapshot(SnapshotPtr snapshot) {
     live_ = false;
+    failure_.clear();
     plan_.reset();
     liveSlots_ = liveUpdates_ = 0.0;
     snapshot_ = std::move(snapshot);
@@ -225,12 +226,19 @@ void LossChart::setSnapshot(SnapshotPtr snapshot) {
 }
 
 void LossChart::setComputing(SnapshotPtr plan) {
+    failure_.clear();
     plan_ = std::move(plan);
     snapshot_.reset();
     if (plan_) showQuantity(plan_);
     liveSlots_ = plan_ ? plan_->totalSlots : 0.0;
     liveUpdates_ = plan_ ? static_cast<double>(plan_->experiment.budget.updateBudget) : 0.0;
     setLive({}, liveSlots_, liveUpdates_);
+}
+
+void LossChart::setFailed(const QString& reason) {
+    setSnapshot(nullptr);
+    failure_ = reason.isEmpty() ? tr("the run failed") : reason;
+    updateTitle();
 }
 
 void LossChart::showQuantity(const SnapshotPtr& of) {
@@ -270,7 +278,9 @@ QString LossChart::curveName(const MethodRun& run, double stepSize) const {
 
 void LossChart::updateTitle() {
     QString title;
-    if (live_) {
+    if (!failure_.isEmpty()) {
+        title = tr("No result: %1").arg(failure_.toHtmlEscaped());
+    } else if (live_) {
         title = plan_ ? tr("S = %1: computing… (the curves fill in as the methods run)")
                             .arg(plan_->experiment.config.stages)
                       : tr("computing…");

@@ -40,6 +40,11 @@ public:
     // named from `plan` exactly as the finished run's will be.
     void setComputing(SnapshotPtr plan);
     bool computing() const { return live_; }
+    // The run that was computing failed: no curve, and the title says so with `reason` (a
+    // failed run is neither shown as computing nor as an earlier result). The next
+    // setComputing or setSnapshot ends it.
+    void setFailed(const QString& reason);
+    QString failure() const { return failure_; }
     // What the y axis is: "f − f*", or the language model's "loss (nats)".
     QString yAxisTitle() const;
     // The curves of a run in flight, drawn whole (no cursor) until the next setSnapshot. The
@@ -144,6 +149,7 @@ private:
 
     SnapshotPtr snapshot_;
     SnapshotPtr plan_;  // of the run in flight (setComputing)
+    QString failure_;   // why the last run gave no result (setFailed)
     bool languageModel_ = false;
     QLabel* heading_ = nullptr;
     QAbstractAxis* xAxisItem_ = nullptr;

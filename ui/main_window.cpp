@@ -90,7 +90,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(controller_, &ExperimentController::resultsReady, this, &MainWindow::showResults);
     connect(controller_, &ExperimentController::partialResults, this, &MainWindow::showPartial);
     connect(controller_, &ExperimentController::runFailed, this,
-            [this](quint64, const QString& message) { status(message, true); });
+            [this](quint64, const QString& message) {
+                status(message, true);
+                // The views that were computing this run say it failed: neither "computing…"
+                // forever nor an earlier run's picture.
+                loss_->setFailed(message);
+                heatmap_->setFailed();
+                samples_->setFailed();
+            });
     connect(controller_, &ExperimentController::notice, this,
             [this](const QString& n) { notices_->setFullText(n); });
     connect(playback_, &PlaybackBar::cursorChanged, this, &MainWindow::applyCursor);

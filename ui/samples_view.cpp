@@ -33,6 +33,15 @@ void SamplesView::setComputing() {
     browser_->clear();
 }
 
+void SamplesView::setFailed() {
+    computing_ = false;
+    snapshot_.reset();
+    heading_->setText(tr("No samples: the run failed (the status bar says why)"));
+    browser_->clear();
+}
+
+QString SamplesView::heading() const { return heading_->text(); }
+
 void SamplesView::setSnapshot(SnapshotPtr snapshot) {
     computing_ = false;
     snapshot_ = std::move(snapshot);

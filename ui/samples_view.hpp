@@ -24,6 +24,9 @@ class SamplesView : public QWidget {
     // A new run is computing: the old samples go.
     void setComputing();
     bool computing() const { return computing_; }
+    // The run that was computing failed: no samples, and the heading says so.
+    void setFailed();
+    QString heading() const;
     SnapshotPtr snapshot() const { return snapshot_; }
 
     // The text shown (plain), for tests: every method's label and lines.

@@ -23,6 +23,7 @@ constexpr double kMinVisibleUpdates = 4.0;
 constexpr long long kMaxDirectCells = 4'000'000;
 const QString kEmptyText = QStringLiteral("Run an experiment to see its pipeline");
 const QString kComputingText = QStringLiteral("computing… the delays appear when the run ends");
+const QString kFailedText = QStringLiteral("No delays: the run failed (the status bar says why)");
 constexpr QRgb kNotRun = 0xffeeeeee;  // updates past the cursor
 
 struct Layout {
@@ -56,6 +57,7 @@ struct StalenessHeatmap::Impl {
     bool exporting = false;  // for an export: the method's name goes into the axis title
     QString methodName;
     bool computing = false;  // a run is in flight: its delays are on their way
+    bool failed = false;     // the run that was computing failed
     bool pipeDreamFormula = true;  // S² − S/2 is this schedule's steady-state maximum
     const chart::XRange& range;  // the chart's visible range
     mutable QImage scratch;  // the cell image, reused between frames
@@ -225,7 +227,7 @@ void StalenessHeatmap::Impl::paint(QPainter& p, const QSizeF& size, const QFont&
     if (empty()) {
         p.fillRect(QRectF(QPointF(0, 0), size), Qt::white);
         chart::drawEmptyState(p, QRectF(QPointF(0, 0), size),
-                              computing ? kComputingText : kEmptyText);
+                              failed ? kFailedText : computing ? kComputingText : kEmptyText);
         p.restore();
         return;
     }
@@ -487,8 +489,17 @@ void StalenessHeatmap::setComputing() {
 
 bool StalenessHeatmap::computing() const { return d_->computing; }
 
+void StalenessHeatmap::setFailed() {
+    setDelays(nullptr);
+    d_->failed = true;
+    update();
+}
+
+bool StalenessHeatmap::failed() const { return d_->failed; }
+
 void StalenessHeatmap::setDelays(std::shared_ptr<const DelayTable> delays, bool pipeDreamFormula) {
     d_->computing = false;
+    d_->failed = false;
     d_->pipeDreamFormula = pipeDreamFormula;
     const long long oldUpdates = d_->updates;
     d_->delays = std::move(delays);

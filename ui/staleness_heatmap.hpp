@@ -24,6 +24,10 @@ public:
     // the next setDelays ends it.
     void setComputing();
     bool computing() const;
+    // The run that was computing failed: no delays, and the message says so (until the next
+    // setComputing or setDelays).
+    void setFailed();
+    bool failed() const;
 
     // Updates [0, cursor) are shown; -1 shows all.
     void setCursorUpdate(long long update);

@@ -4,6 +4,7 @@
 // cancelled when the config changes, not after the debounce.
 #include <QChart>
 #include <QLabel>
+#include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -16,6 +17,7 @@
 #include "gantt_chart.hpp"
 #include "loss_chart.hpp"
 #include "main_window.hpp"
+#include "samples_view.hpp"
 #include "staleness_heatmap.hpp"
 #include "ui_test_support.hpp"
 
@@ -143,6 +145,41 @@ private slots:
         QVERIFY(c.planned());
         QCOMPARE(c.planned()->experiment.config.stages, 64);
         QVERIFY(QTest::qWaitFor([&] { return c.workersInFlight() == 0; }, test::timeout(10000)));
+    }
+
+    // A run that fails (here: its data file does not exist) leaves no view saying "computing…"
+    // and none showing the earlier run: each says there is no result because the run failed.
+    void aFailedRunLeavesNoViewComputing() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.waitForResults(test::timeout(60000)));
+        QVERIFY(w.lossChart()->snapshot());
+        const ExperimentConfig before = w.controller()->config();
+        QSignalSpy failed(w.controller(), &ExperimentController::runFailed);
+        const QString refused = w.controller()->tryModify([](ExperimentConfig& c) {
+            c.data.source = "npy";
+            c.data.x = "/nonexistent/pipelens-test-x.npy";
+            c.data.y = "/nonexistent/pipelens-test-y.npy";
+        });
+        QVERIFY2(refused.isEmpty(), qPrintable(refused));
+        QVERIFY(failed.wait(test::timeout(30000)));
+        QVERIFY(!w.lossChart()->computing());
+        QVERIFY(!w.lossChart()->snapshot());
+        QVERIFY2(w.lossChart()->chart()->title().startsWith("No result: "),
+                 qPrintable(w.lossChart()->chart()->title()));
+        QVERIFY2(w.lossChart()->chart()->title().contains("pipelens-test-x.npy"),
+                 qPrintable(w.lossChart()->chart()->title()));
+        QVERIFY(!w.heatmap()->computing());
+        QVERIFY(w.heatmap()->failed());
+        QVERIFY(!w.heatmap()->delays());
+        QVERIFY(!w.samplesView()->computing());
+        QVERIFY(w.samplesView()->heading().contains("failed"));
+        // The next good config ends the failed state.
+        w.controller()->setConfig(before);
+        QString error;
+        QVERIFY2(w.waitForResults(test::timeout(60000), &error), qPrintable(error));
+        QVERIFY(!w.heatmap()->failed());
+        QVERIFY(w.lossChart()->failure().isEmpty());
     }
 };
 
