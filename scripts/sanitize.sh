@@ -34,6 +34,9 @@ export LSAN_OPTIONS="suppressions=$here/scripts/lsan.supp:print_suppressions=0"
 # The sanitizers slow the runs several times over: the ui tests' waits for results get five times
 # their usual bound (tests/ui/ui_test_support.hpp); what they check is unchanged.
 export PIPELENS_TEST_TIME_SCALE=5
+# QtTest's watchdog ends a test function after 300 s; the same factor of five (a slow function
+# under the sanitizers, such as a whole preset's run, is not a hang).
+export QTEST_FUNCTION_TIMEOUT=1500000
 export POCL_CACHE_DIR="$build/pocl-cache"
 mkdir -p "$POCL_CACHE_DIR"
 ctest --test-dir "$build" -L "$labels" --output-on-failure -j 2
