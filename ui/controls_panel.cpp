@@ -121,14 +121,7 @@ ControlsPanel::ControlsPanel(ExperimentController* controller, QWidget* parent)
     dataKind_->addItem(tr("File (.npy, .csv, LIBSVM)"), "file");
     errors_.addRow(data, tr("Data"), dataKind_,
                    tr("A synthetic data set (SPEC §1) or your own X and y from a file"));
-    auto* fileRow = new QWidget;
-    auto* fileLayout = new QHBoxLayout(fileRow);
-    fileLayout->setContentsMargins(0, 0, 0, 0);
-    dataFile_ = new QLabel(tr("(no file)"));
-    dataFile_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    browse_ = new QPushButton(tr("Browse…"));
-    fileLayout->addWidget(dataFile_, 1);
-    fileLayout->addWidget(browse_);
+    QWidget* fileRow = fileChooserRow(tr("(no file)"), &dataFile_, &browse_);
     errors_.addRow(data, tr("File"), fileRow,
                    tr("CSV (label in the last column), LIBSVM (.svm/.libsvm/.txt), or a pair of "
                       ".npy files (X, then y)"));

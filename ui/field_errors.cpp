@@ -1,7 +1,9 @@
 #include "field_errors.hpp"
 
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QWidget>
 
 namespace pipelens::ui {
@@ -91,6 +93,18 @@ QList<QWidget*> FieldErrors::refused() const {
         if (!it.value().message.isEmpty()) out << it.key();
     }
     return out;
+}
+
+QWidget* fileChooserRow(const QString& placeholder, QLabel** name, QPushButton** browse) {
+    auto* row = new QWidget;
+    auto* layout = new QHBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    *name = new QLabel(placeholder);
+    (*name)->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    *browse = new QPushButton(QObject::tr("Browse…"));
+    layout->addWidget(*name, 1);
+    layout->addWidget(*browse);
+    return row;
 }
 
 }  // namespace pipelens::ui

@@ -8,6 +8,7 @@
 
 class QFormLayout;
 class QLabel;
+class QPushButton;
 class QWidget;
 
 namespace pipelens::ui {
@@ -38,5 +39,9 @@ private:
     QHash<QWidget*, Row> rows_;
     QLabel* area_ = nullptr;
 };
+
+// A form row that shows a chosen file's name beside a "Browse…" button (the data file, the
+// corpus); `name` and `browse` receive the two widgets.
+QWidget* fileChooserRow(const QString& placeholder, QLabel** name, QPushButton** browse);
 
 }  // namespace pipelens::ui

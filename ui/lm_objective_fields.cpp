@@ -63,14 +63,7 @@ LmObjectiveFields::LmObjectiveFields(ExperimentController* controller, QLabel* m
     corpusCharacters_->setSingleStep(1000);
     errors_.addRow(form, tr("Characters"), corpusCharacters_,
                    tr("Length of the built-in text (1000 to 100000000)"));
-    auto* fileRow = new QWidget;
-    auto* fileLayout = new QHBoxLayout(fileRow);
-    fileLayout->setContentsMargins(0, 0, 0, 0);
-    corpusFile_ = new QLabel(tr("(built-in)"));
-    corpusFile_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    browse_ = new QPushButton(tr("Browse…"));
-    fileLayout->addWidget(corpusFile_, 1);
-    fileLayout->addWidget(browse_);
+    QWidget* fileRow = fileChooserRow(tr("(built-in)"), &corpusFile_, &browse_);
     errors_.addRow(form, tr("Corpus file"), fileRow,
                    tr("A UTF-8 text file; its characters are the vocabulary"));
     heldOut_ = new QLineEdit;
