@@ -7,57 +7,19 @@
 #include <stdexcept>
 
 #include "errors.hpp"
+#include "replay/lm_cpu_pipeline_executor.hpp"
 #include "replay/replay_checks.hpp"
 
 namespace pipelens {
-
-// ------------------------------------------------------------------------------ buffer pool
-
-template <typename Real>
-Real* LmBufferPool<Real>::acquire(int key) {
-    if (std::find(owner_.begin(), owner_.end(), key) != owner_.end()) {
-        throw std::logic_error("buffer of microbatch " + std::to_string(key) + " already in use");
-    }
-    auto freeSlot = std::find(owner_.begin(), owner_.end(), -1);
-    std::size_t i = 0;
-    if (freeSlot == owner_.end()) {
-        buffers_.emplace_back(size_);
-        owner_.push_back(key);
-        i = owner_.size() - 1;
-    } else {
-        *freeSlot = key;
-        i = static_cast<std::size_t>(freeSlot - owner_.begin());
-    }
-    peak_ = std::max(peak_, ++inUse_);
-    return buffers_[i].data();
-}
-
-template <typename Real>
-Real* LmBufferPool<Real>::get(int key) {
-    auto it = std::find(owner_.begin(), owner_.end(), key);
-    if (it == owner_.end()) {
-        throw std::logic_error("no buffer held for microbatch " + std::to_string(key));
-    }
-    return buffers_[static_cast<std::size_t>(it - owner_.begin())].data();
-}
-
-template <typename Real>
-void LmBufferPool<Real>::release(int key) {
-    auto it = std::find(owner_.begin(), owner_.end(), key);
-    if (it == owner_.end()) {
-        throw std::logic_error("releasing a buffer microbatch " + std::to_string(key) +
-                               " does not hold");
-    }
-    *it = -1;
-    --inUse_;
-}
 
 // ------------------------------------------------------------------------------ replay
 
 template <typename Real>
 LmPipelineReplay<Real>::LmPipelineReplay(std::shared_ptr<const CharTransformerProblem> problem,
-                                         LmPipelineConfig config)
-    : LmReplayBase<Real>(std::move(problem), config.options), config_(std::move(config)) {
+                                         LmPipelineConfig config,
+                                         std::unique_ptr<LmPipelineExecutor> executor)
+    : LmReplayBase<Real>(std::move(problem), config.options), config_(std::move(config)),
+      executor_(std::move(executor)) {
     const CharTransformerProblem& p = *this->problem_;
     const Timeline& tl = config_.timeline;
     const int S = p.layout.stages();
@@ -71,23 +33,7 @@ LmPipelineReplay<Real>::LmPipelineReplay(std::shared_ptr<const CharTransformerPr
     if (static_cast<int>(config_.batchOf.size()) < N) {
         config_.batchOf = batchSequence(N, p.train.batches(), false, 0);
     }
-    const LmDims& d = p.layout.dims();
-    const auto nc = static_cast<std::size_t>(d.tokens()) * static_cast<std::size_t>(d.width);
-    const auto nv = static_cast<std::size_t>(d.tokens()) * static_cast<std::size_t>(d.vocab);
-    replicas_.assign(static_cast<std::size_t>(config_.replicas), this->toReal(p.w0));
-    average_.resize(replicas_[0].size());
-    long long largest = 0;
-    for (int s = 0; s < S; ++s) {
-        stash_.emplace_back(static_cast<std::size_t>(p.layout.stage(s).size));
-        input_.emplace_back(s == 0 ? 0 : nc);
-        gradOut_.emplace_back(s == S - 1 ? 0 : nc);
-        largest = std::max(largest, p.layout.stage(s).size);
-    }
-    gradW_.resize(static_cast<std::size_t>(largest));
-    logits_.resize(nv);
-    gradLogits_.resize(nv);
-    scratchOut_.resize(nc);
-    lastForward_.assign(static_cast<std::size_t>(S), -1);
+    if (!executor_) executor_ = makeLmCpuPipelineExecutor(this->problem_, config_.replicas);
     events_ = replayOrder(tl);
     latestForwardLoss_ = std::numeric_limits<double>::quiet_NaN();
 
@@ -111,78 +57,24 @@ LmPipelineReplay<Real>::LmPipelineReplay(std::shared_ptr<const CharTransformerPr
 }
 
 template <typename Real>
-const Real* LmPipelineReplay<Real>::currentPoint() {
-    if (replicas_.size() == 1) return replicas_[0].data();
-    std::fill(average_.begin(), average_.end(), Real(0));
-    for (const auto& w : replicas_) {
-        for (std::size_t i = 0; i < w.size(); ++i) average_[i] += w[i];
-    }
-    const auto R = static_cast<Real>(replicas_.size());
-    for (Real& v : average_) v /= R;
-    return average_.data();
-}
-
-template <typename Real>
 void LmPipelineReplay<Real>::logFullObjective(std::vector<double>& curve) {
-    curve.push_back(this->fullObjective(currentPoint()));
-    // The whole-model pass reused the stage runners: their saved internals are gone.
-    std::fill(lastForward_.begin(), lastForward_.end(), -1);
+    curve.push_back(executor_->meanLoss(this->problem_->train));
 }
 
 template <typename Real>
 bool LmPipelineReplay<Real>::forward(int m, int s) {
-    const CharTransformerProblem& p = *this->problem_;
-    const int S = p.layout.stages();
     const int batch = config_.batchOf[static_cast<std::size_t>(m)];
-    const auto& block = p.layout.stage(s);
-    const Real* current = replicas_[static_cast<std::size_t>(m % config_.replicas)].data() + block.offset;
-    Real* stash = stash_[static_cast<std::size_t>(s)].acquire(m);
-    std::copy(current, current + block.size, stash);
-    const Real* in = s == 0 ? nullptr : input_[static_cast<std::size_t>(s)].get(m);
-    Real* out = s == S - 1 ? logits_.data() : input_[static_cast<std::size_t>(s + 1)].acquire(m);
-    this->model_.stage(s).forward(stash, p.train.tokens(batch), in, out);
-    lastForward_[static_cast<std::size_t>(s)] = m;
-    if (s != S - 1) return true;
-    const LmDims& d = p.layout.dims();
-    latestForwardLoss_ = crossEntropy<Real>(logits_.data(), p.train.targets(batch), d.tokens(),
-                                            d.vocab, nullptr);
+    const double loss = executor_->forward(m, s, m % config_.replicas, batch);
+    if (s != this->problem_->layout.stages() - 1) return true;
+    latestForwardLoss_ = loss;
     this->log_.forwardLosses.push_back({m, slot_, batch, latestForwardLoss_});
     return this->acceptLoss(latestForwardLoss_, this->result_.updates, slot_, "forward loss");
 }
 
 template <typename Real>
 bool LmPipelineReplay<Real>::backward(int m, int s) {
-    const CharTransformerProblem& p = *this->problem_;
-    const LmDims& d = p.layout.dims();
-    const int S = p.layout.stages();
-    const auto su = static_cast<std::size_t>(s);
     const int batch = config_.batchOf[static_cast<std::size_t>(m)];
-    const auto& block = p.layout.stage(s);
-    // Weight stashing: the backward reads exactly the copy its forward used (get() throws if
-    // F(m, s) left none).
-    const Real* stash = stash_[su].get(m);
-    const Real* in = s == 0 ? nullptr : input_[su].get(m);
-    if (lastForward_[su] != m) {  // activation recomputation from the kept input
-        this->model_.stage(s).forward(stash, p.train.tokens(batch), in,
-                                      s == S - 1 ? logits_.data() : scratchOut_.data());
-        lastForward_[su] = m;
-    }
-    const Real* gradOut = nullptr;
-    if (s == S - 1) {
-        crossEntropy<Real>(logits_.data(), p.train.targets(batch), d.tokens(), d.vocab,
-                           gradLogits_.data());
-        gradOut = gradLogits_.data();
-    } else {
-        gradOut = gradOut_[su].get(m);
-    }
-    Real* gradIn = s == 0 ? nullptr : gradOut_[su - 1].acquire(m);
-    this->model_.stage(s).backward(stash, gradOut, gradW_.data(), gradIn);
-    Real* w = replicas_[static_cast<std::size_t>(m % config_.replicas)].data() + block.offset;
-    const auto step = static_cast<Real>(config_.stepSize);
-    for (long long i = 0; i < block.size; ++i) w[i] -= step * gradW_[static_cast<std::size_t>(i)];
-    stash_[su].release(m);
-    if (s > 0) input_[su].release(m);
-    if (s < S - 1) gradOut_[su].release(m);
+    executor_->backward(m, s, m % config_.replicas, batch, config_.stepSize);
 
     RunResult& r = this->result_;
     ++r.updates;
@@ -194,17 +86,12 @@ bool LmPipelineReplay<Real>::backward(int m, int s) {
         ok = this->acceptLoss(this->log_.fullObjectivePerBlockUpdate.back(), r.updates, slot_,
                               "full objective");
     }
-    if (config_.options.heldOutEvery > 0 && r.updates % config_.options.heldOutEvery == 0) {
-        this->maybeHeldOut(currentPoint(), r.updates);
-        std::fill(lastForward_.begin(), lastForward_.end(), -1);
+    if (config_.options.heldOutEvery > 0 && r.updates % config_.options.heldOutEvery == 0 &&
+        this->problem_->heldOut) {
+        this->log_.heldOutLoss.emplace_back(r.updates,
+                                            executor_->meanLoss(*this->problem_->heldOut));
     }
     return ok;
-}
-
-template <typename Real>
-void LmPipelineReplay<Real>::averageReplicas() {
-    const Real* avg = currentPoint();
-    for (auto& w : replicas_) std::copy(avg, avg + w.size(), w.begin());
 }
 
 template <typename Real>
@@ -226,7 +113,7 @@ long long LmPipelineReplay<Real>::advance(long long maxSlots) {
         }
         if (ok && nextAveraging_ < tl.averagingSlots.size() &&
             tl.averagingSlots[nextAveraging_] == slot_) {
-            averageReplicas();
+            executor_->averageReplicas();
             ++nextAveraging_;
         }
         r.objectivePerSlot.push_back(latestForwardLoss_);
@@ -244,10 +131,8 @@ long long LmPipelineReplay<Real>::advance(long long maxSlots) {
     }
     if (slot_ >= tl.totalSlots && !r.finished) {
         r.finished = true;
-        for (std::size_t s = 0; s < stash_.size(); ++s) {
-            this->log_.peakStashedWeights.push_back(stash_[s].peak());
-            this->log_.peakKeptInputs.push_back(s == 0 ? stash_[s].peak() : input_[s].peak());
-        }
+        this->log_.peakStashedWeights = executor_->peakStashedWeights();
+        this->log_.peakKeptInputs = executor_->peakKeptInputs();
         if (r.delays) {
             r.delayStats = delayStats(*r.delays, 0.5);
             r.maxDelay = r.delays->maxDelay();
@@ -258,23 +143,22 @@ long long LmPipelineReplay<Real>::advance(long long maxSlots) {
 
 template <typename Real>
 Eigen::VectorXd LmPipelineReplay<Real>::weights() const {
-    Eigen::VectorXd w = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(replicas_[0].size()));
-    for (const auto& rep : replicas_) {
-        for (std::size_t i = 0; i < rep.size(); ++i) w[static_cast<Eigen::Index>(i)] += static_cast<double>(rep[i]);
-    }
-    return w / static_cast<double>(replicas_.size());
+    return executor_->weights();
 }
 
 std::unique_ptr<LmReplay> makeLmPipelineReplay(std::shared_ptr<const CharTransformerProblem> problem,
-                                               LmPipelineConfig config) {
+                                               LmPipelineConfig config,
+                                               const LmExecutorFactory& executor) {
+    std::unique_ptr<LmPipelineExecutor> e;
+    if (executor) e = executor(problem, std::max(config.replicas, 1));
     if (problem->params.precision == LmPrecision::Float) {
-        return std::make_unique<LmPipelineReplay<float>>(std::move(problem), std::move(config));
+        return std::make_unique<LmPipelineReplay<float>>(std::move(problem), std::move(config),
+                                                         std::move(e));
     }
-    return std::make_unique<LmPipelineReplay<double>>(std::move(problem), std::move(config));
+    return std::make_unique<LmPipelineReplay<double>>(std::move(problem), std::move(config),
+                                                      std::move(e));
 }
 
-template class LmBufferPool<double>;
-template class LmBufferPool<float>;
 template class LmPipelineReplay<double>;
 template class LmPipelineReplay<float>;
 
