@@ -8,11 +8,10 @@
 #include <vector>
 
 #include "core/lm_golden_case.hpp"
+#include "core/lm_golden_run.hpp"
 #include "lm_opencl_executor.hpp"
 #include "lm_opencl_stages.hpp"
 #include "opencl_test_support.hpp"
-#include "replay/lm_pipeline_replay.hpp"
-#include "schedule/timeline.hpp"
 
 using namespace pipelens;
 using gpu::DeviceRef;
@@ -94,29 +93,9 @@ double stageCheck(const std::string& name, QString& report) {
     return worst;
 }
 
-struct GoldenRun {
-    std::unique_ptr<LmReplay> replay;
-};
-
-GoldenRun runGolden(const std::string& name, LmPrecision precision, bool logFull) {
-    const auto c = golden_lm::caseJson(name);
-    LmPipelineConfig cfg;
-    cfg.method = parseMethod(c["method"].get<std::string>());
-    cfg.timeline = buildTimeline(golden::scheduleParams(c));
-    cfg.replicas = c.value("replicas", 1);
-    cfg.stepSize = c["step_size"];
-    cfg.options.fullObjectivePerSlot = logFull;
-    cfg.options.fullObjectivePerUpdate = logFull;
-    GoldenRun run{makeLmPipelineReplay(golden_lm::problem(name, precision), cfg,
-                                       gpu::lmOpenClExecutorFactory(opencl_test::context()))};
-    for (long long chunk = 1; !run.replay->done(); chunk = chunk % 7 + 2) {
-        if (run.replay->advance(chunk) == 0) break;
-    }
-    return run;
-}
-
-std::vector<double> column(const std::string& name, const std::string& file, std::size_t col) {
-    return golden::csvColumn(golden_lm::dir(name) + "/" + file, col);
+std::unique_ptr<LmReplay> runOnOpenCl(const std::string& name, LmPrecision precision) {
+    return golden_lm::runPipeline(name, precision, true,
+                                  gpu::lmOpenClExecutorFactory(opencl_test::context()));
 }
 
 void addCases() {
@@ -153,40 +132,19 @@ class TestOpenClLmGolden : public QObject {
     void wholeRunsMatchTheAuthorsInDouble() {
         QFETCH(QString, name);
         const std::string n = name.toStdString();
-        const GoldenRun run = runGolden(n, LmPrecision::Double, true);
-        const RunResult& r = run.replay->result();
-        const LmLog& log = run.replay->log();
+        const auto run = runOnOpenCl(n, LmPrecision::Double);
+        const RunResult& r = run->result();
+        const LmLog& log = run->log();
         QVERIFY(r.finished);
         QVERIFY(!r.divergence.diverged);
         QCOMPARE(r.updates, golden_lm::caseJson(n)["block_updates"].get<long long>());
-        const double perSlot =
-            golden_lm::curveRelError(r.objectivePerSlot, column(n, "objective_per_slot.csv", 1));
-        const double perUpdate = golden_lm::curveRelError(
-            r.objectivePerUpdate, column(n, "objective_per_block_update.csv", 1));
-        const double fullSlot = golden_lm::curveRelError(
-            log.fullObjectivePerSlot, column(n, "full_objective_per_slot.csv", 1));
-        const double fullUpdate = golden_lm::curveRelError(
-            log.fullObjectivePerBlockUpdate, column(n, "full_objective_per_block_update.csv", 1));
-        const auto rows = golden::csvRows(golden_lm::dir(n) + "/forward_loss_per_microbatch.csv");
-        QCOMPARE(log.forwardLosses.size(), rows.size());
-        std::vector<double> losses;
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-            QCOMPARE(log.forwardLosses[i].microbatch, std::stoi(rows[i][0]));
-            QCOMPARE(log.forwardLosses[i].slot, std::stoi(rows[i][1]));
-            QCOMPARE(log.forwardLosses[i].batch, std::stoi(rows[i][2]));
-            losses.push_back(log.forwardLosses[i].loss);
-        }
-        const double perMicrobatch =
-            golden_lm::curveRelError(losses, column(n, "forward_loss_per_microbatch.csv", 3));
-        const double wFinal =
-            golden_lm::maxRelError(run.replay->weights(), golden_lm::npy(n, "w_final.npy"));
+        const golden_lm::PipelineErrors e = golden_lm::pipelineErrors(n, *run);
+        QVERIFY2(e.rowMismatch.isEmpty(), qPrintable(e.rowMismatch));
         qInfo(
             "%s OpenCL double: objective_per_slot %.2g, per_block_update %.2g, forward losses "
             "%.2g, full per slot %.2g, full per update %.2g, w_final %.2g",
-            n.c_str(), perSlot, perUpdate, perMicrobatch, fullSlot, fullUpdate, wFinal);
-        for (double e : {perSlot, perUpdate, perMicrobatch, fullSlot, fullUpdate, wFinal}) {
-            QVERIFY(e <= 1e-9);
-        }
+            n.c_str(), e.perSlot, e.perUpdate, e.forwardLosses, e.fullSlot, e.fullUpdate, e.wFinal);
+        for (double err : e.all()) QVERIFY(err <= 1e-9);
         // The stash depth the timeline predicts (SPEC section 3), as on the CPU.
         QCOMPARE(log.peakStashedWeights.size(), static_cast<std::size_t>(r.stages));
         for (int s = 0; s < r.stages; ++s) {
@@ -200,15 +158,10 @@ class TestOpenClLmGolden : public QObject {
     void wholeRunsMatchTheAuthorsInFloat() {
         QFETCH(QString, name);
         const std::string n = name.toStdString();
-        const GoldenRun run = runGolden(n, LmPrecision::Float, true);
-        const RunResult& r = run.replay->result();
-        QVERIFY(r.finished);
-        const double perSlot =
-            golden_lm::curveRelError(r.objectivePerSlot, column(n, "objective_per_slot.csv", 1));
-        const double fullSlot = golden_lm::curveRelError(
-            run.replay->log().fullObjectivePerSlot, column(n, "full_objective_per_slot.csv", 1));
-        const double wFinal =
-            golden_lm::maxRelError(run.replay->weights(), golden_lm::npy(n, "w_final.npy"));
+        const auto run = runOnOpenCl(n, LmPrecision::Float);
+        QVERIFY(run->result().finished);
+        const golden_lm::PipelineErrors e = golden_lm::pipelineErrors(n, *run);
+        const double perSlot = e.perSlot, fullSlot = e.fullSlot, wFinal = e.wFinal;
         qInfo("%s OpenCL float: objective_per_slot %.2g, full per slot %.2g, w_final %.2g",
               n.c_str(), perSlot, fullSlot, wFinal);
         QVERIFY(perSlot <= 1e-5);
