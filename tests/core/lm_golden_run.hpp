@@ -1,6 +1,7 @@
 #pragma once
 // A whole golden-lm PD or LocalSGD run and its errors against the authors' logs, shared by the
-// CPU engine's test (tst_lm_pipeline) and the OpenCL executor's (tst_opencl_lm_golden).
+// CPU engine's test (tst_lm_pipeline) and the OpenCL executor's (tst_opencl_lm_golden_runs_double
+// and _float).
 #include <QString>
 
 #include <memory>
