@@ -26,13 +26,6 @@
 namespace pipelens::ui {
 namespace {
 
-QSpinBox* spin(int lo, int hi) {
-    auto* s = new QSpinBox;
-    s->setRange(lo, hi);
-    s->setKeyboardTracking(false);
-    return s;
-}
-
 // Combos sized by a short minimum, not by their longest item, so the dock can stay narrow.
 QComboBox* combo() {
     auto* c = new QComboBox;

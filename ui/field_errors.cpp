@@ -4,6 +4,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QWidget>
 
 namespace pipelens::ui {
@@ -93,6 +94,14 @@ QList<QWidget*> FieldErrors::refused() const {
         if (!it.value().message.isEmpty()) out << it.key();
     }
     return out;
+}
+
+QSpinBox* spin(int lo, int hi, const QString& special) {
+    auto* s = new QSpinBox;
+    s->setRange(lo, hi);
+    s->setKeyboardTracking(false);
+    if (!special.isEmpty()) s->setSpecialValueText(special);
+    return s;
 }
 
 QWidget* fileChooserRow(const QString& placeholder, QLabel** name, QPushButton** browse) {

@@ -9,6 +9,7 @@
 class QFormLayout;
 class QLabel;
 class QPushButton;
+class QSpinBox;
 class QWidget;
 
 namespace pipelens::ui {
@@ -39,6 +40,10 @@ private:
     QHash<QWidget*, Row> rows_;
     QLabel* area_ = nullptr;
 };
+
+// A spin box for [lo, hi] that applies its value when editing ends (Enter, focus out), not at
+// every keystroke; `special` (if given) is shown for the lowest value.
+QSpinBox* spin(int lo, int hi, const QString& special = {});
 
 // A form row that shows a chosen file's name beside a "Browse…" button (the data file, the
 // corpus); `name` and `browse` receive the two widgets.

@@ -20,13 +20,6 @@
 namespace pipelens::ui {
 namespace {
 
-QSpinBox* spin(int lo, int hi) {
-    auto* s = new QSpinBox;
-    s->setRange(lo, hi);
-    s->setKeyboardTracking(false);
-    return s;
-}
-
 int clampedInt(std::uint64_t v) {
     return static_cast<int>(std::min<std::uint64_t>(v, 2'000'000'000));
 }

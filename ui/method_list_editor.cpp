@@ -36,14 +36,6 @@ QComboBox* combo(QWidget* parent) {
     return c;
 }
 
-QSpinBox* spin(int lo, int hi, const QString& special = {}) {
-    auto* s = new QSpinBox;
-    s->setRange(lo, hi);
-    s->setKeyboardTracking(false);  // commit on Enter / focus out, not per keystroke
-    if (!special.isEmpty()) s->setSpecialValueText(special);
-    return s;
-}
-
 }  // namespace
 
 MethodListEditor::MethodListEditor(ExperimentController* controller, QWidget* parent)
