@@ -14,6 +14,7 @@
 #include "cl_error.hpp"
 #include "devices.hpp"
 #include "fallback_backend.hpp"
+#include "lm_opencl_executor.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_context.hpp"
 #endif
@@ -62,32 +63,36 @@ std::function<void(const std::string&)> stderrNotice() {
     };
 }
 
+// The context of config.device. Where `mayFallBack`, no device at all or an unusable platform
+// gives null and a notice ending in `cpuWhat`; a bad device choice is the person's mistake and
+// stays an error.
+std::shared_ptr<gpu::OpenClContext> openContext(const ExperimentConfig& config, bool mayFallBack,
+                                                std::vector<std::string>& notices,
+                                                const std::string& cpuWhat) {
+    try {
+        gpu::ContextOptions options;
+        options.device = config.device;
+        return std::make_shared<gpu::OpenClContext>(options);
+    } catch (const ConfigError& e) {
+        if (mayFallBack && gpu::listDevices().empty()) {
+            notices.push_back(std::string(e.what()) + ": " + cpuWhat);
+            return nullptr;
+        }
+        throw;
+    } catch (const gpu::ClError& e) {
+        if (!mayFallBack) throw;
+        notices.push_back("OpenCL is not usable (" + std::string(e.what()) + "): " + cpuWhat);
+        return nullptr;
+    }
+}
+
 BackendChoice openClChoice(const ExperimentConfig& config, std::vector<std::string>& notices,
                            std::function<void(const std::string&)> runtimeNotice) {
     const bool automatic = config.backend == "auto";
     const gpu::Precision wanted = gpu::parsePrecision(config.precision);
-    std::shared_ptr<gpu::OpenClContext> context;
-    try {
-        gpu::ContextOptions options;
-        options.device = config.device;
-        context = std::make_shared<gpu::OpenClContext>(options);
-    } catch (const ConfigError& e) {
-        // No device at all is what "auto" and a permitted fallback are for; a bad device choice
-        // is the person's mistake and stays an error.
-        const bool noDevice = gpu::listDevices().empty();
-        if (noDevice && (automatic || config.allowCpuFallback)) {
-            notices.push_back(std::string(e.what()) + ": running on the CPU engine");
-            return cpuChoice();
-        }
-        throw;
-    } catch (const gpu::ClError& e) {
-        if (automatic || config.allowCpuFallback) {
-            notices.push_back("OpenCL is not usable (" + std::string(e.what()) +
-                              "): running on the CPU engine");
-            return cpuChoice();
-        }
-        throw;
-    }
+    const auto context = openContext(config, automatic || config.allowCpuFallback, notices,
+                                     "running on the CPU engine");
+    if (!context) return cpuChoice();
     gpu::Precision precision = wanted;
     if (!context->supports(precision)) {
         notices.push_back("precision double is not available on " + context->info().name +
@@ -160,6 +165,38 @@ BackendChoice selectBackend(const ExperimentConfig& config, std::vector<std::str
         notices.push_back("no OpenCL backend in this build: running on the CPU engine");
     }
     return cpuChoice();
+#endif
+}
+
+LmBackendChoice selectLmBackend(const ExperimentConfig& config, std::vector<std::string>& notices) {
+    checkBackendName(config);
+    // auto: the CPU engine (runLmExperiment's warning says why).
+    if (config.backend == "cpu" || config.backend == "auto") return {};
+#ifdef PIPELENS_HAVE_OPENCL
+    const gpu::Precision precision = gpu::parsePrecision(config.precision);
+    const auto context = openContext(config, config.allowCpuFallback, notices,
+                                     "the language model runs on the CPU engine");
+    if (!context) return {};
+    if (!context->supports(precision)) {
+        const std::string why = "precision = \"double\" is not available on " +
+                                context->info().name + " (no cl_khr_fp64)";
+        if (!config.allowCpuFallback) {
+            throw ConfigError(why + ": allowed there: float (or backend cpu, or allow_cpu_fallback)");
+        }
+        notices.push_back(why + ": the language model runs on the CPU engine");
+        return {};
+    }
+    LmBackendChoice choice;
+    choice.name = context->describe(precision);
+    choice.executor = gpu::lmOpenClExecutorFactory(context);
+    return choice;
+#else
+    if (!config.allowCpuFallback) {
+        throw ConfigError("backend = \"opencl\" is not available: this build has no OpenCL "
+                          "backend (allowed: cpu, auto)");
+    }
+    notices.push_back("this build has no OpenCL backend: the language model runs on the CPU engine");
+    return {};
 #endif
 }
 

@@ -29,4 +29,17 @@ struct BackendChoice {
 BackendChoice selectBackend(const ExperimentConfig& config, std::vector<std::string>& notices,
                             std::function<void(const std::string&)> runtimeNotice = {});
 
+// The language model's executor for PD and LocalSGD (RunOptions::lmExecutor):
+//   cpu     the CPU engine (an empty factory).
+//   opencl  the chosen OpenCL device in the config's precision; without a device, or double on
+//           a device without fp64, the CPU engine with a notice if allow_cpu_fallback, else a
+//           ConfigError naming the field.
+//   auto    the CPU engine (runLmExperiment warns, saying why; docs/opencl.md, "The language
+//           model").
+struct LmBackendChoice {
+    LmExecutorFactory executor;
+    std::string name = "cpu";
+};
+LmBackendChoice selectLmBackend(const ExperimentConfig& config, std::vector<std::string>& notices);
+
 }  // namespace pipelens

@@ -571,15 +571,20 @@ int finishRun(const std::vector<std::string>& warnings,
     return 0;
 }
 
-// `run` for objective.kind = char_transformer: the CPU engine (no backend is selected, so OpenCL
-// is never initialised), the LM results folder.
+// `run` for objective.kind = char_transformer: PD and LocalSGD on the executor selectLmBackend
+// chooses (cpu and auto never initialise OpenCL), the LM results folder.
 int runLanguageModel(const ExperimentConfig& config, const std::string& folder, int threads,
                      bool quiet, std::ostream& out, std::ostream& err) {
+    std::vector<std::string> notices;
+    const LmBackendChoice backend = selectLmBackend(config, notices);
     RunOptions opt;
     opt.threads = threads;
+    opt.lmExecutor = backend.executor;
+    opt.lmExecutorName = backend.name;
     std::optional<SlowStepReporter> reporter;
     reportProgress(opt, reporter, quiet, err);
-    const LmExperimentResult result = runLmExperiment(config, opt);
+    LmExperimentResult result = runLmExperiment(config, opt);
+    result.warnings.insert(result.warnings.begin(), notices.begin(), notices.end());
     reporter.reset();
     const auto write = [&](const std::atomic<bool>* stop) { return writeLmResults(result, folder, stop); };
     return finishRun(result.warnings, write, lmSummaryText(result), folder, quiet, out, err);

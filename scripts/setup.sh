@@ -8,7 +8,7 @@ packages=(
   g++ cmake ninja-build pkg-config
   qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev
   libeigen3-dev nlohmann-json3-dev
-  opencl-headers opencl-clhpp-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo
+  opencl-headers opencl-clhpp-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo libclblast-dev
   libopenmpi-dev openmpi-bin
   xvfb xauth fonts-dejavu-core
 )

@@ -228,8 +228,14 @@ void ExperimentController::runNow() {
                     Qt::QueuedConnection);
             };
             RunOptions options;
-            if (!config.languageModel()) {
-                // The language model runs on the CPU engine (its warnings say so).
+            if (config.languageModel()) {
+                // PD and LocalSGD on the executor the config's backend picks, as the CLI does
+                // (RPD on the CPU engine; runLmExperiment's warnings say so).
+                const LmBackendChoice backend = selectLmBackend(config, lines);
+                for (const auto& l : lines) notices << QString::fromStdString(l);
+                options.lmExecutor = backend.executor;
+                options.lmExecutorName = backend.name;
+            } else {
                 BackendChoice backend = selectBackend(config, lines, runtimeNotice);
                 for (const auto& l : lines) notices << QString::fromStdString(l);
                 options.backend = backend.provider;

@@ -15,6 +15,7 @@
 #include "experiment/point_result.hpp"
 #include "experiment/objective_cache.hpp"
 #include "replay/delays.hpp"
+#include "replay/lm_pipeline_executor.hpp"
 #include "replay/replay.hpp"
 
 namespace pipelens {
@@ -117,6 +118,10 @@ struct ChunkPosition {
 struct RunOptions {
     BackendProvider backend;                       // default: the CPU engine
     std::string backendName = "cpu";
+    // The language model's PD and LocalSGD runs: their executor (empty: the CPU engine) and
+    // what it is, e.g. "opencl: pthread-haswell (Portable Computing Language), double".
+    LmExecutorFactory lmExecutor;
+    std::string lmExecutorName = "cpu";
     std::function<void(const std::string&)> progress;  // one line per finished method
     std::function<void(const std::string&)> onStage;   // a line before each slow set-up step
     const std::atomic<bool>* cancel = nullptr;

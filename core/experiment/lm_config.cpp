@@ -111,16 +111,20 @@ void validateLanguageModel(const ExperimentConfig& c) {
         const bool top = what.starts_with("stages") || what.starts_with("batch_size");
         throw ConfigError(top ? what : "objective." + what);
     }
-    if (c.backend == "opencl" && !c.allowCpuFallback) {
-        throw ConfigError(std::string("backend = opencl with allow_cpu_fallback = false") + kWith +
-                          "the language model has no OpenCL kernels yet and runs on the CPU "
-                          "engine; use backend cpu or allow the fallback");
-    }
     for (size_t i = 0; i < c.methods.size(); ++i) {
         const Method method = c.methods[i].method;
         if (method == Method::Sgd || method == Method::FillDrain) {
             throw ConfigError("methods[" + std::to_string(i) + "].method = \"" +
                               methodName(method) + "\"" + kWith + "pd, rpd or localsgd");
+        }
+        // PD and LocalSGD have an OpenCL executor; RPD on the language model runs on the CPU.
+        if (method == Method::RandomizedPipeDream && c.backend == "opencl" &&
+            !c.allowCpuFallback) {
+            throw ConfigError("methods[" + std::to_string(i) +
+                              "].method = \"rpd\" is not allowed with backend = opencl and "
+                              "allow_cpu_fallback = false: RPD on the language model runs on the "
+                              "CPU engine only (allowed on OpenCL: pd, localsgd; or use backend "
+                              "cpu, or allow the fallback)");
         }
     }
 }

@@ -37,12 +37,13 @@ LmRunOptions lmRunOptions(const ExperimentConfig& c, const MethodRun& plan) {
 }
 
 std::unique_ptr<LmReplay> makeLmReplay(const ExperimentConfig& c, const MethodRun& plan,
-                                       double stepSize, const Problem& problem) {
+                                       double stepSize, const Problem& problem,
+                                       const LmExecutorFactory& executor) {
     if (plan.pipeline()) {
         LmPipelineConfig cfg;
         fillPipelineConfig(cfg, plan, stepSize);
         cfg.options = lmRunOptions(c, plan);
-        return makeLmPipelineReplay(problem, std::move(cfg));
+        return makeLmPipelineReplay(problem, std::move(cfg), executor);
     }
     LmRpdConfig cfg;
     fillRpdConfig(cfg, c, plan, stepSize);
@@ -52,7 +53,7 @@ std::unique_ptr<LmReplay> makeLmReplay(const ExperimentConfig& c, const MethodRu
 
 LmRunOutcome runLmOnce(const ExperimentConfig& c, const MethodRun& plan, double stepSize,
                        const Problem& problem, const RunOptions& options, ChunkPosition position) {
-    auto replay = makeLmReplay(c, plan, stepSize, problem);
+    auto replay = makeLmReplay(c, plan, stepSize, problem, options.lmExecutor);
     std::function<void(const RunResult&, double)> onChunk;
     if (options.onChunk) {
         onChunk = [&](const RunResult& r, double done) {
@@ -185,10 +186,22 @@ LmExperimentResult runLmExperiment(const ExperimentConfig& c, const RunOptions& 
     const CharTransformerProblem& p = *res.problem;
     ExperimentPlan plan = planExperiment(c, PlanSizes{p.train.batches(), 0, p.layout.size()});
     res.budget = plan.budget;
-    if (c.backend != "cpu") {
-        res.warnings.push_back("backend = " + c.backend +
-                               ": the language model runs on the CPU engine (its OpenCL kernels "
-                               "are not written yet)");
+    if (options.lmExecutor) res.backend = options.lmExecutorName;
+    if (options.lmExecutor) {
+        for (const MethodRun& run : plan.runs) {
+            if (!run.pipeline()) {
+                res.warnings.push_back(run.label + ": RPD on the language model runs on the CPU "
+                                       "engine (PD and LocalSGD run on " +
+                                       options.lmExecutorName + ")");
+            }
+        }
+    } else if (c.backend == "auto") {
+        res.warnings.push_back("backend = auto: the language model runs on the CPU engine (on a "
+                               "CPU OpenCL device such as PoCL it is the faster one; backend "
+                               "opencl runs PD and LocalSGD on the device)");
+    } else if (c.backend == "opencl") {
+        res.warnings.push_back("backend = opencl: the language model runs on the CPU engine "
+                               "(no OpenCL executor was given to this run)");
     }
     for (const MethodRun& run : plan.runs) {
         if (auto w = neverAveragesWarning(run)) res.warnings.push_back(*w);

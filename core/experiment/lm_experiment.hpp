@@ -40,6 +40,8 @@ struct LmExperimentResult {
     std::vector<LmMethodResult> methods;  // in config order
     std::vector<std::string> warnings;
     bool cancelled = false;
+    // What PD and LocalSGD ran on: "cpu" or the OpenCL device and precision (RPD: the CPU).
+    std::string backend = "cpu";
 };
 
 // The run's final training loss, as best_final compares it: the mean of the last ceil(10 %) of
@@ -54,8 +56,8 @@ std::vector<double> lmRuleCurve(const RunResult& result);
 // Loads or generates the corpus, builds the model and w0, plans, runs every method (in parallel,
 // options.threads) and samples text; options.onPlanned gets the plan before any method runs and
 // options.onChunk every chunk of a run in flight, as runExperiment does. options.backend is not
-// used: the language model runs on the CPU engine (a warning says so when the config asks for
-// OpenCL or auto).
+// used: PD and LocalSGD run on options.lmExecutor (backend/backend_select.hpp, selectLmBackend,
+// makes it; empty: the CPU engine), RPD on the CPU engine (a warning says so).
 LmExperimentResult runLmExperiment(const ExperimentConfig& config, const RunOptions& options = {});
 
 }  // namespace pipelens

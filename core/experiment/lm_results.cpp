@@ -209,7 +209,7 @@ json lmSummaryJson(const LmExperimentResult& res) {
                    {"pipedream_microbatches", res.budget.pipeDreamMicrobatches},
                    {"block_updates", res.budget.updateBudget},
                    {"compare", c.budget.compare}};
-    j["backend"] = "cpu";
+    j["backend"] = res.backend;
     j["final_loss_is"] = "mean of the last ceil(10 %) last-stage forward losses";
     j["warnings"] = res.warnings;
     j["cancelled"] = res.cancelled;

@@ -5,11 +5,14 @@
 // stash (activation recomputation: the authors' choice, same numbers as keeping internals),
 // backpropagates the gradient from B(m, s+1), updates the current weights and passes its input
 // gradient to stage s-1. Weights, stashes and activations are in Real (double or float).
+// The replay walks the timeline and keeps the logs; an executor (lm_pipeline_executor.hpp: the
+// CPU's or OpenCL's) holds the weights and runs the stages.
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "method.hpp"
+#include "replay/lm_pipeline_executor.hpp"
 #include "replay/lm_replay.hpp"
 #include "schedule/timeline.hpp"
 #include "util/task_team.hpp"
@@ -30,48 +33,21 @@ struct LmPipelineConfig {
     int slotThreads = 1;
 };
 
-// A small pool of equal-size buffers owned by microbatch keys; reused, so steady state does not
-// allocate. Its peak is the stash depth SPEC section 3 predicts.
-template <typename Real>
-class LmBufferPool {
-public:
-    explicit LmBufferPool(std::size_t size = 0) : size_(size) {}
-    Real* acquire(int key);  // logic_error if key already holds one
-    Real* get(int key);      // logic_error if key holds none
-    void release(int key);
-    // Counts as released now (for the peak) but keeps the buffer's contents and lends it to
-    // no one until reclaim(): a slot's ops still read it while others acquire.
-    void releaseDeferred(int key);
-    void reclaim();
-    int peak() const { return peak_; }
-    int buffers() const { return static_cast<int>(buffers_.size()); }
-
-private:
-    void releaseAs(int key, int mark);  // owner becomes mark (-1 or -2)
-
-    std::size_t size_;
-    std::vector<std::vector<Real>> buffers_;
-    std::vector<int> owner_;  // key, -1 (free) or -2 (released, not yet reclaimed)
-    int inUse_ = 0;
-    int peak_ = 0;
-};
-
 template <typename Real>
 class LmPipelineReplay final : public LmReplayBase<Real> {
 public:
-    LmPipelineReplay(std::shared_ptr<const CharTransformerProblem> problem, LmPipelineConfig config);
+    // A null executor: the CPU's.
+    LmPipelineReplay(std::shared_ptr<const CharTransformerProblem> problem, LmPipelineConfig config,
+                     std::unique_ptr<LmPipelineExecutor> executor = nullptr);
     long long advance(long long maxSlots) override;
     long long stepsDone() const override { return slot_; }
     long long totalSteps() const override { return config_.timeline.totalSlots; }
     Eigen::VectorXd weights() const override;
 
 private:
-    bool forward(int m, int s);
-    bool backward(int m, int s);
+    bool forwardDone(const LmSlotOp& op, double loss);
+    bool backwardDone();
     bool parallelSlots() const;
-    bool runSlotInParallel(std::size_t first, std::size_t last);  // events [first, last)
-    void averageReplicas();
-    const Real* currentPoint();  // the replica average (or the only replica)
     void logFullObjective(std::vector<double>& curve);
 
     LmPipelineConfig config_;
@@ -80,25 +56,14 @@ private:
     std::size_t nextAveraging_ = 0;
     int slot_ = 0;
     double latestForwardLoss_;
-    std::vector<std::vector<Real>> replicas_;
-    std::vector<Real> average_, gradW_, logits_, gradLogits_, scratchOut_;
-    std::vector<LmBufferPool<Real>> stash_, input_, gradOut_;  // per stage
-    std::vector<int> lastForward_;  // per stage: microbatch whose internals the runner holds
-    // Parallel slots: one op per stage, with its buffers resolved in the timeline's order.
-    struct SlotOp {
-        const ReplayEvent* event;
-        Real *stash, *out, *gradIn;
-        const Real *in, *gradOut;
-        double loss;
-    };
-    std::vector<SlotOp> slotOps_;
-    std::vector<std::size_t> slotOrder_;               // slotOps_ indices, costliest first
-    std::vector<std::vector<Real>> stageGradW_, stageScratch_;  // per stage
-    std::unique_ptr<TaskTeam> team_;
+    std::unique_ptr<LmPipelineExecutor> executor_;
+    std::vector<LmSlotOp> slotOps_;   // the slot in flight
+    std::unique_ptr<TaskTeam> team_;  // parallelSlots(): the executor's threads for a slot
 };
 
-// The run in the problem's precision.
+// The run in the problem's precision, on the executor `executor` makes (empty: the CPU's).
 std::unique_ptr<LmReplay> makeLmPipelineReplay(std::shared_ptr<const CharTransformerProblem> problem,
-                                               LmPipelineConfig config);
+                                               LmPipelineConfig config,
+                                               const LmExecutorFactory& executor = {});
 
 }  // namespace pipelens

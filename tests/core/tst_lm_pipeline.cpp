@@ -12,6 +12,7 @@
 #include "errors.hpp"
 #include "lm_builtin_problem.hpp"
 #include "lm_golden_case.hpp"
+#include "lm_golden_run.hpp"
 #include "replay/lm_pipeline_replay.hpp"
 #include "random/numpy_random.hpp"
 #include "replay/lm_rpd_replay.hpp"
@@ -21,30 +22,8 @@ using namespace pipelens;
 
 namespace {
 
-struct GoldenRun {
-    std::unique_ptr<LmReplay> replay;
-    Timeline timeline;
-};
-
-GoldenRun runGolden(const std::string& name, LmPrecision precision, bool logFull) {
-    const auto c = golden_lm::caseJson(name);
-    LmPipelineConfig cfg;
-    cfg.method = parseMethod(c["method"].get<std::string>());
-    cfg.timeline = buildTimeline(golden::scheduleParams(c));
-    cfg.replicas = c.value("replicas", 1);
-    cfg.stepSize = c["step_size"];
-    cfg.options.fullObjectivePerSlot = logFull;
-    cfg.options.fullObjectivePerUpdate = logFull;
-    GoldenRun run{makeLmPipelineReplay(golden_lm::problem(name, precision), cfg), cfg.timeline};
-    // Uneven chunks: a result must not depend on how a caller steps a run.
-    for (long long chunk = 1; !run.replay->done(); chunk = chunk % 7 + 2) {
-        if (run.replay->advance(chunk) == 0) break;
-    }
-    return run;
-}
-
 std::vector<double> column(const std::string& name, const std::string& file, std::size_t col) {
-    return golden::csvColumn(golden_lm::dir(name) + "/" + file, col);
+    return golden_lm::column(name, file, col);
 }
 
 // Bit for bit, NaNs included.
@@ -81,38 +60,21 @@ private slots:
     void wholeRunsMatchTheAuthorsInDouble() {
         QFETCH(QString, name);
         const std::string n = name.toStdString();
-        const GoldenRun run = runGolden(n, LmPrecision::Double, true);
-        const RunResult& r = run.replay->result();
-        const LmLog& log = run.replay->log();
+        const auto run = golden_lm::runPipeline(n, LmPrecision::Double, true);
+        const RunResult& r = run->result();
         QVERIFY(r.finished);
         QVERIFY(!r.divergence.diverged);
         QCOMPARE(r.updates, golden_lm::caseJson(n)["block_updates"].get<long long>());
-
-        const double perSlot = golden_lm::curveRelError(r.objectivePerSlot, column(n, "objective_per_slot.csv", 1));
-        const double perUpdate = golden_lm::curveRelError(r.objectivePerUpdate, column(n, "objective_per_block_update.csv", 1));
-        const double fullSlot = golden_lm::curveRelError(log.fullObjectivePerSlot, column(n, "full_objective_per_slot.csv", 1));
-        const double fullUpdate = golden_lm::curveRelError(log.fullObjectivePerBlockUpdate, column(n, "full_objective_per_block_update.csv", 1));
-        const auto rows = golden::csvRows(golden_lm::dir(n) + "/forward_loss_per_microbatch.csv");
-        QCOMPARE(log.forwardLosses.size(), rows.size());
-        std::vector<double> losses;
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-            QCOMPARE(log.forwardLosses[i].microbatch, std::stoi(rows[i][0]));
-            QCOMPARE(log.forwardLosses[i].slot, std::stoi(rows[i][1]));
-            QCOMPARE(log.forwardLosses[i].batch, std::stoi(rows[i][2]));
-            losses.push_back(log.forwardLosses[i].loss);
-        }
-        const double perMicrobatch = golden_lm::curveRelError(losses, column(n, "forward_loss_per_microbatch.csv", 3));
-        const double wFinal = golden_lm::maxRelError(run.replay->weights(), golden_lm::npy(n, "w_final.npy"));
+        const golden_lm::PipelineErrors e = golden_lm::pipelineErrors(n, *run);
+        QVERIFY2(e.rowMismatch.isEmpty(), qPrintable(e.rowMismatch));
         qInfo("%s double: objective_per_slot %.2g, per_block_update %.2g, forward losses %.2g, "
               "full per slot %.2g, full per update %.2g, w_final %.2g",
-              n.c_str(), perSlot, perUpdate, perMicrobatch, fullSlot, fullUpdate, wFinal);
-        for (double e : {perSlot, perUpdate, perMicrobatch, fullSlot, fullUpdate, wFinal}) {
-            QVERIFY(e <= 1e-9);
-        }
+              n.c_str(), e.perSlot, e.perUpdate, e.forwardLosses, e.fullSlot, e.fullUpdate, e.wFinal);
+        for (double err : e.all()) QVERIFY(err <= 1e-9);
         // Logging the full objective leaves the trajectory unchanged.
-        const GoldenRun plain = runGolden(n, LmPrecision::Double, false);
-        QCOMPARE(plain.replay->weights(), run.replay->weights());
-        QCOMPARE(plain.replay->log().fullObjectivePerSlot.size(), std::size_t(0));
+        const auto plain = golden_lm::runPipeline(n, LmPrecision::Double, false);
+        QCOMPARE(plain->weights(), run->weights());
+        QCOMPARE(plain->log().fullObjectivePerSlot.size(), std::size_t(0));
     }
 
     // float: weights and activations rounded to 24 bits; tolerances in docs/language-model.md.
@@ -120,11 +82,11 @@ private slots:
     void wholeRunsMatchTheAuthorsInFloat() {
         QFETCH(QString, name);
         const std::string n = name.toStdString();
-        const GoldenRun run = runGolden(n, LmPrecision::Float, true);
-        const RunResult& r = run.replay->result();
+        const auto run = golden_lm::runPipeline(n, LmPrecision::Float, true);
+        const RunResult& r = run->result();
         const double perSlot = golden_lm::curveRelError(r.objectivePerSlot, column(n, "objective_per_slot.csv", 1));
-        const double fullSlot = golden_lm::curveRelError(run.replay->log().fullObjectivePerSlot, column(n, "full_objective_per_slot.csv", 1));
-        const double wFinal = golden_lm::maxRelError(run.replay->weights(), golden_lm::npy(n, "w_final.npy"));
+        const double fullSlot = golden_lm::curveRelError(run->log().fullObjectivePerSlot, column(n, "full_objective_per_slot.csv", 1));
+        const double wFinal = golden_lm::maxRelError(run->weights(), golden_lm::npy(n, "w_final.npy"));
         qInfo("%s float: objective_per_slot %.2g, full per slot %.2g, w_final %.2g", n.c_str(),
               perSlot, fullSlot, wFinal);
         QVERIFY(perSlot <= 1e-5);

@@ -1,0 +1,303 @@
+// The character transformer's element-wise, row and attention kernels (gpu/lm_opencl_stages.cpp
+// drives them; the matrix products go through CLBlast). Equations: ../shared/golden-lm/README.md,
+// "Model"; the CPU reference is core/objective/lm/lm_stages.cpp, whose summation orders these
+// kernels keep (row sums in index order), so double runs agree to rounding.
+// Every buffer argument comes with an element offset (`...off`): weights are blocks of the flat
+// parameter vector, activations slots of pooled buffers. One work-item per output element, row or
+// column; every kernel guards its range, so the host rounds the global size up to the group size.
+
+#define LM_LN_EPS ((real)1e-5)
+
+// out[r, i] = E_tok[tokens[r], i] + E_pos[r mod T, i]; w is stage 0's block ([V, C] then [T, C]).
+__kernel void lm_embed_forward(__global const real* w, long woff, __global const int* tokens,
+                               long toff, __global real* out, long ooff, int rows, int C, int V,
+                               int T) {
+    const int id = (int)get_global_id(0);
+    if (id >= rows * C) return;
+    const int r = id / C;
+    const int i = id - r * C;
+    w += woff;
+    out[ooff + id] = w[(long)tokens[toff + r] * C + i] + w[(long)V * C + (long)(r % T) * C + i];
+}
+
+// Stage 0's weight gradient, written: token rows sum the rows that read them, position rows the
+// rows at that position, both in row order (as the CPU adds them).
+__kernel void lm_embed_backward(__global const real* g, long goff, __global const int* tokens,
+                                long toff, __global real* gw, long gwoff, int rows, int C, int V,
+                                int T) {
+    const int id = (int)get_global_id(0);
+    g += goff;
+    tokens += toff;
+    if (id < V * C) {
+        const int v = id / C;
+        const int i = id - v * C;
+        real s = 0;
+        for (int r = 0; r < rows; ++r) {
+            if (tokens[r] == v) s += g[(long)r * C + i];
+        }
+        gw[gwoff + id] = s;
+    } else if (id < (V + T) * C) {
+        const int p = id - V * C;
+        const int t = p / C;
+        const int i = p - t * C;
+        real s = 0;
+        for (int r = t; r < rows; r += T) s += g[(long)r * C + i];
+        gw[gwoff + id] = s;
+    }
+}
+
+// One row per work-item: y = LN(x; g, b) with the biased variance; keeps xhat and 1/sigma.
+__kernel void lm_ln_forward(__global const real* x, long xoff, __global const real* w, long goff,
+                            long boff, __global real* xhat, __global real* rstd,
+                            __global real* y, long yoff, int rows, int C) {
+    const int n = (int)get_global_id(0);
+    if (n >= rows) return;
+    __global const real* xr = x + xoff + (long)n * C;
+    __global const real* g = w + goff;
+    __global const real* b = w + boff;
+    real mean = 0;
+    for (int i = 0; i < C; ++i) mean += xr[i];
+    mean /= (real)C;
+    real var = 0;
+    for (int i = 0; i < C; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+    var /= (real)C;
+    const real r = (real)1 / sqrt(var + LM_LN_EPS);
+    rstd[n] = r;
+    __global real* hr = xhat + (long)n * C;
+    __global real* yr = y + yoff + (long)n * C;
+    for (int i = 0; i < C; ++i) {
+        hr[i] = (xr[i] - mean) * r;
+        yr[i] = hr[i] * g[i] + b[i];
+    }
+}
+
+// One row per work-item: LN's input gradient, added to dx (accumulate = 1) or written.
+__kernel void lm_ln_backward_input(__global const real* dy, __global const real* xhat,
+                                   __global const real* rstd, __global const real* w, long goff,
+                                   __global real* dx, long dxoff, int rows, int C,
+                                   int accumulate) {
+    const int n = (int)get_global_id(0);
+    if (n >= rows) return;
+    __global const real* dyr = dy + (long)n * C;
+    __global const real* hr = xhat + (long)n * C;
+    __global const real* g = w + goff;
+    __global real* dxr = dx + dxoff + (long)n * C;
+    real m1 = 0;
+    real m2 = 0;
+    for (int i = 0; i < C; ++i) {
+        const real dh = dyr[i] * g[i];
+        m1 += dh;
+        m2 += dh * hr[i];
+    }
+    m1 /= (real)C;
+    m2 /= (real)C;
+    for (int i = 0; i < C; ++i) {
+        const real v = rstd[n] * (dyr[i] * g[i] - m1 - hr[i] * m2);
+        dxr[i] = accumulate ? dxr[i] + v : v;
+    }
+}
+
+// One column per work-item: LN's gain and bias gradients (written), summed in row order.
+__kernel void lm_ln_backward_params(__global const real* dy, __global const real* xhat,
+                                    __global real* gw, long dgoff, long dboff, int rows, int C) {
+    const int i = (int)get_global_id(0);
+    if (i >= C) return;
+    real dg = 0;
+    real db = 0;
+    for (int n = 0; n < rows; ++n) {
+        dg += dy[(long)n * C + i] * xhat[(long)n * C + i];
+        db += dy[(long)n * C + i];
+    }
+    gw[dgoff + i] = dg;
+    gw[dboff + i] = db;
+}
+
+// out[r, j] += bias[j] over a [rows, cols] buffer.
+__kernel void lm_bias_add(__global real* out, long ooff, __global const real* w, long boff,
+                          int rows, int cols) {
+    const int id = (int)get_global_id(0);
+    if (id >= rows * cols) return;
+    out[ooff + id] += w[boff + id % cols];
+}
+
+// One column per work-item: out[j] = sum_r g[r, j] (a bias gradient), in row order.
+__kernel void lm_column_sum(__global const real* g, long goff, int rows, int cols,
+                            __global real* out, long ooff) {
+    const int j = (int)get_global_id(0);
+    if (j >= cols) return;
+    g += goff;
+    real s = 0;
+    for (int r = 0; r < rows; ++r) s += g[(long)r * cols + j];
+    out[ooff + j] = s;
+}
+
+// out = a + b element-wise.
+__kernel void lm_add(__global const real* a, long aoff, __global const real* b, long boff,
+                     __global real* out, long ooff, int count) {
+    const int id = (int)get_global_id(0);
+    if (id >= count) return;
+    out[ooff + id] = a[aoff + id] + b[boff + id];
+}
+
+// GELU with the exact erf: 0.5 u (1 + erf(u / sqrt 2)).
+__kernel void lm_gelu_forward(__global const real* pre, __global real* act, int count) {
+    const int id = (int)get_global_id(0);
+    if (id >= count) return;
+    const real u = pre[id];
+    act[id] = (real)0.5 * u * ((real)1 + erf(u * (real)0.70710678118654752440));
+}
+
+// d *= GELU'(pre) = Phi(u) + u phi(u).
+__kernel void lm_gelu_backward(__global const real* pre, __global real* d, int count) {
+    const int id = (int)get_global_id(0);
+    if (id >= count) return;
+    const real u = pre[id];
+    const real cdf = (real)0.5 * ((real)1 + erf(u * (real)0.70710678118654752440));
+    const real pdf = exp((real)-0.5 * u * u) * (real)0.39894228040143267794;
+    d[id] *= cdf + u * pdf;
+}
+
+// One (sequence n, head h, query row i) per work-item: P[i, :] = causal softmax(q_i K^T scale)
+// (zeros above the diagonal) and y_i = P[i, :] V into the head's columns of merged [N, C].
+// qkv is [N, 3C] (q, k, v blocks of C columns); probs is [b, H, T, T].
+__kernel void lm_attention_forward(__global const real* qkv, __global real* probs,
+                                   __global real* merged, int batch, int H, int T, int C,
+                                   real scale) {
+    const int id = (int)get_global_id(0);
+    if (id >= batch * H * T) return;
+    const int i = id % T;
+    const int h = (id / T) % H;
+    const int n = id / (T * H);
+    const int hd = C / H;
+    const long row3 = 3L * C;
+    __global const real* base = qkv + (long)n * T * row3;
+    __global const real* q = base + i * row3 + h * hd;
+    __global real* p = probs + ((long)(n * H + h) * T + i) * T;
+    real mx = -INFINITY;
+    for (int l = 0; l <= i; ++l) {
+        __global const real* k = base + l * row3 + C + h * hd;
+        real s = 0;
+        for (int d = 0; d < hd; ++d) s += q[d] * k[d];
+        p[l] = s;
+        mx = fmax(mx, s * scale);
+    }
+    real sum = 0;
+    for (int l = 0; l <= i; ++l) {
+        p[l] = exp(p[l] * scale - mx);
+        sum += p[l];
+    }
+    for (int l = 0; l <= i; ++l) p[l] /= sum;
+    for (int l = i + 1; l < T; ++l) p[l] = 0;
+    __global real* y = merged + ((long)n * T + i) * C + h * hd;
+    for (int d = 0; d < hd; ++d) {
+        real s = 0;
+        for (int l = 0; l <= i; ++l) s += p[l] * base[l * row3 + 2 * C + h * hd + d];
+        y[d] = s;
+    }
+}
+
+// Backward, first half, one (n, h, i) per work-item: dS[i, l] = P (dY V^T - rowsum(P dY V^T))
+// scale for l <= i (zeros above), and dq_i = dS[i, :] K.
+__kernel void lm_attention_backward_rows(__global const real* qkv, __global const real* probs,
+                                         __global const real* dmerged, __global real* dscores,
+                                         __global real* dqkv, int batch, int H, int T, int C,
+                                         real scale) {
+    const int id = (int)get_global_id(0);
+    if (id >= batch * H * T) return;
+    const int i = id % T;
+    const int h = (id / T) % H;
+    const int n = id / (T * H);
+    const int hd = C / H;
+    const long row3 = 3L * C;
+    __global const real* base = qkv + (long)n * T * row3;
+    __global const real* p = probs + ((long)(n * H + h) * T + i) * T;
+    __global const real* dy = dmerged + ((long)n * T + i) * C + h * hd;
+    __global real* ds = dscores + ((long)(n * H + h) * T + i) * T;
+    for (int l = 0; l <= i; ++l) {
+        __global const real* v = base + l * row3 + 2 * C + h * hd;
+        real s = 0;
+        for (int d = 0; d < hd; ++d) s += dy[d] * v[d];
+        ds[l] = s;
+    }
+    real dot = 0;
+    for (int l = 0; l <= i; ++l) dot += p[l] * ds[l];
+    for (int l = 0; l <= i; ++l) ds[l] = p[l] * (ds[l] - dot) * scale;
+    for (int l = i + 1; l < T; ++l) ds[l] = 0;
+    __global real* dq = dqkv + (long)n * T * row3 + i * row3 + h * hd;
+    for (int d = 0; d < hd; ++d) {
+        real s = 0;
+        for (int l = 0; l <= i; ++l) s += ds[l] * base[l * row3 + C + h * hd + d];
+        dq[d] = s;
+    }
+}
+
+// Backward, second half, one (n, h, key row l) per work-item: dk_l = dS[:, l]^T Q and
+// dv_l = P[:, l]^T dY over the rows i >= l that see key l.
+__kernel void lm_attention_backward_columns(__global const real* qkv, __global const real* probs,
+                                            __global const real* dmerged,
+                                            __global const real* dscores, __global real* dqkv,
+                                            int batch, int H, int T, int C) {
+    const int id = (int)get_global_id(0);
+    if (id >= batch * H * T) return;
+    const int l = id % T;
+    const int h = (id / T) % H;
+    const int n = id / (T * H);
+    const int hd = C / H;
+    const long row3 = 3L * C;
+    __global const real* base = qkv + (long)n * T * row3;
+    __global const real* p = probs + (long)(n * H + h) * T * T;
+    __global const real* ds = dscores + (long)(n * H + h) * T * T;
+    __global const real* dy = dmerged + (long)n * T * C + h * hd;
+    __global real* dk = dqkv + (long)n * T * row3 + l * row3 + C + h * hd;
+    __global real* dv = dk + C;
+    for (int d = 0; d < hd; ++d) {
+        real sk = 0;
+        real sv = 0;
+        for (int i = l; i < T; ++i) {
+            sk += ds[i * T + l] * base[i * row3 + h * hd + d];
+            sv += p[i * T + l] * dy[(long)i * C + d];
+        }
+        dk[d] = sk;
+        dv[d] = sv;
+    }
+}
+
+// One row per work-item: loss[n] = logsumexp(z_n) - z_n[target]; with `gradient`, also
+// grad[n, :] = (softmax(z_n) - onehot(target)) / rows.
+__kernel void lm_cross_entropy(__global const real* logits, long loff, __global const int* targets,
+                               long toff, __global real* loss, long lossoff, __global real* grad,
+                               long goff, int rows, int V, int gradient) {
+    const int n = (int)get_global_id(0);
+    if (n >= rows) return;
+    __global const real* z = logits + loff + (long)n * V;
+    real mx = z[0];
+    for (int v = 1; v < V; ++v) mx = fmax(mx, z[v]);
+    real sum = 0;
+    for (int v = 0; v < V; ++v) sum += exp(z[v] - mx);
+    const real lse = mx + log(sum);
+    const int t = targets[toff + n];
+    loss[lossoff + n] = lse - z[t];
+    if (gradient) {
+        const real inv = (real)1 / (real)rows;
+        __global real* g = grad + goff + (long)n * V;
+        for (int v = 0; v < V; ++v) g[v] = exp(z[v] - lse) * inv;
+        g[t] -= inv;
+    }
+}
+
+// SGD on one block: w[i] -= step g[i].
+__kernel void lm_sgd(__global real* w, long woff, __global const real* g, long goff, int count,
+                     real step) {
+    const int id = (int)get_global_id(0);
+    if (id >= count) return;
+    w[woff + id] -= step * g[goff + id];
+}
+
+// avg[i] = (sum over r in order of replicas[r P + i]) / R: LocalSGD's replica average.
+__kernel void lm_average(__global const real* replicas, int R, long P, __global real* avg) {
+    const long id = (long)get_global_id(0);
+    if (id >= P) return;
+    real s = 0;
+    for (int r = 0; r < R; ++r) s += replicas[(long)r * P + id];
+    avg[id] = s / (real)R;
+}

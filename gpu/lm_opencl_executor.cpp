@@ -1,0 +1,240 @@
+#include "lm_opencl_executor.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace pipelens::gpu {
+
+namespace {
+std::size_t toSize(long long v) {
+    return static_cast<std::size_t>(v);
+}
+}  // namespace
+
+template <typename Real>
+LmOpenClExecutor<Real>::LmOpenClExecutor(std::shared_ptr<OpenClContext> context,
+                                         std::shared_ptr<const CharTransformerProblem> problem,
+                                         int replicas)
+    : problem_(std::move(problem)),
+      replicas_(replicas),
+      size_(problem_->layout.size()),
+      ops_(std::move(context)) {
+    const LmLayout& layout = problem_->layout;
+    const LmDims& d = layout.dims();
+    const int S = layout.stages();
+    const auto nc = toSize(d.tokens()) * toSize(d.width);
+    const auto nv = toSize(d.tokens()) * toSize(d.vocab);
+    weights_ = ops_.reals(toSize(replicas_) * toSize(size_), "language model replicas");
+    std::vector<Real> w0(toSize(size_));
+    for (std::size_t i = 0; i < w0.size(); ++i) {
+        w0[i] = static_cast<Real>(problem_->w0[static_cast<Eigen::Index>(i)]);
+    }
+    for (int r = 0; r < replicas_; ++r) ops_.write(weights_, r * size_, w0.data(), w0.size());
+    if (replicas_ > 1) average_ = ops_.reals(toSize(size_), "language model replica average");
+    long long largest = 0;
+    for (int s = 0; s < S; ++s) {
+        stages_.push_back(std::make_unique<LmOpenClStage<Real>>(ops_, layout, s));
+        const std::string st = " of stage " + std::to_string(s);
+        stash_.push_back({toSize(layout.stage(s).size), "weight stash" + st, {}, {}});
+        input_.push_back({s == 0 ? 0 : nc, "kept input" + st, {}, {}});
+        gradOut_.push_back({s == S - 1 ? 0 : nc, "output gradient" + st, {}, {}});
+        largest = std::max(largest, layout.stage(s).size);
+    }
+    gradW_ = ops_.reals(toSize(largest), "language model weight gradient");
+    logits_ = ops_.reals(nv, "language model logits");
+    gradLogits_ = ops_.reals(nv, "language model logit gradient");
+    scratchA_ = ops_.reals(nc, "language model activations");
+    scratchB_ = ops_.reals(nc, "language model activations");
+    lastForward_.assign(toSize(S), -1);
+    ids(problem_->train);
+}
+
+template <typename Real>
+LmOpenClExecutor<Real>::~LmOpenClExecutor() = default;
+
+template <typename Real>
+std::string LmOpenClExecutor<Real>::describe() const {
+    return ops_.context().describe(LmOpenClOps<Real>::precision());
+}
+
+template <typename Real>
+DeviceRef LmOpenClExecutor<Real>::acquire(Pool& pool, int key) {
+    const auto i = toSize(pool.keys.acquire(key));
+    if (i == pool.buffers.size()) pool.buffers.push_back(ops_.reals(pool.size, pool.what));
+    return {&pool.buffers[i], 0};
+}
+
+template <typename Real>
+DeviceRef LmOpenClExecutor<Real>::get(Pool& pool, int key) {
+    return {&pool.buffers[toSize(pool.keys.get(key))], 0};
+}
+
+template <typename Real>
+const typename LmOpenClExecutor<Real>::Ids& LmOpenClExecutor<Real>::ids(
+    const TokenBatches& batches) {
+    auto it = ids_.find(&batches);
+    if (it != ids_.end()) return it->second;
+    // Batches are windows of one id array: from batch 0's first token to the last target.
+    Ids ids;
+    ids.base = batches.tokens(0);
+    const int last = batches.batches() - 1;
+    const auto count = toSize(batches.targets(last) - ids.base) + toSize(batches.tokensPerBatch());
+    ids.buffer = ops_.ints(count, "language model token ids");
+    ops_.writeInts(ids.buffer, ids.base, count);
+    return ids_.emplace(&batches, std::move(ids)).first->second;
+}
+
+template <typename Real>
+DeviceRef LmOpenClExecutor<Real>::tokens(const TokenBatches& batches, int batch, int shift) {
+    const Ids& i = ids(batches);
+    return {&i.buffer, static_cast<long long>(batches.tokens(batch) - i.base) + shift};
+}
+
+template <typename Real>
+DeviceRef LmOpenClExecutor<Real>::replicaBlock(int replica, int s) {
+    return {&weights_, replica * size_ + problem_->layout.stage(s).offset};
+}
+
+template <typename Real>
+DeviceRef LmOpenClExecutor<Real>::currentPoint() {
+    if (replicas_ == 1) return {&weights_, 0};
+    ops_.average(weights_, replicas_, size_, average_);
+    return {&average_, 0};
+}
+
+template <typename Real>
+double LmOpenClExecutor<Real>::forward(int m, int s, int replica, int batch) {
+    const LmLayout& layout = problem_->layout;
+    const int S = layout.stages();
+    const auto su = toSize(s);
+    const DeviceRef stash = acquire(stash_[su], m);
+    ops_.copy(replicaBlock(replica, s), stash, toSize(layout.stage(s).size));
+    const DeviceRef in = s == 0 ? DeviceRef{} : get(input_[su], m);
+    const DeviceRef out = s == S - 1 ? DeviceRef{&logits_, 0} : acquire(input_[su + 1], m);
+    stages_[su]->forward(stash, tokens(problem_->train, batch, 0), in, out);
+    lastForward_[su] = m;
+    if (s != S - 1) return std::numeric_limits<double>::quiet_NaN();
+    const LmDims& d = layout.dims();
+    return ops_.crossEntropy({&logits_, 0}, tokens(problem_->train, batch, 1), d.tokens(), d.vocab,
+                             nullptr);
+}
+
+template <typename Real>
+void LmOpenClExecutor<Real>::backward(int m, int s, int replica, int batch, double stepSize) {
+    const LmLayout& layout = problem_->layout;
+    const LmDims& d = layout.dims();
+    const int S = layout.stages();
+    const auto su = toSize(s);
+    // Weight stashing: the backward reads the copy its forward used.
+    const DeviceRef stash = get(stash_[su], m);
+    const DeviceRef in = s == 0 ? DeviceRef{} : get(input_[su], m);
+    if (lastForward_[su] != m) {  // activation recomputation from the kept input
+        stages_[su]->forward(stash, tokens(problem_->train, batch, 0), in,
+                             s == S - 1 ? DeviceRef{&logits_, 0} : DeviceRef{&scratchA_, 0});
+        lastForward_[su] = m;
+    }
+    DeviceRef gradOut;
+    if (s == S - 1) {
+        const DeviceRef gl{&gradLogits_, 0};
+        // The loss is not needed, but the kernel pass writing the gradient computes it anyway.
+        ops_.crossEntropyRows({&logits_, 0}, tokens(problem_->train, batch, 1), d.tokens(), d.vocab,
+                              {&scratchB_, 0}, &gl);
+        gradOut = gl;
+    } else {
+        gradOut = get(gradOut_[su], m);
+    }
+    const DeviceRef gradIn = s == 0 ? DeviceRef{} : acquire(gradOut_[su - 1], m);
+    stages_[su]->backward(stash, gradOut, {&gradW_, 0}, gradIn);
+    ops_.sgd(replicaBlock(replica, s), {&gradW_, 0}, layout.stage(s).size, stepSize);
+    stash_[su].keys.release(m);
+    if (s > 0) input_[su].keys.release(m);
+    if (s < S - 1) gradOut_[su].keys.release(m);
+}
+
+template <typename Real>
+void LmOpenClExecutor<Real>::averageReplicas() {
+    const DeviceRef avg = currentPoint();
+    for (int r = 0; r < replicas_; ++r) ops_.copy(avg, {&weights_, r * size_}, toSize(size_));
+}
+
+template <typename Real>
+double LmOpenClExecutor<Real>::meanLoss(const TokenBatches& batches) {
+    const LmLayout& layout = problem_->layout;
+    const LmDims& d = layout.dims();
+    const int S = layout.stages();
+    const int B = batches.batches();
+    const auto rows = toSize(d.tokens());
+    if (meanRowsCount_ < toSize(B) * rows) {
+        meanRowsCount_ = toSize(B) * rows;
+        meanRows_ = ops_.reals(meanRowsCount_, "language model full-objective row losses");
+    }
+    const DeviceRef w = currentPoint();
+    const cl::Buffer* ping[2] = {&scratchA_, &scratchB_};
+    for (int b = 0; b < B; ++b) {
+        for (int s = 0; s < S; ++s) {
+            const DeviceRef in = s == 0 ? DeviceRef{} : DeviceRef{ping[(s - 1) % 2], 0};
+            const DeviceRef out = s == S - 1 ? DeviceRef{&logits_, 0} : DeviceRef{ping[s % 2], 0};
+            stages_[toSize(s)]->forward(w.at(layout.stage(s).offset), tokens(batches, b, 0), in,
+                                        out);
+        }
+        ops_.crossEntropyRows({&logits_, 0}, tokens(batches, b, 1), d.tokens(), d.vocab,
+                              {&meanRows_, static_cast<long long>(toSize(b) * rows)}, nullptr);
+    }
+    // The whole-model pass reused the stages: their saved internals are gone.
+    std::fill(lastForward_.begin(), lastForward_.end(), -1);
+    std::vector<Real> host(toSize(B) * rows);
+    ops_.read({&meanRows_, 0}, host.data(), host.size());
+    // The CPU's order: each batch's mean, then the mean over batches.
+    double sum = 0.0;
+    for (int b = 0; b < B; ++b) {
+        double batchSum = 0.0;
+        for (std::size_t n = 0; n < rows; ++n)
+            batchSum += static_cast<double>(host[toSize(b) * rows + n]);
+        sum += batchSum / static_cast<double>(rows);
+    }
+    return sum / B;
+}
+
+template <typename Real>
+Eigen::VectorXd LmOpenClExecutor<Real>::weights() const {
+    std::vector<Real> host(toSize(replicas_) * toSize(size_));
+    ops_.read({&weights_, 0}, host.data(), host.size());
+    Eigen::VectorXd w = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(size_));
+    for (int r = 0; r < replicas_; ++r) {
+        for (long long i = 0; i < size_; ++i) {
+            w[static_cast<Eigen::Index>(i)] += static_cast<double>(host[toSize(r * size_ + i)]);
+        }
+    }
+    return w / static_cast<double>(replicas_);
+}
+
+template <typename Real>
+std::vector<int> LmOpenClExecutor<Real>::peakStashedWeights() const {
+    std::vector<int> out;
+    for (const auto& pool : stash_) out.push_back(pool.keys.peak());
+    return out;
+}
+
+template <typename Real>
+std::vector<int> LmOpenClExecutor<Real>::peakKeptInputs() const {
+    std::vector<int> out;
+    for (std::size_t s = 0; s < stash_.size(); ++s) {
+        out.push_back(s == 0 ? stash_[s].keys.peak() : input_[s].keys.peak());
+    }
+    return out;
+}
+
+LmExecutorFactory lmOpenClExecutorFactory(std::shared_ptr<OpenClContext> context) {
+    return [context](std::shared_ptr<const CharTransformerProblem> problem,
+                     int replicas) -> std::unique_ptr<LmPipelineExecutor> {
+        if (problem->params.precision == LmPrecision::Float) {
+            return std::make_unique<LmOpenClExecutor<float>>(context, std::move(problem), replicas);
+        }
+        return std::make_unique<LmOpenClExecutor<double>>(context, std::move(problem), replicas);
+    };
+}
+
+template class LmOpenClExecutor<double>;
+template class LmOpenClExecutor<float>;
+
+}  // namespace pipelens::gpu

@@ -1,0 +1,449 @@
+#include "lm_opencl_stages.hpp"
+
+#include <clblast.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "cl_error.hpp"
+#include "kernel_args.hpp"
+
+namespace pipelens::gpu {
+
+namespace {
+
+std::size_t toSize(long long v) {
+    return static_cast<std::size_t>(v);
+}
+// A real kernel argument (kernel_args.hpp); the templates' own Real is double or float.
+using RealArg = pipelens::gpu::Real;
+
+}  // namespace
+
+template <typename Real>
+struct LmOpenClOps<Real>::Kernels {
+    explicit Kernels(const cl::Program& p)
+        : embedForward(makeKernel(p, "lm_embed_forward")),
+          embedBackward(makeKernel(p, "lm_embed_backward")),
+          lnForward(makeKernel(p, "lm_ln_forward")),
+          lnBackwardInput(makeKernel(p, "lm_ln_backward_input")),
+          lnBackwardParams(makeKernel(p, "lm_ln_backward_params")),
+          biasAdd(makeKernel(p, "lm_bias_add")),
+          columnSum(makeKernel(p, "lm_column_sum")),
+          add(makeKernel(p, "lm_add")),
+          geluForward(makeKernel(p, "lm_gelu_forward")),
+          geluBackward(makeKernel(p, "lm_gelu_backward")),
+          attnForward(makeKernel(p, "lm_attention_forward")),
+          attnBackwardRows(makeKernel(p, "lm_attention_backward_rows")),
+          attnBackwardColumns(makeKernel(p, "lm_attention_backward_columns")),
+          crossEntropy(makeKernel(p, "lm_cross_entropy")),
+          sgd(makeKernel(p, "lm_sgd")),
+          average(makeKernel(p, "lm_average")) {}
+    cl::Kernel embedForward, embedBackward, lnForward, lnBackwardInput, lnBackwardParams, biasAdd,
+        columnSum, add, geluForward, geluBackward, attnForward, attnBackwardRows,
+        attnBackwardColumns, crossEntropy, sgd, average;
+};
+
+template <typename Real>
+LmOpenClOps<Real>::LmOpenClOps(std::shared_ptr<OpenClContext> context)
+    : context_(std::move(context)) {
+    const cl::Program program = context_->program(precision());
+    cl_int err = CL_SUCCESS;
+    queue_ = cl::CommandQueue(context_->context(), context_->device(), 0, &err);
+    checkCl(err, "clCreateCommandQueue", "language model");
+    k_ = std::make_unique<Kernels>(program);
+}
+
+template <typename Real>
+LmOpenClOps<Real>::~LmOpenClOps() = default;
+
+template <typename Real>
+cl::Buffer LmOpenClOps<Real>::reals(std::size_t count, const std::string& what) const {
+    return context_->buffer(count * sizeof(Real), what);
+}
+
+template <typename Real>
+cl::Buffer LmOpenClOps<Real>::ints(std::size_t count, const std::string& what) const {
+    return context_->buffer(count * sizeof(int), what);
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::write(const cl::Buffer& b, long long offset, const Real* values,
+                              std::size_t count) {
+    checkCl(queue_.enqueueWriteBuffer(b, CL_TRUE, toSize(offset) * sizeof(Real),
+                                      count * sizeof(Real), values),
+            "clEnqueueWriteBuffer", "language model reals");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::writeInts(const cl::Buffer& b, const int* values, std::size_t count) {
+    checkCl(queue_.enqueueWriteBuffer(b, CL_TRUE, 0, count * sizeof(int), values),
+            "clEnqueueWriteBuffer", "language model tokens");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::read(DeviceRef from, Real* values, std::size_t count) {
+    checkCl(queue_.enqueueReadBuffer(*from.buffer, CL_TRUE, toSize(from.offset) * sizeof(Real),
+                                     count * sizeof(Real), values),
+            "clEnqueueReadBuffer", "language model reals");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::copy(DeviceRef from, DeviceRef to, std::size_t count) {
+    if (count == 0) return;
+    checkCl(queue_.enqueueCopyBuffer(*from.buffer, *to.buffer, toSize(from.offset) * sizeof(Real),
+                                     toSize(to.offset) * sizeof(Real), count * sizeof(Real)),
+            "clEnqueueCopyBuffer", "language model");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::fill(DeviceRef to, std::size_t count, Real value) {
+    if (count == 0) return;
+    checkCl(queue_.enqueueFillBuffer(*to.buffer, value, toSize(to.offset) * sizeof(Real),
+                                     count * sizeof(Real)),
+            "clEnqueueFillBuffer", "language model");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::finish() {
+    checkCl(queue_.finish(), "clFinish", "language model");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::launch(cl::Kernel& k, long long items, const char* name) {
+    if (items <= 0) return;
+    const auto wg = static_cast<long long>(context_->workGroupSize());
+    const long long global = (items + wg - 1) / wg * wg;
+    checkCl(queue_.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(toSize(global)),
+                                        cl::NDRange(toSize(wg))),
+            "clEnqueueNDRangeKernel", name);
+    ++enqueues_;
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::gemm(bool transA, bool transB, int m, int n, int k, DeviceRef a, int lda,
+                             DeviceRef b, int ldb, Real beta, DeviceRef c, int ldc) {
+    cl_command_queue q = queue_();
+    const auto status = clblast::Gemm<Real>(
+        clblast::Layout::kRowMajor, transA ? clblast::Transpose::kYes : clblast::Transpose::kNo,
+        transB ? clblast::Transpose::kYes : clblast::Transpose::kNo, toSize(m), toSize(n),
+        toSize(k), Real(1), (*a.buffer)(), toSize(a.offset), toSize(lda), (*b.buffer)(),
+        toSize(b.offset), toSize(ldb), beta, (*c.buffer)(), toSize(c.offset), toSize(ldc), &q,
+        nullptr);
+    if (status != clblast::StatusCode::kSuccess) {
+        throw ClError("clblast::Gemm", static_cast<int>(status),
+                      "m = " + std::to_string(m) + ", n = " + std::to_string(n) +
+                          ", k = " + std::to_string(k) +
+                          " (CLBlast status; negative values below -1000 are CLBlast's own)");
+    }
+    ++enqueues_;
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::linearForward(DeviceRef in, DeviceRef W, const DeviceRef* bias, int rows,
+                                      int inDim, int outDim, DeviceRef out) {
+    gemm(false, true, rows, outDim, inDim, in, inDim, W, inDim, Real(0), out, outDim);
+    if (bias != nullptr) {
+        KernelArgs(k_->biasAdd, "lm_bias_add", precision()) (*out.buffer)(cl_long{out.offset}) (
+            *bias->buffer)(cl_long{bias->offset})(rows)(outDim);
+        launch(k_->biasAdd, static_cast<long long>(rows) * outDim, "lm_bias_add");
+    }
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::linearBackward(DeviceRef in, DeviceRef W, DeviceRef dOut, int rows,
+                                       int inDim, int outDim, DeviceRef dW, const DeviceRef* dBias,
+                                       const DeviceRef* dIn, bool addToIn) {
+    gemm(true, false, outDim, inDim, rows, dOut, outDim, in, inDim, Real(0), dW, inDim);
+    if (dBias != nullptr) {
+        KernelArgs(k_->columnSum, "lm_column_sum", precision()) (*dOut.buffer)(
+            cl_long{dOut.offset})(rows)(outDim)(*dBias->buffer)(cl_long{dBias->offset});
+        launch(k_->columnSum, outDim, "lm_column_sum");
+    }
+    if (dIn != nullptr) {
+        gemm(false, false, rows, inDim, outDim, dOut, outDim, W, inDim, addToIn ? Real(1) : Real(0),
+             *dIn, inDim);
+    }
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::embedForward(DeviceRef w, DeviceRef tokens, DeviceRef out,
+                                     const LmDims& d) {
+    KernelArgs(k_->embedForward, "lm_embed_forward", precision()) (*w.buffer)(cl_long{w.offset}) (
+        *tokens.buffer)(cl_long{tokens.offset}) (*out.buffer)(cl_long{out.offset})(d.tokens())(
+        d.width)(d.vocab)(d.context);
+    launch(k_->embedForward, static_cast<long long>(d.tokens()) * d.width, "lm_embed_forward");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::embedBackward(DeviceRef gradOut, DeviceRef tokens, DeviceRef gradW,
+                                      const LmDims& d) {
+    KernelArgs(k_->embedBackward, "lm_embed_backward", precision()) (*gradOut.buffer)(
+        cl_long{gradOut.offset}) (*tokens.buffer)(cl_long{tokens.offset}) (*gradW.buffer)(
+        cl_long{gradW.offset})(d.tokens())(d.width)(d.vocab)(d.context);
+    launch(k_->embedBackward, static_cast<long long>(d.vocab + d.context) * d.width,
+           "lm_embed_backward");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::layerNormForward(DeviceRef x, DeviceRef gain, DeviceRef bias,
+                                         const cl::Buffer& xhat, const cl::Buffer& rstd,
+                                         DeviceRef y, int rows, int C) {
+    if (gain.buffer != bias.buffer) throw std::logic_error("LayerNorm gain and bias in one buffer");
+    KernelArgs(k_->lnForward, "lm_ln_forward",
+               precision()) (*x.buffer)(cl_long{x.offset}) (*gain.buffer)(cl_long{gain.offset})(
+        cl_long{bias.offset})(xhat)(rstd)(*y.buffer)(cl_long{y.offset})(rows)(C);
+    launch(k_->lnForward, rows, "lm_ln_forward");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::layerNormBackward(const cl::Buffer& dy, const cl::Buffer& xhat,
+                                          const cl::Buffer& rstd, DeviceRef gain, DeviceRef dx,
+                                          bool accumulate, DeviceRef dGain, DeviceRef dBias,
+                                          int rows, int C) {
+    if (dGain.buffer != dBias.buffer) throw std::logic_error("LayerNorm gradients in one buffer");
+    KernelArgs(k_->lnBackwardInput, "lm_ln_backward_input",
+               precision())(dy)(xhat)(rstd)(*gain.buffer)(cl_long{gain.offset}) (*dx.buffer)(
+        cl_long{dx.offset})(rows)(C)(accumulate ? 1 : 0);
+    launch(k_->lnBackwardInput, rows, "lm_ln_backward_input");
+    KernelArgs(k_->lnBackwardParams, "lm_ln_backward_params", precision())(dy)(xhat)(*dGain.buffer)(
+        cl_long{dGain.offset})(cl_long{dBias.offset})(rows)(C);
+    launch(k_->lnBackwardParams, C, "lm_ln_backward_params");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::add(DeviceRef a, DeviceRef b, DeviceRef out, long long count) {
+    KernelArgs(k_->add, "lm_add", precision()) (*a.buffer)(cl_long{a.offset}) (*b.buffer)(
+        cl_long{b.offset}) (*out.buffer)(cl_long{out.offset})(static_cast<int>(count));
+    launch(k_->add, count, "lm_add");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::geluForward(const cl::Buffer& pre, const cl::Buffer& act, long long count) {
+    KernelArgs(k_->geluForward, "lm_gelu_forward", precision())(pre)(act)(static_cast<int>(count));
+    launch(k_->geluForward, count, "lm_gelu_forward");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::geluBackward(const cl::Buffer& pre, const cl::Buffer& d, long long count) {
+    KernelArgs(k_->geluBackward, "lm_gelu_backward", precision())(pre)(d)(static_cast<int>(count));
+    launch(k_->geluBackward, count, "lm_gelu_backward");
+}
+
+namespace {
+template <typename Real>
+double attentionScale(const LmDims& d) {
+    // The CPU's value in the same precision: Real(1) / sqrt(Real(hd)).
+    return static_cast<double>(Real(1) / std::sqrt(static_cast<Real>(d.headDim())));
+}
+}  // namespace
+
+template <typename Real>
+void LmOpenClOps<Real>::attentionForward(const cl::Buffer& qkv, const cl::Buffer& probs,
+                                         const cl::Buffer& merged, const LmDims& d) {
+    KernelArgs(k_->attnForward, "lm_attention_forward", precision())(qkv)(probs)(merged)(d.batch)(
+        d.heads)(d.context)(d.width)(RealArg{attentionScale<Real>(d)});
+    launch(k_->attnForward, static_cast<long long>(d.batch) * d.heads * d.context,
+           "lm_attention_forward");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::attentionBackward(const cl::Buffer& qkv, const cl::Buffer& probs,
+                                          const cl::Buffer& dMerged, const cl::Buffer& dScores,
+                                          const cl::Buffer& dQkv, const LmDims& d) {
+    const long long items = static_cast<long long>(d.batch) * d.heads * d.context;
+    KernelArgs(k_->attnBackwardRows, "lm_attention_backward_rows",
+               precision())(qkv)(probs)(dMerged)(dScores)(dQkv)(d.batch)(d.heads)(d.context)(
+        d.width)(RealArg{attentionScale<Real>(d)});
+    launch(k_->attnBackwardRows, items, "lm_attention_backward_rows");
+    KernelArgs(k_->attnBackwardColumns, "lm_attention_backward_columns", precision())(qkv)(
+        probs)(dMerged)(dScores)(dQkv)(d.batch)(d.heads)(d.context)(d.width);
+    launch(k_->attnBackwardColumns, items, "lm_attention_backward_columns");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::crossEntropyRows(DeviceRef logits, DeviceRef targets, int rows, int vocab,
+                                         DeviceRef rowLosses, const DeviceRef* gradLogits) {
+    const cl::Buffer& g = gradLogits != nullptr ? *gradLogits->buffer : *rowLosses.buffer;
+    KernelArgs(k_->crossEntropy, "lm_cross_entropy", precision()) (*logits.buffer)(
+        cl_long{logits.offset}) (*targets.buffer)(cl_long{targets.offset}) (*rowLosses.buffer)(
+        cl_long{rowLosses.offset})(g)(cl_long{gradLogits != nullptr ? gradLogits->offset : 0})(
+        rows)(vocab)(gradLogits != nullptr ? 1 : 0);
+    launch(k_->crossEntropy, rows, "lm_cross_entropy");
+}
+
+template <typename Real>
+double LmOpenClOps<Real>::crossEntropy(DeviceRef logits, DeviceRef targets, int rows, int vocab,
+                                       const DeviceRef* gradLogits) {
+    if (rowLossCount_ < toSize(rows)) {
+        rowLoss_ = reals(toSize(rows), "cross-entropy row losses");
+        rowLossCount_ = toSize(rows);
+    }
+    crossEntropyRows(logits, targets, rows, vocab, {&rowLoss_, 0}, gradLogits);
+    rowLossHost_.resize(toSize(rows));
+    read({&rowLoss_, 0}, rowLossHost_.data(), toSize(rows));
+    double total = 0.0;
+    for (Real v : rowLossHost_) total += static_cast<double>(v);
+    return total / rows;
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::sgd(DeviceRef w, DeviceRef g, long long count, double step) {
+    KernelArgs(k_->sgd, "lm_sgd", precision()) (*w.buffer)(cl_long{w.offset}) (*g.buffer)(
+        cl_long{g.offset})(static_cast<int>(count))(RealArg{step});
+    launch(k_->sgd, count, "lm_sgd");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::average(const cl::Buffer& replicas, int R, long long P,
+                                const cl::Buffer& avg) {
+    KernelArgs(k_->average, "lm_average", precision())(replicas)(R)(cl_long{P})(avg);
+    launch(k_->average, P, "lm_average");
+}
+
+// ------------------------------------------------------------------------------ stages
+
+template <typename Real>
+LmOpenClStage<Real>::LmOpenClStage(LmOpenClOps<Real>& ops, const LmLayout& layout, int stage)
+    : ops_(ops),
+      dims_(layout.dims()),
+      kind_(layout.stage(stage).kind),
+      size_(layout.stage(stage).size) {
+    const auto N = toSize(dims_.tokens());
+    const auto C = toSize(dims_.width);
+    const auto nc = N * C;
+    inputSize_ = kind_ == LmStageKind::Embedding ? 0 : static_cast<long long>(nc);
+    outputSize_ = kind_ == LmStageKind::Head ? static_cast<long long>(N) * dims_.vocab
+                                             : static_cast<long long>(nc);
+    const std::string what = "language model stage " + std::to_string(stage) + " scratch";
+    if (kind_ == LmStageKind::Embedding) return;
+    xhat1_ = ops_.reals(nc, what);
+    rstd1_ = ops_.reals(N, what);
+    ln1Out_ = ops_.reals(nc, what);
+    dLn1_ = ops_.reals(nc, what);
+    if (kind_ == LmStageKind::Head) return;
+    for (auto* b :
+         {&merged_, &attnOut_, &hMid_, &xhat2_, &ln2Out_, &mlpOut_, &dLn2_, &dHMid_, &dMerged_}) {
+        *b = ops_.reals(nc, what);
+    }
+    rstd2_ = ops_.reals(N, what);
+    qkv_ = ops_.reals(3 * nc, what);
+    dQkv_ = ops_.reals(3 * nc, what);
+    for (auto* b : {&pre_, &act_, &dAct_}) *b = ops_.reals(4 * nc, what);
+    const auto probs =
+        toSize(dims_.batch) * toSize(dims_.heads) * toSize(dims_.context) * toSize(dims_.context);
+    probs_ = ops_.reals(probs, what);
+    dScores_ = ops_.reals(probs, what);
+}
+
+template <typename Real>
+void LmOpenClStage<Real>::forward(DeviceRef w, DeviceRef tokens, DeviceRef input, DeviceRef out) {
+    const int N = dims_.tokens();
+    const int C = dims_.width;
+    if (kind_ == LmStageKind::Embedding) {
+        tokens_ = tokens;
+        ops_.embedForward(w, tokens, out, dims_);
+        return;
+    }
+    if (kind_ == LmStageKind::Head) {
+        ops_.layerNormForward(input, w, w.at(C), xhat1_, rstd1_, {&ln1Out_, 0}, N, C);
+        ops_.linearForward({&ln1Out_, 0}, w.at(2 * C), nullptr, N, C, dims_.vocab, out);
+        return;
+    }
+    const LmBlockOffsets at(C);
+    const long long nc = static_cast<long long>(N) * C;
+    const DeviceRef attnBias = w.at(at.attnBias), projBias = w.at(at.projBias);
+    const DeviceRef fcBias = w.at(at.fcBias), outBias = w.at(at.outBias);
+    ops_.layerNormForward(input, w.at(at.ln1Weight), w.at(at.ln1Bias), xhat1_, rstd1_,
+                          {&ln1Out_, 0}, N, C);
+    ops_.linearForward({&ln1Out_, 0}, w.at(at.attnWeight), &attnBias, N, C, 3 * C, {&qkv_, 0});
+    ops_.attentionForward(qkv_, probs_, merged_, dims_);
+    ops_.linearForward({&merged_, 0}, w.at(at.projWeight), &projBias, N, C, C, {&attnOut_, 0});
+    ops_.add(input, {&attnOut_, 0}, {&hMid_, 0}, nc);
+    ops_.layerNormForward({&hMid_, 0}, w.at(at.ln2Weight), w.at(at.ln2Bias), xhat2_, rstd2_,
+                          {&ln2Out_, 0}, N, C);
+    ops_.linearForward({&ln2Out_, 0}, w.at(at.fcWeight), &fcBias, N, C, 4 * C, {&pre_, 0});
+    ops_.geluForward(pre_, act_, 4 * nc);
+    ops_.linearForward({&act_, 0}, w.at(at.outWeight), &outBias, N, 4 * C, C, {&mlpOut_, 0});
+    ops_.add({&hMid_, 0}, {&mlpOut_, 0}, out, nc);
+}
+
+template <typename Real>
+void LmOpenClStage<Real>::backward(DeviceRef w, DeviceRef gradOut, DeviceRef gradW,
+                                   DeviceRef gradIn) {
+    const int N = dims_.tokens();
+    const int C = dims_.width;
+    const long long nc = static_cast<long long>(N) * C;
+    if (kind_ == LmStageKind::Embedding) {
+        ops_.embedBackward(gradOut, tokens_, gradW, dims_);
+        return;
+    }
+    if (kind_ == LmStageKind::Head) {
+        const DeviceRef dLn{&dLn1_, 0};
+        ops_.linearBackward({&ln1Out_, 0}, w.at(2 * C), gradOut, N, C, dims_.vocab, gradW.at(2 * C),
+                            nullptr, &dLn, false);
+        ops_.layerNormBackward(dLn1_, xhat1_, rstd1_, w, gradIn, false, gradW, gradW.at(C), N, C);
+        return;
+    }
+    const LmBlockOffsets at(C);
+    // MLP: out = hMid + GELU(LN2(hMid) W0^T + b0) W2^T + b2.
+    const DeviceRef dAct{&dAct_, 0}, dLn2{&dLn2_, 0}, dMerged{&dMerged_, 0}, dLn1{&dLn1_, 0};
+    const DeviceRef dOutBias = gradW.at(at.outBias), dFcBias = gradW.at(at.fcBias);
+    const DeviceRef dProjBias = gradW.at(at.projBias), dAttnBias = gradW.at(at.attnBias);
+    // The residual passes the incoming gradient straight to dHMid; LN2's backward adds to it.
+    ops_.copy(gradOut, {&dHMid_, 0}, toSize(nc));
+    ops_.linearBackward({&act_, 0}, w.at(at.outWeight), {&dHMid_, 0}, N, 4 * C, C,
+                        gradW.at(at.outWeight), &dOutBias, &dAct, false);
+    ops_.geluBackward(pre_, dAct_, 4 * nc);
+    ops_.linearBackward({&ln2Out_, 0}, w.at(at.fcWeight), dAct, N, C, 4 * C, gradW.at(at.fcWeight),
+                        &dFcBias, &dLn2, false);
+    ops_.layerNormBackward(dLn2_, xhat2_, rstd2_, w.at(at.ln2Weight), {&dHMid_, 0}, true,
+                           gradW.at(at.ln2Weight), gradW.at(at.ln2Bias), N, C);
+    // Attention: hMid = x + (attention(LN1(x)) W_proj^T + b_proj).
+    ops_.linearBackward({&merged_, 0}, w.at(at.projWeight), {&dHMid_, 0}, N, C, C,
+                        gradW.at(at.projWeight), &dProjBias, &dMerged, false);
+    ops_.attentionBackward(qkv_, probs_, dMerged_, dScores_, dQkv_, dims_);
+    ops_.linearBackward({&ln1Out_, 0}, w.at(at.attnWeight), {&dQkv_, 0}, N, C, 3 * C,
+                        gradW.at(at.attnWeight), &dAttnBias, &dLn1, false);
+    ops_.copy({&dHMid_, 0}, gradIn, toSize(nc));
+    ops_.layerNormBackward(dLn1_, xhat1_, rstd1_, w.at(at.ln1Weight), gradIn, true,
+                           gradW.at(at.ln1Weight), gradW.at(at.ln1Bias), N, C);
+}
+
+template <typename Real>
+std::vector<Real> LmOpenClStage<Real>::internal(const std::string& name) {
+    if (kind_ != LmStageKind::Block) return {};
+    const long long nc = static_cast<long long>(dims_.tokens()) * dims_.width;
+    const cl::Buffer* b = nullptr;
+    long long count = nc;
+    if (name == "ln1_out")
+        b = &ln1Out_;
+    else if (name == "qkv")
+        b = &qkv_, count = 3 * nc;
+    else if (name == "attn_heads_merged")
+        b = &merged_;
+    else if (name == "attn_out")
+        b = &attnOut_;
+    else if (name == "ln2_in")
+        b = &hMid_;
+    else if (name == "ln2_out")
+        b = &ln2Out_;
+    else if (name == "mlp_pre_gelu")
+        b = &pre_, count = 4 * nc;
+    else if (name == "mlp_gelu_out")
+        b = &act_, count = 4 * nc;
+    else if (name == "mlp_out")
+        b = &mlpOut_;
+    if (b == nullptr) return {};
+    std::vector<Real> out(toSize(count));
+    ops_.read({b, 0}, out.data(), out.size());
+    return out;
+}
+
+template class LmOpenClOps<double>;
+template class LmOpenClOps<float>;
+template class LmOpenClStage<double>;
+template class LmOpenClStage<float>;
+
+}  // namespace pipelens::gpu

@@ -1,0 +1,136 @@
+#pragma once
+// The character transformer's stages on an OpenCL device: the same three stage kinds and the
+// same equations as core/objective/lm/lm_stages.hpp, with every tensor in device buffers. The
+// matrix products run through CLBlast (row-major GEMM on buffer offsets), the rest through
+// gpu/kernels/lm.cl. Like the CPU stages, a stage object keeps what its backward needs from its
+// last forward in its own device scratch, allocated once. Real is double or float and must
+// match the precision the context builds the program for.
+#include <memory>
+#include <vector>
+
+#include "cl_headers.hpp"
+#include "objective/lm/lm_layout.hpp"
+#include "opencl_context.hpp"
+
+namespace pipelens::gpu {
+
+// A place in a device buffer: the buffer and an element offset.
+struct DeviceRef {
+    const cl::Buffer* buffer = nullptr;
+    long long offset = 0;
+    DeviceRef at(long long more) const { return {buffer, offset + more}; }
+};
+
+// The LM kernels and CLBlast calls on one in-order queue.
+template <typename Real>
+class LmOpenClOps {
+  public:
+    explicit LmOpenClOps(std::shared_ptr<OpenClContext> context);
+    ~LmOpenClOps();
+    LmOpenClOps(const LmOpenClOps&) = delete;
+    LmOpenClOps& operator=(const LmOpenClOps&) = delete;
+
+    static constexpr Precision precision() {
+        return sizeof(Real) == sizeof(double) ? Precision::Double : Precision::Float;
+    }
+    OpenClContext& context() { return *context_; }
+    cl::CommandQueue& queue() { return queue_; }
+    // A device buffer of `count` reals (or ints), named for errors.
+    cl::Buffer reals(std::size_t count, const std::string& what) const;
+    cl::Buffer ints(std::size_t count, const std::string& what) const;
+    void write(const cl::Buffer& b, long long offset, const Real* values, std::size_t count);
+    void writeInts(const cl::Buffer& b, const int* values, std::size_t count);
+    void read(DeviceRef from, Real* values, std::size_t count);
+    void copy(DeviceRef from, DeviceRef to, std::size_t count);
+    void fill(DeviceRef to, std::size_t count, Real value);
+    void finish();
+
+    // C[m, n] = alpha op(A) op(B) + beta C, all row-major with leading dimensions lda, ldb, ldc.
+    void gemm(bool transA, bool transB, int m, int n, int k, DeviceRef a, int lda, DeviceRef b,
+              int ldb, Real beta, DeviceRef c, int ldc);
+    // out [rows, O] = in [rows, I] W^T (+ bias); W stored [O, I].
+    void linearForward(DeviceRef in, DeviceRef W, const DeviceRef* bias, int rows, int inDim,
+                       int outDim, DeviceRef out);
+    // dW = dOut^T in, dBias = column sums of dOut (if given), dIn (=|+=) dOut W (if given).
+    void linearBackward(DeviceRef in, DeviceRef W, DeviceRef dOut, int rows, int inDim, int outDim,
+                        DeviceRef dW, const DeviceRef* dBias, const DeviceRef* dIn, bool addToIn);
+
+    void embedForward(DeviceRef w, DeviceRef tokens, DeviceRef out, const LmDims& d);
+    void embedBackward(DeviceRef gradOut, DeviceRef tokens, DeviceRef gradW, const LmDims& d);
+    // LN of [rows, C] with gain at w.offset + gOff, bias at w.offset + bOff; xhat and rstd are
+    // whole buffers of rows C and rows reals.
+    void layerNormForward(DeviceRef x, DeviceRef gain, DeviceRef bias, const cl::Buffer& xhat,
+                          const cl::Buffer& rstd, DeviceRef y, int rows, int C);
+    // dx (+)= LN's input gradient; dGain, dBias written.
+    void layerNormBackward(const cl::Buffer& dy, const cl::Buffer& xhat, const cl::Buffer& rstd,
+                           DeviceRef gain, DeviceRef dx, bool accumulate, DeviceRef dGain,
+                           DeviceRef dBias, int rows, int C);
+    void add(DeviceRef a, DeviceRef b, DeviceRef out, long long count);
+    void geluForward(const cl::Buffer& pre, const cl::Buffer& act, long long count);
+    void geluBackward(const cl::Buffer& pre, const cl::Buffer& d, long long count);
+    void attentionForward(const cl::Buffer& qkv, const cl::Buffer& probs, const cl::Buffer& merged,
+                          const LmDims& d);
+    void attentionBackward(const cl::Buffer& qkv, const cl::Buffer& probs,
+                           const cl::Buffer& dMerged, const cl::Buffer& dScores,
+                           const cl::Buffer& dQkv, const LmDims& d);
+    // Mean next-character cross-entropy of logits [rows, V] (read back: one value per row,
+    // summed on the host in row order, as the CPU does); with gradLogits, also
+    // (softmax - onehot) / rows.
+    double crossEntropy(DeviceRef logits, DeviceRef targets, int rows, int vocab,
+                        const DeviceRef* gradLogits);
+    // The rows' losses lse - z[target] into rowLosses (rows reals), nothing read back.
+    void crossEntropyRows(DeviceRef logits, DeviceRef targets, int rows, int vocab,
+                          DeviceRef rowLosses, const DeviceRef* gradLogits);
+    void sgd(DeviceRef w, DeviceRef g, long long count, double step);
+    // avg = mean of R replicas stored one after the other (R P reals) in `replicas`.
+    void average(const cl::Buffer& replicas, int R, long long P, const cl::Buffer& avg);
+
+    long long kernelEnqueues() const { return enqueues_; }
+
+  private:
+    struct Kernels;
+    void launch(cl::Kernel& k, long long items, const char* name);
+
+    std::shared_ptr<OpenClContext> context_;
+    cl::CommandQueue queue_;
+    std::unique_ptr<Kernels> k_;
+    cl::Buffer rowLoss_;
+    std::size_t rowLossCount_ = 0;
+    std::vector<Real> rowLossHost_;
+    long long enqueues_ = 0;
+};
+
+// One pipeline stage on the device: LmStageRunner's interface (core/objective/lm/lm_model.hpp)
+// with device references. Scratch sized for one microbatch is allocated in the constructor.
+template <typename Real>
+class LmOpenClStage {
+  public:
+    LmOpenClStage(LmOpenClOps<Real>& ops, const LmLayout& layout, int stage);
+    LmStageKind kind() const { return kind_; }
+    long long paramSize() const { return size_; }
+    long long outputSize() const { return outputSize_; }
+    long long inputSize() const { return inputSize_; }
+
+    // w: this stage's block. Stage 0 reads `tokens` (ints), the others `input`.
+    void forward(DeviceRef w, DeviceRef tokens, DeviceRef input, DeviceRef out);
+    // Uses the last forward's state; gradIn ignored on stage 0. gradW is written.
+    void backward(DeviceRef w, DeviceRef gradOut, DeviceRef gradW, DeviceRef gradIn);
+
+    // A transformer block's internals of the last forward, by the golden stage check's names
+    // (ln1_out, qkv, attn_heads_merged, attn_out, ln2_in, ln2_out, mlp_pre_gelu, mlp_gelu_out,
+    // mlp_out); empty for other stages or names.
+    std::vector<Real> internal(const std::string& name);
+
+  private:
+    LmOpenClOps<Real>& ops_;
+    LmDims dims_;
+    LmStageKind kind_;
+    long long size_ = 0, outputSize_ = 0, inputSize_ = 0;
+    DeviceRef tokens_;
+    // Block and head scratch (unused ones stay empty).
+    cl::Buffer xhat1_, rstd1_, ln1Out_, qkv_, probs_, merged_, attnOut_, hMid_;
+    cl::Buffer xhat2_, rstd2_, ln2Out_, pre_, act_, mlpOut_;
+    cl::Buffer dAct_, dLn2_, dHMid_, dMerged_, dQkv_, dLn1_, dScores_;
+};
+
+}  // namespace pipelens::gpu

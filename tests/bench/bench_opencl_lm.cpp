@@ -1,0 +1,219 @@
+// The language model on OpenCL (docs/benchmarks.md, "Language model on OpenCL"):
+//  1. CLBlast GEMM throughput on the device for the small model's shapes (and 1024^3), next to
+//     Eigen's on the host and the host's peak (cores x FMA width x clock).
+//  2. PipeDream training throughput, tokens per second, on the OpenCL executor against the CPU
+//     executor for the small model (S = 4, C = 64, T = 32, b = 16, 4 heads), in double and
+//     float. It proves the work was done: both runs must finish, their loss must fall, and the
+//     OpenCL run's final weights must agree with the CPU's (1e-9 relative in double, 1e-3 in
+//     float).
+//   cmake --build build -j2 --target bench_opencl_lm
+//   POCL_CACHE_DIR=build/pocl-cache build/tests/bench/bench_opencl_lm [--microbatches 48]
+//       [--gemm-reps 20] [--corpus FILE]
+#include <clblast.h>
+
+#include <Eigen/Dense>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cl_error.hpp"
+#include "lm_opencl_executor.hpp"
+#include "lm_opencl_stages.hpp"
+#include "objective/lm/char_transformer.hpp"
+#include "opencl_context.hpp"
+#include "replay/lm_pipeline_replay.hpp"
+#include "schedule/timeline.hpp"
+
+using namespace pipelens;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds(Clock::time_point a) {
+    return std::chrono::duration<double>(Clock::now() - a).count();
+}
+
+// The host's nominal clock in GHz (the first "cpu MHz" line), 0 when unknown.
+double cpuGhz() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("cpu MHz", 0) == 0) {
+            const auto colon = line.find(':');
+            if (colon != std::string::npos) return std::atof(line.c_str() + colon + 1) / 1000.0;
+        }
+    }
+    return 0.0;
+}
+
+template <typename Real>
+struct GemmFigures {
+    double device = 0.0;  // GFLOP/s
+    double eigen = 0.0;
+    double maxError = 0.0;
+};
+
+// C[m, n] = A[m, k] B[n, k]^T (the linear layer's forward), `reps` times after one warm-up.
+template <typename Real>
+GemmFigures<Real> gemm(gpu::LmOpenClOps<Real>& ops, int m, int n, int k, int reps) {
+    using Mat = Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    const Mat a = Mat::Random(m, k), b = Mat::Random(n, k);
+    Mat c(m, n);
+    const cl::Buffer A = ops.reals(a.size(), "A"), B = ops.reals(b.size(), "B");
+    const cl::Buffer C = ops.reals(c.size(), "C");
+    ops.write(A, 0, a.data(), a.size());
+    ops.write(B, 0, b.data(), b.size());
+    ops.gemm(false, true, m, n, k, {&A, 0}, k, {&B, 0}, k, Real(0), {&C, 0}, n);
+    ops.finish();
+    auto start = Clock::now();
+    for (int r = 0; r < reps; ++r) {
+        ops.gemm(false, true, m, n, k, {&A, 0}, k, {&B, 0}, k, Real(0), {&C, 0}, n);
+    }
+    ops.finish();
+    const double flops = 2.0 * m * n * k * reps;
+    GemmFigures<Real> f;
+    f.device = flops / seconds(start) / 1e9;
+    std::vector<Real> got(static_cast<std::size_t>(c.size()));
+    ops.read({&C, 0}, got.data(), got.size());
+    c.noalias() = a * b.transpose();  // warm-up and reference
+    start = Clock::now();
+    for (int r = 0; r < reps; ++r) c.noalias() = a * b.transpose();
+    f.eigen = flops / seconds(start) / 1e9;
+    for (Eigen::Index i = 0; i < c.size(); ++i) {
+        f.maxError =
+            std::max(f.maxError,
+                     std::abs(static_cast<double>(got[static_cast<std::size_t>(i)] - c.data()[i])));
+    }
+    return f;
+}
+
+struct RunFigures {
+    double tokensPerSecond = 0.0;
+    double firstLoss = 0.0, lastLoss = 0.0;
+    Eigen::VectorXd weights;
+};
+
+RunFigures pipeDream(std::shared_ptr<const CharTransformerProblem> p, int microbatches,
+                     const LmExecutorFactory& executor) {
+    LmPipelineConfig cfg;
+    cfg.timeline = buildTimeline(
+        ScheduleParams{ScheduleKind::PipeDream, p->params.stages, microbatches, 0, 0, 1, 0, {}});
+    cfg.stepSize = 0.5;
+    auto run = makeLmPipelineReplay(p, cfg, executor);
+    const auto start = Clock::now();
+    run->runToEnd();
+    RunFigures f;
+    const Eigen::VectorXd w = run->weights();  // reads the device: part of the timed work
+    f.tokensPerSecond =
+        static_cast<double>(microbatches) * p->train.tokensPerBatch() / seconds(start);
+    if (!run->result().finished) {
+        std::fprintf(stderr, "PD run did not finish: %s\n",
+                     run->result().divergence.reason.c_str());
+        std::exit(1);
+    }
+    const auto& losses = run->log().forwardLosses;
+    const std::size_t q = std::max<std::size_t>(1, losses.size() / 4);
+    for (std::size_t i = 0; i < q; ++i) {
+        f.firstLoss += losses[i].loss / static_cast<double>(q);
+        f.lastLoss += losses[losses.size() - 1 - i].loss / static_cast<double>(q);
+    }
+    f.weights = w;
+    return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int microbatches = 48;
+    int reps = 20;
+    std::string corpus =
+        std::string(PIPELENS_SOURCE_DIR) + "/../shared/corpora/tinyshakespeare.txt";
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string a = argv[i];
+        if (a == "--microbatches") microbatches = std::atoi(argv[i + 1]);
+        if (a == "--gemm-reps") reps = std::atoi(argv[i + 1]);
+        if (a == "--corpus") corpus = argv[i + 1];
+    }
+    try {
+        auto context = std::make_shared<gpu::OpenClContext>();
+        const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+        const double ghz = cpuGhz();
+        // AVX2 + FMA: two 4-wide double (8-wide float) FMAs per cycle per core.
+        std::printf(
+            "device: %s\nhost: %u cores at %.2f GHz, peak %.0f GFLOP/s double, %.0f float "
+            "(AVX2 + FMA)\n\n",
+            context->describe(gpu::Precision::Double).c_str(), cores, ghz, cores * ghz * 16.0,
+            cores * ghz * 32.0);
+        std::printf(
+            "| GEMM m x n x k (A B^T) | real | CLBlast GFLOP/s | Eigen GFLOP/s | max |error| |\n");
+        std::printf("|---|---|---:|---:|---:|\n");
+        bool ok = true;
+        struct Shape {
+            int m, n, k;
+        };
+        const Shape shapes[] = {{512, 192, 64}, {512, 256, 64}, {512, 64, 256}, {1024, 1024, 1024}};
+        {
+            gpu::LmOpenClOps<double> ops(context);
+            for (const Shape& s : shapes) {
+                const auto f = gemm<double>(ops, s.m, s.n, s.k, s.m >= 1024 ? 3 : reps);
+                std::printf("| %d x %d x %d | double | %.2f | %.2f | %.1e |\n", s.m, s.n, s.k,
+                            f.device, f.eigen, f.maxError);
+                ok = ok && f.maxError < 1e-9 * s.k;
+            }
+        }
+        {
+            gpu::LmOpenClOps<float> ops(context);
+            for (const Shape& s : shapes) {
+                const auto f = gemm<float>(ops, s.m, s.n, s.k, s.m >= 1024 ? 3 : reps);
+                std::printf("| %d x %d x %d | float | %.2f | %.2f | %.1e |\n", s.m, s.n, s.k,
+                            f.device, f.eigen, f.maxError);
+                ok = ok && f.maxError < 1e-4 * s.k;
+            }
+        }
+        std::printf(
+            "\nPipeDream, small model S=4 C=64 T=32 b=16 4 heads, %d microbatches (corpus %s)\n",
+            microbatches, std::filesystem::exists(corpus) ? corpus.c_str() : "built-in");
+        std::printf(
+            "| real | CPU tokens/s | OpenCL tokens/s | OpenCL / CPU | loss first -> last quarter | "
+            "w_final rel. difference |\n|---|---:|---:|---:|---|---:|\n");
+        for (LmPrecision precision : {LmPrecision::Double, LmPrecision::Float}) {
+            CharTransformerParams params;
+            params.stages = 4;
+            params.width = 64;
+            params.heads = 4;
+            params.context = 32;
+            params.batch = 16;
+            if (std::filesystem::exists(corpus)) params.corpusPath = corpus;
+            params.precision = precision;
+            auto p =
+                std::make_shared<const CharTransformerProblem>(makeCharTransformerProblem(params));
+            const RunFigures cpu = pipeDream(p, microbatches, {});
+            const RunFigures cl = pipeDream(p, microbatches, gpu::lmOpenClExecutorFactory(context));
+            const double diff = (cl.weights - cpu.weights).cwiseAbs().maxCoeff() /
+                                cpu.weights.cwiseAbs().maxCoeff();
+            const double tol = precision == LmPrecision::Double ? 1e-9 : 1e-3;
+            const bool fell = cl.lastLoss < cl.firstLoss && cpu.lastLoss < cpu.firstLoss;
+            std::printf("| %s | %.0f | %.0f | %.2f | %.3f -> %.3f%s | %.1e%s |\n",
+                        precision == LmPrecision::Double ? "double" : "float", cpu.tokensPerSecond,
+                        cl.tokensPerSecond, cl.tokensPerSecond / cpu.tokensPerSecond, cl.firstLoss,
+                        cl.lastLoss, fell ? "" : " (DID NOT FALL)", diff,
+                        diff <= tol ? "" : " (DISAGREES)");
+            ok = ok && fell && diff <= tol;
+        }
+        if (!ok) {
+            std::fprintf(stderr, "a check failed: see the table\n");
+            return 1;
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

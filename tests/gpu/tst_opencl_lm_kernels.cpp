@@ -1,0 +1,319 @@
+// The language model's OpenCL stages and kernels (gpu/lm_opencl_stages.*, gpu/kernels/lm.cl)
+// against the CPU stage code (core/objective/lm/lm_stages.*), on sizes that are not multiples of
+// the work-group size (128 on PoCL) nor of 4 or 16, in double and float.
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "lm_opencl_stages.hpp"
+#include "objective/lm/lm_layout.hpp"
+#include "objective/lm/lm_random.hpp"
+#include "objective/lm/lm_stages.hpp"
+#include "opencl_test_support.hpp"
+
+using namespace pipelens;
+using gpu::DeviceRef;
+
+namespace {
+
+// N = b T = 7 * 9 = 63 rows, C = 20 (4 heads of 5), 4C = 80, V = 29.
+LmDims oddDims() {
+    return LmDims{4, 20, 4, 9, 7, 29};
+}
+// A second shape: 3 heads of 4, T = 5, b = 3 (N = 15), V = 7.
+LmDims smallDims() {
+    return LmDims{4, 12, 3, 5, 3, 7};
+}
+
+template <typename Real>
+std::vector<Real> seeded(std::size_t n, std::uint64_t seed, double scale) {
+    LmRandom rng(seed);
+    std::vector<Real> v(n);
+    for (Real& x : v) x = static_cast<Real>(scale * rng.normal());
+    return v;
+}
+
+std::vector<int> seededTokens(int n, int vocab, std::uint64_t seed) {
+    LmRandom rng(seed);
+    std::vector<int> t(static_cast<std::size_t>(n));
+    for (int& v : t) v = static_cast<int>(rng.below(static_cast<std::uint64_t>(vocab)));
+    return t;
+}
+
+template <typename Real>
+double tolerance() {
+    return sizeof(Real) == sizeof(double) ? 1e-12 : 2e-5;
+}
+
+// max |got - want| <= tol max |want|, reporting the worst entry.
+template <typename Real>
+bool closeArrays(const std::vector<Real>& got, const std::vector<Real>& want, const char* what,
+                 QString& report) {
+    if (got.size() != want.size()) {
+        report += QString("%1: %2 values, want %3\n").arg(what).arg(got.size()).arg(want.size());
+        return false;
+    }
+    double diff = 0, scale = 0;
+    std::size_t worst = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        const double d = std::abs(static_cast<double>(got[i]) - static_cast<double>(want[i]));
+        if (!(d <= diff) || !std::isfinite(static_cast<double>(got[i]))) {
+            diff = std::isfinite(d) ? d : INFINITY;
+            worst = i;
+        }
+        scale = std::max(scale, std::abs(static_cast<double>(want[i])));
+    }
+    const double rel = diff / std::max(scale, 1e-300);
+    const bool ok = rel <= tolerance<Real>();
+    if (!ok) {
+        report += QString("%1: relative error %2 at [%3] (got %4, want %5)\n")
+                      .arg(what)
+                      .arg(rel, 0, 'g', 3)
+                      .arg(worst)
+                      .arg(static_cast<double>(got[worst]), 0, 'g', 17)
+                      .arg(static_cast<double>(want[worst]), 0, 'g', 17);
+    }
+    return ok;
+}
+
+// The device and host copies of the buffers one test needs.
+template <typename Real>
+struct Bench {
+    gpu::LmOpenClOps<Real> ops{opencl_test::context()};
+    cl::Buffer upload(const std::vector<Real>& v) {
+        cl::Buffer b = ops.reals(v.size(), "test");
+        ops.write(b, 0, v.data(), v.size());
+        return b;
+    }
+    cl::Buffer uploadInts(const std::vector<int>& v) {
+        cl::Buffer b = ops.ints(v.size(), "test tokens");
+        ops.writeInts(b, v.data(), v.size());
+        return b;
+    }
+    std::vector<Real> download(const cl::Buffer& b, std::size_t n, long long offset = 0) {
+        std::vector<Real> v(n);
+        ops.read({&b, offset}, v.data(), n);
+        return v;
+    }
+};
+
+// A weight block inside a larger buffer, at an offset that is not a multiple of anything useful,
+// so every kernel's and GEMM's offset handling is exercised.
+constexpr long long kOffset = 37;
+
+template <typename Real>
+void embeddingMatchesCpu(const LmDims& d) {
+    Bench<Real> t;
+    const auto size = static_cast<std::size_t>(LmLayout::embeddingSize(d));
+    const auto nc = static_cast<std::size_t>(d.tokens() * d.width);
+    auto wHost = seeded<Real>(size + kOffset, 1, 0.5);
+    const auto tokens = seededTokens(d.tokens(), d.vocab, 2);
+    const auto gradOut = seeded<Real>(nc, 3, 1.0);
+    EmbeddingStage<Real> cpu(d);
+    std::vector<Real> outCpu(nc), gwCpu(size);
+    cpu.forward(wHost.data() + kOffset, tokens.data(), outCpu.data());
+    cpu.backward(gradOut.data(), gwCpu.data());
+
+    const cl::Buffer w = t.upload(wHost), tok = t.uploadInts(tokens), g = t.upload(gradOut);
+    const cl::Buffer out = t.ops.reals(nc, "out"), gw = t.ops.reals(size + kOffset, "gw");
+    gpu::LmOpenClStage<Real> stage(t.ops, LmLayout(d), 0);
+    stage.forward({&w, kOffset}, {&tok, 0}, {}, {&out, 0});
+    stage.backward({&w, kOffset}, {&g, 0}, {&gw, kOffset}, {});
+    QString report;
+    bool ok = closeArrays(t.download(out, nc), outCpu, "forward", report);
+    ok = closeArrays(t.download(gw, size, kOffset), gwCpu, "weight gradient", report) && ok;
+    QVERIFY2(ok, qPrintable(report));
+}
+
+template <typename Real>
+void blockMatchesCpu(const LmDims& d) {
+    Bench<Real> t;
+    const LmLayout layout(d);
+    const auto size = static_cast<std::size_t>(LmLayout::blockSize(d));
+    const auto nc = static_cast<std::size_t>(d.tokens() * d.width);
+    auto wHost = seeded<Real>(size + kOffset, 4, 0.3);
+    // LayerNorm gains near 1, as trained models have them.
+    const LmBlockOffsets at(d.width);
+    for (long long g : {at.ln1Weight, at.ln2Weight}) {
+        for (int i = 0; i < d.width; ++i) wHost[static_cast<std::size_t>(kOffset + g + i)] += 1;
+    }
+    const auto x = seeded<Real>(nc, 5, 1.0);
+    const auto gradOut = seeded<Real>(nc, 6, 1.0);
+    BlockStage<Real> cpu(d);
+    std::vector<Real> outCpu(nc), gwCpu(size), ginCpu(nc);
+    cpu.forward(wHost.data() + kOffset, x.data(), outCpu.data());
+
+    const cl::Buffer w = t.upload(wHost), xin = t.upload(x), g = t.upload(gradOut);
+    const cl::Buffer out = t.ops.reals(nc + kOffset, "out");
+    const cl::Buffer gw = t.ops.reals(size + kOffset, "gw"), gin = t.ops.reals(nc, "gin");
+    gpu::LmOpenClStage<Real> stage(t.ops, layout, 1);
+    stage.forward({&w, kOffset}, {}, {&xin, 0}, {&out, kOffset});
+    QString report;
+    bool ok = closeArrays(t.download(out, nc, kOffset), outCpu, "forward", report);
+    const std::pair<const char*, const std::vector<Real>*> internals[] = {
+        {"ln1_out", &cpu.ln1Out()},
+        {"qkv", &cpu.qkv()},
+        {"attn_heads_merged", &cpu.headsMerged()},
+        {"attn_out", &cpu.attnOut()},
+        {"ln2_in", &cpu.ln2In()},
+        {"ln2_out", &cpu.ln2Out()},
+        {"mlp_pre_gelu", &cpu.mlpPreGelu()},
+        {"mlp_gelu_out", &cpu.mlpGeluOut()},
+        {"mlp_out", &cpu.mlpOut()}};
+    for (const auto& [name, want] : internals) {
+        ok = closeArrays(stage.internal(name), *want, name, report) && ok;
+    }
+    cpu.backward(wHost.data() + kOffset, gradOut.data(), gwCpu.data(), ginCpu.data());
+    stage.backward({&w, kOffset}, {&g, 0}, {&gw, kOffset}, {&gin, 0});
+    ok = closeArrays(t.download(gw, size, kOffset), gwCpu, "weight gradient", report) && ok;
+    ok = closeArrays(t.download(gin, nc), ginCpu, "input gradient", report) && ok;
+    // Each tensor separately too, so a wrong bias or gain gradient cannot hide behind a large
+    // matrix's scale.
+    const auto gwDev = t.download(gw, size, kOffset);
+    for (const auto& tensor : layout.stage(1).tensors) {
+        const long long off = tensor.offset - layout.stage(1).offset;
+        std::vector<Real> a(gwDev.begin() + off, gwDev.begin() + off + tensor.numel);
+        std::vector<Real> b(gwCpu.begin() + off, gwCpu.begin() + off + tensor.numel);
+        ok = closeArrays(a, b, tensor.name.c_str(), report) && ok;
+    }
+    QVERIFY2(ok, qPrintable(report));
+}
+
+template <typename Real>
+void headMatchesCpu(const LmDims& d) {
+    Bench<Real> t;
+    const LmLayout layout(d);
+    const int S = d.stages;
+    const auto size = static_cast<std::size_t>(LmLayout::headSize(d));
+    const auto nc = static_cast<std::size_t>(d.tokens() * d.width);
+    const auto nv = static_cast<std::size_t>(d.tokens() * d.vocab);
+    auto wHost = seeded<Real>(size + kOffset, 7, 0.4);
+    for (int i = 0; i < d.width; ++i) wHost[static_cast<std::size_t>(kOffset + i)] += 1;
+    const auto x = seeded<Real>(nc, 8, 1.0);
+    const auto targets = seededTokens(d.tokens(), d.vocab, 9);
+    HeadStage<Real> cpu(d);
+    std::vector<Real> logitsCpu(nv), gradLogitsCpu(nv), gwCpu(size), ginCpu(nc);
+    cpu.forward(wHost.data() + kOffset, x.data(), logitsCpu.data());
+    const double lossCpu = crossEntropy<Real>(logitsCpu.data(), targets.data(), d.tokens(), d.vocab,
+                                              gradLogitsCpu.data());
+    cpu.backward(wHost.data() + kOffset, gradLogitsCpu.data(), gwCpu.data(), ginCpu.data());
+
+    const cl::Buffer w = t.upload(wHost), xin = t.upload(x), tg = t.uploadInts(targets);
+    const cl::Buffer logits = t.ops.reals(nv + kOffset, "logits");
+    const cl::Buffer gradLogits = t.ops.reals(nv + kOffset, "grad logits");
+    const cl::Buffer gw = t.ops.reals(size, "gw"), gin = t.ops.reals(nc + kOffset, "gin");
+    gpu::LmOpenClStage<Real> stage(t.ops, layout, S - 1);
+    stage.forward({&w, kOffset}, {}, {&xin, 0}, {&logits, kOffset});
+    const DeviceRef gl{&gradLogits, kOffset};
+    const double lossNoGrad =
+        t.ops.crossEntropy({&logits, kOffset}, {&tg, 0}, d.tokens(), d.vocab, nullptr);
+    const double loss = t.ops.crossEntropy({&logits, kOffset}, {&tg, 0}, d.tokens(), d.vocab, &gl);
+    stage.backward({&w, kOffset}, gl, {&gw, 0}, {&gin, kOffset});
+    QString report;
+    bool ok = closeArrays(t.download(logits, nv, kOffset), logitsCpu, "logits", report);
+    ok =
+        closeArrays(t.download(gradLogits, nv, kOffset), gradLogitsCpu, "logit gradient", report) &&
+        ok;
+    ok = closeArrays(t.download(gw, size), gwCpu, "weight gradient", report) && ok;
+    ok = closeArrays(t.download(gin, nc, kOffset), ginCpu, "input gradient", report) && ok;
+    QVERIFY2(ok, qPrintable(report));
+    QVERIFY2(opencl_test::close(loss, lossCpu, tolerance<Real>()),
+             qPrintable(QString("loss %1, CPU %2").arg(loss, 0, 'g', 17).arg(lossCpu, 0, 'g', 17)));
+    QCOMPARE(lossNoGrad, loss);
+}
+
+// SGD on a block in the middle of a vector, and the replica average.
+template <typename Real>
+void updatesMatchCpu() {
+    Bench<Real> t;
+    const long long P = 1001;  // odd, not a multiple of the group
+    const int R = 3;
+    const long long off = 123, count = 517;
+    auto reps = seeded<Real>(static_cast<std::size_t>(R * P), 10, 1.0);
+    const auto g = seeded<Real>(static_cast<std::size_t>(count + 5), 11, 1.0);
+    const double step = 0.37;
+    const cl::Buffer repsDev = t.upload(reps), gDev = t.upload(g);
+    const cl::Buffer avg = t.ops.reals(static_cast<std::size_t>(P), "avg");
+    t.ops.sgd({&repsDev, P + off}, {&gDev, 5}, count, step);
+    for (long long i = 0; i < count; ++i) {
+        reps[static_cast<std::size_t>(P + off + i)] -=
+            static_cast<Real>(step) * g[static_cast<std::size_t>(5 + i)];
+    }
+    t.ops.average(repsDev, R, P, avg);
+    std::vector<Real> want(static_cast<std::size_t>(P), Real(0));
+    for (int r = 0; r < R; ++r) {
+        for (long long i = 0; i < P; ++i)
+            want[static_cast<std::size_t>(i)] += reps[static_cast<std::size_t>(r * P + i)];
+    }
+    for (Real& v : want) v /= static_cast<Real>(R);
+    QString report;
+    bool ok = closeArrays(t.download(repsDev, reps.size()), reps, "sgd", report);
+    ok = closeArrays(t.download(avg, want.size()), want, "average", report) && ok;
+    QVERIFY2(ok, qPrintable(report));
+}
+
+}  // namespace
+
+class TestOpenClLmKernels : public QObject {
+    Q_OBJECT
+  private slots:
+    void initTestCase() { PIPELENS_REQUIRE_OPENCL(); }
+
+    void embedding_data() { shapes(); }
+    void embedding() {
+        QFETCH(bool, odd);
+        QFETCH(bool, fp64);
+        const LmDims d = odd ? oddDims() : smallDims();
+        if (fp64)
+            embeddingMatchesCpu<double>(d);
+        else
+            embeddingMatchesCpu<float>(d);
+    }
+    void block_data() { shapes(); }
+    void block() {
+        QFETCH(bool, odd);
+        QFETCH(bool, fp64);
+        const LmDims d = odd ? oddDims() : smallDims();
+        if (fp64)
+            blockMatchesCpu<double>(d);
+        else
+            blockMatchesCpu<float>(d);
+    }
+    void headAndCrossEntropy_data() { shapes(); }
+    void headAndCrossEntropy() {
+        QFETCH(bool, odd);
+        QFETCH(bool, fp64);
+        const LmDims d = odd ? oddDims() : smallDims();
+        if (fp64)
+            headMatchesCpu<double>(d);
+        else
+            headMatchesCpu<float>(d);
+    }
+    void sgdAndAverage_data() {
+        QTest::addColumn<bool>("fp64");
+        QTest::newRow("double") << true;
+        QTest::newRow("float") << false;
+    }
+    void sgdAndAverage() {
+        QFETCH(bool, fp64);
+        if (fp64)
+            updatesMatchCpu<double>();
+        else
+            updatesMatchCpu<float>();
+    }
+
+  private:
+    static void shapes() {
+        QTest::addColumn<bool>("odd");
+        QTest::addColumn<bool>("fp64");
+        QTest::newRow("N63-C20-H4/double") << true << true;
+        QTest::newRow("N15-C12-H3/double") << false << true;
+        QTest::newRow("N63-C20-H4/float") << true << false;
+        QTest::newRow("N15-C12-H3/float") << false << false;
+    }
+};
+
+QTEST_APPLESS_MAIN(TestOpenClLmKernels)
+#include "tst_opencl_lm_kernels.moc"
