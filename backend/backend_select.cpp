@@ -15,6 +15,7 @@
 #include "devices.hpp"
 #include "fallback_backend.hpp"
 #include "lm_opencl_executor.hpp"
+#include "lm_opencl_rpd_executor.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_context.hpp"
 #endif
@@ -189,6 +190,7 @@ LmBackendChoice selectLmBackend(const ExperimentConfig& config, std::vector<std:
     LmBackendChoice choice;
     choice.name = context->describe(precision);
     choice.executor = gpu::lmOpenClExecutorFactory(context);
+    choice.rpdExecutor = gpu::lmOpenClRpdExecutorFactory(context);
     return choice;
 #else
     if (!config.allowCpuFallback) {

@@ -29,7 +29,8 @@ struct BackendChoice {
 BackendChoice selectBackend(const ExperimentConfig& config, std::vector<std::string>& notices,
                             std::function<void(const std::string&)> runtimeNotice = {});
 
-// The language model's executor for PD and LocalSGD (RunOptions::lmExecutor):
+// The language model's executors for PD and LocalSGD and for RPD (RunOptions::lmExecutor,
+// lmRpdExecutor):
 //   cpu     the CPU engine (an empty factory).
 //   opencl  the chosen OpenCL device in the config's precision; without a device, or double on
 //           a device without fp64, the CPU engine with a notice if allow_cpu_fallback, else a
@@ -38,6 +39,7 @@ BackendChoice selectBackend(const ExperimentConfig& config, std::vector<std::str
 //           model").
 struct LmBackendChoice {
     LmExecutorFactory executor;
+    LmRpdExecutorFactory rpdExecutor;
     std::string name = "cpu";
 };
 LmBackendChoice selectLmBackend(const ExperimentConfig& config, std::vector<std::string>& notices);

@@ -580,6 +580,7 @@ int runLanguageModel(const ExperimentConfig& config, const std::string& folder, 
     RunOptions opt;
     opt.threads = threads;
     opt.lmExecutor = backend.executor;
+    opt.lmRpdExecutor = backend.rpdExecutor;
     opt.lmExecutorName = backend.name;
     std::optional<SlowStepReporter> reporter;
     reportProgress(opt, reporter, quiet, err);

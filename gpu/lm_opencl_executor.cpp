@@ -18,12 +18,12 @@ LmOpenClExecutor<Real>::LmOpenClExecutor(std::shared_ptr<OpenClContext> context,
     : problem_(std::move(problem)),
       replicas_(replicas),
       size_(problem_->layout.size()),
-      ops_(std::move(context)) {
+      model_(std::move(context), *problem_),
+      ops_(model_.ops()) {
     const LmLayout& layout = problem_->layout;
     const LmDims& d = layout.dims();
     const int S = layout.stages();
     const auto nc = toSize(d.tokens()) * toSize(d.width);
-    const auto nv = toSize(d.tokens()) * toSize(d.vocab);
     weights_ = ops_.reals(toSize(replicas_) * toSize(size_), "language model replicas");
     std::vector<Real> w0(toSize(size_));
     for (std::size_t i = 0; i < w0.size(); ++i) {
@@ -33,7 +33,6 @@ LmOpenClExecutor<Real>::LmOpenClExecutor(std::shared_ptr<OpenClContext> context,
     if (replicas_ > 1) average_ = ops_.reals(toSize(size_), "language model replica average");
     long long largest = 0;
     for (int s = 0; s < S; ++s) {
-        stages_.push_back(std::make_unique<LmOpenClStage<Real>>(ops_, layout, s));
         const std::string st = " of stage " + std::to_string(s);
         stash_.push_back({toSize(layout.stage(s).size), "weight stash" + st, {}, {}});
         input_.push_back({s == 0 ? 0 : nc, "kept input" + st, {}, {}});
@@ -41,12 +40,7 @@ LmOpenClExecutor<Real>::LmOpenClExecutor(std::shared_ptr<OpenClContext> context,
         largest = std::max(largest, layout.stage(s).size);
     }
     gradW_ = ops_.reals(toSize(largest), "language model weight gradient");
-    logits_ = ops_.reals(nv, "language model logits");
-    gradLogits_ = ops_.reals(nv, "language model logit gradient");
-    scratchA_ = ops_.reals(nc, "language model activations");
-    scratchB_ = ops_.reals(nc, "language model activations");
     lastForward_.assign(toSize(S), -1);
-    ids(problem_->train);
 }
 
 template <typename Real>
@@ -70,27 +64,6 @@ DeviceRef LmOpenClExecutor<Real>::get(Pool& pool, int key) {
 }
 
 template <typename Real>
-const typename LmOpenClExecutor<Real>::Ids& LmOpenClExecutor<Real>::ids(
-    const TokenBatches& batches) {
-    auto it = ids_.find(&batches);
-    if (it != ids_.end()) return it->second;
-    // Batches are windows of one id array: from batch 0's first token to the last target.
-    Ids ids;
-    ids.base = batches.tokens(0);
-    const int last = batches.batches() - 1;
-    const auto count = toSize(batches.targets(last) - ids.base) + toSize(batches.tokensPerBatch());
-    ids.buffer = ops_.ints(count, "language model token ids");
-    ops_.writeInts(ids.buffer, ids.base, count);
-    return ids_.emplace(&batches, std::move(ids)).first->second;
-}
-
-template <typename Real>
-DeviceRef LmOpenClExecutor<Real>::tokens(const TokenBatches& batches, int batch, int shift) {
-    const Ids& i = ids(batches);
-    return {&i.buffer, static_cast<long long>(batches.tokens(batch) - i.base) + shift};
-}
-
-template <typename Real>
 DeviceRef LmOpenClExecutor<Real>::replicaBlock(int replica, int s) {
     return {&weights_, replica * size_ + problem_->layout.stage(s).offset};
 }
@@ -110,12 +83,12 @@ double LmOpenClExecutor<Real>::forward(int m, int s, int replica, int batch) {
     const DeviceRef stash = acquire(stash_[su], m);
     ops_.copy(replicaBlock(replica, s), stash, toSize(layout.stage(s).size));
     const DeviceRef in = s == 0 ? DeviceRef{} : get(input_[su], m);
-    const DeviceRef out = s == S - 1 ? DeviceRef{&logits_, 0} : acquire(input_[su + 1], m);
-    stages_[su]->forward(stash, tokens(problem_->train, batch, 0), in, out);
+    const DeviceRef out = s == S - 1 ? model_.logits() : acquire(input_[su + 1], m);
+    model_.stage(s).forward(stash, model_.tokens(problem_->train, batch, 0), in, out);
     lastForward_[su] = m;
     if (s != S - 1) return std::numeric_limits<double>::quiet_NaN();
     const LmDims& d = layout.dims();
-    return ops_.crossEntropy({&logits_, 0}, tokens(problem_->train, batch, 1), d.tokens(), d.vocab,
+    return ops_.crossEntropy(model_.logits(), model_.tokens(problem_->train, batch, 1), d.tokens(), d.vocab,
                              nullptr);
 }
 
@@ -129,22 +102,22 @@ void LmOpenClExecutor<Real>::backward(int m, int s, int replica, int batch, doub
     const DeviceRef stash = get(stash_[su], m);
     const DeviceRef in = s == 0 ? DeviceRef{} : get(input_[su], m);
     if (lastForward_[su] != m) {  // activation recomputation from the kept input
-        stages_[su]->forward(stash, tokens(problem_->train, batch, 0), in,
-                             s == S - 1 ? DeviceRef{&logits_, 0} : DeviceRef{&scratchA_, 0});
+        model_.stage(s).forward(stash, model_.tokens(problem_->train, batch, 0), in,
+                             s == S - 1 ? model_.logits() : model_.scratchA());
         lastForward_[su] = m;
     }
     DeviceRef gradOut;
     if (s == S - 1) {
-        const DeviceRef gl{&gradLogits_, 0};
+        const DeviceRef gl = model_.gradLogits();
         // The loss is not needed, but the kernel pass writing the gradient computes it anyway.
-        ops_.crossEntropyRows({&logits_, 0}, tokens(problem_->train, batch, 1), d.tokens(), d.vocab,
-                              {&scratchB_, 0}, &gl);
+        ops_.crossEntropyRows(model_.logits(), model_.tokens(problem_->train, batch, 1), d.tokens(), d.vocab,
+                              model_.scratchB(), &gl);
         gradOut = gl;
     } else {
         gradOut = get(gradOut_[su], m);
     }
     const DeviceRef gradIn = s == 0 ? DeviceRef{} : acquire(gradOut_[su - 1], m);
-    stages_[su]->backward(stash, gradOut, {&gradW_, 0}, gradIn);
+    model_.stage(s).backward(stash, gradOut, {&gradW_, 0}, gradIn);
     ops_.sgd(replicaBlock(replica, s), {&gradW_, 0}, layout.stage(s).size, stepSize);
     stash_[su].keys.release(m);
     if (s > 0) input_[su].keys.release(m);
@@ -159,40 +132,13 @@ void LmOpenClExecutor<Real>::averageReplicas() {
 
 template <typename Real>
 double LmOpenClExecutor<Real>::meanLoss(const TokenBatches& batches) {
-    const LmLayout& layout = problem_->layout;
-    const LmDims& d = layout.dims();
-    const int S = layout.stages();
-    const int B = batches.batches();
-    const auto rows = toSize(d.tokens());
-    if (meanRowsCount_ < toSize(B) * rows) {
-        meanRowsCount_ = toSize(B) * rows;
-        meanRows_ = ops_.reals(meanRowsCount_, "language model full-objective row losses");
-    }
     const DeviceRef w = currentPoint();
-    const cl::Buffer* ping[2] = {&scratchA_, &scratchB_};
-    for (int b = 0; b < B; ++b) {
-        for (int s = 0; s < S; ++s) {
-            const DeviceRef in = s == 0 ? DeviceRef{} : DeviceRef{ping[(s - 1) % 2], 0};
-            const DeviceRef out = s == S - 1 ? DeviceRef{&logits_, 0} : DeviceRef{ping[s % 2], 0};
-            stages_[toSize(s)]->forward(w.at(layout.stage(s).offset), tokens(batches, b, 0), in,
-                                        out);
-        }
-        ops_.crossEntropyRows({&logits_, 0}, tokens(batches, b, 1), d.tokens(), d.vocab,
-                              {&meanRows_, static_cast<long long>(toSize(b) * rows)}, nullptr);
-    }
+    const LmLayout& layout = problem_->layout;
+    const double loss =
+        model_.meanLoss([&](int s) { return w.at(layout.stage(s).offset); }, batches);
     // The whole-model pass reused the stages: their saved internals are gone.
     std::fill(lastForward_.begin(), lastForward_.end(), -1);
-    std::vector<Real> host(toSize(B) * rows);
-    ops_.read({&meanRows_, 0}, host.data(), host.size());
-    // The CPU's order: each batch's mean, then the mean over batches.
-    double sum = 0.0;
-    for (int b = 0; b < B; ++b) {
-        double batchSum = 0.0;
-        for (std::size_t n = 0; n < rows; ++n)
-            batchSum += static_cast<double>(host[toSize(b) * rows + n]);
-        sum += batchSum / static_cast<double>(rows);
-    }
-    return sum / B;
+    return loss;
 }
 
 template <typename Real>

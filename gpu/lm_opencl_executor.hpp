@@ -2,13 +2,12 @@
 // The OpenCL executor of PD and LocalSGD on the language model (LmPipelineExecutor,
 // core/replay/lm_pipeline_executor.hpp): the R replicas' flat weights, every stage's weight
 // stashes, kept input activations and passed gradients, and the corpus's token ids live on the
-// device; the stages are gpu/lm_opencl_stages.hpp. Only losses (one value per row of a
+// device; the stages and the corpora's ids are gpu/lm_opencl_model.hpp. Only losses (one value per row of a
 // last-stage forward, summed on the host) and weights() cross to the host.
-#include <map>
 #include <memory>
 #include <vector>
 
-#include "lm_opencl_stages.hpp"
+#include "lm_opencl_model.hpp"
 #include "objective/lm/char_transformer.hpp"
 #include "replay/lm_pipeline_executor.hpp"
 
@@ -31,7 +30,7 @@ class LmOpenClExecutor final : public LmPipelineExecutor {
     std::vector<int> peakStashedWeights() const override;
     std::vector<int> peakKeptInputs() const override;
 
-    long long kernelEnqueues() const { return ops_.kernelEnqueues(); }
+    long long kernelEnqueues() const { return model_.ops().kernelEnqueues(); }
 
   private:
     // Equal-size device buffers owned by microbatch keys.
@@ -41,28 +40,19 @@ class LmOpenClExecutor final : public LmPipelineExecutor {
         LmSlotPool keys;
         std::vector<cl::Buffer> buffers;
     };
-    // A corpus's token ids on the device: batch i's tokens at tokenOffset(i), targets one later.
-    struct Ids {
-        cl::Buffer buffer;
-        const int* base = nullptr;
-    };
     DeviceRef acquire(Pool& pool, int key);
     DeviceRef get(Pool& pool, int key);
-    const Ids& ids(const TokenBatches& batches);
-    DeviceRef tokens(const TokenBatches& batches, int batch, int shift);
     DeviceRef replicaBlock(int replica, int s);
     DeviceRef currentPoint();  // the replica average (or the only replica)
 
     std::shared_ptr<const CharTransformerProblem> problem_;
     int replicas_;
     long long size_;
-    mutable LmOpenClOps<Real> ops_;
-    std::vector<std::unique_ptr<LmOpenClStage<Real>>> stages_;
-    cl::Buffer weights_, average_, gradW_, logits_, gradLogits_, scratchA_, scratchB_, meanRows_;
-    std::size_t meanRowsCount_ = 0;
+    mutable LmOpenClModel<Real> model_;
+    LmOpenClOps<Real>& ops_;
+    cl::Buffer weights_, average_, gradW_;
     std::vector<Pool> stash_, input_, gradOut_;  // per stage
     std::vector<int> lastForward_;
-    std::map<const TokenBatches*, Ids> ids_;
 };
 
 // An executor factory for makeLmPipelineReplay on `context` (the problem's precision).

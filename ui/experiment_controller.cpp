@@ -234,6 +234,7 @@ void ExperimentController::runNow() {
                 const LmBackendChoice backend = selectLmBackend(config, lines);
                 for (const auto& l : lines) notices << QString::fromStdString(l);
                 options.lmExecutor = backend.executor;
+                options.lmRpdExecutor = backend.rpdExecutor;
                 options.lmExecutorName = backend.name;
             } else {
                 BackendChoice backend = selectBackend(config, lines, runtimeNotice);

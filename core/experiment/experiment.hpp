@@ -16,6 +16,7 @@
 #include "experiment/objective_cache.hpp"
 #include "replay/delays.hpp"
 #include "replay/lm_pipeline_executor.hpp"
+#include "replay/lm_rpd_executor.hpp"
 #include "replay/replay.hpp"
 
 namespace pipelens {
@@ -118,9 +119,11 @@ struct ChunkPosition {
 struct RunOptions {
     BackendProvider backend;                       // default: the CPU engine
     std::string backendName = "cpu";
-    // The language model's PD and LocalSGD runs: their executor (empty: the CPU engine) and
-    // what it is, e.g. "opencl: pthread-haswell (Portable Computing Language), double".
+    // The language model's runs: the executors of PD and LocalSGD and of RPD (empty: the CPU
+    // engine) and what they are, e.g. "opencl: pthread-haswell (Portable Computing Language),
+    // double".
     LmExecutorFactory lmExecutor;
+    LmRpdExecutorFactory lmRpdExecutor;
     std::string lmExecutorName = "cpu";
     std::function<void(const std::string&)> progress;  // one line per finished method
     std::function<void(const std::string&)> onStage;   // a line before each slow set-up step

@@ -38,7 +38,8 @@ LmRunOptions lmRunOptions(const ExperimentConfig& c, const MethodRun& plan) {
 
 std::unique_ptr<LmReplay> makeLmReplay(const ExperimentConfig& c, const MethodRun& plan,
                                        double stepSize, const Problem& problem,
-                                       const LmExecutorFactory& executor) {
+                                       const LmExecutorFactory& executor,
+                                       const LmRpdExecutorFactory& rpdExecutor) {
     if (plan.pipeline()) {
         LmPipelineConfig cfg;
         fillPipelineConfig(cfg, plan, stepSize);
@@ -48,12 +49,12 @@ std::unique_ptr<LmReplay> makeLmReplay(const ExperimentConfig& c, const MethodRu
     LmRpdConfig cfg;
     fillRpdConfig(cfg, c, plan, stepSize);
     cfg.options = lmRunOptions(c, plan);
-    return makeLmRpdReplay(problem, std::move(cfg));
+    return makeLmRpdReplay(problem, std::move(cfg), rpdExecutor);
 }
 
 LmRunOutcome runLmOnce(const ExperimentConfig& c, const MethodRun& plan, double stepSize,
                        const Problem& problem, const RunOptions& options, ChunkPosition position) {
-    auto replay = makeLmReplay(c, plan, stepSize, problem, options.lmExecutor);
+    auto replay = makeLmReplay(c, plan, stepSize, problem, options.lmExecutor, options.lmRpdExecutor);
     std::function<void(const RunResult&, double)> onChunk;
     if (options.onChunk) {
         onChunk = [&](const RunResult& r, double done) {
@@ -189,7 +190,7 @@ LmExperimentResult runLmExperiment(const ExperimentConfig& c, const RunOptions& 
     if (options.lmExecutor) res.backend = options.lmExecutorName;
     if (options.lmExecutor) {
         for (const MethodRun& run : plan.runs) {
-            if (!run.pipeline()) {
+            if (!run.pipeline() && !options.lmRpdExecutor) {
                 res.warnings.push_back(run.label + ": RPD on the language model runs on the CPU "
                                        "engine (PD and LocalSGD run on " +
                                        options.lmExecutorName + ")");

@@ -11,10 +11,11 @@ namespace pipelens {
 
 template <typename Real>
 LmRpdReplay<Real>::LmRpdReplay(std::shared_ptr<const CharTransformerProblem> problem,
-                               LmRpdConfig config)
+                               LmRpdConfig config, std::unique_ptr<LmRpdExecutor> executor)
     : LmReplayBase<Real>(std::move(problem), config.options),
       config_(std::move(config)),
-      rng_(config_.seed) {
+      rng_(config_.seed),
+      executor_(std::move(executor)) {
     const CharTransformerProblem& p = *this->problem_;
     const int S = p.layout.stages();
     resolveRpdSettings(S, config_.delayMode, config_.order, config_.pipeDream, config_.updates,
@@ -27,17 +28,11 @@ LmRpdReplay<Real>::LmRpdReplay(std::shared_ptr<const CharTransformerProblem> pro
     if (static_cast<long long>(config_.batchOf.size()) < pdMicrobatches) {
         config_.batchOf = batchSequence(pdMicrobatches, p.train.batches(), false, 0);
     }
-    const std::vector<Real> w0 = this->toReal(p.w0);
-    history_.resize(static_cast<std::size_t>(S));
+    if (!executor_) executor_ = makeLmCpuRpdExecutor(this->problem_);
+    // Buffer 0 of every block is w0's block (LmRpdExecutor).
+    history_.assign(static_cast<std::size_t>(S), std::deque<Version>{{0, 0}});
     spare_.resize(static_cast<std::size_t>(S));
-    long long largest = 0;
-    for (int s = 0; s < S; ++s) {
-        const auto& b = p.layout.stage(s);
-        history_[static_cast<std::size_t>(s)].push_back(
-            {0, std::vector<Real>(w0.begin() + b.offset, w0.begin() + b.offset + b.size)});
-        largest = std::max(largest, b.size);
-    }
-    grad_.resize(static_cast<std::size_t>(largest));
+    buffers_.assign(static_cast<std::size_t>(S), 1);
     this->log_.peakStashedWeights.assign(static_cast<std::size_t>(S), 1);
     point_.resize(static_cast<std::size_t>(S));
     delays_.assign(static_cast<std::size_t>(S), 0);
@@ -50,29 +45,25 @@ LmRpdReplay<Real>::LmRpdReplay(std::shared_ptr<const CharTransformerProblem> pro
     r.maxDelay = config_.maxDelay;
     r.initialObjective = std::numeric_limits<double>::quiet_NaN();
     if (config_.options.fullObjectivePerSlot || config_.options.fullObjectivePerUpdate) {
-        assembleCurrent();
-        r.initialObjective = this->fullObjective(current_.data());
+        r.initialObjective = executor_->meanLoss(currentPoint(), p.train);
     }
 }
 
 template <typename Real>
-const Real* LmRpdReplay<Real>::blockAt(int block, long long iterate) const {
+int LmRpdReplay<Real>::bufferAt(int block, long long iterate) const {
     const auto& h = history_[static_cast<std::size_t>(block)];
     for (auto it = h.rbegin(); it != h.rend(); ++it) {
-        if (it->from <= iterate) return it->values.data();
+        if (it->from <= iterate) return it->buffer;
     }
     throw std::logic_error("iterate " + std::to_string(iterate) + " of block " +
                            std::to_string(block) + " is no longer held");
 }
 
 template <typename Real>
-void LmRpdReplay<Real>::assembleCurrent() {
-    const auto& layout = this->problem_->layout;
-    current_.resize(static_cast<std::size_t>(layout.size()));
-    for (int s = 0; s < layout.stages(); ++s) {
-        const auto& v = history_[static_cast<std::size_t>(s)].back().values;
-        std::copy(v.begin(), v.end(), current_.begin() + layout.stage(s).offset);
-    }
+const std::vector<int>& LmRpdReplay<Real>::currentPoint() {
+    current_.resize(history_.size());
+    for (std::size_t s = 0; s < history_.size(); ++s) current_[s] = history_[s].back().buffer;
+    return current_;
 }
 
 template <typename Real>
@@ -109,26 +100,25 @@ long long LmRpdReplay<Real>::advance(long long maxUpdates) {
                 case DelayMode::Zero: dj = 0; break;
                 case DelayMode::PipeDream: dj = config_.pipeDream->delay(k_, j); break;
             }
-            point_[static_cast<std::size_t>(j)] = blockAt(j, k_ - dj);
+            point_[static_cast<std::size_t>(j)] = bufferAt(j, k_ - dj);
         }
-        const double loss = this->model_.lossAndStageGradient(point_, p.train.tokens(batch),
-                                                              p.train.targets(batch), stage,
-                                                              grad_.data());
-        // w_{k+1}: block `stage` moves, the others keep their version.
+        // w_{k+1}: block `stage` moves into a free buffer, the others keep their version.
         auto& h = history_[static_cast<std::size_t>(stage)];
         auto& spare = spare_[static_cast<std::size_t>(stage)];
-        Version next{k_ + 1, std::move(spare)};
-        next.values.resize(h.back().values.size());
-        const auto step = static_cast<Real>(config_.stepSize);
-        for (std::size_t i = 0; i < next.values.size(); ++i) {
-            next.values[i] = h.back().values[i] - step * grad_[i];
+        int to = 0;
+        if (spare.empty()) {
+            to = buffers_[static_cast<std::size_t>(stage)]++;
+        } else {
+            to = spare.back();
+            spare.pop_back();
         }
-        h.push_back(std::move(next));
-        // Later steps read iterates >= k + 1 - delta: older versions go back to the spare.
+        const double loss =
+            executor_->step(point_, stage, batch, h.back().buffer, to, config_.stepSize);
+        h.push_back({k_ + 1, to});
+        // Later steps read iterates >= k + 1 - delta: older versions' buffers become free.
         const long long oldest = k_ + 1 - config_.maxDelay;
-        spare.clear();
         while (h.size() > 1 && h[1].from <= oldest) {
-            spare = std::move(h.front().values);
+            spare.push_back(h.front().buffer);
             h.pop_front();
         }
         auto& peak = this->log_.peakStashedWeights[static_cast<std::size_t>(stage)];
@@ -140,14 +130,14 @@ long long LmRpdReplay<Real>::advance(long long maxUpdates) {
         this->log_.forwardLosses.push_back({static_cast<int>(k_ - 1), -1, batch, loss});
         bool ok = this->acceptLoss(loss, k_, -1, "forward loss");
         if (ok && config_.options.fullObjectivePerUpdate) {
-            assembleCurrent();
-            this->log_.fullObjectivePerBlockUpdate.push_back(this->fullObjective(current_.data()));
+            this->log_.fullObjectivePerBlockUpdate.push_back(
+                executor_->meanLoss(currentPoint(), p.train));
             ok = this->acceptLoss(this->log_.fullObjectivePerBlockUpdate.back(), k_, -1,
                                   "full objective");
         }
-        if (ok && config_.options.heldOutEvery > 0 && k_ % config_.options.heldOutEvery == 0) {
-            assembleCurrent();
-            this->maybeHeldOut(current_.data(), k_);
+        if (ok && config_.options.heldOutEvery > 0 && k_ % config_.options.heldOutEvery == 0 &&
+            p.heldOut) {
+            this->log_.heldOutLoss.emplace_back(k_, executor_->meanLoss(currentPoint(), *p.heldOut));
         }
         if (!ok) return taken;
     }
@@ -157,23 +147,22 @@ long long LmRpdReplay<Real>::advance(long long maxUpdates) {
 
 template <typename Real>
 Eigen::VectorXd LmRpdReplay<Real>::weights() const {
-    const auto& layout = this->problem_->layout;
-    Eigen::VectorXd w(layout.size());
-    for (int s = 0; s < layout.stages(); ++s) {
-        const auto& v = history_[static_cast<std::size_t>(s)].back().values;
-        for (std::size_t i = 0; i < v.size(); ++i) {
-            w[layout.stage(s).offset + static_cast<Eigen::Index>(i)] = static_cast<double>(v[i]);
-        }
-    }
-    return w;
+    std::vector<int> point(history_.size());
+    for (std::size_t s = 0; s < history_.size(); ++s) point[s] = history_[s].back().buffer;
+    return executor_->weights(point);
 }
 
 std::unique_ptr<LmReplay> makeLmRpdReplay(std::shared_ptr<const CharTransformerProblem> problem,
-                                          LmRpdConfig config) {
+                                          LmRpdConfig config,
+                                          const LmRpdExecutorFactory& executor) {
+    std::unique_ptr<LmRpdExecutor> e;
+    if (executor) e = executor(problem);
     if (problem->params.precision == LmPrecision::Float) {
-        return std::make_unique<LmRpdReplay<float>>(std::move(problem), std::move(config));
+        return std::make_unique<LmRpdReplay<float>>(std::move(problem), std::move(config),
+                                                    std::move(e));
     }
-    return std::make_unique<LmRpdReplay<double>>(std::move(problem), std::move(config));
+    return std::make_unique<LmRpdReplay<double>>(std::move(problem), std::move(config),
+                                                 std::move(e));
 }
 
 template class LmRpdReplay<double>;

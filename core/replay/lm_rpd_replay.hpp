@@ -3,7 +3,8 @@
 // stale point z_k is block j of iterate k - d_j; forward through every stage at z_k, backward from
 // the last stage down to the drawn stage s, and update only block s. Each block keeps only the
 // versions an iterate in the window [k - delta, k] can still read (at most delta + 1), never a
-// copy of every iterate.
+// copy of every iterate. The replay draws and keeps the bookkeeping; an executor
+// (lm_rpd_executor.hpp: the CPU's or OpenCL's) holds the versions and runs the steps.
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "random/numpy_random.hpp"
 #include "replay/delays.hpp"
 #include "replay/lm_replay.hpp"
+#include "replay/lm_rpd_executor.hpp"
 #include "replay/rpd_replay.hpp"
 
 namespace pipelens {
@@ -32,7 +34,9 @@ struct LmRpdConfig {
 template <typename Real>
 class LmRpdReplay final : public LmReplayBase<Real> {
 public:
-    LmRpdReplay(std::shared_ptr<const CharTransformerProblem> problem, LmRpdConfig config);
+    // A null executor: the CPU's.
+    LmRpdReplay(std::shared_ptr<const CharTransformerProblem> problem, LmRpdConfig config,
+                std::unique_ptr<LmRpdExecutor> executor = nullptr);
     long long advance(long long maxUpdates) override;
     long long stepsDone() const override { return k_; }
     long long totalSteps() const override { return config_.updates; }
@@ -43,22 +47,25 @@ public:
 private:
     struct Version {
         long long from = 0;  // the first iterate index holding this version
-        std::vector<Real> values;
+        int buffer = 0;      // the executor's buffer of this block holding it
     };
-    const Real* blockAt(int block, long long iterate) const;
-    void assembleCurrent();
+    int bufferAt(int block, long long iterate) const;
+    const std::vector<int>& currentPoint();  // every block's newest version
 
     LmRpdConfig config_;
     long long k_ = 0;
     NumpyRandom rng_;  // the linear RPD's stream: both RPDs draw alike
     std::vector<int> delays_;
     std::vector<std::deque<Version>> history_;  // per block, oldest first
-    std::vector<std::vector<Real>> spare_;      // recycled version buffers per block
-    std::vector<const Real*> point_;
-    std::vector<Real> grad_, current_;
+    std::vector<std::vector<int>> spare_;       // per block: buffers free for reuse
+    std::vector<int> buffers_;                  // per block: buffers handed out so far
+    std::vector<int> point_, current_;
+    std::unique_ptr<LmRpdExecutor> executor_;
 };
 
+// The run in the problem's precision, on the executor `executor` makes (empty: the CPU's).
 std::unique_ptr<LmReplay> makeLmRpdReplay(std::shared_ptr<const CharTransformerProblem> problem,
-                                          LmRpdConfig config);
+                                          LmRpdConfig config,
+                                          const LmRpdExecutorFactory& executor = {});
 
 }  // namespace pipelens

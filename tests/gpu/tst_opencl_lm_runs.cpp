@@ -1,6 +1,6 @@
 // The language model on OpenCL from the command line: `run --backend opencl` on a
-// char_transformer config gives the CPU engine's numbers and says where it ran; a bad device is
-// refused naming the field.
+// char_transformer config runs PD, LocalSGD and RPD on the device, gives the CPU engine's
+// numbers and says where it ran; a bad device is refused naming the field.
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -14,7 +14,7 @@
 
 namespace {
 
-// A tiny model on the built-in corpus: PD and LocalSGD, full objective logged, double.
+// A tiny model on the built-in corpus: PD, LocalSGD and RPD, full objective logged, double.
 nlohmann::json tinyLm() {
     return nlohmann::json::parse(R"({
         "name": "cl-lm", "stages": 3, "batch_size": 3, "precision": "double",
@@ -23,7 +23,8 @@ nlohmann::json tinyLm() {
                       "sample_length": 10},
         "budget": {"slots": 40},
         "methods": [{"method": "pd", "step_size": 0.5},
-                    {"method": "localsgd", "step_size": 0.5, "local_steps": 2}]
+                    {"method": "localsgd", "step_size": 0.5, "local_steps": 2},
+                    {"method": "rpd", "step_size": 0.5, "delta": 4}]
     })");
 }
 
@@ -66,7 +67,12 @@ class TestOpenClLmRuns : public QObject {
         QVERIFY2(where.starts_with("opencl: ") && where.ends_with(", double"), where.c_str());
         const auto& a = summaries["cpu"]["methods"];
         const auto& b = summaries["opencl"]["methods"];
-        QCOMPARE(b.size(), std::size_t(2));
+        QCOMPARE(b.size(), std::size_t(3));
+        // Every method ran on the device: no warning that RPD stayed on the CPU engine.
+        for (const auto& w : summaries["opencl"]["warnings"]) {
+            QVERIFY2(w.get<std::string>().find("CPU engine") == std::string::npos,
+                     w.get<std::string>().c_str());
+        }
         QCOMPARE(b.size(), a.size());
         for (std::size_t i = 0; i < a.size(); ++i) {
             const double cpu = a[i]["final_loss"].get<double>();
