@@ -1,12 +1,16 @@
 #include "backend_select.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <mutex>
 #include <sstream>
 
 #include "errors.hpp"
+#include "experiment/lm_config.hpp"
+#include "lm_calibration.hpp"
 #include "experiment/run_work.hpp"
 #include "replay/cpu_backend.hpp"
 
@@ -169,10 +173,124 @@ BackendChoice selectBackend(const ExperimentConfig& config, std::vector<std::str
 #endif
 }
 
+namespace {
+
+// Below this many floating-point operations `auto` runs the language model on the CPU engine
+// without measuring (or opening) any device: on this project's 2-core machine that is a couple
+// of minutes of CPU work, less than a first calibration on PoCL can cost (CLBlast builds its
+// kernels on first use).
+constexpr double kDefaultAutoLmMinFlops = 1e13;
+
+double autoLmMinFlops() {
+    // PIPELENS_AUTO_LM_MIN_FLOPS overrides the threshold (0: auto always measures).
+    if (const char* text = std::getenv("PIPELENS_AUTO_LM_MIN_FLOPS")) {
+        char* end = nullptr;
+        const double v = std::strtod(text, &end);
+        if (end != text && *end == '\0' && v >= 0.0) return v;
+    }
+    return kDefaultAutoLmMinFlops;
+}
+
+// The model's size before its corpus is read: the vocabulary taken as 96 characters.
+long long roughLmParameters(const ExperimentConfig& c) {
+    const LanguageModelSpec& m = *c.objective.languageModel;
+    const long long C = m.width;
+    const long long V = 96;
+    return (c.stages - 2) * (12 * C * C + 13 * C) + 2 * V * C + static_cast<long long>(m.context) * C + 2 * C;
+}
+
+long long roughTrainBatches(const ExperimentConfig& c) {
+    const LanguageModelSpec& m = *c.objective.languageModel;
+    long long chars = m.corpusCharacters;
+    if (!m.corpus.empty()) {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(m.corpus, ec);
+        if (!ec) chars = static_cast<long long>(size);
+    }
+    return std::max(1LL, chars / std::max(1LL, static_cast<long long>(c.batchSize) * m.context));
+}
+
+std::string secondsText(double s) {
+    std::ostringstream o;
+    o.precision(s < 10 ? 2 : 3);
+    o << s << " s";
+    return o.str();
+}
+
+#ifdef PIPELENS_HAVE_OPENCL
+// The measured cost of one microbatch cycle on a backend, from the cache or measured now.
+LmCycleCost lmCost(const ExperimentConfig& config, const std::string& backend,
+                   const LmExecutorFactory& executor, std::vector<std::string>& notices,
+                   bool& measured) {
+    const std::string key = lmCalibrationKey(config, backend);
+    if (auto cached = cachedLmCycles(key)) return *cached;
+    const LmCycleCost cost = measureLmCycles(config, executor);
+    measured = true;
+    std::string error;
+    if (!storeLmCycles(key, cost, &error)) {
+        notices.push_back("backend auto: the language-model calibration could not be cached (" +
+                          error + "); it is measured again next time");
+    }
+    return cost;
+}
+#endif
+
+LmBackendChoice autoLmChoice(const ExperimentConfig& config, std::vector<std::string>& notices) {
+    const double flops = lmRunFlops(config, roughTrainBatches(config), roughLmParameters(config));
+    const double minFlops = autoLmMinFlops();
+    if (flops < minFlops) {
+        notices.push_back("backend auto: a small language-model run (about " + workText(flops) +
+                          " floating-point operations < " + workText(minFlops) +
+                          ") runs on the CPU engine");
+        return {};
+    }
+#ifdef PIPELENS_HAVE_OPENCL
+    const gpu::Precision precision = gpu::parsePrecision(config.precision);
+    const auto context = openContext(config, true, notices,
+                                     "the language model runs on the CPU engine");
+    if (!context) return {};
+    if (!context->supports(precision)) {
+        notices.push_back("backend auto: precision = \"double\" is not available on " +
+                          context->info().name + ": the language model runs on the CPU engine");
+        return {};
+    }
+    LmBackendChoice device;
+    device.name = context->describe(precision);
+    device.executor = gpu::lmOpenClExecutorFactory(context);
+    device.rpdExecutor = gpu::lmOpenClRpdExecutorFactory(context);
+    bool measured = false;
+    const LmCycleCost cpu = lmCost(config, "cpu", {}, notices, measured);
+    const LmCycleCost dev = lmCost(config, device.name, device.executor, notices, measured);
+    const double cycles = lmRunCycles(config, roughTrainBatches(config));
+    const double cpuSeconds = cycles * cpu.cycle(config.stages);
+    const double devSeconds = cycles * dev.cycle(config.stages);
+    const bool onDevice = devSeconds < cpuSeconds;
+    std::ostringstream why;
+    why << "backend auto: the language model runs on "
+        << (onDevice ? device.name : std::string("the CPU engine")) << ": predicted "
+        << secondsText(onDevice ? devSeconds : cpuSeconds) << " there against "
+        << secondsText(onDevice ? cpuSeconds : devSeconds) << " on "
+        << (onDevice ? std::string("the CPU engine") : device.name) << " (one microbatch through "
+        << config.stages << " stages: " << secondsText(cpu.cycle(config.stages)) << " on the CPU, "
+        << secondsText(dev.cycle(config.stages)) << " on the device; "
+        << (measured ? "measured now" : "measured earlier") << ", cached in "
+        << lmCalibrationCachePath() << ")";
+    notices.push_back(why.str());
+    if (onDevice) return device;
+    return {};
+#else
+    notices.push_back("backend auto: no OpenCL backend in this build: the language model runs on "
+                      "the CPU engine");
+    return {};
+#endif
+}
+
+}  // namespace
+
 LmBackendChoice selectLmBackend(const ExperimentConfig& config, std::vector<std::string>& notices) {
     checkBackendName(config);
-    // auto: the CPU engine (runLmExperiment's warning says why).
-    if (config.backend == "cpu" || config.backend == "auto") return {};
+    if (config.backend == "cpu") return {};
+    if (config.backend == "auto") return autoLmChoice(config, notices);
 #ifdef PIPELENS_HAVE_OPENCL
     const gpu::Precision precision = gpu::parsePrecision(config.precision);
     const auto context = openContext(config, config.allowCpuFallback, notices,

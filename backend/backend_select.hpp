@@ -35,8 +35,10 @@ BackendChoice selectBackend(const ExperimentConfig& config, std::vector<std::str
 //   opencl  the chosen OpenCL device in the config's precision; without a device, or double on
 //           a device without fp64, the CPU engine with a notice if allow_cpu_fallback, else a
 //           ConfigError naming the field.
-//   auto    the CPU engine (runLmExperiment warns, saying why; docs/opencl.md, "The language
-//           model").
+//   auto    the CPU engine for a small run (under 1e13 floating-point operations, or
+//           PIPELENS_AUTO_LM_MIN_FLOPS), decided before any OpenCL call; otherwise whichever of
+//           the CPU engine and the device the measured cost model (backend/lm_calibration.hpp,
+//           cached per device and model shape) predicts faster; a notice says which and why.
 struct LmBackendChoice {
     LmExecutorFactory executor;
     LmRpdExecutorFactory rpdExecutor;

@@ -117,15 +117,6 @@ void validateLanguageModel(const ExperimentConfig& c) {
             throw ConfigError("methods[" + std::to_string(i) + "].method = \"" +
                               methodName(method) + "\"" + kWith + "pd, rpd or localsgd");
         }
-        // PD and LocalSGD have an OpenCL executor; RPD on the language model runs on the CPU.
-        if (method == Method::RandomizedPipeDream && c.backend == "opencl" &&
-            !c.allowCpuFallback) {
-            throw ConfigError("methods[" + std::to_string(i) +
-                              "].method = \"rpd\" is not allowed with backend = opencl and "
-                              "allow_cpu_fallback = false: RPD on the language model runs on the "
-                              "CPU engine only (allowed on OpenCL: pd, localsgd; or use backend "
-                              "cpu, or allow the fallback)");
-        }
     }
 }
 

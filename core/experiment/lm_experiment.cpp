@@ -196,10 +196,6 @@ LmExperimentResult runLmExperiment(const ExperimentConfig& c, const RunOptions& 
                                        options.lmExecutorName + ")");
             }
         }
-    } else if (c.backend == "auto") {
-        res.warnings.push_back("backend = auto: the language model runs on the CPU engine (on a "
-                               "CPU OpenCL device such as PoCL it is the faster one; backend "
-                               "opencl runs PD and LocalSGD on the device)");
     } else if (c.backend == "opencl") {
         res.warnings.push_back("backend = opencl: the language model runs on the CPU engine "
                                "(no OpenCL executor was given to this run)");

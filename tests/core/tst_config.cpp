@@ -629,13 +629,7 @@ private slots:
         j = languageModel();
         j["backend"] = "opencl";
         j["allow_cpu_fallback"] = false;
-        expectConfigError(j, {"methods[1].method = \"rpd\"", "backend = opencl",
-                              "allow_cpu_fallback = false", "pd, localsgd"});
-        j["allow_cpu_fallback"] = true;
-        QVERIFY(ExperimentConfig::fromJson(j).languageModel());  // RPD on the CPU, a warning
-        j["allow_cpu_fallback"] = false;
-        j["methods"].erase(1);
-        QVERIFY(ExperimentConfig::fromJson(j).languageModel());  // PD and LocalSGD on OpenCL
+        QVERIFY(ExperimentConfig::fromJson(j).languageModel());  // PD, RPD, LocalSGD on OpenCL
     }
 
     // ---- hardened inputs (issue 7) ---------------------------------------------------------

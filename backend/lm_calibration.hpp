@@ -1,0 +1,47 @@
+#pragma once
+// The cost model behind `backend: auto` for the language model: how long one microbatch takes
+// through every stage (forward and backward, SGD included) on the CPU engine and on an OpenCL
+// device, measured for the run's width, heads, context, batch, vocabulary and precision, and
+// kept in a cache file so each device is measured once per model shape.
+//
+// A cycle of S stages costs base + (S - 2) block: base (the embedding and the head) and block
+// (one transformer block) come from timing S = 3 and S = 4 models. A run's predicted time on a
+// backend is its cycles (lmRunCycles) times that; `auto` picks the smaller.
+#include <optional>
+#include <string>
+
+#include "experiment/config.hpp"
+#include "replay/lm_pipeline_executor.hpp"
+
+namespace pipelens {
+
+struct LmCycleCost {
+    double base = 0.0;   // seconds: embedding + head, one microbatch forward and backward
+    double block = 0.0;  // seconds: one transformer block, the same
+    double cycle(int stages) const { return base + (stages - 2) * block; }
+};
+
+// Microbatch cycles of the whole experiment, counting every method, grid point and seed: a
+// pipeline completes one microbatch per two slots; an RPD update is a forward through all
+// stages and a backward down to the drawn one, about 3/4 of a cycle.
+double lmRunCycles(const ExperimentConfig& config, long long trainBatches);
+
+// Estimated floating-point work of the run, 6 x parameters x tokens per cycle (the threshold
+// under which `auto` runs the CPU engine without measuring anything).
+double lmRunFlops(const ExperimentConfig& config, long long trainBatches, long long parameters);
+
+// Times `executor` (empty: the CPU engine) on S = 3 and S = 4 models of the config's shape:
+// one warm-up cycle, then cycles until `seconds` have passed (at least two).
+LmCycleCost measureLmCycles(const ExperimentConfig& config, const LmExecutorFactory& executor,
+                            double seconds = 0.3);
+
+// The cache file: $PIPELENS_CACHE_DIR, else $XDG_CACHE_HOME/pipelens, else
+// $HOME/.cache/pipelens; lm-calibration.json there.
+std::string lmCalibrationCachePath();
+// The key of a measurement: the backend's description and the model's shape.
+std::string lmCalibrationKey(const ExperimentConfig& config, const std::string& backend);
+std::optional<LmCycleCost> cachedLmCycles(const std::string& key);
+// Written to a temporary name and renamed; a cache that cannot be written is only a notice.
+bool storeLmCycles(const std::string& key, const LmCycleCost& cost, std::string* error = nullptr);
+
+}  // namespace pipelens

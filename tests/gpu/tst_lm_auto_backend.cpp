@@ -1,0 +1,141 @@
+// `backend: auto` for the language model (backend/lm_calibration.hpp, selectLmBackend): a small
+// run takes the CPU engine without opening a device; a large one is measured once per device
+// and model shape, cached, and runs where the cost model predicts it is faster; the notice says
+// which and why; a damaged cache is measured anew.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "backend_select.hpp"
+#include "lm_calibration.hpp"
+#include "opencl_test_support.hpp"
+
+using namespace pipelens;
+
+namespace {
+
+ExperimentConfig tinyLm() {
+    return ExperimentConfig::fromJson(nlohmann::json::parse(R"({
+        "name": "auto-lm", "stages": 3, "batch_size": 3, "backend": "auto",
+        "objective": {"kind": "char_transformer", "width": 12, "heads": 3, "context": 7,
+                      "corpus_characters": 2000},
+        "budget": {"slots": 40},
+        "methods": [{"method": "pd", "step_size": 0.5},
+                    {"method": "rpd", "step_size": 0.5, "delta": 4}]
+    })"));
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+    std::string s;
+    for (const auto& l : lines) s += l + "\n";
+    return s;
+}
+
+nlohmann::json readCache() {
+    std::ifstream in(lmCalibrationCachePath());
+    return nlohmann::json::parse(in);
+}
+
+}  // namespace
+
+class TestLmAutoBackend : public QObject {
+    Q_OBJECT
+    QTemporaryDir cache_;
+
+  private slots:
+    void initTestCase() {
+        PIPELENS_REQUIRE_OPENCL();
+        qputenv("PIPELENS_CACHE_DIR", cache_.path().toUtf8());
+    }
+    void init() {
+        qunsetenv("PIPELENS_AUTO_LM_MIN_FLOPS");
+        std::filesystem::remove(lmCalibrationCachePath());
+    }
+
+    void cyclesCountEveryMethodGridPointAndSeed() {
+        ExperimentConfig c = tinyLm();
+        // PD: 40 slots = 20 microbatches; RPD: PD's 60 updates at 3/4 of a cycle each.
+        QCOMPARE(lmRunCycles(c, 10), 20.0 + 0.75 * 3 * 20);
+        c.methods[0].step.grid = true;
+        c.methods[0].step.gridMin = -3;
+        c.methods[0].step.gridMax = -1;
+        c.seeds = 2;
+        QCOMPARE(lmRunCycles(c, 10), 2 * (3 * 20.0 + 0.75 * 3 * 20));
+    }
+
+    void aSmallRunTakesTheCpuWithoutMeasuring() {
+        std::vector<std::string> notices;
+        const LmBackendChoice choice = selectLmBackend(tinyLm(), notices);
+        QVERIFY(!choice.executor);
+        QCOMPARE(choice.name, std::string("cpu"));
+        QVERIFY2(joined(notices).find("a small language-model run") != std::string::npos,
+                 joined(notices).c_str());
+        QVERIFY(!std::filesystem::exists(lmCalibrationCachePath()));
+    }
+
+    void aLargeRunIsMeasuredOnceAndCached() {
+        qputenv("PIPELENS_AUTO_LM_MIN_FLOPS", "0");
+        std::vector<std::string> first, second;
+        const LmBackendChoice a = selectLmBackend(tinyLm(), first);
+        QVERIFY2(joined(first).find("measured now") != std::string::npos, joined(first).c_str());
+        const nlohmann::json cache = readCache();
+        QCOMPARE(cache.size(), std::size_t(2));  // the CPU engine and the device
+        for (const auto& [key, cost] : cache.items()) {
+            QVERIFY2(cost["base"].get<double>() > 0 && cost["block"].get<double>() > 0, key.c_str());
+        }
+        const LmBackendChoice b = selectLmBackend(tinyLm(), second);
+        QVERIFY2(joined(second).find("measured earlier") != std::string::npos,
+                 joined(second).c_str());
+        QCOMPARE(b.name, a.name);
+        qInfo("%s", joined(second).c_str());
+    }
+
+    void theFasterPredictionWins() {
+        qputenv("PIPELENS_AUTO_LM_MIN_FLOPS", "0");
+        std::vector<std::string> notices;
+        selectLmBackend(tinyLm(), notices);  // fills the cache with both keys
+        nlohmann::json cache = readCache();
+        std::string cpuKey, deviceKey;
+        for (const auto& [key, cost] : cache.items()) (key.starts_with("cpu |") ? cpuKey : deviceKey) = key;
+        QVERIFY(!cpuKey.empty() && !deviceKey.empty());
+        for (bool deviceFaster : {true, false}) {
+            cache[cpuKey] = {{"base", deviceFaster ? 1.0 : 1e-3}, {"block", deviceFaster ? 1.0 : 1e-3}};
+            cache[deviceKey] = {{"base", deviceFaster ? 1e-3 : 1.0}, {"block", deviceFaster ? 1e-3 : 1.0}};
+            std::ofstream(lmCalibrationCachePath()) << cache.dump();
+            notices.clear();
+            const LmBackendChoice c = selectLmBackend(tinyLm(), notices);
+            const std::string text = joined(notices);
+            QVERIFY2(text.find("measured earlier") != std::string::npos, text.c_str());
+            if (deviceFaster) {
+                QVERIFY(c.executor && c.rpdExecutor);
+                QVERIFY2(c.name.starts_with("opencl: "), c.name.c_str());
+                QVERIFY2(text.find("runs on opencl: ") != std::string::npos, text.c_str());
+            } else {
+                QVERIFY(!c.executor && !c.rpdExecutor);
+                QVERIFY2(text.find("runs on the CPU engine: predicted") != std::string::npos,
+                         text.c_str());
+            }
+            // 40 slots: 20 PD cycles + 45 RPD cycles, each base + (3 - 2) block.
+            QVERIFY2(text.find("predicted 0.13 s there against 130 s") != std::string::npos,
+                     text.c_str());
+        }
+    }
+
+    void aDamagedCacheIsMeasuredAnew() {
+        qputenv("PIPELENS_AUTO_LM_MIN_FLOPS", "0");
+        std::filesystem::create_directories(std::filesystem::path(lmCalibrationCachePath()).parent_path());
+        std::ofstream(lmCalibrationCachePath()) << "{ not json";
+        std::vector<std::string> notices;
+        selectLmBackend(tinyLm(), notices);
+        QVERIFY2(joined(notices).find("measured now") != std::string::npos, joined(notices).c_str());
+        QCOMPARE(readCache().size(), std::size_t(2));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestLmAutoBackend)
+#include "tst_lm_auto_backend.moc"
