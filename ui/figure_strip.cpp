@@ -167,6 +167,11 @@ void FigureStrip::setSnapshot(SnapshotPtr snapshot) {
     fitChartsToText();
 }
 
+void FigureStrip::showPending(const QString& text) {
+    setSnapshot(nullptr);
+    numbers_->setText(text);
+}
+
 void FigureStrip::fitChartsToText() {
     for (QChartView* v : charts_) {
         const QChart* c = v->chart();

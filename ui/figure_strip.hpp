@@ -33,6 +33,9 @@ public:
     ~FigureStrip() override;
 
     void setSnapshot(SnapshotPtr snapshot);
+    // No figures, and `text` in the numbers table, while a run's schedule is being planned;
+    // setSnapshot ends it.
+    void showPending(const QString& text);
     SnapshotPtr snapshot() const { return snapshot_; }
     const std::vector<Value>& values() const { return values_; }
     // The value displayed for (figure, method); NaN if absent.

@@ -99,6 +99,7 @@ struct GanttChart::Impl {
     mutable std::vector<std::uint8_t> shares;
 
     bool empty() const { return !timeline || index.empty(); }
+    QString emptyText = kEmptyText;
 
     void rebuild();
     Layout layout(const QSizeF& size, const QFontMetricsF& fm) const;
@@ -163,7 +164,7 @@ void GanttChart::Impl::paint(QPainter& p, const QSizeF& size, const QFont& font,
     p.setFont(font);
     if (empty()) {
         p.fillRect(QRectF(QPointF(0, 0), size), Qt::white);
-        chart::drawEmptyState(p, QRectF(QPointF(0, 0), size), kEmptyText);
+        chart::drawEmptyState(p, QRectF(QPointF(0, 0), size), emptyText);
         p.restore();
         return;
     }
@@ -597,6 +598,16 @@ GanttChart::GanttChart(QWidget* parent)
 
 GanttChart::~GanttChart() = default;
 
+void GanttChart::showPending(const QString& text) {
+    setTimeline(nullptr);
+    d_->emptyText = text;
+    update();
+}
+
+QString GanttChart::emptyText() const {
+    return d_->emptyText;
+}
+
 void GanttChart::setTimeline(std::shared_ptr<const Timeline> timeline,
                              std::shared_ptr<const DelayTable> delays) {
     const int oldSlots = d_->slotCount;
@@ -612,6 +623,7 @@ void GanttChart::setTimeline(std::shared_ptr<const Timeline> timeline,
     }
     d_->timeline = std::move(timeline);
     d_->delays = d_->timeline ? std::move(delays) : nullptr;
+    d_->emptyText = kEmptyText;
     d_->rebuild();
     d_->selection = d_->timeline && d_->selection.microbatch >= 0
                         ? pipelens::ui::selectMicrobatch(*d_->timeline, d_->delays.get(),

@@ -25,6 +25,11 @@ public:
     void setTimeline(std::shared_ptr<const Timeline> timeline,
                      std::shared_ptr<const DelayTable> delays = nullptr);
     std::shared_ptr<const Timeline> timeline() const;
+    // No timeline, and `text` where it would be (a run whose schedule is still being planned,
+    // such as the language model's while its corpus loads); setTimeline ends it.
+    void showPending(const QString& text);
+    // What the chart says while it has no timeline.
+    QString emptyText() const;
 
     // Slots [0, cursor) are drawn as done; the cursor line sits at `slot`. -1 shows everything.
     // When zoomed in (part of the run shown) and the cursor leaves the view or nears its right

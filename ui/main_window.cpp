@@ -588,6 +588,14 @@ void MainWindow::showSamplesTab(bool on) {
 }
 
 void MainWindow::showLmComputing() {
+    // The schedule comes with the plan, once the worker has read the corpus: until then the
+    // schedule views show no earlier run's timeline or figures.
+    {
+        const QSignalBlocker block(ganttMethod_);
+        ganttMethod_->clear();
+    }
+    gantt_->showPending(tr("Planning the language model's schedule (reading the corpus)…"));
+    figures_->showPending(tr("Planning the language model's schedule…"));
     loss_->setComputing(nullptr);
     heatmap_->setComputing();
     heatmapTitle_->setText(tr("<b>Staleness</b> — computing…"));

@@ -266,11 +266,17 @@ class TestLanguageModel : public QObject {
         QVERIFY(w.samplesView()->computing());
         QVERIFY(w.samplesView()->snapshot() == nullptr);
         QVERIFY(w.heatmap()->computing());
+        // The schedule views too: no earlier timeline or figures while the new plan is made.
+        QVERIFY(!w.gantt()->timeline());
+        QVERIFY2(w.gantt()->emptyText().startsWith("Planning"), qPrintable(w.gantt()->emptyText()));
+        QVERIFY(w.figureStrip()->numbersTable()->text().startsWith("Planning"));
         // The superseded run stops within a chunk, long before its minutes are up.
         QVERIFY2(QTest::qWaitFor([&] { return c->workersInFlight() <= 1; }, test::timeout(10000)),
                  "the superseded run is still running");
         QVERIFY(w.waitForResults(test::timeout(120000)));
         QCOMPARE(c->latest()->experiment.config.objective.languageModel->width, 24);
+        QVERIFY(w.gantt()->timeline());
+        QVERIFY(w.figureStrip()->numbersTable()->text().contains("Language model: "));
         QVERIFY(!w.samplesView()->computing());
         QVERIFY(!w.lossChart()->computing());
     }
