@@ -9,6 +9,10 @@
 //   cmake --build build -j2 --target bench_opencl_lm
 //   POCL_CACHE_DIR=build/pocl-cache build/tests/bench/bench_opencl_lm [--microbatches 48]
 //       [--gemm-reps 20] [--corpus FILE]
+// The project's OpenCL configuration before CLBlast's header, which includes the C headers and
+// would otherwise default (and say so) to OpenCL 3.0 on its own.
+#include "cl_headers.hpp"
+
 #include <clblast.h>
 
 #include <Eigen/Dense>
