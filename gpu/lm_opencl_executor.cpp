@@ -5,12 +5,6 @@
 
 namespace pipelens::gpu {
 
-namespace {
-std::size_t toSize(long long v) {
-    return static_cast<std::size_t>(v);
-}
-}  // namespace
-
 template <typename Real>
 LmOpenClExecutor<Real>::LmOpenClExecutor(std::shared_ptr<OpenClContext> context,
                                          std::shared_ptr<const CharTransformerProblem> problem,

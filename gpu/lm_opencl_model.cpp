@@ -4,12 +4,6 @@
 
 namespace pipelens::gpu {
 
-namespace {
-std::size_t toSize(long long v) {
-    return static_cast<std::size_t>(v);
-}
-}  // namespace
-
 template <typename Real>
 LmOpenClModel<Real>::LmOpenClModel(std::shared_ptr<OpenClContext> context,
                                    const CharTransformerProblem& problem)

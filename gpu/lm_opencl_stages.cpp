@@ -13,9 +13,6 @@ namespace pipelens::gpu {
 
 namespace {
 
-std::size_t toSize(long long v) {
-    return static_cast<std::size_t>(v);
-}
 // A real kernel argument (kernel_args.hpp); the templates' own Real is double or float.
 using RealArg = pipelens::gpu::Real;
 

@@ -14,6 +14,11 @@
 
 namespace pipelens::gpu {
 
+// Element counts and offsets are long long in the layout, size_t for OpenCL calls.
+inline std::size_t toSize(long long v) {
+    return static_cast<std::size_t>(v);
+}
+
 // A place in a device buffer: the buffer and an element offset.
 struct DeviceRef {
     const cl::Buffer* buffer = nullptr;

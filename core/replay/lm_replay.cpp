@@ -8,7 +8,7 @@ namespace pipelens {
 template <typename Real>
 LmReplayBase<Real>::LmReplayBase(std::shared_ptr<const CharTransformerProblem> problem,
                                  LmRunOptions options)
-    : problem_(std::move(problem)), options_(options), model_(problem_->layout) {
+    : problem_(std::move(problem)), options_(options) {
     blowUpLimit_ = options_.blowUpFactor * std::log(static_cast<double>(problem_->corpus.vocabSize()));
     blowUpLimit_ = std::max(blowUpLimit_, options_.blowUpFactor);  // V = 1 has log V = 0
 }
@@ -28,20 +28,6 @@ bool LmReplayBase<Real>::acceptLoss(double loss, long long updatesDone, int slot
     result_.divergence =
         divergenceRecord(updatesDone, slot, loss, reason.str(), result_.stepSize, true);
     return false;
-}
-
-template <typename Real>
-void LmReplayBase<Real>::maybeHeldOut(const Real* w, long long updatesDone) {
-    if (options_.heldOutEvery <= 0 || !problem_->heldOut) return;
-    if (updatesDone % options_.heldOutEvery != 0) return;
-    log_.heldOutLoss.emplace_back(updatesDone, model_.meanLoss(w, *problem_->heldOut));
-}
-
-template <typename Real>
-std::vector<Real> LmReplayBase<Real>::toReal(const Eigen::VectorXd& w) const {
-    std::vector<Real> out(static_cast<std::size_t>(w.size()));
-    for (Eigen::Index i = 0; i < w.size(); ++i) out[static_cast<std::size_t>(i)] = static_cast<Real>(w[i]);
-    return out;
 }
 
 template class LmReplayBase<double>;

@@ -1,7 +1,7 @@
 #pragma once
 // What the language-model replays share: the curves they log (../shared/golden-lm/README.md,
-// "Logged curves"), the run options, and a base that owns the model, checks every forward loss
-// for divergence and evaluates the full and held-out objectives.
+// "Logged curves"), the run options, and a base that checks every forward loss for divergence
+// (the replays' executors run the model and evaluate the full and held-out objectives).
 #include <Eigen/Dense>
 #include <limits>
 #include <memory>
@@ -68,14 +68,9 @@ protected:
 
     // Records a divergence (and returns false) for a non-finite or blown-up loss.
     bool acceptLoss(double loss, long long updatesDone, int slot, const char* what);
-    double fullObjective(const Real* w) { return model_.meanLoss(w, problem_->train); }
-    // Appends the held-out loss when one is due at `updatesDone` updates.
-    void maybeHeldOut(const Real* w, long long updatesDone);
-    std::vector<Real> toReal(const Eigen::VectorXd& w) const;
 
     std::shared_ptr<const CharTransformerProblem> problem_;
     LmRunOptions options_;
-    CharTransformer<Real> model_;
     double blowUpLimit_ = 0.0;
 };
 

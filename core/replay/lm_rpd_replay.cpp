@@ -35,7 +35,6 @@ LmRpdReplay<Real>::LmRpdReplay(std::shared_ptr<const CharTransformerProblem> pro
     buffers_.assign(static_cast<std::size_t>(S), 1);
     this->log_.peakStashedWeights.assign(static_cast<std::size_t>(S), 1);
     point_.resize(static_cast<std::size_t>(S));
-    delays_.assign(static_cast<std::size_t>(S), 0);
 
     RunResult& r = this->result_;
     r.method = Method::RandomizedPipeDream;

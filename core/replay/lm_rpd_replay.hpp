@@ -55,7 +55,6 @@ private:
     LmRpdConfig config_;
     long long k_ = 0;
     NumpyRandom rng_;  // the linear RPD's stream: both RPDs draw alike
-    std::vector<int> delays_;
     std::vector<std::deque<Version>> history_;  // per block, oldest first
     std::vector<std::vector<int>> spare_;       // per block: buffers free for reuse
     std::vector<int> buffers_;                  // per block: buffers handed out so far

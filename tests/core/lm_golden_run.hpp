@@ -1,7 +1,8 @@
 #pragma once
 // A whole golden-lm PD or LocalSGD run and its errors against the authors' logs, shared by the
 // CPU engine's test (tst_lm_pipeline) and the OpenCL executor's (tst_opencl_lm_golden_runs_double
-// and _float).
+// and _float); RPD with PD's delays and order against a golden PD run (tst_lm_pipeline,
+// tst_opencl_lm_rpd).
 #include <QString>
 
 #include <memory>
@@ -10,6 +11,7 @@
 
 #include "lm_golden_case.hpp"
 #include "replay/lm_pipeline_replay.hpp"
+#include "replay/lm_rpd_replay.hpp"
 #include "schedule/timeline.hpp"
 
 namespace golden_lm {
@@ -37,6 +39,42 @@ inline std::unique_ptr<pipelens::LmReplay> runPipeline(
 inline std::vector<double> column(const std::string& name, const std::string& file,
                                   std::size_t col) {
     return golden::csvColumn(dir(name) + "/" + file, col);
+}
+
+// RPD with PipeDream's delays and order on golden PD case `name` (its run on `executor`,
+// empty: the CPU engine) is PD: its final weights and its per-update losses (update k's loss
+// at z_k is the forward loss of k's microbatch) against the authors' run.
+struct RpdAsPdErrors {
+    bool finished = false;
+    long long updates = 0;
+    long long expectedUpdates = 0;
+    double wFinal = 0.0;
+    double perUpdate = 0.0;
+};
+inline RpdAsPdErrors rpdAsPipeDream(const std::string& name,
+                                    const pipelens::LmRpdExecutorFactory& executor = {}) {
+    const auto c = caseJson(name);
+    pipelens::LmRpdConfig cfg;
+    cfg.updates = 1'000'000;
+    cfg.stepSize = c["step_size"];
+    cfg.delayMode = pipelens::DelayMode::PipeDream;
+    cfg.order = pipelens::StageOrder::PipeDream;
+    cfg.pipeDream = std::make_shared<const pipelens::DelayTable>(
+        pipelens::buildTimeline(golden::scheduleParams(c)));
+    auto rpd = pipelens::makeLmRpdReplay(problem(name), cfg, executor);
+    rpd->runToEnd(5);
+    RpdAsPdErrors e;
+    e.finished = rpd->result().finished;
+    e.updates = rpd->result().updates;
+    e.expectedUpdates = c["block_updates"].get<long long>();
+    e.wFinal = maxRelError(rpd->weights(), npy(name, "w_final.npy"));
+    const auto losses = column(name, "forward_loss_per_microbatch.csv", 3);
+    std::vector<double> expected;
+    for (long long k = 0; k < cfg.pipeDream->updates(); ++k) {
+        expected.push_back(losses[static_cast<std::size_t>(cfg.pipeDream->update(k).microbatch)]);
+    }
+    e.perUpdate = curveRelError(rpd->result().objectivePerUpdate, expected);
+    return e;
 }
 
 // Relative errors of every logged curve of a finished run; rowMismatch names the first

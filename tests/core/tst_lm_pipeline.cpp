@@ -102,29 +102,13 @@ private slots:
     void rpdWithPipeDreamDelaysAndOrderReproducesPipeDream() {
         QFETCH(QString, name);
         const std::string n = name.toStdString();
-        const auto c = golden_lm::caseJson(n);
-        const Timeline tl = buildTimeline(golden::scheduleParams(c));
-        LmRpdConfig cfg;
-        cfg.updates = 1'000'000;
-        cfg.stepSize = c["step_size"];
-        cfg.delayMode = DelayMode::PipeDream;
-        cfg.order = StageOrder::PipeDream;
-        cfg.pipeDream = std::make_shared<const DelayTable>(tl);
-        auto rpd = makeLmRpdReplay(golden_lm::problem(n), cfg);
-        rpd->runToEnd(5);
-        QVERIFY(rpd->result().finished);
-        QCOMPARE(rpd->result().updates, c["block_updates"].get<long long>());
-        const double wFinal = golden_lm::maxRelError(rpd->weights(), golden_lm::npy(n, "w_final.npy"));
-        // Update k's loss at z_k is the forward loss of its microbatch.
-        const auto losses = column(n, "forward_loss_per_microbatch.csv", 3);
-        std::vector<double> expected;
-        for (long long k = 0; k < cfg.pipeDream->updates(); ++k) {
-            expected.push_back(losses[static_cast<std::size_t>(cfg.pipeDream->update(k).microbatch)]);
-        }
-        const double perUpdate = golden_lm::curveRelError(rpd->result().objectivePerUpdate, expected);
-        qInfo("%s RPD(pd delays, pd order): w_final %.2g, losses %.2g", n.c_str(), wFinal, perUpdate);
-        QVERIFY(wFinal <= 1e-9);
-        QVERIFY(perUpdate <= 1e-9);
+        const golden_lm::RpdAsPdErrors e = golden_lm::rpdAsPipeDream(n);
+        QVERIFY(e.finished);
+        QCOMPARE(e.updates, e.expectedUpdates);
+        qInfo("%s RPD(pd delays, pd order): w_final %.2g, losses %.2g", n.c_str(), e.wFinal,
+              e.perUpdate);
+        QVERIFY(e.wFinal <= 1e-9);
+        QVERIFY(e.perUpdate <= 1e-9);
     }
 
     void everyMethodLowersTheLossOnTheBuiltInCorpus_data() {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/lm_builtin_problem.hpp"
 #include "core/lm_golden_case.hpp"
 #include "core/lm_golden_run.hpp"
 #include "core/golden_case.hpp"
@@ -35,17 +36,7 @@ double curveError(const std::vector<double>& got, const std::vector<double>& wan
 // The built-in corpus's model (S = 4, C = 32) on 3,000 characters: the full objective after
 // every update stays cheap on PoCL.
 std::shared_ptr<const CharTransformerProblem> smallProblem(LmPrecision precision) {
-    CharTransformerParams p;
-    p.stages = 4;
-    p.width = 32;
-    p.heads = 2;
-    p.context = 16;
-    p.batch = 8;
-    p.builtInCharacters = 3'000;
-    p.heldOutFraction = 0.2;
-    p.initSeed = 1;
-    p.precision = precision;
-    return std::make_shared<const CharTransformerProblem>(makeCharTransformerProblem(p));
+    return builtInProblem(precision, 3'000, 0.2);
 }
 
 std::vector<double> heldOut(const LmReplay& r) {
@@ -69,30 +60,13 @@ class TestOpenClLmRpd : public QObject {
     void pipeDreamDelaysAndOrderReproduceTheAuthorsPd() {
         QFETCH(QString, name);
         const std::string n = name.toStdString();
-        const auto c = golden_lm::caseJson(n);
-        const Timeline tl = buildTimeline(golden::scheduleParams(c));
-        LmRpdConfig cfg;
-        cfg.updates = 1'000'000;
-        cfg.stepSize = c["step_size"];
-        cfg.delayMode = DelayMode::PipeDream;
-        cfg.order = StageOrder::PipeDream;
-        cfg.pipeDream = std::make_shared<const DelayTable>(tl);
-        auto rpd = makeLmRpdReplay(golden_lm::problem(n), cfg, onDevice());
-        rpd->runToEnd(5);
-        QVERIFY(rpd->result().finished);
-        QCOMPARE(rpd->result().updates, c["block_updates"].get<long long>());
-        const double wFinal = golden_lm::maxRelError(rpd->weights(), golden_lm::npy(n, "w_final.npy"));
-        // Update k's loss at z_k is the forward loss of its microbatch in the authors' PD run.
-        const auto losses = golden_lm::column(n, "forward_loss_per_microbatch.csv", 3);
-        std::vector<double> expected;
-        for (long long k = 0; k < cfg.pipeDream->updates(); ++k) {
-            expected.push_back(losses[static_cast<std::size_t>(cfg.pipeDream->update(k).microbatch)]);
-        }
-        const double perUpdate = curveError(rpd->result().objectivePerUpdate, expected);
+        const golden_lm::RpdAsPdErrors e = golden_lm::rpdAsPipeDream(n, onDevice());
+        QVERIFY(e.finished);
+        QCOMPARE(e.updates, e.expectedUpdates);
         qInfo("%s RPD on OpenCL (pd delays, pd order): w_final %.2g, losses %.2g", n.c_str(),
-              wFinal, perUpdate);
-        QVERIFY(wFinal <= 1e-9);
-        QVERIFY(perUpdate <= 1e-9);
+              e.wFinal, e.perUpdate);
+        QVERIFY(e.wFinal <= 1e-9);
+        QVERIFY(e.perUpdate <= 1e-9);
     }
 
     void drawnDelaysFollowTheCpuExecutor_data() {
