@@ -8,6 +8,7 @@
 #include "experiment/lm_config.hpp"
 #include "experiment/run_warnings.hpp"
 #include "objective/lm/lm_sampling.hpp"
+#include "objective/lm/lm_threads.hpp"
 #include "replay/lm_pipeline_replay.hpp"
 #include "replay/lm_rpd_replay.hpp"
 #include "util/format_number.hpp"
@@ -220,7 +221,11 @@ LmExperimentResult runLmExperiment(const ExperimentConfig& c, const RunOptions& 
     }
     res.methods.resize(plan.runs.size());
     std::mutex progressMutex;
+    // Methods run side by side; the threads they leave over split each method's stages
+    // (lm_threads.hpp: bit-identical to one thread), e.g. both cores for a single method.
+    const int opThreads = lmk::threadsPerRun(options.threads, plan.runs.size());
     parallelFor(plan.runs.size(), options.threads, [&](std::size_t i) {
+        lmk::ScopedThreads team(opThreads);
         LmMethodResult& m = res.methods[i];
         m = runLmMethod(c, plan.runs[i], res.problem, options, i);
         if (options.progress) {

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
 #include "errors.hpp"
+#include "objective/lm/lm_threads.hpp"
 #include "replay/lm_cpu_pipeline_executor.hpp"
 #include "replay/replay_checks.hpp"
 
@@ -117,6 +119,9 @@ long long LmPipelineReplay<Real>::advance(long long maxSlots) {
                                 e.microbatch % config_.replicas,
                                 config_.batchOf[static_cast<std::size_t>(e.microbatch)]});
         }
+        // Ops side by side on the slot threads take the cores: no op splits itself as well.
+        std::optional<lmk::ScopedThreads> serialOps;
+        if (team_) serialOps.emplace(1);
         bool ok = executor_->runSlot(slotOps_, config_.stepSize, team_.get(),
                                      [this](std::size_t k, double loss) {
                                          const LmSlotOp& op = slotOps_[k];

@@ -1,12 +1,14 @@
 // Training throughput of the character transformer on the CPU engine, in tokens per second, for
 // the small preset (S = 4, C = 64) and the paper's configuration (S = 16, C = 256), T = 32,
-// b = 16, 4 heads, in float and double. Three loops: plain sequential SGD on one thread (forward
-// through every stage, backward, update: what PyTorch's loop does), and the PipeDream replay
-// (weight stashing and activation recomputation, so about 4/3 of the work per token) on one
-// thread and with the stages of each slot run side by side on --threads threads. It proves the
-// work was done: every run must finish, its training loss must fall, the threaded replay must
-// end on the same weights bit for bit as the one-thread replay, and every stage's weight stash
-// must peak at the depth SPEC section 3 predicts (printed with the bytes it takes).
+// b = 16, 4 heads, in float and double. The loops: plain sequential SGD (forward through every
+// stage, backward, update: what PyTorch's loop does) on one thread and with each op's products,
+// attention heads and rows split over --threads threads (lm_threads.hpp), and the PipeDream
+// replay (weight stashing and activation recomputation, so about 4/3 of the work per token) on
+// one thread, with the stages of each slot run side by side ("slot thr"), and with each op split
+// ("op thr"). It proves the work was done: every run must finish, its training loss must fall,
+// every threaded loop must end on the same weights and losses bit for bit as its one-thread
+// loop, and every stage's weight stash must peak at the depth SPEC section 3 predicts (printed
+// with the bytes it takes).
 //   cmake --build build -j2 --target bench_lm_cpu
 //   build/tests/bench/bench_lm_cpu [--steps-small 60] [--steps-paper 6] [--threads 2]
 //       [--corpus FILE] [--precision float|double|both] [--write-w0 DIR] [--torch DIR]
@@ -34,6 +36,7 @@
 #include "objective/lm/char_transformer.hpp"
 #include "objective/lm/lm_kernels.hpp"
 #include "objective/lm/lm_model.hpp"
+#include "objective/lm/lm_threads.hpp"
 #include "replay/lm_pipeline_replay.hpp"
 #include "schedule/timeline.hpp"
 
@@ -49,6 +52,7 @@ struct Measured {
     double firstLoss = 0.0;
     double lastLoss = 0.0;
     std::vector<double> losses;
+    std::vector<double> weights;  // at the end of the run
 };
 
 double seconds(Clock::time_point a) {
@@ -74,7 +78,8 @@ void summarise(Measured& m) {
 }
 
 template <typename Real>
-Measured sequential(const CharTransformerProblem& p, int steps, double step) {
+Measured sequential(const CharTransformerProblem& p, int steps, double step, int threads) {
+    lmk::ScopedThreads team(threads);  // the stages' products, heads and rows split over threads
     CharTransformer<Real> model(p.layout);
     std::vector<Real> w(static_cast<std::size_t>(p.w0.size()));
     for (std::size_t i = 0; i < w.size(); ++i)
@@ -94,6 +99,7 @@ Measured sequential(const CharTransformerProblem& p, int steps, double step) {
     m.wallSeconds = seconds(start);
     m.cpuSeconds = processCpuSeconds() - cpu0;
     m.tokens = static_cast<double>(steps) * p.train.tokensPerBatch();
+    m.weights.assign(w.begin(), w.end());
     summarise(m);
     return m;
 }
@@ -104,13 +110,16 @@ struct PdRun {
     std::vector<int> peakStash, predictedStash, keptInputs;
 };
 
+// slotThreads: the stages of a slot side by side; opThreads: each op's products, heads and rows
+// split (lm_threads.hpp). One of the two is 1.
 PdRun pipeDream(std::shared_ptr<const CharTransformerProblem> p, int microbatches, double step,
-                int threads) {
+                int slotThreads, int opThreads) {
+    lmk::ScopedThreads team(opThreads);
     LmPipelineConfig cfg;
     cfg.timeline = buildTimeline(
         ScheduleParams{ScheduleKind::PipeDream, p->params.stages, microbatches, 0, 0, 1, 0, {}});
     cfg.stepSize = step;
-    cfg.slotThreads = threads;
+    cfg.slotThreads = slotThreads;
     auto run = makeLmPipelineReplay(p, cfg);
     const auto start = Clock::now();
     const double cpu0 = processCpuSeconds();
@@ -273,7 +282,7 @@ int main(int argc, char** argv) {
     }
     const bool haveShakespeare = std::filesystem::exists(corpus);
     std::printf("corpus: %s\n", haveShakespeare ? corpus.c_str() : "built-in text");
-    std::printf("kernels: %s; PD replay slot threads: %d\n",
+    std::printf("kernels: %s; threads for the threaded loops: %d\n",
                 lmk::fastKernels() ? "AVX2+FMA (run-time dispatch)" : "portable (Eigen, SSE2)",
                 threads);
     struct Config {
@@ -328,26 +337,43 @@ int main(int argc, char** argv) {
             const bool isFloat = precision == LmPrecision::Float;
             const char* pn = isFloat ? "float" : "double";
             const double step = 0.125;
-            const Measured seq = isFloat ? sequential<float>(*problem, c.steps, step)
-                                         : sequential<double>(*problem, c.steps, step);
+            const Measured seq = isFloat ? sequential<float>(*problem, c.steps, step, 1)
+                                         : sequential<double>(*problem, c.steps, step, 1);
             if (!report(c.name, pn, "sequential SGD, 1 thr", seq, json["rows"])) {
                 failures.push_back(std::string(c.key) + " " + pn +
                                    " sequential: loss did not fall");
             }
-            const PdRun one = pipeDream(problem, c.steps, step, 1);
+            const std::string tn = std::to_string(threads);
+            if (threads > 1) {
+                const Measured seqN = isFloat ? sequential<float>(*problem, c.steps, step, threads)
+                                              : sequential<double>(*problem, c.steps, step, threads);
+                if (!report(c.name, pn, "sequential SGD, " + tn + " thr", seqN, json["rows"])) {
+                    failures.push_back(std::string(c.key) + " " + pn +
+                                       " sequential threads: loss did not fall");
+                }
+                if (seqN.weights != seq.weights || seqN.losses != seq.losses) {
+                    failures.push_back(std::string(c.key) + " " + pn +
+                                       ": threaded sequential SGD is not bit-identical to one thread");
+                }
+            }
+            const PdRun one = pipeDream(problem, c.steps, step, 1, 1);
             if (!report(c.name, pn, "PipeDream, 1 thread", one.measured, json["rows"])) {
                 failures.push_back(std::string(c.key) + " " + pn + " PD: loss did not fall");
             }
             if (threads > 1) {
-                const PdRun many = pipeDream(problem, c.steps, step, threads);
-                const std::string how = "PipeDream, " + std::to_string(threads) + " threads";
-                if (!report(c.name, pn, how, many.measured, json["rows"])) {
-                    failures.push_back(std::string(c.key) + " " + pn +
-                                       " PD threads: loss did not fall");
-                }
-                if (many.weights != one.weights || many.measured.losses != one.measured.losses) {
-                    failures.push_back(std::string(c.key) + " " + pn +
-                                       ": threaded PD is not bit-identical to one thread");
+                const PdRun slots = pipeDream(problem, c.steps, step, threads, 1);
+                const PdRun ops = pipeDream(problem, c.steps, step, 1, threads);
+                const std::pair<const PdRun*, std::string> runs[] = {
+                    {&slots, "PipeDream, " + tn + " slot thr"}, {&ops, "PipeDream, " + tn + " op thr"}};
+                for (const auto& [r, how] : runs) {
+                    if (!report(c.name, pn, how, r->measured, json["rows"])) {
+                        failures.push_back(std::string(c.key) + " " + pn + " " + how +
+                                           ": loss did not fall");
+                    }
+                    if (r->weights != one.weights || r->measured.losses != one.measured.losses) {
+                        failures.push_back(std::string(c.key) + " " + pn + " " + how +
+                                           ": not bit-identical to one thread");
+                    }
                 }
             }
             if (!reportMemory(c.key, *problem, one, isFloat ? 4 : 8, json["memory"])) {

@@ -1,5 +1,7 @@
 #include "objective/lm/lm_kernels.hpp"
 
+#include "objective/lm/lm_threads.hpp"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -328,20 +330,58 @@ bool setFastKernels(bool on) {
     return enabled().exchange(on && cpuHasAvx2Fma());
 }
 
+// A product is split over the current team's threads (lm_threads.hpp) when it has at least this
+// many multiply-adds (about 10 microseconds on one core): by rows of C in whole micro-tiles when
+// there are enough of them (each thread packs B for itself), else by whole panels of columns.
+// Either way each element of C is computed by the same micro-kernel steps as without a split.
+constexpr double kSplitWork = 2.5e5;
+
 template <typename Real>
 void gemm(int M, int N, int K, const Real* A, std::ptrdiff_t rsA, std::ptrdiff_t csA, const Real* B,
           std::ptrdiff_t rsB, std::ptrdiff_t csB, Real* C, std::ptrdiff_t ldc, bool accumulate) {
+    constexpr int NR = 2 * Vec<Real>::kW;
+    const int threads = currentThreads();
+    if (threads > 1 && static_cast<double>(M) * N * K >= kSplitWork) {
+        const int rowTiles = (M + kMr - 1) / kMr;
+        const int panels = (N + NR - 1) / NR;
+        if (rowTiles >= 4 * threads) {
+            parallelRange(static_cast<std::size_t>(rowTiles), 1, [&](std::size_t b, std::size_t e) {
+                const int i0 = static_cast<int>(b) * kMr;
+                const int i1 = std::min(M, static_cast<int>(e) * kMr);
+                gemmAvx2<Real>(i1 - i0, N, K, A + i0 * rsA, rsA, csA, B, rsB, csB, C + i0 * ldc, ldc,
+                               accumulate);
+            });
+            return;
+        }
+        if (panels >= 2 * threads) {
+            parallelRange(static_cast<std::size_t>(panels), 1, [&](std::size_t b, std::size_t e) {
+                const int j0 = static_cast<int>(b) * NR;
+                const int j1 = std::min(N, static_cast<int>(e) * NR);
+                gemmAvx2<Real>(M, j1 - j0, K, A, rsA, csA, B + j0 * csB, rsB, csB, C + j0, ldc,
+                               accumulate);
+            });
+            return;
+        }
+    }
     gemmAvx2<Real>(M, N, K, A, rsA, csA, B, rsB, csB, C, ldc, accumulate);
 }
 
+// Elementwise loops split in runs of whole vectors, so each element takes the vector or the
+// scalar path exactly as without a split.
+constexpr std::size_t kElementGrain = 256;
+
 template <typename Real>
 void geluForward(const Real* u, std::size_t n, Real* out) {
-    geluForwardAvx2(u, n, out);
+    parallelRange(n, kElementGrain, [&](std::size_t b, std::size_t e) {
+        geluForwardAvx2(u + b, e - b, out + b);
+    });
 }
 
 template <typename Real>
 void geluBackwardInPlace(const Real* u, std::size_t n, Real* d) {
-    geluBackwardAvx2(u, n, d);
+    parallelRange(n, kElementGrain, [&](std::size_t b, std::size_t e) {
+        geluBackwardAvx2(u + b, e - b, d + b);
+    });
 }
 
 template void gemm<float>(int, int, int, const float*, std::ptrdiff_t, std::ptrdiff_t, const float*,

@@ -1,6 +1,7 @@
 #include "objective/lm/lm_stages.hpp"
 
 #include "objective/lm/lm_kernels.hpp"
+#include "objective/lm/lm_threads.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -29,12 +30,15 @@ template <typename Real>
 using Row = Eigen::Map<Eigen::Matrix<Real, 1, Eigen::Dynamic>>;
 
 constexpr double kLayerNormEps = 1e-5;
+// Rows per piece when a row-wise loop is split over threads (lm_threads.hpp).
+constexpr std::size_t kRowGrain = 16;
 
 // y = LN(x; g, b) row by row, with the biased variance; keeps xhat and 1/sigma for backward.
 template <typename Real>
 void layerNormForward(const Real* x, const Real* g, const Real* b, int rows, int width, Real* xhat,
                       Real* rstd, Real* y) {
-    for (int n = 0; n < rows; ++n) {
+    lmk::parallelRange(static_cast<std::size_t>(rows), kRowGrain, [&](std::size_t first, std::size_t last) {
+    for (int n = static_cast<int>(first); n < static_cast<int>(last); ++n) {
         const Real* xr = x + static_cast<std::ptrdiff_t>(n) * width;
         Real mean = 0;
         for (int i = 0; i < width; ++i) mean += xr[i];
@@ -51,33 +55,67 @@ void layerNormForward(const Real* x, const Real* g, const Real* b, int rows, int
             yr[i] = hr[i] * g[i] + b[i];
         }
     }
+    });
 }
 
-// dx += LN's input gradient; dg, db are written.
+// dx += LN's input gradient; dg, db are written. Rows split for dx; dg and db are column sums
+// over the rows in order, split by columns.
 template <typename Real>
 void layerNormBackward(const Real* dy, const Real* xhat, const Real* rstd, const Real* g, int rows,
                        int width, Real* dx, Real* dg, Real* db) {
-    std::fill(dg, dg + width, Real(0));
-    std::fill(db, db + width, Real(0));
-    for (int n = 0; n < rows; ++n) {
-        const Real* dyr = dy + static_cast<std::ptrdiff_t>(n) * width;
-        const Real* hr = xhat + static_cast<std::ptrdiff_t>(n) * width;
-        Real* dxr = dx + static_cast<std::ptrdiff_t>(n) * width;
-        Real m1 = 0;
-        Real m2 = 0;
-        for (int i = 0; i < width; ++i) {
-            const Real dh = dyr[i] * g[i];
-            m1 += dh;
-            m2 += dh * hr[i];
-            dg[i] += dyr[i] * hr[i];
-            db[i] += dyr[i];
+    lmk::parallelRange(static_cast<std::size_t>(rows), kRowGrain, [&](std::size_t b, std::size_t e) {
+        for (int n = static_cast<int>(b); n < static_cast<int>(e); ++n) {
+            const Real* dyr = dy + static_cast<std::ptrdiff_t>(n) * width;
+            const Real* hr = xhat + static_cast<std::ptrdiff_t>(n) * width;
+            Real* dxr = dx + static_cast<std::ptrdiff_t>(n) * width;
+            Real m1 = 0;
+            Real m2 = 0;
+            for (int i = 0; i < width; ++i) {
+                const Real dh = dyr[i] * g[i];
+                m1 += dh;
+                m2 += dh * hr[i];
+            }
+            m1 /= static_cast<Real>(width);
+            m2 /= static_cast<Real>(width);
+            for (int i = 0; i < width; ++i) {
+                dxr[i] += rstd[n] * (dyr[i] * g[i] - m1 - hr[i] * m2);
+            }
         }
-        m1 /= static_cast<Real>(width);
-        m2 /= static_cast<Real>(width);
-        for (int i = 0; i < width; ++i) {
-            dxr[i] += rstd[n] * (dyr[i] * g[i] - m1 - hr[i] * m2);
+    });
+    lmk::parallelRange(static_cast<std::size_t>(width), 16, [&](std::size_t b, std::size_t e) {
+        const auto i0 = static_cast<int>(b);
+        const auto i1 = static_cast<int>(e);
+        std::fill(dg + i0, dg + i1, Real(0));
+        std::fill(db + i0, db + i1, Real(0));
+        for (int n = 0; n < rows; ++n) {
+            const Real* dyr = dy + static_cast<std::ptrdiff_t>(n) * width;
+            const Real* hr = xhat + static_cast<std::ptrdiff_t>(n) * width;
+            for (int i = i0; i < i1; ++i) {
+                dg[i] += dyr[i] * hr[i];
+                db[i] += dyr[i];
+            }
         }
-    }
+    });
+}
+
+// sums[j] = sum over rows n, in order, of m[n, j]; split by columns.
+template <typename Real>
+void columnSums(const Real* m, int rows, int cols, Real* sums) {
+    lmk::parallelRange(static_cast<std::size_t>(cols), 16, [&](std::size_t b, std::size_t e) {
+        std::fill(sums + b, sums + e, Real(0));
+        for (int n = 0; n < rows; ++n) {
+            const Real* r = m + static_cast<std::ptrdiff_t>(n) * cols;
+            for (std::size_t j = b; j < e; ++j) sums[j] += r[j];
+        }
+    });
+}
+
+// out = a + b elementwise over n values; split.
+template <typename Real>
+void addInto(const Real* a, const Real* b, std::size_t n, Real* out) {
+    lmk::parallelRange(n, 1024, [&](std::size_t first, std::size_t last) {
+        for (std::size_t i = first; i < last; ++i) out[i] = a[i] + b[i];
+    });
 }
 
 // out [N, O] = in [N, I] W^T + bias, W stored [O, I]; bias may be null.
@@ -90,7 +128,12 @@ void linearForward(const Real* in, const Real* W, const Real* bias, int rows, in
     } else {
         o.noalias() = CMat<Real>(in, rows, inDim) * CMat<Real>(W, outDim, inDim).transpose();
     }
-    if (bias != nullptr) o.rowwise() += CRow<Real>(bias, outDim);
+    if (bias != nullptr) {
+        lmk::parallelRange(static_cast<std::size_t>(rows), kRowGrain, [&](std::size_t b, std::size_t e) {
+            o.middleRows(static_cast<Eigen::Index>(b), static_cast<Eigen::Index>(e - b)).rowwise() +=
+                CRow<Real>(bias, outDim);
+        });
+    }
 }
 
 // dW = dOut^T in, dBias = column sums of dOut (if given), dIn = dOut W (if given; `addToIn`
@@ -102,14 +145,14 @@ void linearBackward(const Real* in, const Real* W, const Real* dOut, int rows, i
     if (lmk::fastKernels()) {
         // dW [O, I] = dOut^T [O, N] in [N, I]; dIn [N, I] (+)= dOut [N, O] W [O, I].
         lmk::gemm<Real>(outDim, inDim, rows, dOut, 1, outDim, in, inDim, 1, dW, inDim, false);
-        if (dBias != nullptr) Row<Real>(dBias, outDim) = g.colwise().sum();
+        if (dBias != nullptr) columnSums(dOut, rows, outDim, dBias);
         if (dIn != nullptr) {
             lmk::gemm<Real>(rows, inDim, outDim, dOut, outDim, 1, W, inDim, 1, dIn, inDim, addToIn);
         }
         return;
     }
     Mat<Real>(dW, outDim, inDim).noalias() = g.transpose() * CMat<Real>(in, rows, inDim);
-    if (dBias != nullptr) Row<Real>(dBias, outDim) = g.colwise().sum();
+    if (dBias != nullptr) columnSums(dOut, rows, outDim, dBias);
     if (dIn != nullptr) {
         Mat<Real> di(dIn, rows, inDim);
         if (addToIn) {
@@ -183,7 +226,8 @@ BlockStage<Real>::BlockStage(const LmDims& dims) : dims_(dims), at_(dims.width) 
     for (auto* v : {&pre_, &act_, &dAct_}) v->assign(4 * nc, Real(0));
     probs_.assign(static_cast<std::size_t>(dims.batch) * static_cast<std::size_t>(dims.heads) * tt,
                   Real(0));
-    dScores_.assign(tt, Real(0));
+    dScores_.assign(static_cast<std::size_t>(dims.batch) * static_cast<std::size_t>(dims.heads) * tt,
+                    Real(0));
 }
 
 template <typename Real>
@@ -195,17 +239,19 @@ void BlockStage<Real>::forward(const Real* w, const Real* x, Real* out) {
     linearForward(ln1Out_.data(), w + at_.attnWeight, w + at_.attnBias, N, C, 3 * C, qkv_.data());
     attentionForward();
     linearForward(merged_.data(), w + at_.projWeight, w + at_.projBias, N, C, C, attnOut_.data());
-    Mat<Real>(hMid_.data(), N, C) = CMat<Real>(x, N, C) + Mat<Real>(attnOut_.data(), N, C);
+    addInto(x, attnOut_.data(), hMid_.size(), hMid_.data());
     layerNormForward(hMid_.data(), w + at_.ln2Weight, w + at_.ln2Bias, N, C, xhat2_.data(),
                      rstd2_.data(), ln2Out_.data());
     linearForward(ln2Out_.data(), w + at_.fcWeight, w + at_.fcBias, N, C, 4 * C, pre_.data());
     if (lmk::fastKernels()) {
         lmk::geluForward(pre_.data(), pre_.size(), act_.data());
     } else {
-        for (std::size_t i = 0; i < pre_.size(); ++i) act_[i] = geluExact(pre_[i]);
+        lmk::parallelRange(pre_.size(), 256, [&](std::size_t b, std::size_t e) {
+            for (std::size_t i = b; i < e; ++i) act_[i] = geluExact(pre_[i]);
+        });
     }
     linearForward(act_.data(), w + at_.outWeight, w + at_.outBias, N, 4 * C, C, mlpOut_.data());
-    Mat<Real>(out, N, C) = Mat<Real>(hMid_.data(), N, C) + Mat<Real>(mlpOut_.data(), N, C);
+    addInto(hMid_.data(), mlpOut_.data(), hMid_.size(), out);
 }
 
 // Per sequence and head: P = causal softmax(Q K^T / sqrt(hd)), Y = P V into the head's columns.
@@ -215,9 +261,13 @@ void BlockStage<Real>::attentionForward() {
     const int C = dims_.width;
     const int hd = dims_.headDim();
     const Real scale = Real(1) / std::sqrt(static_cast<Real>(hd));
-    for (int n = 0; n < dims_.batch; ++n) {
-        const Real* base = qkv_.data() + static_cast<std::ptrdiff_t>(n) * T * 3 * C;
-        for (int h = 0; h < dims_.heads; ++h) {
+    // (sequence, head) pairs are independent: split over threads.
+    const auto pairs = static_cast<std::size_t>(dims_.batch) * static_cast<std::size_t>(dims_.heads);
+    lmk::parallelRange(pairs, 1, [&](std::size_t first, std::size_t last) {
+        for (std::size_t pair = first; pair < last; ++pair) {
+            const int n = static_cast<int>(pair) / dims_.heads;
+            const int h = static_cast<int>(pair) % dims_.heads;
+            const Real* base = qkv_.data() + static_cast<std::ptrdiff_t>(n) * T * 3 * C;
             CStrided<Real> q(base + h * hd, T, hd, Eigen::OuterStride<>(3 * C));
             CStrided<Real> k(base + C + h * hd, T, hd, Eigen::OuterStride<>(3 * C));
             CStrided<Real> v(base + 2 * C + h * hd, T, hd, Eigen::OuterStride<>(3 * C));
@@ -255,7 +305,7 @@ void BlockStage<Real>::attentionForward() {
                 y.noalias() = p.template triangularView<Eigen::Lower>() * v;
             }
         }
-    }
+    });
 }
 
 template <typename Real>
@@ -268,7 +318,9 @@ void BlockStage<Real>::backward(const Real* w, const Real* gradOut, Real* gradW,
     if (lmk::fastKernels()) {
         lmk::geluBackwardInPlace(pre_.data(), dAct_.size(), dAct_.data());
     } else {
-        for (std::size_t i = 0; i < dAct_.size(); ++i) dAct_[i] *= geluExactDerivative(pre_[i]);
+        lmk::parallelRange(dAct_.size(), 256, [&](std::size_t b, std::size_t e) {
+            for (std::size_t i = b; i < e; ++i) dAct_[i] *= geluExactDerivative(pre_[i]);
+        });
     }
     linearBackward(ln2Out_.data(), w + at_.fcWeight, dAct_.data(), N, C, 4 * C,
                    gradW + at_.fcWeight, gradW + at_.fcBias, dLn2_.data(), false);
@@ -293,10 +345,14 @@ void BlockStage<Real>::attentionBackward() {
     const int C = dims_.width;
     const int hd = dims_.headDim();
     const Real scale = Real(1) / std::sqrt(static_cast<Real>(hd));
-    for (int n = 0; n < dims_.batch; ++n) {
-        const Real* base = qkv_.data() + static_cast<std::ptrdiff_t>(n) * T * 3 * C;
-        Real* dbase = dQkv_.data() + static_cast<std::ptrdiff_t>(n) * T * 3 * C;
-        for (int h = 0; h < dims_.heads; ++h) {
+    const auto pairs = static_cast<std::size_t>(dims_.batch) * static_cast<std::size_t>(dims_.heads);
+    const std::size_t tt = static_cast<std::size_t>(T) * static_cast<std::size_t>(T);
+    lmk::parallelRange(pairs, 1, [&](std::size_t first, std::size_t last) {
+        for (std::size_t pair = first; pair < last; ++pair) {
+            const int n = static_cast<int>(pair) / dims_.heads;
+            const int h = static_cast<int>(pair) % dims_.heads;
+            const Real* base = qkv_.data() + static_cast<std::ptrdiff_t>(n) * T * 3 * C;
+            Real* dbase = dQkv_.data() + static_cast<std::ptrdiff_t>(n) * T * 3 * C;
             const Eigen::OuterStride<> s3(3 * C);
             CStrided<Real> q(base + h * hd, T, hd, s3);
             CStrided<Real> k(base + C + h * hd, T, hd, s3);
@@ -309,7 +365,7 @@ void BlockStage<Real>::attentionBackward() {
             CStrided<Real> dy(dMerged_.data() + static_cast<std::ptrdiff_t>(n) * T * C + h * hd, T,
                               hd, Eigen::OuterStride<>(C));
             const bool fast = lmk::fastKernels();
-            Mat<Real> ds(dScores_.data(), T, T);
+            Mat<Real> ds(dScores_.data() + pair * tt, T, T);  // each pair its own scratch
             if (fast) {
                 lmk::gemm<Real>(T, hd, T, p.data(), 1, T, dy.data(), C, 1, dv.data(), 3 * C, false);
                 lmk::gemm<Real>(T, T, hd, dy.data(), C, 1, v.data(), 1, 3 * C, ds.data(), T, false);
@@ -331,7 +387,7 @@ void BlockStage<Real>::attentionBackward() {
                 dk.noalias() = ds.transpose() * q;
             }
         }
-    }
+    });
 }
 
 // ------------------------------------------------------------------------------ head
@@ -365,48 +421,58 @@ void HeadStage<Real>::backward(const Real* w, const Real* gradLogits, Real* grad
 
 template <typename Real>
 double crossEntropy(const Real* logits, const int* targets, int rows, int vocab, Real* gradLogits) {
-    double total = 0.0;
     const Real invRows = Real(1) / static_cast<Real>(rows);
-    if (lmk::fastKernels()) {
-        // exp(z - max) once per row, vectorised, into the gradient's row (or a scratch row):
-        // the gradient is then exp(z - max) / sum / N, equal to exp(z - lse) / N up to rounding.
-        thread_local std::vector<Real> scratch;
-        if (gradLogits == nullptr && scratch.size() < static_cast<std::size_t>(vocab)) {
-            scratch.resize(static_cast<std::size_t>(vocab));
+    // Rows split over threads; each row's loss is kept and the mean summed in row order.
+    thread_local std::vector<double> callerRowLoss;
+    std::vector<double>& rowLoss = callerRowLoss;  // the caller's, also on the helper threads
+    rowLoss.resize(static_cast<std::size_t>(rows));
+    const bool fast = lmk::fastKernels();
+    lmk::parallelRange(static_cast<std::size_t>(rows), kRowGrain, [&](std::size_t b, std::size_t e) {
+        if (fast) {
+            // exp(z - max) once per row, vectorised, into the gradient's row (or a scratch row):
+            // the gradient is then exp(z - max) / sum / N, equal to exp(z - lse) / N up to
+            // rounding.
+            thread_local std::vector<Real> scratch;
+            if (gradLogits == nullptr && scratch.size() < static_cast<std::size_t>(vocab)) {
+                scratch.resize(static_cast<std::size_t>(vocab));
+            }
+            for (int n = static_cast<int>(b); n < static_cast<int>(e); ++n) {
+                const Real* z = logits + static_cast<std::ptrdiff_t>(n) * vocab;
+                Real* ex = gradLogits != nullptr ? gradLogits + static_cast<std::ptrdiff_t>(n) * vocab
+                                                 : scratch.data();
+                Real mx = z[0];
+                for (int v = 1; v < vocab; ++v) mx = std::max(mx, z[v]);
+                for (int v = 0; v < vocab; ++v) ex[v] = z[v] - mx;
+                lmk::expInPlace(ex, static_cast<std::size_t>(vocab));
+                Real sum = 0;
+                for (int v = 0; v < vocab; ++v) sum += ex[v];
+                rowLoss[static_cast<std::size_t>(n)] =
+                    static_cast<double>(mx + std::log(sum) - z[targets[n]]);
+                if (gradLogits != nullptr) {
+                    const Real f = invRows / sum;
+                    for (int v = 0; v < vocab; ++v) ex[v] *= f;
+                    ex[targets[n]] -= invRows;
+                }
+            }
+            return;
         }
-        for (int n = 0; n < rows; ++n) {
+        for (int n = static_cast<int>(b); n < static_cast<int>(e); ++n) {
             const Real* z = logits + static_cast<std::ptrdiff_t>(n) * vocab;
-            Real* e = gradLogits != nullptr ? gradLogits + static_cast<std::ptrdiff_t>(n) * vocab
-                                            : scratch.data();
             Real mx = z[0];
             for (int v = 1; v < vocab; ++v) mx = std::max(mx, z[v]);
-            for (int v = 0; v < vocab; ++v) e[v] = z[v] - mx;
-            lmk::expInPlace(e, static_cast<std::size_t>(vocab));
             Real sum = 0;
-            for (int v = 0; v < vocab; ++v) sum += e[v];
-            total += static_cast<double>(mx + std::log(sum) - z[targets[n]]);
+            for (int v = 0; v < vocab; ++v) sum += std::exp(z[v] - mx);
+            const Real lse = mx + std::log(sum);
+            rowLoss[static_cast<std::size_t>(n)] = static_cast<double>(lse - z[targets[n]]);
             if (gradLogits != nullptr) {
-                const Real f = invRows / sum;
-                for (int v = 0; v < vocab; ++v) e[v] *= f;
-                e[targets[n]] -= invRows;
+                Real* g = gradLogits + static_cast<std::ptrdiff_t>(n) * vocab;
+                for (int v = 0; v < vocab; ++v) g[v] = std::exp(z[v] - lse) * invRows;
+                g[targets[n]] -= invRows;
             }
         }
-        return total / rows;
-    }
-    for (int n = 0; n < rows; ++n) {
-        const Real* z = logits + static_cast<std::ptrdiff_t>(n) * vocab;
-        Real mx = z[0];
-        for (int v = 1; v < vocab; ++v) mx = std::max(mx, z[v]);
-        Real sum = 0;
-        for (int v = 0; v < vocab; ++v) sum += std::exp(z[v] - mx);
-        const Real lse = mx + std::log(sum);
-        total += static_cast<double>(lse - z[targets[n]]);
-        if (gradLogits != nullptr) {
-            Real* g = gradLogits + static_cast<std::ptrdiff_t>(n) * vocab;
-            for (int v = 0; v < vocab; ++v) g[v] = std::exp(z[v] - lse) * invRows;
-            g[targets[n]] -= invRows;
-        }
-    }
+    });
+    double total = 0.0;
+    for (int n = 0; n < rows; ++n) total += rowLoss[static_cast<std::size_t>(n)];
     return total / rows;
 }
 
