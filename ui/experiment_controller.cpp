@@ -3,6 +3,7 @@
 #include <QMetaObject>
 #include <QStringList>
 #include <algorithm>
+#include <thread>
 #include <chrono>
 #include <filesystem>
 
@@ -305,8 +306,10 @@ void ExperimentController::runNow() {
                 while (p.byUpdate.size() > 3 * kMaxLivePoints) halve(p.byUpdate);
                 live->dirty = true;
             };
-            // Every method on its own thread, so all live curves grow side by side.
-            options.threads = static_cast<int>(std::max<size_t>(1, config.methods.size()));
+            // Every method on its own thread, so all live curves grow side by side; cores left
+            // over split the language model's stages (one method alone gets them all).
+            options.threads = static_cast<int>(std::max<size_t>(
+                {1, config.methods.size(), std::thread::hardware_concurrency()}));
             if (config.languageModel()) {
                 auto info = std::make_shared<LmRunInfo>();
                 s->experiment = lmExperimentResult(runLmExperiment(config, options), *info);

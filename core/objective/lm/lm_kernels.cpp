@@ -344,6 +344,15 @@ void gemm(int M, int N, int K, const Real* A, std::ptrdiff_t rsA, std::ptrdiff_t
     if (threads > 1 && static_cast<double>(M) * N * K >= kSplitWork) {
         const int rowTiles = (M + kMr - 1) / kMr;
         const int panels = (N + NR - 1) / NR;
+        if (panels >= 4 * threads) {  // wide: each thread packs only its own part of B
+            parallelRange(static_cast<std::size_t>(panels), 1, [&](std::size_t b, std::size_t e) {
+                const int j0 = static_cast<int>(b) * NR;
+                const int j1 = std::min(N, static_cast<int>(e) * NR);
+                gemmAvx2<Real>(M, j1 - j0, K, A, rsA, csA, B + j0 * csB, rsB, csB, C + j0, ldc,
+                               accumulate);
+            });
+            return;
+        }
         if (rowTiles >= 4 * threads) {
             parallelRange(static_cast<std::size_t>(rowTiles), 1, [&](std::size_t b, std::size_t e) {
                 const int i0 = static_cast<int>(b) * kMr;
