@@ -108,7 +108,8 @@ Options:
   --default          the default experiment instead of a config file
   --backend B        override the config: auto, cpu or opencl
   --device D         override the config: OpenCL device index or name
-  --threads N        worker threads (default: one per core)
+  --threads N        worker threads (default: one per core); a language model gives each
+                     method threads/methods of them for its ops (results do not depend on it)
   --quiet            print nothing but errors
 )";
 

@@ -36,22 +36,26 @@ std::vector<Piece> piecesOf(std::size_t count, std::size_t grain) {
         std::lock_guard<std::mutex> lock(m);
         pieces.push_back({b, e, std::this_thread::get_id()});
     });
-    std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.begin < b.begin; });
+    std::sort(pieces.begin(), pieces.end(),
+              [](const Piece& a, const Piece& b) { return a.begin < b.begin; });
     return pieces;
 }
 
 // Loss and gradient of the whole model (every stage forward, then backward) at w.
 template <typename Real>
-std::pair<double, std::vector<Real>> lossAndGradient(const CharTransformerProblem& p, int threads, int batch) {
+std::pair<double, std::vector<Real>> lossAndGradient(const CharTransformerProblem& p, int threads,
+                                                     int batch) {
     lmk::ScopedThreads team(threads);
     CharTransformer<Real> model(p.layout);
     std::vector<Real> w(static_cast<std::size_t>(p.w0.size()));
-    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<Real>(p.w0[static_cast<Eigen::Index>(i)]);
+    for (std::size_t i = 0; i < w.size(); ++i)
+        w[i] = static_cast<Real>(p.w0[static_cast<Eigen::Index>(i)]);
     std::vector<Real> g(w.size());
     double loss = 0.0;
     // Two SGD steps, so the second gradient is taken at weights the first one moved.
     for (int k = 0; k < 2; ++k) {
-        loss = model.lossAndGradient(w.data(), p.train.tokens(batch + k), p.train.targets(batch + k), g.data());
+        loss = model.lossAndGradient(w.data(), p.train.tokens(batch + k),
+                                     p.train.targets(batch + k), g.data());
         for (std::size_t i = 0; i < w.size(); ++i) w[i] -= Real(0.25) * g[i];
     }
     g.insert(g.end(), w.begin(), w.end());
@@ -82,7 +86,8 @@ void checkModelIdentity(LmPrecision precision) {
     for (int threads : {2, 3, 4}) {
         const auto many = lossAndGradient<Real>(*p, threads, 0);
         QVERIFY(many.first == one.first);  // exact (QCOMPARE on doubles is fuzzy)
-        QVERIFY2(many.second == one.second, qPrintable(QString("%1 threads: gradient or weights differ").arg(threads)));
+        QVERIFY2(many.second == one.second,
+                 qPrintable(QString("%1 threads: gradient or weights differ").arg(threads)));
     }
 }
 
@@ -90,7 +95,7 @@ void checkModelIdentity(LmPrecision precision) {
 
 class TestLmThreads : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void withoutATeamEverythingRunsOnTheCaller() {
         QCOMPARE(lmk::currentThreads(), 1);
         const auto pieces = piecesOf(1000, 16);
@@ -119,14 +124,16 @@ private slots:
         QFETCH(int, expectedPieces);
         lmk::ScopedThreads team(threads);
         QCOMPARE(lmk::currentThreads(), threads);
-        const auto pieces = piecesOf(static_cast<std::size_t>(count), static_cast<std::size_t>(grain));
+        const auto pieces =
+            piecesOf(static_cast<std::size_t>(count), static_cast<std::size_t>(grain));
         QCOMPARE(static_cast<int>(pieces.size()), expectedPieces);
         std::size_t at = 0;
         std::set<std::thread::id> ids;
         for (const Piece& piece : pieces) {
             QCOMPARE(piece.begin, at);  // contiguous and disjoint
             QVERIFY(piece.end > piece.begin);
-            if (piece.end != static_cast<std::size_t>(count)) QCOMPARE(piece.end % grain, std::size_t(0));
+            if (piece.end != static_cast<std::size_t>(count))
+                QCOMPARE(piece.end % grain, std::size_t(0));
             at = piece.end;
             ids.insert(piece.thread);
         }
@@ -195,7 +202,8 @@ private slots:
     }
 
     void splitProductsAreBitIdentical() {
-        if (!lmk::cpuHasAvx2Fma()) QSKIP("this CPU has no AVX2 + FMA: the packed product does not run");
+        if (!lmk::cpuHasAvx2Fma())
+            QSKIP("this CPU has no AVX2 + FMA: the packed product does not run");
         const bool was = lmk::setFastKernels(true);
         std::mt19937 gen(7);
         std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -204,10 +212,13 @@ private slots:
             bool transA, transB, accumulate;
         };
         // Row splits (many rows) and column splits (few rows, many columns), tails everywhere.
-        const Shape shapes[] = {{517, 83, 61, false, true, false}, {37, 301, 257, true, false, true},
-                                {13, 400, 100, false, false, false}, {200, 19, 300, true, true, true}};
+        const Shape shapes[] = {{517, 83, 61, false, true, false},
+                                {37, 301, 257, true, false, true},
+                                {13, 400, 100, false, false, false},
+                                {200, 19, 300, true, true, true}};
         for (const Shape& s : shapes) {
-            std::vector<float> A(static_cast<std::size_t>(s.M) * s.K), B(static_cast<std::size_t>(s.K) * s.N);
+            std::vector<float> A(static_cast<std::size_t>(s.M) * s.K),
+                B(static_cast<std::size_t>(s.K) * s.N);
             for (float& x : A) x = u(gen);
             for (float& x : B) x = u(gen);
             std::vector<float> C0(static_cast<std::size_t>(s.M) * s.N);
@@ -217,8 +228,8 @@ private slots:
             auto product = [&](int threads) {
                 lmk::ScopedThreads team(threads);
                 std::vector<float> C = C0;
-                lmk::gemm<float>(s.M, s.N, s.K, A.data(), rsA, csA, B.data(), rsB, csB, C.data(), s.N,
-                                 s.accumulate);
+                lmk::gemm<float>(s.M, s.N, s.K, A.data(), rsA, csA, B.data(), rsB, csB, C.data(),
+                                 s.N, s.accumulate);
                 return C;
             };
             const auto one = product(1);
@@ -231,10 +242,12 @@ private slots:
                         sum += static_cast<double>(A[static_cast<std::size_t>(i * rsA + k * csA)]) *
                                B[static_cast<std::size_t>(k * rsB + j * csB)];
                     }
-                    worst = std::max(worst, std::abs(sum - one[static_cast<std::size_t>(i) * s.N + j]));
+                    worst =
+                        std::max(worst, std::abs(sum - one[static_cast<std::size_t>(i) * s.N + j]));
                 }
             }
-            QVERIFY2(worst < 1e-4, qPrintable(QString("%1x%2x%3: %4").arg(s.M).arg(s.N).arg(s.K).arg(worst)));
+            QVERIFY2(worst < 1e-4,
+                     qPrintable(QString("%1x%2x%3: %4").arg(s.M).arg(s.N).arg(s.K).arg(worst)));
             for (int threads : {2, 3}) QVERIFY(product(threads) == one);
         }
         lmk::setFastKernels(was);
@@ -274,7 +287,8 @@ private slots:
         QVERIFY(a.methods[0].weights == b.methods[0].weights);
         QCOMPARE(a.methods[0].log.forwardLosses.size(), b.methods[0].log.forwardLosses.size());
         for (std::size_t i = 0; i < a.methods[0].log.forwardLosses.size(); ++i) {
-            QVERIFY(a.methods[0].log.forwardLosses[i].loss == b.methods[0].log.forwardLosses[i].loss);
+            QVERIFY(a.methods[0].log.forwardLosses[i].loss ==
+                    b.methods[0].log.forwardLosses[i].loss);
         }
         QCOMPARE(a.methods[0].log.heldOutLoss, b.methods[0].log.heldOutLoss);
     }

@@ -37,24 +37,25 @@ constexpr std::size_t kRowGrain = 16;
 template <typename Real>
 void layerNormForward(const Real* x, const Real* g, const Real* b, int rows, int width, Real* xhat,
                       Real* rstd, Real* y) {
-    lmk::parallelRange(static_cast<std::size_t>(rows), kRowGrain, [&](std::size_t first, std::size_t last) {
-    for (int n = static_cast<int>(first); n < static_cast<int>(last); ++n) {
-        const Real* xr = x + static_cast<std::ptrdiff_t>(n) * width;
-        Real mean = 0;
-        for (int i = 0; i < width; ++i) mean += xr[i];
-        mean /= static_cast<Real>(width);
-        Real var = 0;
-        for (int i = 0; i < width; ++i) var += (xr[i] - mean) * (xr[i] - mean);
-        var /= static_cast<Real>(width);
-        const Real r = Real(1) / std::sqrt(var + static_cast<Real>(kLayerNormEps));
-        rstd[n] = r;
-        Real* hr = xhat + static_cast<std::ptrdiff_t>(n) * width;
-        Real* yr = y + static_cast<std::ptrdiff_t>(n) * width;
-        for (int i = 0; i < width; ++i) {
-            hr[i] = (xr[i] - mean) * r;
-            yr[i] = hr[i] * g[i] + b[i];
+    lmk::parallelRange(static_cast<std::size_t>(rows), kRowGrain,
+                       [&](std::size_t first, std::size_t last) {
+        for (int n = static_cast<int>(first); n < static_cast<int>(last); ++n) {
+            const Real* xr = x + static_cast<std::ptrdiff_t>(n) * width;
+            Real mean = 0;
+            for (int i = 0; i < width; ++i) mean += xr[i];
+            mean /= static_cast<Real>(width);
+            Real var = 0;
+            for (int i = 0; i < width; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+            var /= static_cast<Real>(width);
+            const Real r = Real(1) / std::sqrt(var + static_cast<Real>(kLayerNormEps));
+            rstd[n] = r;
+            Real* hr = xhat + static_cast<std::ptrdiff_t>(n) * width;
+            Real* yr = y + static_cast<std::ptrdiff_t>(n) * width;
+            for (int i = 0; i < width; ++i) {
+                hr[i] = (xr[i] - mean) * r;
+                yr[i] = hr[i] * g[i] + b[i];
+            }
         }
-    }
     });
 }
 
@@ -63,7 +64,8 @@ void layerNormForward(const Real* x, const Real* g, const Real* b, int rows, int
 template <typename Real>
 void layerNormBackward(const Real* dy, const Real* xhat, const Real* rstd, const Real* g, int rows,
                        int width, Real* dx, Real* dg, Real* db) {
-    lmk::parallelRange(static_cast<std::size_t>(rows), kRowGrain, [&](std::size_t b, std::size_t e) {
+    lmk::parallelRange(static_cast<std::size_t>(rows), kRowGrain, [&](std::size_t b,
+                                                                          std::size_t e) {
         for (int n = static_cast<int>(b); n < static_cast<int>(e); ++n) {
             const Real* dyr = dy + static_cast<std::ptrdiff_t>(n) * width;
             const Real* hr = xhat + static_cast<std::ptrdiff_t>(n) * width;
@@ -129,7 +131,8 @@ void linearForward(const Real* in, const Real* W, const Real* bias, int rows, in
         o.noalias() = CMat<Real>(in, rows, inDim) * CMat<Real>(W, outDim, inDim).transpose();
     }
     if (bias != nullptr) {
-        lmk::parallelRange(static_cast<std::size_t>(rows), kRowGrain, [&](std::size_t b, std::size_t e) {
+        lmk::parallelRange(static_cast<std::size_t>(rows), kRowGrain, [&](std::size_t b,
+                                                                          std::size_t e) {
             o.middleRows(static_cast<Eigen::Index>(b), static_cast<Eigen::Index>(e - b)).rowwise() +=
                 CRow<Real>(bias, outDim);
         });
@@ -427,7 +430,8 @@ double crossEntropy(const Real* logits, const int* targets, int rows, int vocab,
     std::vector<double>& rowLoss = callerRowLoss;  // the caller's, also on the helper threads
     rowLoss.resize(static_cast<std::size_t>(rows));
     const bool fast = lmk::fastKernels();
-    lmk::parallelRange(static_cast<std::size_t>(rows), kRowGrain, [&](std::size_t b, std::size_t e) {
+    lmk::parallelRange(static_cast<std::size_t>(rows), kRowGrain, [&](std::size_t b,
+                                                                          std::size_t e) {
         if (fast) {
             // exp(z - max) once per row, vectorised, into the gradient's row (or a scratch row):
             // the gradient is then exp(z - max) / sum / N, equal to exp(z - lse) / N up to

@@ -122,8 +122,8 @@ int currentThreads() {
 }
 
 int threadsPerRun(int threads, std::size_t concurrentRuns) {
-    const int total = threads > 0 ? threads
-                                  : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int total =
+        threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const auto runs = static_cast<int>(std::clamp<std::size_t>(concurrentRuns, 1, total));
     return std::max(1, total / runs);
 }
