@@ -183,6 +183,13 @@ PIPELENS_AVX2 void packA(const Real* A, std::ptrdiff_t rsA, std::ptrdiff_t csA, 
                          Real* dst) {
     for (int i = 0; i < mc; i += kMr) {
         const int mr = std::min(kMr, mc - i);
+        if (mr == kMr && rsA == 1) {  // A^T of a row-major matrix: kMr values side by side
+            for (int k = 0; k < kc; ++k) {
+                std::memcpy(dst, A + i + k * csA, sizeof(Real) * kMr);
+                dst += kMr;
+            }
+            continue;
+        }
         for (int k = 0; k < kc; ++k) {
             const Real* src = A + i * rsA + k * csA;
             for (int r = 0; r < kMr; ++r) dst[r] = src[std::min(r, mr - 1) * rsA];
