@@ -338,9 +338,10 @@ bool setFastKernels(bool on) {
 }
 
 // A product is split over the current team's threads (lm_threads.hpp) when it has at least this
-// many multiply-adds (about 10 microseconds on one core): by rows of C in whole micro-tiles when
-// there are enough of them (each thread packs B for itself), else by whole panels of columns.
-// Either way each element of C is computed by the same micro-kernel steps as without a split.
+// many multiply-adds (about 10 microseconds on one core): by whole panels of columns when it is
+// wide (each thread packs only its part of B), else by rows of C in whole micro-tiles (each thread
+// packs all of B), else by panels if there are at least two per thread. Either way each element
+// of C is computed by the same micro-kernel steps as without a split.
 constexpr double kSplitWork = 2.5e5;
 
 template <typename Real>
@@ -348,38 +349,26 @@ void gemm(int M, int N, int K, const Real* A, std::ptrdiff_t rsA, std::ptrdiff_t
           std::ptrdiff_t rsB, std::ptrdiff_t csB, Real* C, std::ptrdiff_t ldc, bool accumulate) {
     constexpr int NR = 2 * Vec<Real>::kW;
     const int threads = currentThreads();
-    if (threads > 1 && static_cast<double>(M) * N * K >= kSplitWork) {
-        const int rowTiles = (M + kMr - 1) / kMr;
-        const int panels = (N + NR - 1) / NR;
-        if (panels >= 4 * threads) {  // wide: each thread packs only its own part of B
-            parallelRange(static_cast<std::size_t>(panels), 1, [&](std::size_t b, std::size_t e) {
-                const int j0 = static_cast<int>(b) * NR;
-                const int j1 = std::min(N, static_cast<int>(e) * NR);
-                gemmAvx2<Real>(M, j1 - j0, K, A, rsA, csA, B + j0 * csB, rsB, csB, C + j0, ldc,
-                               accumulate);
-            });
-            return;
-        }
-        if (rowTiles >= 4 * threads) {
-            parallelRange(static_cast<std::size_t>(rowTiles), 1, [&](std::size_t b, std::size_t e) {
-                const int i0 = static_cast<int>(b) * kMr;
-                const int i1 = std::min(M, static_cast<int>(e) * kMr);
-                gemmAvx2<Real>(i1 - i0, N, K, A + i0 * rsA, rsA, csA, B, rsB, csB, C + i0 * ldc, ldc,
-                               accumulate);
-            });
-            return;
-        }
-        if (panels >= 2 * threads) {
-            parallelRange(static_cast<std::size_t>(panels), 1, [&](std::size_t b, std::size_t e) {
-                const int j0 = static_cast<int>(b) * NR;
-                const int j1 = std::min(N, static_cast<int>(e) * NR);
-                gemmAvx2<Real>(M, j1 - j0, K, A, rsA, csA, B + j0 * csB, rsB, csB, C + j0, ldc,
-                               accumulate);
-            });
-            return;
-        }
+    const int rowTiles = (M + kMr - 1) / kMr;
+    const int panels = (N + NR - 1) / NR;
+    const bool split = threads > 1 && static_cast<double>(M) * N * K >= kSplitWork;
+    if (split && (panels >= 4 * threads || (rowTiles < 4 * threads && panels >= 2 * threads))) {
+        parallelRange(static_cast<std::size_t>(panels), 1, [&](std::size_t b, std::size_t e) {
+            const int j0 = static_cast<int>(b) * NR;
+            const int j1 = std::min(N, static_cast<int>(e) * NR);
+            gemmAvx2<Real>(M, j1 - j0, K, A, rsA, csA, B + j0 * csB, rsB, csB, C + j0, ldc,
+                           accumulate);
+        });
+    } else if (split && rowTiles >= 4 * threads) {
+        parallelRange(static_cast<std::size_t>(rowTiles), 1, [&](std::size_t b, std::size_t e) {
+            const int i0 = static_cast<int>(b) * kMr;
+            const int i1 = std::min(M, static_cast<int>(e) * kMr);
+            gemmAvx2<Real>(i1 - i0, N, K, A + i0 * rsA, rsA, csA, B, rsB, csB, C + i0 * ldc, ldc,
+                           accumulate);
+        });
+    } else {
+        gemmAvx2<Real>(M, N, K, A, rsA, csA, B, rsB, csB, C, ldc, accumulate);
     }
-    gemmAvx2<Real>(M, N, K, A, rsA, csA, B, rsB, csB, C, ldc, accumulate);
 }
 
 // Elementwise loops split in runs of whole vectors, so each element takes the vector or the
