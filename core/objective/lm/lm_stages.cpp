@@ -30,8 +30,11 @@ template <typename Real>
 using Row = Eigen::Map<Eigen::Matrix<Real, 1, Eigen::Dynamic>>;
 
 constexpr double kLayerNormEps = 1e-5;
-// Rows per piece when a row-wise loop is split over threads (lm_threads.hpp).
+// Pieces when a loop is split over threads (lm_threads.hpp): rows of a row-wise loop, columns of a
+// column sum, and elements of an elementwise loop.
 constexpr std::size_t kRowGrain = 16;
+constexpr std::size_t kColumnGrain = 16;
+constexpr std::size_t kElementGrain = 256;
 
 // y = LN(x; g, b) row by row, with the biased variance; keeps xhat and 1/sigma for backward.
 template <typename Real>
@@ -59,8 +62,21 @@ void layerNormForward(const Real* x, const Real* g, const Real* b, int rows, int
     });
 }
 
+// sums[j] = sum over rows n, in order, of m[n, j]; split by columns.
+template <typename Real>
+void columnSums(const Real* m, int rows, int cols, Real* sums) {
+    lmk::parallelRange(static_cast<std::size_t>(cols), kColumnGrain,
+                       [&](std::size_t b, std::size_t e) {
+        std::fill(sums + b, sums + e, Real(0));
+        for (int n = 0; n < rows; ++n) {
+            const Real* r = m + static_cast<std::ptrdiff_t>(n) * cols;
+            for (std::size_t j = b; j < e; ++j) sums[j] += r[j];
+        }
+    });
+}
+
 // dx += LN's input gradient; dg, db are written. Rows split for dx; dg and db are column sums
-// over the rows in order, split by columns.
+// over the rows in order (dg of dy * xhat, db of dy), split by columns.
 template <typename Real>
 void layerNormBackward(const Real* dy, const Real* xhat, const Real* rstd, const Real* g, int rows,
                        int width, Real* dx, Real* dg, Real* db) {
@@ -84,38 +100,24 @@ void layerNormBackward(const Real* dy, const Real* xhat, const Real* rstd, const
             }
         }
     });
-    lmk::parallelRange(static_cast<std::size_t>(width), 16, [&](std::size_t b, std::size_t e) {
+    lmk::parallelRange(static_cast<std::size_t>(width), kColumnGrain,
+                       [&](std::size_t b, std::size_t e) {
         const auto i0 = static_cast<int>(b);
         const auto i1 = static_cast<int>(e);
         std::fill(dg + i0, dg + i1, Real(0));
-        std::fill(db + i0, db + i1, Real(0));
         for (int n = 0; n < rows; ++n) {
             const Real* dyr = dy + static_cast<std::ptrdiff_t>(n) * width;
             const Real* hr = xhat + static_cast<std::ptrdiff_t>(n) * width;
-            for (int i = i0; i < i1; ++i) {
-                dg[i] += dyr[i] * hr[i];
-                db[i] += dyr[i];
-            }
+            for (int i = i0; i < i1; ++i) dg[i] += dyr[i] * hr[i];
         }
     });
-}
-
-// sums[j] = sum over rows n, in order, of m[n, j]; split by columns.
-template <typename Real>
-void columnSums(const Real* m, int rows, int cols, Real* sums) {
-    lmk::parallelRange(static_cast<std::size_t>(cols), 16, [&](std::size_t b, std::size_t e) {
-        std::fill(sums + b, sums + e, Real(0));
-        for (int n = 0; n < rows; ++n) {
-            const Real* r = m + static_cast<std::ptrdiff_t>(n) * cols;
-            for (std::size_t j = b; j < e; ++j) sums[j] += r[j];
-        }
-    });
+    columnSums(dy, rows, width, db);
 }
 
 // out = a + b elementwise over n values; split.
 template <typename Real>
 void addInto(const Real* a, const Real* b, std::size_t n, Real* out) {
-    lmk::parallelRange(n, 1024, [&](std::size_t first, std::size_t last) {
+    lmk::parallelRange(n, kElementGrain, [&](std::size_t first, std::size_t last) {
         for (std::size_t i = first; i < last; ++i) out[i] = a[i] + b[i];
     });
 }
@@ -249,7 +251,7 @@ void BlockStage<Real>::forward(const Real* w, const Real* x, Real* out) {
     if (lmk::fastKernels()) {
         lmk::geluForward(pre_.data(), pre_.size(), act_.data());
     } else {
-        lmk::parallelRange(pre_.size(), 256, [&](std::size_t b, std::size_t e) {
+        lmk::parallelRange(pre_.size(), kElementGrain, [&](std::size_t b, std::size_t e) {
             for (std::size_t i = b; i < e; ++i) act_[i] = geluExact(pre_[i]);
         });
     }
@@ -321,7 +323,7 @@ void BlockStage<Real>::backward(const Real* w, const Real* gradOut, Real* gradW,
     if (lmk::fastKernels()) {
         lmk::geluBackwardInPlace(pre_.data(), dAct_.size(), dAct_.data());
     } else {
-        lmk::parallelRange(dAct_.size(), 256, [&](std::size_t b, std::size_t e) {
+        lmk::parallelRange(dAct_.size(), kElementGrain, [&](std::size_t b, std::size_t e) {
             for (std::size_t i = b; i < e; ++i) dAct_[i] *= geluExactDerivative(pre_[i]);
         });
     }
