@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cl_error.hpp"
+#include "clblast_tuning.hpp"
 #include "kernel_args.hpp"
 
 namespace pipelens::gpu {
@@ -50,6 +51,7 @@ LmOpenClOps<Real>::LmOpenClOps(std::shared_ptr<OpenClContext> context)
     queue_ = cl::CommandQueue(context_->context(), context_->device(), 0, &err);
     checkCl(err, "clCreateCommandQueue", "language model");
     k_ = std::make_unique<Kernels>(program);
+    clblastTuning_ = applyClblastTuning(*context_);
 }
 
 template <typename Real>

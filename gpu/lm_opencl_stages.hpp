@@ -6,6 +6,7 @@
 // last forward in its own device scratch, allocated once. Real is double or float and must
 // match the precision the context builds the program for.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cl_headers.hpp"
@@ -91,6 +92,8 @@ class LmOpenClOps {
     void average(const cl::Buffer& replicas, int R, long long P, const cl::Buffer& avg);
 
     long long kernelEnqueues() const { return enqueues_; }
+    // The CLBlast parameters in force on this device (gpu/clblast_tuning.hpp), in one line.
+    const std::string& clblastTuning() const { return clblastTuning_; }
 
   private:
     struct Kernels;
@@ -103,6 +106,7 @@ class LmOpenClOps {
     std::size_t rowLossCount_ = 0;
     std::vector<Real> rowLossHost_;
     long long enqueues_ = 0;
+    std::string clblastTuning_;
 };
 
 // One pipeline stage on the device: LmStageRunner's interface (core/objective/lm/lm_model.hpp)

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "clblast_tuning.hpp"
 #include "lm_opencl_stages.hpp"
 #include "objective/lm/lm_layout.hpp"
 #include "objective/lm/lm_random.hpp"
@@ -254,6 +255,50 @@ void updatesMatchCpu() {
     QVERIFY2(ok, qPrintable(report));
 }
 
+// C = op(A) op(B) + beta C0 through LmOpenClOps::gemm (CLBlast with the parameters in force on
+// the test device) against a triple loop in long double, every transpose, shapes that are not
+// multiples of CLBlast's 64 x 64 tiles or its vector width.
+template <typename Real>
+void productsMatchLoop(double tolerance) {
+    gpu::LmOpenClOps<Real> ops(opencl_test::context());
+    struct Shape { int m, n, k; };
+    for (const Shape s : {Shape{67, 45, 33}, Shape{130, 70, 129}, Shape{5, 3, 2}}) {
+        for (int t = 0; t < 4; ++t) {
+            const bool ta = (t & 1) != 0, tb = (t & 2) != 0;
+            const int lda = ta ? s.m : s.k, ldb = tb ? s.k : s.n;
+            const auto A = seeded<Real>(std::size_t(s.m) * s.k, 11 + t, 1.0);
+            const auto B = seeded<Real>(std::size_t(s.k) * s.n, 23 + t, 1.0);
+            const auto C0 = seeded<Real>(std::size_t(s.m) * s.n, 37 + t, 1.0);
+            auto a = ops.reals(A.size(), "A"), b = ops.reals(B.size(), "B");
+            auto c = ops.reals(C0.size(), "C");
+            ops.write(a, 0, A.data(), A.size());
+            ops.write(b, 0, B.data(), B.size());
+            ops.write(c, 0, C0.data(), C0.size());
+            const Real beta = t == 3 ? Real(1) : Real(0);
+            ops.gemm(ta, tb, s.m, s.n, s.k, {&a, 0}, lda, {&b, 0}, ldb, beta, {&c, 0}, s.n);
+            std::vector<Real> got(C0.size());
+            ops.read({&c, 0}, got.data(), got.size());
+            double worst = 0.0;
+            for (int i = 0; i < s.m; ++i) {
+                for (int j = 0; j < s.n; ++j) {
+                    long double want = beta * C0[std::size_t(i) * s.n + j];
+                    for (int q = 0; q < s.k; ++q) {
+                        const Real x = ta ? A[std::size_t(q) * lda + i] : A[std::size_t(i) * lda + q];
+                        const Real y = tb ? B[std::size_t(j) * ldb + q] : B[std::size_t(q) * ldb + j];
+                        want += static_cast<long double>(x) * y;
+                    }
+                    worst = std::max(worst, std::abs(static_cast<double>(
+                                                got[std::size_t(i) * s.n + j] - want)));
+                }
+            }
+            if (worst > tolerance * s.k) {
+                QFAIL(qPrintable(QString("gemm %1x%2x%3 transA %4 transB %5: error %6")
+                                     .arg(s.m).arg(s.n).arg(s.k).arg(ta).arg(tb).arg(worst)));
+            }
+        }
+    }
+}
+
 }  // namespace
 
 class TestOpenClLmKernels : public QObject {
@@ -302,6 +347,51 @@ class TestOpenClLmKernels : public QObject {
             updatesMatchCpu<double>();
         else
             updatesMatchCpu<float>();
+    }
+
+    // PoCL's CPU device gets the measured Xgemm parameters (gpu/clblast_tuning.hpp), other
+    // devices and PIPELENS_CLBLAST_TUNING=off keep CLBlast's own; the parameters must satisfy
+    // the divisibility rules CLBlast checks, or every product would fail at run time.
+    void clblastTuningChoice() {
+        gpu::DeviceInfo pocl;
+        pocl.platform = "Portable Computing Language";
+        pocl.type = "cpu";
+        const auto tuned = gpu::clblastOverridesFor(pocl, "");
+        QCOMPARE(tuned.size(), std::size_t(2));
+        QVERIFY(gpu::clblastOverridesFor(pocl, "off").empty());
+        QVERIFY(gpu::clblastOverridesFor(pocl, "0").empty());
+        gpu::DeviceInfo gpuDevice = pocl;
+        gpuDevice.platform = "NVIDIA CUDA";
+        gpuDevice.type = "gpu";
+        QVERIFY(gpu::clblastOverridesFor(gpuDevice, "").empty());
+        gpu::DeviceInfo otherCpu = pocl;
+        otherCpu.platform = "Intel(R) OpenCL";
+        QVERIFY(gpu::clblastOverridesFor(otherCpu, "").empty());
+        const auto& p = tuned[0].params;
+        QCOMPARE(tuned[0].kernel, std::string("Xgemm"));
+        QCOMPARE(p.at("MWG") % (p.at("MDIMC") * p.at("VWM")), std::size_t(0));
+        QCOMPARE(p.at("NWG") % (p.at("NDIMC") * p.at("VWN")), std::size_t(0));
+        QCOMPARE(p.at("MWG") % (p.at("MDIMA") * p.at("VWM")), std::size_t(0));
+        QCOMPARE(p.at("NWG") % (p.at("NDIMB") * p.at("VWN")), std::size_t(0));
+        QCOMPARE(p.at("KWG") % (p.at("MDIMC") * p.at("NDIMC") / p.at("MDIMA")), std::size_t(0));
+        QCOMPARE(p.at("KWG") % (p.at("MDIMC") * p.at("NDIMC") / p.at("NDIMB")), std::size_t(0));
+        QCOMPARE(p.at("KWG") % p.at("KWI"), std::size_t(0));
+        QCOMPARE(tuned[1].kernel, std::string("GemmRoutine"));
+    }
+
+    // The products with the parameters in force on the test device, which on PoCL are the tuned
+    // ones (the line LmOpenClOps reports says so).
+    void productsWithDeviceParameters() {
+        gpu::LmOpenClOps<float> ops(opencl_test::context());
+        const bool pocl = opencl_test::context()->info().platform.find(
+                              "Portable Computing Language") != std::string::npos &&
+                          opencl_test::context()->info().type == "cpu";
+        const bool off = qgetenv("PIPELENS_CLBLAST_TUNING") == "off";
+        QCOMPARE(ops.clblastTuning().find("tuned for PoCL") != std::string::npos, pocl && !off);
+        productsMatchLoop<float>(2e-6);
+        if (opencl_test::context()->supports(gpu::Precision::Double)) {
+            productsMatchLoop<double>(1e-14);
+        }
     }
 
   private:

@@ -1,0 +1,76 @@
+#include "clblast_tuning.hpp"
+
+#include <clblast.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "cl_error.hpp"
+
+namespace pipelens::gpu {
+
+namespace {
+
+bool isPoclCpu(const DeviceInfo& device) {
+    return device.type == "cpu" && device.platform.find("Portable Computing Language") !=
+                                       std::string::npos;
+}
+
+std::string describe(const std::vector<ClblastOverride>& overrides) {
+    if (overrides.empty()) return "CLBlast: default parameters";
+    std::string text = "CLBlast: Xgemm tuned for PoCL's CPU device (";
+    bool first = true;
+    for (const auto& o : overrides) {
+        if (o.kernel != "Xgemm") continue;
+        for (const char* name : {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "SA", "SB"}) {
+            text += (first ? "" : ", ") + std::string(name) + " " +
+                    std::to_string(o.params.at(name));
+            first = false;
+        }
+    }
+    return text + "; the indirect kernel for every size; PIPELENS_CLBLAST_TUNING=off undoes it)";
+}
+
+}  // namespace
+
+std::vector<ClblastOverride> clblastOverridesFor(const DeviceInfo& device,
+                                                 const std::string& setting) {
+    if (setting == "off" || setting == "0" || !isPoclCpu(device)) return {};
+    // The constraints CLBlast checks: MWG divisible by MDIMC VWM and MDIMA VWM, NWG by NDIMC VWN
+    // and NDIMB VWN, KWG by MDIMC NDIMC / MDIMA and by KWI.
+    ClblastOverride xgemm{"Xgemm",
+                          {{"GEMMK", 0}, {"KREG", 1}, {"KWG", 32}, {"KWI", 8}, {"MDIMA", 8},
+                           {"MDIMC", 8}, {"MWG", 64}, {"NDIMB", 8}, {"NDIMC", 8}, {"NWG", 64},
+                           {"SA", 0}, {"SB", 0}, {"STRM", 0}, {"STRN", 0}, {"VWM", 8},
+                           {"VWN", 8}}};
+    // Below this m n k cube root CLBlast would use XgemmDirect, slower on PoCL at every size the
+    // model has (512 x 64 x 64 upwards).
+    ClblastOverride routine{"GemmRoutine", {{"XGEMM_MIN_INDIRECT_SIZE", 1}}};
+    return {xgemm, routine};
+}
+
+std::string applyClblastTuning(const OpenClContext& context) {
+    const DeviceInfo& device = context.info();
+    cl_device_id id = context.device()();
+    static std::mutex mutex;
+    static std::map<cl_device_id, std::string> applied;
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = applied.find(id); it != applied.end()) return it->second;
+    const char* env = std::getenv("PIPELENS_CLBLAST_TUNING");
+    const auto overrides = clblastOverridesFor(device, env != nullptr ? env : "");
+    std::vector<clblast::Precision> precisions{clblast::Precision::kSingle};
+    if (device.fp64) precisions.push_back(clblast::Precision::kDouble);
+    for (const auto& o : overrides) {
+        for (auto p : precisions) {
+            const auto status = clblast::OverrideParameters(id, o.kernel, p, o.params);
+            if (status != clblast::StatusCode::kSuccess) {
+                throw ClError("clblast::OverrideParameters", static_cast<int>(status),
+                              o.kernel + " on " + device.name);
+            }
+        }
+    }
+    return applied[id] = describe(overrides);
+}
+
+}  // namespace pipelens::gpu
