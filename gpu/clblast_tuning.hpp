@@ -4,7 +4,8 @@
 // XgemmDirect kernel; both leave PoCL's vectoriser little to do (3-7 % of the host's peak).
 // Measured on this project's 2-core machine (docs/benchmarks.md, "Language model on OpenCL"):
 // the indirect Xgemm kernel with 64 x 64 tiles, 8 x 8 work-items, vectors of 8 and no local
-// memory runs the model's shapes 1.6-2.1x faster in float and double. Applied once per device
+// memory runs the model's shapes 1.6-2.1x faster in float and double in a standalone program,
+// 2-4x in bench_opencl_lm. Applied once per device
 // and process, before the first product; PIPELENS_CLBLAST_TUNING=off keeps CLBlast's defaults.
 #include <string>
 #include <unordered_map>
@@ -27,8 +28,9 @@ std::vector<ClblastOverride> clblastOverridesFor(const DeviceInfo& device,
                                                  const std::string& setting);
 
 // Applies clblastOverridesFor(context.info(), $PIPELENS_CLBLAST_TUNING) for the precisions the
-// device has, once per device and process; returns a line saying what is in force ("CLBlast: defaults" or
-// "CLBlast: Xgemm tuned for PoCL's CPU device (...)"). Throws ClError when CLBlast refuses.
+// device has, once per device and process; returns a line saying what is in force ("CLBlast:
+// default parameters" or "CLBlast: Xgemm tuned for PoCL's CPU device (...)"). Throws ClError
+// when CLBlast refuses.
 std::string applyClblastTuning(const OpenClContext& context);
 
 }  // namespace pipelens::gpu

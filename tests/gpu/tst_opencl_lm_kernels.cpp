@@ -380,14 +380,13 @@ class TestOpenClLmKernels : public QObject {
     }
 
     // The products with the parameters in force on the test device, which on PoCL are the tuned
-    // ones (the line LmOpenClOps reports says so).
+    // ones unless PIPELENS_CLBLAST_TUNING turns them off (the line LmOpenClOps reports says so).
     void productsWithDeviceParameters() {
         gpu::LmOpenClOps<float> ops(opencl_test::context());
-        const bool pocl = opencl_test::context()->info().platform.find(
-                              "Portable Computing Language") != std::string::npos &&
-                          opencl_test::context()->info().type == "cpu";
-        const bool off = qgetenv("PIPELENS_CLBLAST_TUNING") == "off";
-        QCOMPARE(ops.clblastTuning().find("tuned for PoCL") != std::string::npos, pocl && !off);
+        const bool tuned = !gpu::clblastOverridesFor(opencl_test::context()->info(),
+                                                     qgetenv("PIPELENS_CLBLAST_TUNING").toStdString())
+                                .empty();
+        QCOMPARE(ops.clblastTuning().find("tuned for PoCL") != std::string::npos, tuned);
         productsMatchLoop<float>(2e-6);
         if (opencl_test::context()->supports(gpu::Precision::Double)) {
             productsMatchLoop<double>(1e-14);
