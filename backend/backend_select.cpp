@@ -16,6 +16,7 @@
 
 #ifdef PIPELENS_HAVE_OPENCL
 #include "cl_error.hpp"
+#include "clblast_tuning.hpp"
 #include "devices.hpp"
 #include "fallback_backend.hpp"
 #include "lm_opencl_executor.hpp"
@@ -218,6 +219,13 @@ std::string secondsText(double s) {
 }
 
 #ifdef PIPELENS_HAVE_OPENCL
+// The language model's OpenCL backend as results name it: the device and precision, and the
+// CLBlast parameters its products run with (so a figure says what produced it, and a calibration
+// cached under other parameters is not reused).
+std::string lmDeviceName(const gpu::OpenClContext& context, gpu::Precision precision) {
+    return context.describe(precision) + "; " + gpu::clblastTuningLine(context);
+}
+
 // The measured cost of one microbatch cycle on a backend, from the cache or measured now.
 LmCycleCost lmCost(const ExperimentConfig& config, const std::string& backend,
                    const LmExecutorFactory& executor, std::vector<std::string>& notices,
@@ -255,7 +263,7 @@ LmBackendChoice autoLmChoice(const ExperimentConfig& config, std::vector<std::st
         return {};
     }
     LmBackendChoice device;
-    device.name = context->describe(precision);
+    device.name = lmDeviceName(*context, precision);
     device.executor = gpu::lmOpenClExecutorFactory(context);
     device.rpdExecutor = gpu::lmOpenClRpdExecutorFactory(context);
     bool measured = false;
@@ -306,7 +314,7 @@ LmBackendChoice selectLmBackend(const ExperimentConfig& config, std::vector<std:
         return {};
     }
     LmBackendChoice choice;
-    choice.name = context->describe(precision);
+    choice.name = lmDeviceName(*context, precision);
     choice.executor = gpu::lmOpenClExecutorFactory(context);
     choice.rpdExecutor = gpu::lmOpenClRpdExecutorFactory(context);
     return choice;

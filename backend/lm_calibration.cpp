@@ -117,9 +117,9 @@ std::string lmCalibrationKey(const ExperimentConfig& c, const std::string& backe
     const LanguageModelSpec& m = *c.objective.languageModel;
     std::ostringstream k;
     // The corpus decides the vocabulary, so the head's size.
-    k << backend << " | " << c.precision << " C=" << m.width << " heads=" << m.heads
-      << " T=" << m.context << " b=" << c.batchSize << " corpus="
-      << (m.corpus.empty() ? "built-in" : m.corpus);
+    k << "engines r" << kLmEngineRevision << " | " << backend << " | " << c.precision
+      << " C=" << m.width << " heads=" << m.heads << " T=" << m.context << " b=" << c.batchSize
+      << " corpus=" << (m.corpus.empty() ? "built-in" : m.corpus);
     return k.str();
 }
 

@@ -38,7 +38,12 @@ LmCycleCost measureLmCycles(const ExperimentConfig& config, const LmExecutorFact
 // The cache file: $PIPELENS_CACHE_DIR, else $XDG_CACHE_HOME/pipelens, else
 // $HOME/.cache/pipelens; lm-calibration.json there.
 std::string lmCalibrationCachePath();
-// The key of a measurement: the backend's description and the model's shape.
+// The revision of the language-model engines' speed, part of every cache key: raised whenever a
+// change makes the CPU engine or the OpenCL kernels faster or slower, so measurements made
+// before it are taken again instead of reused (2: the OpenCL GELU on vectors of 8).
+inline constexpr int kLmEngineRevision = 2;
+// The key of a measurement: the engines' revision, the backend's description (for OpenCL the
+// device, the precision and the CLBlast parameters) and the model's shape.
 std::string lmCalibrationKey(const ExperimentConfig& config, const std::string& backend);
 std::optional<LmCycleCost> cachedLmCycles(const std::string& key);
 // Written to a temporary name and renamed; a cache that cannot be written is only a notice.

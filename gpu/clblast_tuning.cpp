@@ -50,15 +50,39 @@ std::vector<ClblastOverride> clblastOverridesFor(const DeviceInfo& device,
     return {xgemm, routine};
 }
 
+namespace {
+
+// What applyClblastTuning has applied in this process, by device.
+struct Applied {
+    std::mutex mutex;
+    std::map<cl_device_id, std::string> lines;
+};
+Applied& applied() {
+    static Applied a;
+    return a;
+}
+
+std::string settingFromEnvironment() {
+    const char* env = std::getenv("PIPELENS_CLBLAST_TUNING");
+    return env != nullptr ? env : "";
+}
+
+}  // namespace
+
+std::string clblastTuningLine(const OpenClContext& context) {
+    Applied& a = applied();
+    const std::lock_guard<std::mutex> lock(a.mutex);
+    if (auto it = a.lines.find(context.device()()); it != a.lines.end()) return it->second;
+    return describe(clblastOverridesFor(context.info(), settingFromEnvironment()));
+}
+
 std::string applyClblastTuning(const OpenClContext& context) {
     const DeviceInfo& device = context.info();
     cl_device_id id = context.device()();
-    static std::mutex mutex;
-    static std::map<cl_device_id, std::string> applied;
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = applied.find(id); it != applied.end()) return it->second;
-    const char* env = std::getenv("PIPELENS_CLBLAST_TUNING");
-    const auto overrides = clblastOverridesFor(device, env != nullptr ? env : "");
+    Applied& a = applied();
+    const std::lock_guard<std::mutex> lock(a.mutex);
+    if (auto it = a.lines.find(id); it != a.lines.end()) return it->second;
+    const auto overrides = clblastOverridesFor(device, settingFromEnvironment());
     std::vector<clblast::Precision> precisions{clblast::Precision::kSingle};
     if (device.fp64) precisions.push_back(clblast::Precision::kDouble);
     for (const auto& o : overrides) {
@@ -70,7 +94,7 @@ std::string applyClblastTuning(const OpenClContext& context) {
             }
         }
     }
-    return applied[id] = describe(overrides);
+    return a.lines[id] = describe(overrides);
 }
 
 }  // namespace pipelens::gpu

@@ -27,6 +27,11 @@ struct ClblastOverride {
 std::vector<ClblastOverride> clblastOverridesFor(const DeviceInfo& device,
                                                  const std::string& setting);
 
+// The line applyClblastTuning returns for the context's device, without applying anything: what
+// its products run with (what was applied in this process, else what would be). The language
+// model's backend name in results, and so the auto calibration's cache key, carry it.
+std::string clblastTuningLine(const OpenClContext& context);
+
 // Applies clblastOverridesFor(context.info(), $PIPELENS_CLBLAST_TUNING) for the precisions the
 // device has, once per device and process; returns a line saying what is in force ("CLBlast:
 // default parameters" or "CLBlast: Xgemm tuned for PoCL's CPU device (...)"). Throws ClError

@@ -17,6 +17,9 @@ namespace {
 // A real kernel argument (kernel_args.hpp); the templates' own Real is double or float.
 using RealArg = pipelens::gpu::Real;
 
+// lm_gelu_* take LM_GELU_WIDTH (8) elements per work-item, the last one fewer.
+long long geluWorkItems(long long count) { return (count + 7) / 8; }
+
 }  // namespace
 
 template <typename Real>
@@ -124,12 +127,16 @@ template <typename Real>
 void LmOpenClOps<Real>::gemm(bool transA, bool transB, int m, int n, int k, DeviceRef a, int lda,
                              DeviceRef b, int ldb, Real beta, DeviceRef c, int ldc) {
     cl_command_queue q = queue_();
+    // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T over the same buffers and
+    // leading dimensions, with the same transpose flags. CLBlast's indirect kernel wants column-
+    // major operands (A as is, B transposed, C as is) and copies every one that is not, so asked
+    // in row-major it transposed C in and out on every call, and both operands of the forward
+    // products; asked this way C and one operand of each backward product are taken as they are.
+    const auto op = [](bool t) { return t ? clblast::Transpose::kYes : clblast::Transpose::kNo; };
     const auto status = clblast::Gemm<Real>(
-        clblast::Layout::kRowMajor, transA ? clblast::Transpose::kYes : clblast::Transpose::kNo,
-        transB ? clblast::Transpose::kYes : clblast::Transpose::kNo, toSize(m), toSize(n),
-        toSize(k), Real(1), (*a.buffer)(), toSize(a.offset), toSize(lda), (*b.buffer)(),
-        toSize(b.offset), toSize(ldb), beta, (*c.buffer)(), toSize(c.offset), toSize(ldc), &q,
-        nullptr);
+        clblast::Layout::kColMajor, op(transB), op(transA), toSize(n), toSize(m), toSize(k),
+        Real(1), (*b.buffer)(), toSize(b.offset), toSize(ldb), (*a.buffer)(), toSize(a.offset),
+        toSize(lda), beta, (*c.buffer)(), toSize(c.offset), toSize(ldc), &q, nullptr);
     if (status != clblast::StatusCode::kSuccess) {
         throw ClError("clblast::Gemm", static_cast<int>(status),
                       "m = " + std::to_string(m) + ", n = " + std::to_string(n) +
@@ -221,13 +228,13 @@ void LmOpenClOps<Real>::add(DeviceRef a, DeviceRef b, DeviceRef out, long long c
 template <typename Real>
 void LmOpenClOps<Real>::geluForward(const cl::Buffer& pre, const cl::Buffer& act, long long count) {
     KernelArgs(k_->geluForward, "lm_gelu_forward", precision())(pre)(act)(static_cast<int>(count));
-    launch(k_->geluForward, count, "lm_gelu_forward");
+    launch(k_->geluForward, geluWorkItems(count), "lm_gelu_forward");
 }
 
 template <typename Real>
 void LmOpenClOps<Real>::geluBackward(const cl::Buffer& pre, const cl::Buffer& d, long long count) {
     KernelArgs(k_->geluBackward, "lm_gelu_backward", precision())(pre)(d)(static_cast<int>(count));
-    launch(k_->geluBackward, count, "lm_gelu_backward");
+    launch(k_->geluBackward, geluWorkItems(count), "lm_gelu_backward");
 }
 
 namespace {

@@ -101,7 +101,7 @@ class TestLmAutoBackend : public QObject {
         selectLmBackend(tinyLm(), notices);  // fills the cache with both keys
         nlohmann::json cache = readCache();
         std::string cpuKey, deviceKey;
-        for (const auto& [key, cost] : cache.items()) (key.starts_with("cpu |") ? cpuKey : deviceKey) = key;
+        for (const auto& [key, cost] : cache.items()) (key.find("| cpu |") != std::string::npos ? cpuKey : deviceKey) = key;
         QVERIFY(!cpuKey.empty() && !deviceKey.empty());
         for (bool deviceFaster : {true, false}) {
             cache[cpuKey] = {{"base", deviceFaster ? 1.0 : 1e-3}, {"block", deviceFaster ? 1.0 : 1e-3}};
@@ -124,6 +124,45 @@ class TestLmAutoBackend : public QObject {
             QVERIFY2(text.find("predicted 0.13 s there against 130 s") != std::string::npos,
                      text.c_str());
         }
+    }
+
+    // The device's name carries the CLBlast parameters in force, and every key the engines'
+    // revision: a calibration cached by an older build (other kernels, other parameters) is
+    // measured again, never reused as if it were current.
+    void aCalibrationOfOtherEnginesIsMeasuredAnew() {
+        qputenv("PIPELENS_AUTO_LM_MIN_FLOPS", "0");
+        std::vector<std::string> notices;
+        selectLmBackend(tinyLm(), notices);
+        nlohmann::json cache = readCache(), older;
+        const std::string revision = "engines r" + std::to_string(kLmEngineRevision) + " | ";
+        for (const auto& [key, cost] : cache.items()) {
+            QVERIFY2(key.starts_with(revision), key.c_str());
+            if (key.find("| cpu |") == std::string::npos) {
+                QVERIFY2(key.find("; CLBlast: ") != std::string::npos, key.c_str());
+            }
+            older["engines r" + std::to_string(kLmEngineRevision - 1) + " | " +
+                  key.substr(revision.size())] = {{"base", 1e-3}, {"block", 1e-3}};
+        }
+        std::ofstream(lmCalibrationCachePath()) << older.dump();
+        notices.clear();
+        selectLmBackend(tinyLm(), notices);
+        QVERIFY2(joined(notices).find("measured now") != std::string::npos, joined(notices).c_str());
+        QCOMPARE(readCache().size(), std::size_t(4));  // the older entries stay, unused
+    }
+
+    void theDeviceNameSaysWhichClblastParameters() {
+        ExperimentConfig c = tinyLm();
+        c.backend = "opencl";
+        std::vector<std::string> notices;
+        const LmBackendChoice choice = selectLmBackend(c, notices);
+        QVERIFY(choice.executor);
+        const bool pocl = opencl_test::context()->info().platform.find("Portable Computing") !=
+                          std::string::npos;
+        const bool off = qgetenv("PIPELENS_CLBLAST_TUNING") == "off" ||
+                         qgetenv("PIPELENS_CLBLAST_TUNING") == "0";
+        const std::string want = pocl && !off ? "; CLBlast: Xgemm tuned for PoCL's CPU device ("
+                                              : "; CLBlast: default parameters";
+        QVERIFY2(choice.name.find(want) != std::string::npos, choice.name.c_str());
     }
 
     void aDamagedCacheIsMeasuredAnew() {

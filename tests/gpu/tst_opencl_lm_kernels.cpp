@@ -255,6 +255,36 @@ void updatesMatchCpu() {
     QVERIFY2(ok, qPrintable(report));
 }
 
+// GELU forward and backward against the formula in long double, on lengths around the kernels'
+// eight elements per work-item (a lone partial group, whole groups, a partial last group) and
+// past one work-group of groups.
+template <typename Real>
+void geluMatchesFormula() {
+    Bench<Real> t;
+    for (const long long n : {1LL, 7LL, 8LL, 9LL, 1003LL, 8 * 128 * 3 + 5LL}) {
+        const auto u = seeded<Real>(static_cast<std::size_t>(n), 40 + static_cast<std::uint64_t>(n), 2.5);
+        const auto d0 = seeded<Real>(static_cast<std::size_t>(n), 50 + static_cast<std::uint64_t>(n), 1.0);
+        std::vector<Real> act(u.size()), d(u.size());
+        for (std::size_t i = 0; i < u.size(); ++i) {
+            const long double x = u[i];
+            const long double cdf = 0.5L * (1 + std::erf(x / std::sqrt(2.0L)));
+            act[i] = static_cast<Real>(x * cdf);
+            const long double pdf = std::exp(-0.5L * x * x) / std::sqrt(2 * 3.14159265358979323846L);
+            d[i] = static_cast<Real>(d0[i] * (cdf + x * pdf));
+        }
+        const cl::Buffer pre = t.upload(u), out = t.upload(std::vector<Real>(u.size(), Real(-7)));
+        const cl::Buffer grad = t.upload(d0);
+        t.ops.geluForward(pre, out, n);
+        t.ops.geluBackward(pre, grad, n);
+        QString report;
+        const QByteArray fwd = QString("gelu forward, n = %1").arg(n).toUtf8();
+        const QByteArray bwd = QString("gelu backward, n = %1").arg(n).toUtf8();
+        bool ok = closeArrays(t.download(out, act.size()), act, fwd.constData(), report);
+        ok = closeArrays(t.download(grad, d.size()), d, bwd.constData(), report) && ok;
+        QVERIFY2(ok, qPrintable(report));
+    }
+}
+
 // C = op(A) op(B) + beta C0 through LmOpenClOps::gemm (CLBlast with the parameters in force on
 // the test device) against a triple loop in long double, every transpose, shapes that are not
 // multiples of CLBlast's 64 x 64 tiles or its vector width.
@@ -347,6 +377,19 @@ class TestOpenClLmKernels : public QObject {
             updatesMatchCpu<double>();
         else
             updatesMatchCpu<float>();
+    }
+
+    void geluEveryLength_data() {
+        QTest::addColumn<bool>("fp64");
+        QTest::newRow("double") << true;
+        QTest::newRow("float") << false;
+    }
+    void geluEveryLength() {
+        QFETCH(bool, fp64);
+        if (fp64)
+            geluMatchesFormula<double>();
+        else
+            geluMatchesFormula<float>();
     }
 
     // PoCL's CPU device gets the measured Xgemm parameters (gpu/clblast_tuning.hpp), other
