@@ -153,7 +153,7 @@ void LmOpenClOps<Real>::linearForward(DeviceRef in, DeviceRef W, const DeviceRef
     if (bias != nullptr) {
         KernelArgs(k_->biasAdd, "lm_bias_add", precision()) (*out.buffer)(cl_long{out.offset}) (
             *bias->buffer)(cl_long{bias->offset})(rows)(outDim);
-        launch(k_->biasAdd, static_cast<long long>(rows) * outDim, "lm_bias_add");
+        launch(k_->biasAdd, static_cast<long long>(rows) * ((outDim + 7) / 8), "lm_bias_add");
     }
 }
 

@@ -112,12 +112,22 @@ __kernel void lm_ln_backward_params(__global const real* dy, __global const real
     gw[dboff + i] = db;
 }
 
-// out[r, j] += bias[j] over a [rows, cols] buffer.
+// out[r, j] += bias[j] over a [rows, cols] buffer, eight columns of one row per work-item (the
+// row's last group may be shorter): (cols + 7) / 8 work-items a row.
 __kernel void lm_bias_add(__global real* out, long ooff, __global const real* w, long boff,
                           int rows, int cols) {
     const int id = (int)get_global_id(0);
-    if (id >= rows * cols) return;
-    out[ooff + id] += w[boff + id % cols];
+    const int groups = (cols + 7) / 8;
+    if (id >= rows * groups) return;
+    const int r = id / groups;
+    const int j = (id - r * groups) * 8;
+    __global real* o = out + ooff + (long)r * cols + j;
+    __global const real* b = w + boff + j;
+    if (j + 8 <= cols) {
+        vstore8(vload8(0, o) + vload8(0, b), 0, o);
+        return;
+    }
+    for (int c = 0; c < cols - j; ++c) o[c] += b[c];
 }
 
 // One column per work-item: out[j] = sum_r g[r, j] (a bias gradient), in row order.
@@ -179,6 +189,23 @@ __kernel void lm_gelu_backward(__global const real* pre, __global real* d, int c
     }
 }
 
+// The attention kernels below work on one head's hd columns at a time: eight of them per vector
+// (vload8 / vstore8, which need only the element's alignment), the rest one by one. PoCL does not
+// vectorise across work-items whose loops run to different lengths (the causal rows), so without
+// this every multiply-add and exp was scalar. Sums over rows l (or i) keep their order per
+// column; only the dot products over the hd columns are summed in another order (eight lanes,
+// then a fixed tree, then the tail), within rounding of the CPU's.
+
+// a . b over n contiguous elements.
+inline real lm_dot(__global const real* a, __global const real* b, int n) {
+    real8 acc = (real8)(0);
+    int d = 0;
+    for (; d + 8 <= n; d += 8) acc += vload8(0, a + d) * vload8(0, b + d);
+    real s = ((acc.s0 + acc.s1) + (acc.s2 + acc.s3)) + ((acc.s4 + acc.s5) + (acc.s6 + acc.s7));
+    for (; d < n; ++d) s += a[d] * b[d];
+    return s;
+}
+
 // One (sequence n, head h, query row i) per work-item: P[i, :] = causal softmax(q_i K^T scale)
 // (zeros above the diagonal) and y_i = P[i, :] V into the head's columns of merged [N, C].
 // qkv is [N, 3C] (q, k, v blocks of C columns); probs is [b, H, T, T].
@@ -197,23 +224,35 @@ __kernel void lm_attention_forward(__global const real* qkv, __global real* prob
     __global real* p = probs + ((long)(n * H + h) * T + i) * T;
     real mx = -INFINITY;
     for (int l = 0; l <= i; ++l) {
-        __global const real* k = base + l * row3 + C + h * hd;
-        real s = 0;
-        for (int d = 0; d < hd; ++d) s += q[d] * k[d];
+        const real s = lm_dot(q, base + l * row3 + C + h * hd, hd);
         p[l] = s;
         mx = fmax(mx, s * scale);
     }
     real sum = 0;
-    for (int l = 0; l <= i; ++l) {
+    int l = 0;
+    for (; l + 8 <= i + 1; l += 8) {
+        const real8 e = exp(vload8(0, p + l) * scale - mx);
+        vstore8(e, 0, p + l);
+        sum = ((((((((sum + e.s0) + e.s1) + e.s2) + e.s3) + e.s4) + e.s5) + e.s6) + e.s7);
+    }
+    for (; l <= i; ++l) {
         p[l] = exp(p[l] * scale - mx);
         sum += p[l];
     }
-    for (int l = 0; l <= i; ++l) p[l] /= sum;
-    for (int l = i + 1; l < T; ++l) p[l] = 0;
+    for (l = 0; l + 8 <= i + 1; l += 8) vstore8(vload8(0, p + l) / sum, 0, p + l);
+    for (; l <= i; ++l) p[l] /= sum;
+    for (l = i + 1; l < T; ++l) p[l] = 0;
+    __global const real* v = base + 2 * C + h * hd;
     __global real* y = merged + ((long)n * T + i) * C + h * hd;
-    for (int d = 0; d < hd; ++d) {
+    int d = 0;
+    for (; d + 8 <= hd; d += 8) {
+        real8 acc = (real8)(0);
+        for (l = 0; l <= i; ++l) acc += p[l] * vload8(0, v + l * row3 + d);
+        vstore8(acc, 0, y + d);
+    }
+    for (; d < hd; ++d) {
         real s = 0;
-        for (int l = 0; l <= i; ++l) s += p[l] * base[l * row3 + 2 * C + h * hd + d];
+        for (l = 0; l <= i; ++l) s += p[l] * v[l * row3 + d];
         y[d] = s;
     }
 }
@@ -235,20 +274,22 @@ __kernel void lm_attention_backward_rows(__global const real* qkv, __global cons
     __global const real* p = probs + ((long)(n * H + h) * T + i) * T;
     __global const real* dy = dmerged + ((long)n * T + i) * C + h * hd;
     __global real* ds = dscores + ((long)(n * H + h) * T + i) * T;
-    for (int l = 0; l <= i; ++l) {
-        __global const real* v = base + l * row3 + 2 * C + h * hd;
-        real s = 0;
-        for (int d = 0; d < hd; ++d) s += dy[d] * v[d];
-        ds[l] = s;
-    }
+    for (int l = 0; l <= i; ++l) ds[l] = lm_dot(dy, base + l * row3 + 2 * C + h * hd, hd);
     real dot = 0;
     for (int l = 0; l <= i; ++l) dot += p[l] * ds[l];
     for (int l = 0; l <= i; ++l) ds[l] = p[l] * (ds[l] - dot) * scale;
     for (int l = i + 1; l < T; ++l) ds[l] = 0;
+    __global const real* k = base + C + h * hd;
     __global real* dq = dqkv + (long)n * T * row3 + i * row3 + h * hd;
-    for (int d = 0; d < hd; ++d) {
+    int d = 0;
+    for (; d + 8 <= hd; d += 8) {
+        real8 acc = (real8)(0);
+        for (int l = 0; l <= i; ++l) acc += ds[l] * vload8(0, k + l * row3 + d);
+        vstore8(acc, 0, dq + d);
+    }
+    for (; d < hd; ++d) {
         real s = 0;
-        for (int l = 0; l <= i; ++l) s += ds[l] * base[l * row3 + C + h * hd + d];
+        for (int l = 0; l <= i; ++l) s += ds[l] * k[l * row3 + d];
         dq[d] = s;
     }
 }
@@ -266,17 +307,27 @@ __kernel void lm_attention_backward_columns(__global const real* qkv, __global c
     const int n = id / (T * H);
     const int hd = C / H;
     const long row3 = 3L * C;
-    __global const real* base = qkv + (long)n * T * row3;
+    __global const real* q = qkv + (long)n * T * row3 + h * hd;
     __global const real* p = probs + (long)(n * H + h) * T * T;
     __global const real* ds = dscores + (long)(n * H + h) * T * T;
     __global const real* dy = dmerged + (long)n * T * C + h * hd;
     __global real* dk = dqkv + (long)n * T * row3 + l * row3 + C + h * hd;
     __global real* dv = dk + C;
-    for (int d = 0; d < hd; ++d) {
+    int d = 0;
+    for (; d + 8 <= hd; d += 8) {
+        real8 sk = (real8)(0), sv = (real8)(0);
+        for (int i = l; i < T; ++i) {
+            sk += ds[i * T + l] * vload8(0, q + i * row3 + d);
+            sv += p[i * T + l] * vload8(0, dy + (long)i * C + d);
+        }
+        vstore8(sk, 0, dk + d);
+        vstore8(sv, 0, dv + d);
+    }
+    for (; d < hd; ++d) {
         real sk = 0;
         real sv = 0;
         for (int i = l; i < T; ++i) {
-            sk += ds[i * T + l] * base[i * row3 + h * hd + d];
+            sk += ds[i * T + l] * q[i * row3 + d];
             sv += p[i * T + l] * dy[(long)i * C + d];
         }
         dk[d] = sk;

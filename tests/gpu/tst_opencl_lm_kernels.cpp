@@ -27,6 +27,14 @@ LmDims oddDims() {
 LmDims smallDims() {
     return LmDims{4, 12, 3, 5, 3, 7};
 }
+// Heads of 11 columns (one vector of 8 and a tail of 3 in the attention kernels), T = 10 (rows
+// with eight or more keys take the vector exp), b = 3 (N = 30), V = 13.
+LmDims wideHeadDims() {
+    return LmDims{4, 22, 2, 10, 3, 13};
+}
+LmDims shapeNamed(int shape) {
+    return shape == 0 ? oddDims() : shape == 1 ? smallDims() : wideHeadDims();
+}
 
 template <typename Real>
 std::vector<Real> seeded(std::size_t n, std::uint64_t seed, double scale) {
@@ -338,9 +346,9 @@ class TestOpenClLmKernels : public QObject {
 
     void embedding_data() { shapes(); }
     void embedding() {
-        QFETCH(bool, odd);
+        QFETCH(int, shape);
         QFETCH(bool, fp64);
-        const LmDims d = odd ? oddDims() : smallDims();
+        const LmDims d = shapeNamed(shape);
         if (fp64)
             embeddingMatchesCpu<double>(d);
         else
@@ -348,9 +356,9 @@ class TestOpenClLmKernels : public QObject {
     }
     void block_data() { shapes(); }
     void block() {
-        QFETCH(bool, odd);
+        QFETCH(int, shape);
         QFETCH(bool, fp64);
-        const LmDims d = odd ? oddDims() : smallDims();
+        const LmDims d = shapeNamed(shape);
         if (fp64)
             blockMatchesCpu<double>(d);
         else
@@ -358,9 +366,9 @@ class TestOpenClLmKernels : public QObject {
     }
     void headAndCrossEntropy_data() { shapes(); }
     void headAndCrossEntropy() {
-        QFETCH(bool, odd);
+        QFETCH(int, shape);
         QFETCH(bool, fp64);
-        const LmDims d = odd ? oddDims() : smallDims();
+        const LmDims d = shapeNamed(shape);
         if (fp64)
             headMatchesCpu<double>(d);
         else
@@ -438,12 +446,14 @@ class TestOpenClLmKernels : public QObject {
 
   private:
     static void shapes() {
-        QTest::addColumn<bool>("odd");
+        QTest::addColumn<int>("shape");
         QTest::addColumn<bool>("fp64");
-        QTest::newRow("N63-C20-H4/double") << true << true;
-        QTest::newRow("N15-C12-H3/double") << false << true;
-        QTest::newRow("N63-C20-H4/float") << true << false;
-        QTest::newRow("N15-C12-H3/float") << false << false;
+        QTest::newRow("N63-C20-H4/double") << 0 << true;
+        QTest::newRow("N15-C12-H3/double") << 1 << true;
+        QTest::newRow("N30-C22-H2/double") << 2 << true;
+        QTest::newRow("N63-C20-H4/float") << 0 << false;
+        QTest::newRow("N15-C12-H3/float") << 1 << false;
+        QTest::newRow("N30-C22-H2/float") << 2 << false;
     }
 };
 
