@@ -17,8 +17,9 @@ namespace {
 // A real kernel argument (kernel_args.hpp); the templates' own Real is double or float.
 using RealArg = pipelens::gpu::Real;
 
-// lm_gelu_* take LM_GELU_WIDTH (8) elements per work-item, the last one fewer.
-long long geluWorkItems(long long count) { return (count + 7) / 8; }
+// Work-items for kernels that take eight elements each, the last one fewer (lm_gelu_*, and
+// lm_bias_add per row).
+long long byEights(long long count) { return (count + 7) / 8; }
 
 }  // namespace
 
@@ -129,9 +130,11 @@ void LmOpenClOps<Real>::gemm(bool transA, bool transB, int m, int n, int k, Devi
     cl_command_queue q = queue_();
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T over the same buffers and
     // leading dimensions, with the same transpose flags. CLBlast's indirect kernel wants column-
-    // major operands (A as is, B transposed, C as is) and copies every one that is not, so asked
-    // in row-major it transposed C in and out on every call, and both operands of the forward
-    // products; asked this way C and one operand of each backward product are taken as they are.
+    // major operands (A as is, B transposed, C as is) and transposes every one that is not, so
+    // asked in row-major it transposed C in and out on every call, and both operands of the
+    // forward products; asked this way no C and one operand of each backward product are
+    // transposed. (CLBlast still copies, without transposing, an operand that starts at an
+    // offset or whose sizes are not multiples of its tiles.)
     const auto op = [](bool t) { return t ? clblast::Transpose::kYes : clblast::Transpose::kNo; };
     const auto status = clblast::Gemm<Real>(
         clblast::Layout::kColMajor, op(transB), op(transA), toSize(n), toSize(m), toSize(k),
@@ -153,7 +156,7 @@ void LmOpenClOps<Real>::linearForward(DeviceRef in, DeviceRef W, const DeviceRef
     if (bias != nullptr) {
         KernelArgs(k_->biasAdd, "lm_bias_add", precision()) (*out.buffer)(cl_long{out.offset}) (
             *bias->buffer)(cl_long{bias->offset})(rows)(outDim);
-        launch(k_->biasAdd, static_cast<long long>(rows) * ((outDim + 7) / 8), "lm_bias_add");
+        launch(k_->biasAdd, rows * byEights(outDim), "lm_bias_add");
     }
 }
 
@@ -228,13 +231,13 @@ void LmOpenClOps<Real>::add(DeviceRef a, DeviceRef b, DeviceRef out, long long c
 template <typename Real>
 void LmOpenClOps<Real>::geluForward(const cl::Buffer& pre, const cl::Buffer& act, long long count) {
     KernelArgs(k_->geluForward, "lm_gelu_forward", precision())(pre)(act)(static_cast<int>(count));
-    launch(k_->geluForward, geluWorkItems(count), "lm_gelu_forward");
+    launch(k_->geluForward, byEights(count), "lm_gelu_forward");
 }
 
 template <typename Real>
 void LmOpenClOps<Real>::geluBackward(const cl::Buffer& pre, const cl::Buffer& d, long long count) {
     KernelArgs(k_->geluBackward, "lm_gelu_backward", precision())(pre)(d)(static_cast<int>(count));
-    launch(k_->geluBackward, geluWorkItems(count), "lm_gelu_backward");
+    launch(k_->geluBackward, byEights(count), "lm_gelu_backward");
 }
 
 namespace {
