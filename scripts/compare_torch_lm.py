@@ -5,7 +5,8 @@ Both train the same model (../shared/golden-lm/README.md, "Model": written here 
 equations with torch.nn.functional, no nn.Module) from the same w0 (PipeLens's seeded
 initialisation, written by bench_lm_cpu --write-w0) on the same batches of the same corpus
 (Tiny Shakespeare: batch i is ids[i b T : (i+1) b T], microbatch k uses batch k mod M), with
-plain SGD at the same step size. PyTorch runs in float32 on OpenBLAS: the script makes sure
+plain SGD at the same step size. PyTorch (Debian's python3-torch, installed when missing) runs
+in float32 on OpenBLAS: the script makes sure
 OpenBLAS is the BLAS that Debian's python3-torch loads (installing libopenblas0-pthread and
 selecting it when it can) and reads the library actually mapped into the process, which it
 prints. PyTorch trains in three thread layouts on the 2 cores, each in a process of its own
@@ -52,6 +53,30 @@ def current_blas():
     return ""
 
 
+def apt_install(packages):
+    """apt-get install, with an update first when the package lists are stale; True on success."""
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    if run(["apt-get", "install", "-y", "-qq"] + packages, env=env).returncode == 0:
+        return True
+    run(["apt-get", "update", "-qq"], env=env)
+    return run(["apt-get", "install", "-y", "-qq"] + packages, env=env).returncode == 0
+
+
+def ensure_torch():
+    """PyTorch and NumPy from Debian (python3-torch, python3-numpy), installed when missing."""
+    import importlib.util
+    missing = [pkg for module, pkg in (("torch", "python3-torch"), ("numpy", "python3-numpy"))
+               if importlib.util.find_spec(module) is None]
+    if not missing:
+        return
+    if os.geteuid() != 0:
+        raise SystemExit("PyTorch is not installed and this is not root: apt-get install "
+                         + " ".join(missing))
+    print("installing " + " ".join(missing) + " (Debian's archive)", file=sys.stderr, flush=True)
+    if not apt_install(missing):
+        raise SystemExit("apt-get install " + " ".join(missing) + " failed")
+
+
 def ensure_openblas():
     """Makes OpenBLAS the system's libblas.so.3 (what Debian's libtorch links); returns a note."""
     value = current_blas()
@@ -60,11 +85,7 @@ def ensure_openblas():
     if os.geteuid() != 0:
         return "not root: cannot select OpenBLAS (libblas.so.3 is %s)" % (value or "unknown")
     if not os.path.exists("/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"):
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        r = run(["apt-get", "install", "-y", "-qq", "libopenblas0-pthread"], env=env)
-        if r.returncode != 0:
-            run(["apt-get", "update", "-qq"], env=env)
-            run(["apt-get", "install", "-y", "-qq", "libopenblas0-pthread"], env=env)
+        apt_install(["libopenblas0-pthread"])
     target = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"
     if os.path.exists(target):
         run(["update-alternatives", "--set", BLAS_ALTERNATIVE, target])
@@ -227,6 +248,7 @@ def main():
     out = args.out or tempfile.mkdtemp(prefix="pipelens-torch-lm-")
     os.makedirs(out, exist_ok=True)
 
+    ensure_torch()
     load_start = os.getloadavg()
     blas_note = ensure_openblas()
     r = run([args.bench, "--write-w0", out, "--corpus", args.corpus])
