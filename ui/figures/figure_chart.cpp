@@ -40,6 +40,37 @@ QAbstractAxis* makeLogStageAxis(const QString& title, double lo, double hi) {
     return a;
 }
 
+}  // namespace
+
+// Of the steps of 1, 2, 2.5 or 5 times a power of ten that cover [lo, hi] in 4 to 10 intervals,
+// the one that leaves the least empty space (on a tie, more intervals), with the range rounded
+// out to it. QValueAxis::applyNiceNumbers chose coarser steps: E5's 2,080 slots were drawn on an
+// axis to 3,000 in 4 ticks.
+LinearTicks linearTicks(double lo, double hi) {
+    constexpr int kMinIntervals = 4, kMaxIntervals = 10;
+    if (!(lo < hi) || !std::isfinite(lo) || !std::isfinite(hi)) return {lo, lo + 1, 2};
+    const double decade = std::pow(10.0, std::floor(std::log10((hi - lo) / kMaxIntervals)));
+    LinearTicks best{lo, hi, 2};
+    double bestEmpty = INFINITY;
+    for (const double scale : {1.0, 10.0}) {
+        for (const double m : {1.0, 2.0, 2.5, 5.0}) {
+            const double step = m * scale * decade;
+            const double a = std::floor(lo / step + 1e-9) * step;
+            const double b = std::ceil(hi / step - 1e-9) * step;
+            const int intervals = static_cast<int>(std::lround((b - a) / step));
+            if (intervals < kMinIntervals || intervals > kMaxIntervals) continue;
+            const double empty = (b - a) - (hi - lo);
+            if (empty < bestEmpty - 1e-9 * step) {
+                best = {a, b, intervals + 1};
+                bestEmpty = empty;
+            }
+        }
+    }
+    return best;
+}
+
+namespace {
+
 QAbstractAxis* makeAxis(bool log, const QString& title, double lo, double hi) {
     if (log) {
         auto* a = new QLogValueAxis;
@@ -52,9 +83,10 @@ QAbstractAxis* makeAxis(bool log, const QString& title, double lo, double hi) {
         return a;
     }
     auto* a = new QValueAxis;
-    a->setRange(lo, hi);
+    const LinearTicks t = linearTicks(lo, hi);
+    a->setRange(t.lo, t.hi);
+    a->setTickCount(t.count);
     a->setLabelFormat("%g");
-    a->applyNiceNumbers();
     a->setTitleText(title);
     return a;
 }

@@ -9,6 +9,15 @@ class QChart;
 
 namespace pipelens::ui {
 
+// A linear axis's range and tick count: [lo, hi] rounded out to a step of 1, 2, 2.5 or 5 times a
+// power of ten, in 4 to 10 intervals, the step that leaves the least empty space (on a tie, the
+// finer one); count = intervals + 1.
+struct LinearTicks {
+    double lo = 0.0, hi = 1.0;
+    int count = 2;
+};
+LinearTicks linearTicks(double lo, double hi);
+
 // A chart of the panel's series on its axes (log where the panel says so); the caller owns it.
 QChart* buildFigureChart(const FigurePanel& panel);
 
