@@ -193,17 +193,24 @@ __kernel void lm_gelu_backward(__global const real* pre, __global real* d, int c
 // (vload8 / vstore8, which need only the element's alignment), the rest one by one. PoCL does not
 // vectorise across work-items whose loops run to different lengths (the causal rows), so without
 // this every multiply-add and exp was scalar. Sums over rows l (or i) keep their order per
-// column; only the dot products over the hd columns are summed in another order (eight lanes,
-// then a fixed tree, then the tail), within rounding of the CPU's.
+// column; only the dot products over the hd columns are summed in another order (common.cl's
+// dot_contiguous, four running sums), within rounding of the CPU's.
 
-// a . b over n contiguous elements.
-inline real lm_dot(__global const real* a, __global const real* b, int n) {
-    real8 acc = (real8)(0);
+// out[d] = sum_{l < count} w[l] x[l stride + d] for d < hd, in l order for each column: eight
+// columns per vector, the rest one by one (y_i = P[i, :] V and dq_i = dS[i, :] K).
+inline void lm_weighted_rows(__global const real* w, __global const real* x, long stride,
+                             int count, int hd, __global real* out) {
     int d = 0;
-    for (; d + 8 <= n; d += 8) acc += vload8(0, a + d) * vload8(0, b + d);
-    real s = ((acc.s0 + acc.s1) + (acc.s2 + acc.s3)) + ((acc.s4 + acc.s5) + (acc.s6 + acc.s7));
-    for (; d < n; ++d) s += a[d] * b[d];
-    return s;
+    for (; d + 8 <= hd; d += 8) {
+        real8 acc = (real8)(0);
+        for (int l = 0; l < count; ++l) acc += w[l] * vload8(0, x + l * stride + d);
+        vstore8(acc, 0, out + d);
+    }
+    for (; d < hd; ++d) {
+        real s = 0;
+        for (int l = 0; l < count; ++l) s += w[l] * x[l * stride + d];
+        out[d] = s;
+    }
 }
 
 // One (sequence n, head h, query row i) per work-item: P[i, :] = causal softmax(q_i K^T scale)
@@ -224,7 +231,7 @@ __kernel void lm_attention_forward(__global const real* qkv, __global real* prob
     __global real* p = probs + ((long)(n * H + h) * T + i) * T;
     real mx = -INFINITY;
     for (int l = 0; l <= i; ++l) {
-        const real s = lm_dot(q, base + l * row3 + C + h * hd, hd);
+        const real s = dot_contiguous(q, base + l * row3 + C + h * hd, hd);
         p[l] = s;
         mx = fmax(mx, s * scale);
     }
@@ -242,19 +249,8 @@ __kernel void lm_attention_forward(__global const real* qkv, __global real* prob
     for (l = 0; l + 8 <= i + 1; l += 8) vstore8(vload8(0, p + l) / sum, 0, p + l);
     for (; l <= i; ++l) p[l] /= sum;
     for (l = i + 1; l < T; ++l) p[l] = 0;
-    __global const real* v = base + 2 * C + h * hd;
-    __global real* y = merged + ((long)n * T + i) * C + h * hd;
-    int d = 0;
-    for (; d + 8 <= hd; d += 8) {
-        real8 acc = (real8)(0);
-        for (l = 0; l <= i; ++l) acc += p[l] * vload8(0, v + l * row3 + d);
-        vstore8(acc, 0, y + d);
-    }
-    for (; d < hd; ++d) {
-        real s = 0;
-        for (l = 0; l <= i; ++l) s += p[l] * v[l * row3 + d];
-        y[d] = s;
-    }
+    lm_weighted_rows(p, base + 2 * C + h * hd, row3, i + 1, hd,
+                     merged + ((long)n * T + i) * C + h * hd);
 }
 
 // Backward, first half, one (n, h, i) per work-item: dS[i, l] = P (dY V^T - rowsum(P dY V^T))
@@ -274,24 +270,13 @@ __kernel void lm_attention_backward_rows(__global const real* qkv, __global cons
     __global const real* p = probs + ((long)(n * H + h) * T + i) * T;
     __global const real* dy = dmerged + ((long)n * T + i) * C + h * hd;
     __global real* ds = dscores + ((long)(n * H + h) * T + i) * T;
-    for (int l = 0; l <= i; ++l) ds[l] = lm_dot(dy, base + l * row3 + 2 * C + h * hd, hd);
+    for (int l = 0; l <= i; ++l) ds[l] = dot_contiguous(dy, base + l * row3 + 2 * C + h * hd, hd);
     real dot = 0;
     for (int l = 0; l <= i; ++l) dot += p[l] * ds[l];
     for (int l = 0; l <= i; ++l) ds[l] = p[l] * (ds[l] - dot) * scale;
     for (int l = i + 1; l < T; ++l) ds[l] = 0;
-    __global const real* k = base + C + h * hd;
-    __global real* dq = dqkv + (long)n * T * row3 + i * row3 + h * hd;
-    int d = 0;
-    for (; d + 8 <= hd; d += 8) {
-        real8 acc = (real8)(0);
-        for (int l = 0; l <= i; ++l) acc += ds[l] * vload8(0, k + l * row3 + d);
-        vstore8(acc, 0, dq + d);
-    }
-    for (; d < hd; ++d) {
-        real s = 0;
-        for (int l = 0; l <= i; ++l) s += ds[l] * k[l * row3 + d];
-        dq[d] = s;
-    }
+    lm_weighted_rows(ds, base + C + h * hd, row3, i + 1, hd,
+                     dqkv + (long)n * T * row3 + i * row3 + h * hd);
 }
 
 // Backward, second half, one (n, h, key row l) per work-item: dk_l = dS[:, l]^T Q and

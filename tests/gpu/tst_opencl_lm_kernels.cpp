@@ -374,11 +374,7 @@ class TestOpenClLmKernels : public QObject {
         else
             headMatchesCpu<float>(d);
     }
-    void sgdAndAverage_data() {
-        QTest::addColumn<bool>("fp64");
-        QTest::newRow("double") << true;
-        QTest::newRow("float") << false;
-    }
+    void sgdAndAverage_data() { precisions(); }
     void sgdAndAverage() {
         QFETCH(bool, fp64);
         if (fp64)
@@ -387,11 +383,7 @@ class TestOpenClLmKernels : public QObject {
             updatesMatchCpu<float>();
     }
 
-    void geluEveryLength_data() {
-        QTest::addColumn<bool>("fp64");
-        QTest::newRow("double") << true;
-        QTest::newRow("float") << false;
-    }
+    void geluEveryLength_data() { precisions(); }
     void geluEveryLength() {
         QFETCH(bool, fp64);
         if (fp64)
@@ -445,6 +437,11 @@ class TestOpenClLmKernels : public QObject {
     }
 
   private:
+    static void precisions() {
+        QTest::addColumn<bool>("fp64");
+        QTest::newRow("double") << true;
+        QTest::newRow("float") << false;
+    }
     static void shapes() {
         QTest::addColumn<int>("shape");
         QTest::addColumn<bool>("fp64");
