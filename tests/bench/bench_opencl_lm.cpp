@@ -10,7 +10,9 @@
 //     1e-3 in float).
 //   cmake --build build -j2 --target bench_opencl_lm
 //   POCL_CACHE_DIR=build/pocl-cache build/tests/bench/bench_opencl_lm [--microbatches 48]
-//       [--gemm-reps 20] [--corpus FILE]
+//       [--gemm-reps 20] [--corpus FILE] [--only-opencl double|float]
+// --only-opencl runs just the OpenCL PD run in that precision (for a profiler, e.g.
+//   perf record ... --only-opencl float), still checking that its loss fell.
 // The project's OpenCL configuration before CLBlast's header, which includes the C headers and
 // would otherwise default (and say so) to OpenCL 3.0 on its own.
 #include "cl_headers.hpp"
@@ -136,6 +138,20 @@ RunFigures pipeDream(std::shared_ptr<const CharTransformerProblem> p, int microb
     return f;
 }
 
+// The small preset's model (S = 4, C = 64, T = 32, b = 16, 4 heads) on `corpus` if it exists.
+std::shared_ptr<const CharTransformerProblem> smallModel(LmPrecision precision,
+                                                         const std::string& corpus) {
+    CharTransformerParams params;
+    params.stages = 4;
+    params.width = 64;
+    params.heads = 4;
+    params.context = 32;
+    params.batch = 16;
+    if (std::filesystem::exists(corpus)) params.corpusPath = corpus;
+    params.precision = precision;
+    return std::make_shared<const CharTransformerProblem>(makeCharTransformerProblem(params));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -143,14 +159,30 @@ int main(int argc, char** argv) {
     int reps = 20;
     std::string corpus =
         std::string(PIPELENS_SOURCE_DIR) + "/../shared/corpora/tinyshakespeare.txt";
+    std::string onlyOpenCl;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
         if (a == "--microbatches") microbatches = std::atoi(argv[i + 1]);
         if (a == "--gemm-reps") reps = std::atoi(argv[i + 1]);
         if (a == "--corpus") corpus = argv[i + 1];
+        if (a == "--only-opencl") onlyOpenCl = argv[i + 1];
+    }
+    if (!onlyOpenCl.empty() && onlyOpenCl != "double" && onlyOpenCl != "float") {
+        std::fprintf(stderr, "--only-opencl = \"%s\": allowed are double and float\n",
+                     onlyOpenCl.c_str());
+        return 2;
     }
     try {
         auto context = std::make_shared<gpu::OpenClContext>();
+        if (!onlyOpenCl.empty()) {
+            const auto p = smallModel(
+                onlyOpenCl == "double" ? LmPrecision::Double : LmPrecision::Float, corpus);
+            const RunFigures cl = pipeDream(p, microbatches, gpu::lmOpenClExecutorFactory(context));
+            std::printf("OpenCL, %s, %d microbatches: %.0f tokens/s, loss %.3f -> %.3f\n",
+                        onlyOpenCl.c_str(), microbatches, cl.tokensPerSecond, cl.firstLoss,
+                        cl.lastLoss);
+            return cl.lastLoss < cl.firstLoss ? 0 : 1;
+        }
         const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
         const double ghz = cpuGhz();
         // AVX2 + FMA: two 4-wide double (8-wide float) FMAs per cycle per core.
@@ -195,16 +227,7 @@ int main(int argc, char** argv) {
             "|---|---:|---:|---:|---:|---|---:|\n",
             cores, cores);
         for (LmPrecision precision : {LmPrecision::Double, LmPrecision::Float}) {
-            CharTransformerParams params;
-            params.stages = 4;
-            params.width = 64;
-            params.heads = 4;
-            params.context = 32;
-            params.batch = 16;
-            if (std::filesystem::exists(corpus)) params.corpusPath = corpus;
-            params.precision = precision;
-            auto p =
-                std::make_shared<const CharTransformerProblem>(makeCharTransformerProblem(params));
+            const auto p = smallModel(precision, corpus);
             const RunFigures cpu1 = pipeDream(p, microbatches, {});
             const RunFigures cpu = pipeDream(p, microbatches, {}, static_cast<int>(cores));
             const RunFigures cl = pipeDream(p, microbatches, gpu::lmOpenClExecutorFactory(context));
