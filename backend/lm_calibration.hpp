@@ -40,8 +40,9 @@ LmCycleCost measureLmCycles(const ExperimentConfig& config, const LmExecutorFact
 std::string lmCalibrationCachePath();
 // The revision of the language-model engines' speed, part of every cache key: raised whenever a
 // change makes the CPU engine or the OpenCL kernels faster or slower, so measurements made
-// before it are taken again instead of reused (2: the OpenCL GELU on vectors of 8).
-inline constexpr int kLmEngineRevision = 2;
+// before it are taken again instead of reused (2: the OpenCL GELU on vectors of 8; 3: fused bias
+// kernels, the float erf and the per-precision CLBlast parameters).
+inline constexpr int kLmEngineRevision = 3;
 // The key of a measurement: the engines' revision, the backend's description (for OpenCL the
 // device, the precision and the CLBlast parameters) and the model's shape.
 std::string lmCalibrationKey(const ExperimentConfig& config, const std::string& backend);

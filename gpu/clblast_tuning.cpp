@@ -20,16 +20,18 @@ bool isPoclCpu(const DeviceInfo& device) {
 std::string describe(const std::vector<ClblastOverride>& overrides) {
     if (overrides.empty()) return "CLBlast: default parameters";
     std::string text = "CLBlast: Xgemm tuned for PoCL's CPU device (";
-    bool first = true;
     for (const auto& o : overrides) {
         if (o.kernel != "Xgemm") continue;
+        text += o.precision + ":";
+        bool first = true;
         for (const char* name : {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "SA", "SB"}) {
-            text += (first ? "" : ", ") + std::string(name) + " " +
+            text += (first ? " " : ", ") + std::string(name) + " " +
                     std::to_string(o.params.at(name));
             first = false;
         }
+        text += "; ";
     }
-    return text + "; the indirect kernel for every size; PIPELENS_CLBLAST_TUNING=off undoes it)";
+    return text + "the indirect kernel for every size; PIPELENS_CLBLAST_TUNING=off undoes it)";
 }
 
 }  // namespace
@@ -38,16 +40,21 @@ std::vector<ClblastOverride> clblastOverridesFor(const DeviceInfo& device,
                                                  const std::string& setting) {
     if (setting == "off" || setting == "0" || !isPoclCpu(device)) return {};
     // The constraints CLBlast checks: MWG divisible by MDIMC VWM and MDIMA VWM, NWG by NDIMC VWN
-    // and NDIMB VWN, KWG by MDIMC NDIMC / MDIMA and by KWI.
-    ClblastOverride xgemm{"Xgemm",
-                          {{"GEMMK", 0}, {"KREG", 1}, {"KWG", 32}, {"KWI", 8}, {"MDIMA", 8},
-                           {"MDIMC", 8}, {"MWG", 64}, {"NDIMB", 8}, {"NDIMC", 8}, {"NWG", 64},
-                           {"SA", 0}, {"SB", 0}, {"STRM", 0}, {"STRN", 0}, {"VWM", 8},
-                           {"VWN", 8}}};
+    // and NDIMB VWN, KWG by MDIMC NDIMC / MDIMA and by KWI. Both precisions: 64 x 64 tiles, k in
+    // steps of 32, no local memory, 4 work-items along m with VWM elements each.
+    const std::unordered_map<std::string, std::size_t> common{
+        {"GEMMK", 0}, {"KREG", 1},  {"KWG", 32}, {"KWI", 8}, {"MDIMA", 4}, {"MDIMC", 4},
+        {"MWG", 64},  {"NWG", 64},  {"SA", 0},   {"SB", 0},  {"STRM", 0},  {"STRN", 0}};
+    // float: vectors of 16 along m (one AVX-512 register, two AVX2 ones); double: vectors of 8.
+    // Both: 8 work-items along n with vectors of 8 (NWG = 64 = NDIMC x VWN).
+    ClblastOverride single{"Xgemm", "float", common};
+    single.params.insert({{"VWM", 16}, {"NDIMB", 8}, {"NDIMC", 8}, {"VWN", 8}});
+    ClblastOverride twice{"Xgemm", "double", common};
+    twice.params.insert({{"VWM", 8}, {"NDIMB", 8}, {"NDIMC", 8}, {"VWN", 8}});
     // Below this m n k cube root CLBlast would use XgemmDirect, slower on PoCL at every size the
     // model has (512 x 64 x 64 upwards).
-    ClblastOverride routine{"GemmRoutine", {{"XGEMM_MIN_INDIRECT_SIZE", 1}}};
-    return {xgemm, routine};
+    ClblastOverride routine{"GemmRoutine", "", {{"XGEMM_MIN_INDIRECT_SIZE", 1}}};
+    return {single, twice, routine};
 }
 
 namespace {
@@ -87,6 +94,8 @@ std::string applyClblastTuning(const OpenClContext& context) {
     if (device.fp64) precisions.push_back(clblast::Precision::kDouble);
     for (const auto& o : overrides) {
         for (auto p : precisions) {
+            const bool single = p == clblast::Precision::kSingle;
+            if (!o.precision.empty() && o.precision != (single ? "float" : "double")) continue;
             const auto status = clblast::OverrideParameters(id, o.kernel, p, o.params);
             if (status != clblast::StatusCode::kSuccess) {
                 throw ClError("clblast::OverrideParameters", static_cast<int>(status),

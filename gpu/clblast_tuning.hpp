@@ -3,10 +3,12 @@
 // falls back to generic parameters and, for the language model's small products, to its
 // XgemmDirect kernel; both leave PoCL's vectoriser little to do (3-7 % of the host's peak).
 // Measured on this project's 2-core machine (docs/benchmarks.md, "Language model on OpenCL"):
-// the indirect Xgemm kernel with 64 x 64 tiles, 8 x 8 work-items, vectors of 8 and no local
-// memory runs the model's shapes 1.6-2.1x faster in float and double in a standalone program,
-// 2-4x in bench_opencl_lm. Applied once per device
-// and process, before the first product; PIPELENS_CLBLAST_TUNING=off keeps CLBlast's defaults.
+// the indirect Xgemm kernel with 64 x 64 tiles, no local memory, 4 work-items along m with
+// vectors of 16 (float) or 8 (double) along m, 8 work-items along n with vectors of 8.
+// The first tuning (8 x 8 work-items, vectors of 8 in both precisions) ran the model's shapes
+// 1.6-2.1x faster than CLBlast's defaults; these per-precision ones train the small model about
+// 1.4x (float) and 1.1x (double) faster again. Applied once per device and process, before the
+// first product; PIPELENS_CLBLAST_TUNING=off keeps CLBlast's defaults.
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -19,6 +21,7 @@ namespace pipelens::gpu {
 // One CLBlast kernel family's overridden parameters (clblast::OverrideParameters' arguments).
 struct ClblastOverride {
     std::string kernel;                                    // "Xgemm", "GemmRoutine"
+    std::string precision;                                 // "float", "double"; "" both
     std::unordered_map<std::string, std::size_t> params;
 };
 

@@ -32,9 +32,9 @@ struct LmOpenClOps<Real>::Kernels {
           lnBackwardInput(makeKernel(p, "lm_ln_backward_input")),
           lnBackwardParams(makeKernel(p, "lm_ln_backward_params")),
           biasAdd(makeKernel(p, "lm_bias_add")),
+          biasResidual(makeKernel(p, "lm_bias_residual")),
+          biasGeluForward(makeKernel(p, "lm_bias_gelu_forward")),
           columnSum(makeKernel(p, "lm_column_sum")),
-          add(makeKernel(p, "lm_add")),
-          geluForward(makeKernel(p, "lm_gelu_forward")),
           geluBackward(makeKernel(p, "lm_gelu_backward")),
           attnForward(makeKernel(p, "lm_attention_forward")),
           attnBackwardRows(makeKernel(p, "lm_attention_backward_rows")),
@@ -43,7 +43,7 @@ struct LmOpenClOps<Real>::Kernels {
           sgd(makeKernel(p, "lm_sgd")),
           average(makeKernel(p, "lm_average")) {}
     cl::Kernel embedForward, embedBackward, lnForward, lnBackwardInput, lnBackwardParams, biasAdd,
-        columnSum, add, geluForward, geluBackward, attnForward, attnBackwardRows,
+        biasResidual, biasGeluForward, columnSum, geluBackward, attnForward, attnBackwardRows,
         attnBackwardColumns, crossEntropy, sgd, average;
 };
 
@@ -191,7 +191,7 @@ void LmOpenClOps<Real>::embedBackward(DeviceRef gradOut, DeviceRef tokens, Devic
     KernelArgs(k_->embedBackward, "lm_embed_backward", precision()) (*gradOut.buffer)(
         cl_long{gradOut.offset}) (*tokens.buffer)(cl_long{tokens.offset}) (*gradW.buffer)(
         cl_long{gradW.offset})(d.tokens())(d.width)(d.vocab)(d.context);
-    launch(k_->embedBackward, static_cast<long long>(d.vocab + d.context) * d.width,
+    launch(k_->embedBackward, static_cast<long long>(1 + d.context) * d.width,
            "lm_embed_backward");
 }
 
@@ -222,16 +222,20 @@ void LmOpenClOps<Real>::layerNormBackward(const cl::Buffer& dy, const cl::Buffer
 }
 
 template <typename Real>
-void LmOpenClOps<Real>::add(DeviceRef a, DeviceRef b, DeviceRef out, long long count) {
-    KernelArgs(k_->add, "lm_add", precision()) (*a.buffer)(cl_long{a.offset}) (*b.buffer)(
-        cl_long{b.offset}) (*out.buffer)(cl_long{out.offset})(static_cast<int>(count));
-    launch(k_->add, count, "lm_add");
+void LmOpenClOps<Real>::biasResidual(DeviceRef x, DeviceRef y, DeviceRef bias, DeviceRef out,
+                                     int rows, int cols) {
+    KernelArgs(k_->biasResidual, "lm_bias_residual", precision()) (*x.buffer)(cl_long{x.offset}) (
+        *y.buffer)(cl_long{y.offset}) (*bias.buffer)(cl_long{bias.offset}) (*out.buffer)(
+        cl_long{out.offset})(rows)(cols);
+    launch(k_->biasResidual, rows * byEights(cols), "lm_bias_residual");
 }
 
 template <typename Real>
-void LmOpenClOps<Real>::geluForward(const cl::Buffer& pre, const cl::Buffer& act, long long count) {
-    KernelArgs(k_->geluForward, "lm_gelu_forward", precision())(pre)(act)(static_cast<int>(count));
-    launch(k_->geluForward, byEights(count), "lm_gelu_forward");
+void LmOpenClOps<Real>::biasGeluForward(const cl::Buffer& pre, DeviceRef bias,
+                                        const cl::Buffer& act, int rows, int cols) {
+    KernelArgs(k_->biasGeluForward, "lm_bias_gelu_forward", precision())(pre) (*bias.buffer)(
+        cl_long{bias.offset})(act)(rows)(cols);
+    launch(k_->biasGeluForward, rows * byEights(cols), "lm_bias_gelu_forward");
 }
 
 template <typename Real>
@@ -361,21 +365,22 @@ void LmOpenClStage<Real>::forward(DeviceRef w, DeviceRef tokens, DeviceRef input
         return;
     }
     const LmBlockOffsets at(C);
-    const long long nc = static_cast<long long>(N) * C;
     const DeviceRef attnBias = w.at(at.attnBias), projBias = w.at(at.projBias);
     const DeviceRef fcBias = w.at(at.fcBias), outBias = w.at(at.outBias);
     ops_.layerNormForward(input, w.at(at.ln1Weight), w.at(at.ln1Bias), xhat1_, rstd1_,
                           {&ln1Out_, 0}, N, C);
     ops_.linearForward({&ln1Out_, 0}, w.at(at.attnWeight), &attnBias, N, C, 3 * C, {&qkv_, 0});
     ops_.attentionForward(qkv_, probs_, merged_, dims_);
-    ops_.linearForward({&merged_, 0}, w.at(at.projWeight), &projBias, N, C, C, {&attnOut_, 0});
-    ops_.add(input, {&attnOut_, 0}, {&hMid_, 0}, nc);
+    // Each bias after a product goes with the element-wise step that follows it: one pass fewer
+    // over the activations each.
+    ops_.linearForward({&merged_, 0}, w.at(at.projWeight), nullptr, N, C, C, {&attnOut_, 0});
+    ops_.biasResidual(input, {&attnOut_, 0}, projBias, {&hMid_, 0}, N, C);
     ops_.layerNormForward({&hMid_, 0}, w.at(at.ln2Weight), w.at(at.ln2Bias), xhat2_, rstd2_,
                           {&ln2Out_, 0}, N, C);
-    ops_.linearForward({&ln2Out_, 0}, w.at(at.fcWeight), &fcBias, N, C, 4 * C, {&pre_, 0});
-    ops_.geluForward(pre_, act_, 4 * nc);
-    ops_.linearForward({&act_, 0}, w.at(at.outWeight), &outBias, N, 4 * C, C, {&mlpOut_, 0});
-    ops_.add({&hMid_, 0}, {&mlpOut_, 0}, out, nc);
+    ops_.linearForward({&ln2Out_, 0}, w.at(at.fcWeight), nullptr, N, C, 4 * C, {&pre_, 0});
+    ops_.biasGeluForward(pre_, fcBias, act_, N, 4 * C);
+    ops_.linearForward({&act_, 0}, w.at(at.outWeight), nullptr, N, 4 * C, C, {&mlpOut_, 0});
+    ops_.biasResidual({&hMid_, 0}, {&mlpOut_, 0}, outBias, out, N, C);
 }
 
 template <typename Real>

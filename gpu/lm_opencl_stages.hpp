@@ -71,8 +71,11 @@ class LmOpenClOps {
     void layerNormBackward(const cl::Buffer& dy, const cl::Buffer& xhat, const cl::Buffer& rstd,
                            DeviceRef gain, DeviceRef dx, bool accumulate, DeviceRef dGain,
                            DeviceRef dBias, int rows, int C);
-    void add(DeviceRef a, DeviceRef b, DeviceRef out, long long count);
-    void geluForward(const cl::Buffer& pre, const cl::Buffer& act, long long count);
+    // y [rows, cols] += bias, then out = x + y (a linear layer's bias and the residual after it).
+    void biasResidual(DeviceRef x, DeviceRef y, DeviceRef bias, DeviceRef out, int rows, int cols);
+    // pre [rows, cols] += bias, then act = GELU(pre).
+    void biasGeluForward(const cl::Buffer& pre, DeviceRef bias, const cl::Buffer& act, int rows,
+                         int cols);
     void geluBackward(const cl::Buffer& pre, const cl::Buffer& d, long long count);
     void attentionForward(const cl::Buffer& qkv, const cl::Buffer& probs, const cl::Buffer& merged,
                           const LmDims& d);

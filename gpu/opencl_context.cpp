@@ -73,6 +73,8 @@ cl::Program OpenClContext::program(Precision p) {
     std::string flags = "-DREAL=" + precisionName(p) + " -DREAL8=" + precisionName(p) + "8" +
                         " -DWG=" + std::to_string(workGroupSize_);
     if (p == Precision::Double) flags += " -DUSE_FP64";
+    // lm.cl's GELU: in float on a CPU device, the project's own vectorisable erf (see there).
+    if (p == Precision::Float && info_.type == "cpu") flags += " -DLM_FLOAT_ERF_POLY";
     err = program.build(device_, flags.c_str());
     if (err != CL_SUCCESS) {
         std::string log;

@@ -21,28 +21,27 @@ __kernel void lm_embed_forward(__global const real* w, long woff, __global const
 }
 
 // Stage 0's weight gradient, written: token rows sum the rows that read them, position rows the
-// rows at that position, both in row order (as the CPU adds them).
+// rows at that position, both in row order (as the CPU adds them). Work-items 0 .. C-1 own one
+// column of the token table each: they clear it, then add row r's gradient to its token's entry
+// for r in order, one pass over the rows instead of one per vocabulary entry. The next T C
+// work-items own one position entry each.
 __kernel void lm_embed_backward(__global const real* g, long goff, __global const int* tokens,
                                 long toff, __global real* gw, long gwoff, int rows, int C, int V,
                                 int T) {
     const int id = (int)get_global_id(0);
     g += goff;
     tokens += toff;
-    if (id < V * C) {
-        const int v = id / C;
-        const int i = id - v * C;
-        real s = 0;
-        for (int r = 0; r < rows; ++r) {
-            if (tokens[r] == v) s += g[(long)r * C + i];
-        }
-        gw[gwoff + id] = s;
-    } else if (id < (V + T) * C) {
-        const int p = id - V * C;
+    gw += gwoff;
+    if (id < C) {
+        for (int v = 0; v < V; ++v) gw[(long)v * C + id] = 0;
+        for (int r = 0; r < rows; ++r) gw[(long)tokens[r] * C + id] += g[(long)r * C + id];
+    } else if (id < C + T * C) {
+        const int p = id - C;
         const int t = p / C;
         const int i = p - t * C;
         real s = 0;
         for (int r = t; r < rows; r += T) s += g[(long)r * C + i];
-        gw[gwoff + id] = s;
+        gw[(long)V * C + p] = s;
     }
 }
 
@@ -130,6 +129,35 @@ __kernel void lm_bias_add(__global real* out, long ooff, __global const real* w,
     for (int c = 0; c < cols - j; ++c) o[c] += b[c];
 }
 
+// y[r, j] += bias[j], then out[r, j] = x[r, j] + y[r, j]: a linear layer's bias and the residual
+// connection after it in one pass, with the CPU stage's two roundings in its order (y + bias, then x + y)
+// (y keeps the biased value the CPU stage has). Work-items as lm_bias_add.
+__kernel void lm_bias_residual(__global const real* x, long xoff, __global real* y, long yoff,
+                               __global const real* w, long boff, __global real* out, long ooff,
+                               int rows, int cols) {
+    const int id = (int)get_global_id(0);
+    const int groups = (cols + 7) / 8;
+    if (id >= rows * groups) return;
+    const int r = id / groups;
+    const int j = (id - r * groups) * 8;
+    const long at = (long)r * cols + j;
+    __global const real* xr = x + xoff + at;
+    __global real* yr = y + yoff + at;
+    __global real* o = out + ooff + at;
+    __global const real* b = w + boff + j;
+    if (j + 8 <= cols) {
+        const real8 v = vload8(0, yr) + vload8(0, b);
+        vstore8(v, 0, yr);
+        vstore8(vload8(0, xr) + v, 0, o);
+        return;
+    }
+    for (int c = 0; c < cols - j; ++c) {
+        const real v = yr[c] + b[c];
+        yr[c] = v;
+        o[c] = xr[c] + v;
+    }
+}
+
 // One column per work-item: out[j] = sum_r g[r, j] (a bias gradient), in row order.
 __kernel void lm_column_sum(__global const real* g, long goff, int rows, int cols,
                             __global real* out, long ooff) {
@@ -141,49 +169,90 @@ __kernel void lm_column_sum(__global const real* g, long goff, int rows, int col
     out[ooff + j] = s;
 }
 
-// out = a + b element-wise.
-__kernel void lm_add(__global const real* a, long aoff, __global const real* b, long boff,
-                     __global real* out, long ooff, int count) {
-    const int id = (int)get_global_id(0);
-    if (id >= count) return;
-    out[ooff + id] = a[aoff + id] + b[boff + id];
-}
-
 // GELU with the exact erf: 0.5 u (1 + erf(u / sqrt 2)). Eight elements per work-item through the
 // vector erf and exp: PoCL calls its scalar erf once per element otherwise, which made GELU the
 // largest cost after the products. The last, partial group goes element by element.
+// In float on a CPU device the host adds -DLM_FLOAT_ERF_POLY: PoCL has a vector erf for double
+// (SLEEF's) but calls its scalar erf once per element for float8 (12 % of a float training run),
+// and going through the double vector erf cost more still (21 %). lm_erf8 is then this project's
+// own fit, branch-free so that it vectorises: for |x| < 1, x P(x^2) with P a degree-6 least-squares
+// fit to erf(x) / x; above, 1 - exp(-a^2) Q(t) with t = 1 / (1 + a / 2), a = min(|x|, 4) and Q a
+// degree-7 fit to erfc(a) exp(a^2) (at a = 4, erf is 1 in float). Evaluated in float its error is
+// at most 1.3e-7 (about one unit in the last place of erf near 1), GELU's the same as with a
+// correctly rounded erf; tst_opencl_lm_kernels checks it against std::erf on [-6, 6].
 #define LM_GELU_WIDTH 8
 #define LM_SQRT1_2 ((real)0.70710678118654752440)
 #define LM_INV_SQRT_2PI ((real)0.39894228040143267794)
+#ifdef LM_FLOAT_ERF_POLY
+inline real8 lm_erf8(real8 x) {
+    const real8 a = fabs(x);
+    const real8 s = a * a;
+    real8 p = (real8)7.8982102078877019e-05f;
+    p = mad(p, s, (real8)-0.0008024354128867775f);
+    p = mad(p, s, (real8)0.005190053577852286f);
+    p = mad(p, s, (real8)-0.026854808537231149f);
+    p = mad(p, s, (real8)0.11283612428245196f);
+    p = mad(p, s, (real8)-0.37612628843325169f);
+    p = mad(p, s, (real8)1.1283791665100531f);
+    const real8 below = a * p;
+    const real8 al = fmin(a, (real8)4.0f);
+    const real8 t = (real8)1.0f / mad((real8)0.5f, al, (real8)1.0f);
+    real8 q = (real8)0.11928062992160039f;
+    q = mad(q, t, (real8)-0.47104992519134392f);
+    q = mad(q, t, (real8)0.56316710974889284f);
+    q = mad(q, t, (real8)-0.10361797150544622f);
+    q = mad(q, t, (real8)0.34784374224112286f);
+    q = mad(q, t, (real8)0.25966668139880972f);
+    q = mad(q, t, (real8)0.28491701677153847f);
+    q = mad(q, t, (real8)-0.00015454404742132804f);
+    const real8 above = (real8)1.0f - exp(-al * al) * q;
+    return copysign(select(above, below, a < (real8)1.0f), x);
+}
+inline real lm_erf(real x) { return lm_erf8((real8)x).s0; }
+#else
+inline real8 lm_erf8(real8 x) { return erf(x); }
+inline real lm_erf(real x) { return erf(x); }
+#endif
 
-__kernel void lm_gelu_forward(__global const real* pre, __global real* act, int count) {
-    const int g = (int)get_global_id(0);
-    const int first = g * LM_GELU_WIDTH;
-    if (first + LM_GELU_WIDTH <= count) {
-        const real8 u = vload8(g, pre);
-        vstore8((real)0.5 * u * ((real)1 + erf(u * LM_SQRT1_2)), g, act);
+// pre[r, j] += bias[j], then act = GELU(pre): the MLP's first bias and its activation in one
+// pass over a [rows, cols] buffer, eight columns of one row per work-item as lm_bias_add (pre
+// keeps the biased value, which the backward reads).
+__kernel void lm_bias_gelu_forward(__global real* pre, __global const real* w, long boff,
+                                   __global real* act, int rows, int cols) {
+    const int id = (int)get_global_id(0);
+    const int groups = (cols + 7) / 8;
+    if (id >= rows * groups) return;
+    const int r = id / groups;
+    const int j = (id - r * groups) * 8;
+    const long at = (long)r * cols + j;
+    __global const real* b = w + boff + j;
+    if (j + 8 <= cols) {
+        const real8 u = vload8(0, pre + at) + vload8(0, b);
+        vstore8(u, 0, pre + at);
+        vstore8((real)0.5 * u * ((real)1 + lm_erf8(u * LM_SQRT1_2)), 0, act + at);
         return;
     }
-    for (int i = first; i < count; ++i) {
-        const real u = pre[i];
-        act[i] = (real)0.5 * u * ((real)1 + erf(u * LM_SQRT1_2));
+    for (int c = 0; c < cols - j; ++c) {
+        const real u = pre[at + c] + b[c];
+        pre[at + c] = u;
+        act[at + c] = (real)0.5 * u * ((real)1 + lm_erf(u * LM_SQRT1_2));
     }
 }
 
-// d *= GELU'(pre) = Phi(u) + u phi(u), eight elements per work-item as the forward.
+// d *= GELU'(pre) = Phi(u) + u phi(u), eight elements per work-item (a flat count).
 __kernel void lm_gelu_backward(__global const real* pre, __global real* d, int count) {
     const int g = (int)get_global_id(0);
     const int first = g * LM_GELU_WIDTH;
     if (first + LM_GELU_WIDTH <= count) {
         const real8 u = vload8(g, pre);
-        const real8 cdf = (real)0.5 * ((real)1 + erf(u * LM_SQRT1_2));
+        const real8 cdf = (real)0.5 * ((real)1 + lm_erf8(u * LM_SQRT1_2));
         const real8 pdf = exp((real)-0.5 * u * u) * LM_INV_SQRT_2PI;
         vstore8(vload8(g, d) * (cdf + u * pdf), g, d);
         return;
     }
     for (int i = first; i < count; ++i) {
         const real u = pre[i];
-        const real cdf = (real)0.5 * ((real)1 + erf(u * LM_SQRT1_2));
+        const real cdf = (real)0.5 * ((real)1 + lm_erf(u * LM_SQRT1_2));
         const real pdf = exp((real)-0.5 * u * u) * LM_INV_SQRT_2PI;
         d[i] *= cdf + u * pdf;
     }

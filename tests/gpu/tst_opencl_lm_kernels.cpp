@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "clblast_tuning.hpp"
@@ -32,8 +33,16 @@ LmDims smallDims() {
 LmDims wideHeadDims() {
     return LmDims{4, 22, 2, 10, 3, 13};
 }
+// An odd width: C = 21 (3 heads of 7), so 4C = 84 leaves a partial group of four in the fused
+// bias + GELU kernel; T = 4, b = 3 (N = 12), V = 11.
+LmDims oddWidthDims() {
+    return LmDims{4, 21, 3, 4, 3, 11};
+}
 LmDims shapeNamed(int shape) {
-    return shape == 0 ? oddDims() : shape == 1 ? smallDims() : wideHeadDims();
+    return shape == 0   ? oddDims()
+           : shape == 1 ? smallDims()
+           : shape == 2 ? wideHeadDims()
+                        : oddWidthDims();
 }
 
 template <typename Real>
@@ -263,32 +272,64 @@ void updatesMatchCpu() {
     QVERIFY2(ok, qPrintable(report));
 }
 
-// GELU forward and backward against the formula in long double, on lengths around the kernels'
-// eight elements per work-item (a lone partial group, whole groups, a partial last group) and
-// past one work-group of groups.
+// The MLP's bias + GELU forward (lm_bias_gelu_forward) and GELU backward against the formula in
+// long double, on rows of lengths around the kernels' eight elements per work-item (a lone
+// partial group, whole groups, a partial last group) and past one work-group of groups; two rows
+// each, the bias read at an offset. One length takes evenly spaced inputs over [-9, 9] instead
+// of normal ones, so that every branch of lm.cl's float erf (|x| < 1, above, the clamp at 4) and
+// the points between them are hit. The forward must hold element by element, not only relative
+// to the largest value: |error| <= 4 eps (|GELU(u)| + |u|), what an erf within a few units in
+// the last place gives.
 template <typename Real>
 void geluMatchesFormula() {
     Bench<Real> t;
-    for (const long long n : {1LL, 7LL, 8LL, 9LL, 1003LL, 8 * 128 * 3 + 5LL}) {
-        const auto u = seeded<Real>(static_cast<std::size_t>(n), 40 + static_cast<std::uint64_t>(n), 2.5);
-        const auto d0 = seeded<Real>(static_cast<std::size_t>(n), 50 + static_cast<std::uint64_t>(n), 1.0);
-        std::vector<Real> act(u.size()), d(u.size());
-        for (std::size_t i = 0; i < u.size(); ++i) {
-            const long double x = u[i];
+    constexpr int rows = 2;
+    constexpr int spread = 2001;
+    for (const int n : {1, 7, 8, 9, 1003, spread, 8 * 128 * 3 + 5}) {
+        const auto count = static_cast<std::size_t>(rows * n);
+        const auto seed = static_cast<std::uint64_t>(n);
+        auto u = seeded<Real>(count, 40 + seed, 2.5);
+        if (n == spread) {
+            for (std::size_t i = 0; i < count; ++i)
+                u[i] = static_cast<Real>(-9.0 + 18.0 * static_cast<double>(i) / (count - 1));
+        }
+        const auto bias = seeded<Real>(static_cast<std::size_t>(n) + kOffset, 60 + seed, 0.5);
+        const auto d0 = seeded<Real>(count, 50 + seed, 1.0);
+        std::vector<Real> biased(count), act(count), d(count);
+        for (std::size_t i = 0; i < count; ++i) {
+            biased[i] = u[i] + bias[kOffset + i % static_cast<std::size_t>(n)];
+            const long double x = biased[i];
             const long double cdf = 0.5L * (1 + std::erf(x / std::sqrt(2.0L)));
             act[i] = static_cast<Real>(x * cdf);
             const long double pdf = std::exp(-0.5L * x * x) / std::sqrt(2 * 3.14159265358979323846L);
             d[i] = static_cast<Real>(d0[i] * (cdf + x * pdf));
         }
-        const cl::Buffer pre = t.upload(u), out = t.upload(std::vector<Real>(u.size(), Real(-7)));
-        const cl::Buffer grad = t.upload(d0);
-        t.ops.geluForward(pre, out, n);
-        t.ops.geluBackward(pre, grad, n);
+        const cl::Buffer pre = t.upload(u), out = t.upload(std::vector<Real>(count, Real(-7)));
+        const cl::Buffer b = t.upload(bias), grad = t.upload(d0);
+        t.ops.biasGeluForward(pre, {&b, kOffset}, out, rows, n);
+        t.ops.geluBackward(pre, grad, rows * n);
         QString report;
+        const QByteArray sum = QString("pre + bias, n = %1").arg(n).toUtf8();
         const QByteArray fwd = QString("gelu forward, n = %1").arg(n).toUtf8();
         const QByteArray bwd = QString("gelu backward, n = %1").arg(n).toUtf8();
-        bool ok = closeArrays(t.download(out, act.size()), act, fwd.constData(), report);
-        ok = closeArrays(t.download(grad, d.size()), d, bwd.constData(), report) && ok;
+        bool ok = closeArrays(t.download(pre, count), biased, sum.constData(), report);
+        ok = closeArrays(t.download(out, count), act, fwd.constData(), report) && ok;
+        ok = closeArrays(t.download(grad, count), d, bwd.constData(), report) && ok;
+        const auto got = t.download(out, count);
+        const double eps = std::numeric_limits<Real>::epsilon();
+        for (std::size_t i = 0; i < count && ok; ++i) {
+            const double x = biased[i], want = act[i];
+            const double bound = 4 * eps * (std::abs(want) + std::abs(x));
+            if (!(std::abs(got[i] - want) <= bound)) {
+                report += QString("gelu forward, n = %1, at u = %2: got %3, want %4 (bound %5)\n")
+                              .arg(n)
+                              .arg(x, 0, 'g', 9)
+                              .arg(static_cast<double>(got[i]), 0, 'g', 9)
+                              .arg(want, 0, 'g', 9)
+                              .arg(bound, 0, 'g', 3);
+                ok = false;
+            }
+        }
         QVERIFY2(ok, qPrintable(report));
     }
 }
@@ -400,7 +441,7 @@ class TestOpenClLmKernels : public QObject {
         pocl.platform = "Portable Computing Language";
         pocl.type = "cpu";
         const auto tuned = gpu::clblastOverridesFor(pocl, "");
-        QCOMPARE(tuned.size(), std::size_t(2));
+        QCOMPARE(tuned.size(), std::size_t(3));
         QVERIFY(gpu::clblastOverridesFor(pocl, "off").empty());
         QVERIFY(gpu::clblastOverridesFor(pocl, "0").empty());
         gpu::DeviceInfo gpuDevice = pocl;
@@ -410,16 +451,29 @@ class TestOpenClLmKernels : public QObject {
         gpu::DeviceInfo otherCpu = pocl;
         otherCpu.platform = "Intel(R) OpenCL";
         QVERIFY(gpu::clblastOverridesFor(otherCpu, "").empty());
-        const auto& p = tuned[0].params;
-        QCOMPARE(tuned[0].kernel, std::string("Xgemm"));
-        QCOMPARE(p.at("MWG") % (p.at("MDIMC") * p.at("VWM")), std::size_t(0));
-        QCOMPARE(p.at("NWG") % (p.at("NDIMC") * p.at("VWN")), std::size_t(0));
-        QCOMPARE(p.at("MWG") % (p.at("MDIMA") * p.at("VWM")), std::size_t(0));
-        QCOMPARE(p.at("NWG") % (p.at("NDIMB") * p.at("VWN")), std::size_t(0));
-        QCOMPARE(p.at("KWG") % (p.at("MDIMC") * p.at("NDIMC") / p.at("MDIMA")), std::size_t(0));
-        QCOMPARE(p.at("KWG") % (p.at("MDIMC") * p.at("NDIMC") / p.at("NDIMB")), std::size_t(0));
-        QCOMPARE(p.at("KWG") % p.at("KWI"), std::size_t(0));
-        QCOMPARE(tuned[1].kernel, std::string("GemmRoutine"));
+        // One Xgemm set per precision, then the routine's threshold for both.
+        QCOMPARE(tuned[0].precision, std::string("float"));
+        QCOMPARE(tuned[1].precision, std::string("double"));
+        for (int i : {0, 1}) {
+            const auto& p = tuned[static_cast<std::size_t>(i)].params;
+            QCOMPARE(tuned[static_cast<std::size_t>(i)].kernel, std::string("Xgemm"));
+            QCOMPARE(p.at("MWG") % (p.at("MDIMC") * p.at("VWM")), std::size_t(0));
+            QCOMPARE(p.at("NWG") % (p.at("NDIMC") * p.at("VWN")), std::size_t(0));
+            QCOMPARE(p.at("MWG") % (p.at("MDIMA") * p.at("VWM")), std::size_t(0));
+            QCOMPARE(p.at("NWG") % (p.at("NDIMB") * p.at("VWN")), std::size_t(0));
+            QCOMPARE(p.at("KWG") % (p.at("MDIMC") * p.at("NDIMC") / p.at("MDIMA")),
+                     std::size_t(0));
+            QCOMPARE(p.at("KWG") % (p.at("MDIMC") * p.at("NDIMC") / p.at("NDIMB")),
+                     std::size_t(0));
+            QCOMPARE(p.at("KWG") % p.at("KWI"), std::size_t(0));
+            // CLBlast's kernel takes vectors of 1, 2, 4, 8 or 16 only.
+            for (const char* v : {"VWM", "VWN"}) {
+                QVERIFY(p.at(v) == 1 || p.at(v) == 2 || p.at(v) == 4 || p.at(v) == 8 ||
+                        p.at(v) == 16);
+            }
+        }
+        QCOMPARE(tuned[2].kernel, std::string("GemmRoutine"));
+        QVERIFY(tuned[2].precision.empty());
     }
 
     // The products with the parameters in force on the test device, which on PoCL are the tuned
@@ -448,9 +502,11 @@ class TestOpenClLmKernels : public QObject {
         QTest::newRow("N63-C20-H4/double") << 0 << true;
         QTest::newRow("N15-C12-H3/double") << 1 << true;
         QTest::newRow("N30-C22-H2/double") << 2 << true;
+        QTest::newRow("N12-C21-H3/double") << 3 << true;
         QTest::newRow("N63-C20-H4/float") << 0 << false;
         QTest::newRow("N15-C12-H3/float") << 1 << false;
         QTest::newRow("N30-C22-H2/float") << 2 << false;
+        QTest::newRow("N12-C21-H3/float") << 3 << false;
     }
 };
 
