@@ -130,8 +130,8 @@ __kernel void lm_bias_add(__global real* out, long ooff, __global const real* w,
 }
 
 // y[r, j] += bias[j], then out[r, j] = x[r, j] + y[r, j]: a linear layer's bias and the residual
-// connection after it in one pass, with the CPU stage's two roundings in its order (y + bias, then x + y)
-// (y keeps the biased value the CPU stage has). Work-items as lm_bias_add.
+// connection after it in one pass, with the CPU stage's two roundings in its order (y + bias,
+// then x + y; y keeps the biased value the CPU stage has). Work-items as lm_bias_add.
 __kernel void lm_bias_residual(__global const real* x, long xoff, __global real* y, long yoff,
                                __global const real* w, long boff, __global real* out, long ooff,
                                int rows, int cols) {
