@@ -111,15 +111,23 @@ __kernel void lm_ln_backward_params(__global const real* dy, __global const real
     gw[dboff + i] = db;
 }
 
+// The row r and first column j of this work-item's eight columns in a [rows, cols] buffer taken
+// eight columns of a row per work-item, (cols + 7) / 8 work-items a row; false past the end.
+inline bool lm_row_eight(int rows, int cols, int* r, int* j) {
+    const int id = (int)get_global_id(0);
+    const int groups = (cols + 7) / 8;
+    if (id >= rows * groups) return false;
+    *r = id / groups;
+    *j = (id - *r * groups) * 8;
+    return true;
+}
+
 // out[r, j] += bias[j] over a [rows, cols] buffer, eight columns of one row per work-item (the
 // row's last group may be shorter): (cols + 7) / 8 work-items a row.
 __kernel void lm_bias_add(__global real* out, long ooff, __global const real* w, long boff,
                           int rows, int cols) {
-    const int id = (int)get_global_id(0);
-    const int groups = (cols + 7) / 8;
-    if (id >= rows * groups) return;
-    const int r = id / groups;
-    const int j = (id - r * groups) * 8;
+    int r, j;
+    if (!lm_row_eight(rows, cols, &r, &j)) return;
     __global real* o = out + ooff + (long)r * cols + j;
     __global const real* b = w + boff + j;
     if (j + 8 <= cols) {
@@ -135,11 +143,8 @@ __kernel void lm_bias_add(__global real* out, long ooff, __global const real* w,
 __kernel void lm_bias_residual(__global const real* x, long xoff, __global real* y, long yoff,
                                __global const real* w, long boff, __global real* out, long ooff,
                                int rows, int cols) {
-    const int id = (int)get_global_id(0);
-    const int groups = (cols + 7) / 8;
-    if (id >= rows * groups) return;
-    const int r = id / groups;
-    const int j = (id - r * groups) * 8;
+    int r, j;
+    if (!lm_row_eight(rows, cols, &r, &j)) return;
     const long at = (long)r * cols + j;
     __global const real* xr = x + xoff + at;
     __global real* yr = y + yoff + at;
@@ -219,11 +224,8 @@ inline real lm_erf(real x) { return erf(x); }
 // keeps the biased value, which the backward reads).
 __kernel void lm_bias_gelu_forward(__global real* pre, __global const real* w, long boff,
                                    __global real* act, int rows, int cols) {
-    const int id = (int)get_global_id(0);
-    const int groups = (cols + 7) / 8;
-    if (id >= rows * groups) return;
-    const int r = id / groups;
-    const int j = (id - r * groups) * 8;
+    int r, j;
+    if (!lm_row_eight(rows, cols, &r, &j)) return;
     const long at = (long)r * cols + j;
     __global const real* b = w + boff + j;
     if (j + 8 <= cols) {
