@@ -184,7 +184,8 @@ __kernel void lm_column_sum(__global const real* g, long goff, int rows, int col
 // fit to erf(x) / x; above, 1 - exp(-a^2) Q(t) with t = 1 / (1 + a / 2), a = min(|x|, 4) and Q a
 // degree-7 fit to erfc(a) exp(a^2) (at a = 4, erf is 1 in float). Evaluated in float its error is
 // at most 1.3e-7 (about one unit in the last place of erf near 1), GELU's the same as with a
-// correctly rounded erf; tst_opencl_lm_kernels checks it against std::erf on [-6, 6].
+// correctly rounded erf; tst_opencl_lm_kernels (geluEveryLength) checks GELU against the formula
+// in long double element by element, on inputs spread over [-9, 9] among others.
 #define LM_GELU_WIDTH 8
 #define LM_SQRT1_2 ((real)0.70710678118654752440)
 #define LM_INV_SQRT_2PI ((real)0.39894228040143267794)

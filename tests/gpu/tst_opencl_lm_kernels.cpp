@@ -312,10 +312,10 @@ void geluMatchesFormula() {
         const QByteArray sum = QString("pre + bias, n = %1").arg(n).toUtf8();
         const QByteArray fwd = QString("gelu forward, n = %1").arg(n).toUtf8();
         const QByteArray bwd = QString("gelu backward, n = %1").arg(n).toUtf8();
-        bool ok = closeArrays(t.download(pre, count), biased, sum.constData(), report);
-        ok = closeArrays(t.download(out, count), act, fwd.constData(), report) && ok;
-        ok = closeArrays(t.download(grad, count), d, bwd.constData(), report) && ok;
         const auto got = t.download(out, count);
+        bool ok = closeArrays(t.download(pre, count), biased, sum.constData(), report);
+        ok = closeArrays(got, act, fwd.constData(), report) && ok;
+        ok = closeArrays(t.download(grad, count), d, bwd.constData(), report) && ok;
         const double eps = std::numeric_limits<Real>::epsilon();
         for (std::size_t i = 0; i < count && ok; ++i) {
             const double x = biased[i], want = act[i];
