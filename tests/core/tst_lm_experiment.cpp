@@ -166,6 +166,22 @@ private slots:
         const ExperimentConfig back = ExperimentConfig::fromJson(json::parse(readFile(out / "config.json")));
         QCOMPARE(back.toJson().dump(), r.config.toJson().dump());
     }
+
+    // The summary's head line names the engine PD and LocalSGD ran on.
+    void summarySaysWhichEngineRan() {
+        QCOMPARE(lmEngineText("cpu"), std::string("CPU engine"));
+        QCOMPARE(lmEngineText("opencl: pthread-x86 (Portable Computing Language), float; CLBlast: "
+                              "Xgemm tuned for PoCL's CPU device (float: MWG 64, NWG 64)"),
+                 std::string("OpenCL on pthread-x86 (Portable Computing Language)"));
+        QCOMPARE(lmEngineText("opencl: NVIDIA H200 (NVIDIA CUDA), double; CLBlast: default parameters"),
+                 std::string("OpenCL on NVIDIA H200 (NVIDIA CUDA)"));
+        json j = tinyLm();
+        j["budget"] = {{"slots", 12}};
+        const LmExperimentResult r = runLmExperiment(ExperimentConfig::fromJson(j));
+        const std::string text = lmSummaryText(r);
+        QVERIFY2(text.find("block updates, CPU engine in double\n") != std::string::npos,
+                 text.c_str());
+    }
 };
 
 QTEST_APPLESS_MAIN(TestLmExperiment)

@@ -30,7 +30,7 @@ nlohmann::json tinyLm() {
 
 struct CliRun {
     int exitCode = -1;
-    QString err;
+    QString out, err;
 };
 
 CliRun runCli(const QStringList& args) {
@@ -39,6 +39,7 @@ CliRun runCli(const QStringList& args) {
     CliRun r;
     if (!p.waitForFinished(300000)) return r;
     r.exitCode = p.exitCode();
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
     r.err = QString::fromUtf8(p.readAllStandardError());
     return r;
 }
@@ -55,10 +56,12 @@ class TestOpenClLmRuns : public QObject {
         const QString config = dir.filePath("lm.json");
         std::ofstream(config.toStdString()) << tinyLm().dump(2);
         std::map<std::string, nlohmann::json> summaries;
+        std::map<std::string, QString> printed;
         for (const char* backend : {"cpu", "opencl"}) {
-            const CliRun r = runCli(
-                {"run", config, "--backend", backend, "--out", dir.filePath(backend), "--quiet"});
+            const CliRun r =
+                runCli({"run", config, "--backend", backend, "--out", dir.filePath(backend)});
             QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+            printed[backend] = r.out;
             std::ifstream in((dir.filePath(backend) + "/summary.json").toStdString());
             summaries[backend] = nlohmann::json::parse(in);
         }
@@ -67,6 +70,14 @@ class TestOpenClLmRuns : public QObject {
         // The device, the precision and the CLBlast parameters the products ran with.
         QVERIFY2(where.starts_with("opencl: ") && where.find(", double; CLBlast: ") != std::string::npos,
                  where.c_str());
+        // The summary printed says which engine ran, not "CPU engine" for a device run.
+        QVERIFY2(printed["cpu"].contains("block updates, CPU engine in double"),
+                 qPrintable(printed["cpu"]));
+        const std::string device = where.substr(8, where.find(", double; ") - 8);
+        QVERIFY2(printed["opencl"].contains(
+                     QString::fromStdString("block updates, OpenCL on " + device + " in double")),
+                 qPrintable(printed["opencl"]));
+        QVERIFY2(!printed["opencl"].contains("CPU engine in"), qPrintable(printed["opencl"]));
         const auto& a = summaries["cpu"]["methods"];
         const auto& b = summaries["opencl"]["methods"];
         QCOMPARE(b.size(), std::size_t(3));
