@@ -136,10 +136,26 @@ void LmOpenClOps<Real>::gemm(bool transA, bool transB, int m, int n, int k, Devi
     // transposed. (CLBlast still copies, without transposing, an operand that starts at an
     // offset or whose sizes are not multiples of its tiles.)
     const auto op = [](bool t) { return t ? clblast::Transpose::kYes : clblast::Transpose::kNo; };
-    const auto status = clblast::Gemm<Real>(
+    std::size_t scratch = 0;
+    auto status = clblast::GemmTempBufferSize<Real>(
         clblast::Layout::kColMajor, op(transB), op(transA), toSize(n), toSize(m), toSize(k),
-        Real(1), (*b.buffer)(), toSize(b.offset), toSize(ldb), (*a.buffer)(), toSize(a.offset),
-        toSize(lda), beta, (*c.buffer)(), toSize(c.offset), toSize(ldc), &q, nullptr);
+        toSize(b.offset), toSize(ldb), toSize(a.offset), toSize(lda), toSize(c.offset),
+        toSize(ldc), &q, scratch);
+    if (status == clblast::StatusCode::kSuccess && scratch > 0) {
+        // Sized as if the figure counted elements: enough whether it counts bytes or elements.
+        const std::size_t bytes = scratch * sizeof(Real);
+        if (bytes > gemmScratchBytes_) {
+            gemmScratch_ = context_->buffer(bytes, "CLBlast scratch");
+            gemmScratchBytes_ = bytes;
+        }
+    }
+    if (status == clblast::StatusCode::kSuccess) {
+        status = clblast::Gemm<Real>(
+            clblast::Layout::kColMajor, op(transB), op(transA), toSize(n), toSize(m), toSize(k),
+            Real(1), (*b.buffer)(), toSize(b.offset), toSize(ldb), (*a.buffer)(),
+            toSize(a.offset), toSize(lda), beta, (*c.buffer)(), toSize(c.offset), toSize(ldc), &q,
+            nullptr, scratch > 0 ? gemmScratch_() : nullptr);
+    }
     if (status != clblast::StatusCode::kSuccess) {
         throw ClError("clblast::Gemm", static_cast<int>(status),
                       "m = " + std::to_string(m) + ", n = " + std::to_string(n) +

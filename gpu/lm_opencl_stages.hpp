@@ -107,6 +107,11 @@ class LmOpenClOps {
     std::unique_ptr<Kernels> k_;
     cl::Buffer rowLoss_;
     std::size_t rowLossCount_ = 0;
+    // CLBlast's scratch for the operands it pads or transposes, kept across products and grown
+    // to the largest call: left to CLBlast, each product creates and frees its own, and a large
+    // one is fresh memory every time (the kernel zeroing its pages was 15 % of the paper model).
+    cl::Buffer gemmScratch_;
+    std::size_t gemmScratchBytes_ = 0;
     std::vector<Real> rowLossHost_;
     long long enqueues_ = 0;
     std::string clblastTuning_;

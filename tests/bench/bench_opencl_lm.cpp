@@ -10,7 +10,9 @@
 //     1e-3 in float).
 //   cmake --build build -j2 --target bench_opencl_lm
 //   POCL_CACHE_DIR=build/pocl-cache build/tests/bench/bench_opencl_lm [--microbatches 48]
-//       [--gemm-reps 20] [--corpus FILE] [--only-opencl double|float]
+//       [--gemm-reps 20] [--corpus FILE] [--only-opencl double|float] [--model small|paper]
+// --model paper trains the paper's configuration (S = 16, C = 256, 11.1M parameters) instead of
+//   the small one, and skips the GEMM table.
 // --only-opencl runs just the OpenCL PD run in that precision (for a profiler, e.g.
 //   perf record ... --only-opencl float), still checking that its loss fell.
 // The project's OpenCL configuration before CLBlast's header, which includes the C headers and
@@ -115,7 +117,8 @@ RunFigures pipeDream(std::shared_ptr<const CharTransformerProblem> p, int microb
     LmPipelineConfig cfg;
     cfg.timeline = buildTimeline(
         ScheduleParams{ScheduleKind::PipeDream, p->params.stages, microbatches, 0, 0, 1, 0, {}});
-    cfg.stepSize = 0.5;
+    // The small model's γ and the paper's (SPEC §7), at which each trains without diverging.
+    cfg.stepSize = p->params.stages > 4 ? 0.125 : 0.5;
     auto run = makeLmPipelineReplay(p, cfg, executor);
     const auto start = Clock::now();
     run->runToEnd();
@@ -138,12 +141,13 @@ RunFigures pipeDream(std::shared_ptr<const CharTransformerProblem> p, int microb
     return f;
 }
 
-// The small preset's model (S = 4, C = 64, T = 32, b = 16, 4 heads) on `corpus` if it exists.
-std::shared_ptr<const CharTransformerProblem> smallModel(LmPrecision precision,
-                                                         const std::string& corpus) {
+// The small preset's model (S = 4, C = 64, T = 32, b = 16, 4 heads), or with `paper` the paper's
+// (S = 16, C = 256), on `corpus` if it exists.
+std::shared_ptr<const CharTransformerProblem> benchModel(LmPrecision precision,
+                                                         const std::string& corpus, bool paper) {
     CharTransformerParams params;
-    params.stages = 4;
-    params.width = 64;
+    params.stages = paper ? 16 : 4;
+    params.width = paper ? 256 : 64;
     params.heads = 4;
     params.context = 32;
     params.batch = 16;
@@ -160,13 +164,20 @@ int main(int argc, char** argv) {
     std::string corpus =
         std::string(PIPELENS_SOURCE_DIR) + "/../shared/corpora/tinyshakespeare.txt";
     std::string onlyOpenCl;
+    std::string model = "small";
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
         if (a == "--microbatches") microbatches = std::atoi(argv[i + 1]);
         if (a == "--gemm-reps") reps = std::atoi(argv[i + 1]);
         if (a == "--corpus") corpus = argv[i + 1];
         if (a == "--only-opencl") onlyOpenCl = argv[i + 1];
+        if (a == "--model") model = argv[i + 1];
     }
+    if (model != "small" && model != "paper") {
+        std::fprintf(stderr, "--model = \"%s\": allowed are small and paper\n", model.c_str());
+        return 2;
+    }
+    const bool paper = model == "paper";
     if (!onlyOpenCl.empty() && onlyOpenCl != "double" && onlyOpenCl != "float") {
         std::fprintf(stderr, "--only-opencl = \"%s\": allowed are double and float\n",
                      onlyOpenCl.c_str());
@@ -175,8 +186,8 @@ int main(int argc, char** argv) {
     try {
         auto context = std::make_shared<gpu::OpenClContext>();
         if (!onlyOpenCl.empty()) {
-            const auto p = smallModel(
-                onlyOpenCl == "double" ? LmPrecision::Double : LmPrecision::Float, corpus);
+            const auto p = benchModel(
+                onlyOpenCl == "double" ? LmPrecision::Double : LmPrecision::Float, corpus, paper);
             const RunFigures cl = pipeDream(p, microbatches, gpu::lmOpenClExecutorFactory(context));
             std::printf("OpenCL, %s, %d microbatches: %.0f tokens/s, loss %.3f -> %.3f\n",
                         onlyOpenCl.c_str(), microbatches, cl.tokensPerSecond, cl.firstLoss,
@@ -192,42 +203,47 @@ int main(int argc, char** argv) {
             context->describe(gpu::Precision::Double).c_str(), cores, ghz, cores * ghz * 16.0,
             cores * ghz * 32.0);
         std::printf("%s\n\n", gpu::LmOpenClOps<float>(context).clblastTuning().c_str());
-        std::printf(
-            "| GEMM m x n x k (A B^T) | real | CLBlast GFLOP/s | Eigen GFLOP/s | max |error| |\n");
-        std::printf("|---|---|---:|---:|---:|\n");
         bool ok = true;
-        struct Shape {
-            int m, n, k;
-        };
-        const Shape shapes[] = {{512, 192, 64}, {512, 256, 64}, {512, 64, 256}, {1024, 1024, 1024}};
-        {
-            gpu::LmOpenClOps<double> ops(context);
-            for (const Shape& s : shapes) {
-                const auto f = gemm<double>(ops, s.m, s.n, s.k, s.m >= 1024 ? 3 : reps);
-                std::printf("| %d x %d x %d | double | %.2f | %.2f | %.1e |\n", s.m, s.n, s.k,
-                            f.device, f.eigen, f.maxError);
-                ok = ok && f.maxError < 1e-9 * s.k;
+        if (!paper) {
+            std::printf(
+                "| GEMM m x n x k (A B^T) | real | CLBlast GFLOP/s | Eigen GFLOP/s | max |error| "
+                "|\n");
+            std::printf("|---|---|---:|---:|---:|\n");
+            struct Shape {
+                int m, n, k;
+            };
+            const Shape shapes[] = {
+                {512, 192, 64}, {512, 256, 64}, {512, 64, 256}, {1024, 1024, 1024}};
+            {
+                gpu::LmOpenClOps<double> ops(context);
+                for (const Shape& s : shapes) {
+                    const auto f = gemm<double>(ops, s.m, s.n, s.k, s.m >= 1024 ? 3 : reps);
+                    std::printf("| %d x %d x %d | double | %.2f | %.2f | %.1e |\n", s.m, s.n, s.k,
+                                f.device, f.eigen, f.maxError);
+                    ok = ok && f.maxError < 1e-9 * s.k;
+                }
             }
-        }
-        {
-            gpu::LmOpenClOps<float> ops(context);
-            for (const Shape& s : shapes) {
-                const auto f = gemm<float>(ops, s.m, s.n, s.k, s.m >= 1024 ? 3 : reps);
-                std::printf("| %d x %d x %d | float | %.2f | %.2f | %.1e |\n", s.m, s.n, s.k,
-                            f.device, f.eigen, f.maxError);
-                ok = ok && f.maxError < 1e-4 * s.k;
+            {
+                gpu::LmOpenClOps<float> ops(context);
+                for (const Shape& s : shapes) {
+                    const auto f = gemm<float>(ops, s.m, s.n, s.k, s.m >= 1024 ? 3 : reps);
+                    std::printf("| %d x %d x %d | float | %.2f | %.2f | %.1e |\n", s.m, s.n, s.k,
+                                f.device, f.eigen, f.maxError);
+                    ok = ok && f.maxError < 1e-4 * s.k;
+                }
             }
         }
         std::printf(
-            "\nPipeDream, small model S=4 C=64 T=32 b=16 4 heads, %d microbatches (corpus %s)\n",
-            microbatches, std::filesystem::exists(corpus) ? corpus.c_str() : "built-in");
+            "\nPipeDream, %s model S=%d C=%d T=32 b=16 4 heads, %d microbatches (corpus %s)\n",
+            paper ? "the paper's" : "small", paper ? 16 : 4, paper ? 256 : 64, microbatches,
+            std::filesystem::exists(corpus) ? corpus.c_str() : "built-in");
         std::printf(
             "| real | CPU, 1 thread, tokens/s | CPU, %u threads | OpenCL | OpenCL / CPU %u threads "
             "| loss first -> last quarter | w_final rel. difference |\n"
             "|---|---:|---:|---:|---:|---|---:|\n",
             cores, cores);
         for (LmPrecision precision : {LmPrecision::Double, LmPrecision::Float}) {
-            const auto p = smallModel(precision, corpus);
+            const auto p = benchModel(precision, corpus, paper);
             const RunFigures cpu1 = pipeDream(p, microbatches, {});
             const RunFigures cpu = pipeDream(p, microbatches, {}, static_cast<int>(cores));
             const RunFigures cl = pipeDream(p, microbatches, gpu::lmOpenClExecutorFactory(context));
@@ -238,10 +254,10 @@ int main(int argc, char** argv) {
             const bool same = cpu1.weights == cpu.weights;
             const bool fell = cl.lastLoss < cl.firstLoss && cpu.lastLoss < cpu.firstLoss;
             std::printf("| %s | %.0f | %.0f%s | %.0f | %.2f | %.3f -> %.3f%s | %.1e%s |\n",
-                        precision == LmPrecision::Double ? "double" : "float",
-                        cpu1.tokensPerSecond, cpu.tokensPerSecond,
-                        same ? "" : " (DIFFERS FROM 1 THREAD)", cl.tokensPerSecond,
-                        cl.tokensPerSecond / cpu.tokensPerSecond, cl.firstLoss, cl.lastLoss, fell ? "" : " (DID NOT FALL)", diff,
+                        precision == LmPrecision::Double ? "double" : "float", cpu1.tokensPerSecond,
+                        cpu.tokensPerSecond, same ? "" : " (DIFFERS FROM 1 THREAD)",
+                        cl.tokensPerSecond, cl.tokensPerSecond / cpu.tokensPerSecond, cl.firstLoss,
+                        cl.lastLoss, fell ? "" : " (DID NOT FALL)", diff,
                         diff <= tol ? "" : " (DISAGREES)");
             ok = ok && fell && same && diff <= tol;
         }
