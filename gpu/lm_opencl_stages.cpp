@@ -35,6 +35,7 @@ struct LmOpenClOps<Real>::Kernels {
           biasResidual(makeKernel(p, "lm_bias_residual")),
           biasGeluForward(makeKernel(p, "lm_bias_gelu_forward")),
           columnSum(makeKernel(p, "lm_column_sum")),
+          transpose(makeKernel(p, "lm_transpose")),
           geluBackward(makeKernel(p, "lm_gelu_backward")),
           attnForward(makeKernel(p, "lm_attention_forward")),
           attnBackwardRows(makeKernel(p, "lm_attention_backward_rows")),
@@ -43,7 +44,7 @@ struct LmOpenClOps<Real>::Kernels {
           sgd(makeKernel(p, "lm_sgd")),
           average(makeKernel(p, "lm_average")) {}
     cl::Kernel embedForward, embedBackward, lnForward, lnBackwardInput, lnBackwardParams, biasAdd,
-        biasResidual, biasGeluForward, columnSum, geluBackward, attnForward, attnBackwardRows,
+        biasResidual, biasGeluForward, columnSum, transpose, geluBackward, attnForward, attnBackwardRows,
         attnBackwardColumns, crossEntropy, sgd, average;
 };
 
@@ -56,6 +57,7 @@ LmOpenClOps<Real>::LmOpenClOps(std::shared_ptr<OpenClContext> context)
     checkCl(err, "clCreateCommandQueue", "language model");
     k_ = std::make_unique<Kernels>(program);
     clblastTuning_ = applyClblastTuning(*context_);
+    baseAlignBytes_ = context_->device().getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>() / 8;
 }
 
 template <typename Real>
@@ -125,8 +127,35 @@ void LmOpenClOps<Real>::launch(cl::Kernel& k, long long items, const char* name)
 }
 
 template <typename Real>
+DeviceRef LmOpenClOps<Real>::fromStart(DeviceRef r) {
+    if (r.offset == 0 || baseAlignBytes_ == 0) return r;
+    const std::size_t origin = toSize(r.offset) * sizeof(Real);
+    if (origin % baseAlignBytes_ != 0) return r;
+    const auto key = std::make_pair((*r.buffer)(), origin);
+    auto it = subBuffers_.find(key);
+    if (it == subBuffers_.end()) {
+        const auto total = r.buffer->getInfo<CL_MEM_SIZE>();
+        if (origin >= total) return r;
+        // A sub-buffer keeps its parent's memory alive, so a kept one can never alias a later
+        // buffer that reuses the parent's handle. Bounded all the same.
+        if (subBuffers_.size() >= 4096) subBuffers_.clear();
+        cl_buffer_region region{origin, total - origin};
+        cl_int err = CL_SUCCESS;
+        cl_mem sub = clCreateSubBuffer((*r.buffer)(), CL_MEM_READ_WRITE,
+                                       CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+        // Not fatal: CLBlast then copies the operand, which is correct, only slower.
+        if (err != CL_SUCCESS) return r;
+        it = subBuffers_.emplace(key, cl::Buffer(sub, false)).first;
+    }
+    return {&it->second, 0};
+}
+
+template <typename Real>
 void LmOpenClOps<Real>::gemm(bool transA, bool transB, int m, int n, int k, DeviceRef a, int lda,
                              DeviceRef b, int ldb, Real beta, DeviceRef c, int ldc) {
+    a = fromStart(a);
+    b = fromStart(b);
+    c = fromStart(c);
     cl_command_queue q = queue_();
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T over the same buffers and
     // leading dimensions, with the same transpose flags. CLBlast's indirect kernel wants column-
@@ -142,6 +171,7 @@ void LmOpenClOps<Real>::gemm(bool transA, bool transB, int m, int n, int k, Devi
         toSize(b.offset), toSize(ldb), toSize(a.offset), toSize(lda), toSize(c.offset),
         toSize(ldc), &q, scratch);
     if (status == clblast::StatusCode::kSuccess && scratch > 0) {
+        ++copiedProducts_;
         // Sized as if the figure counted elements: enough whether it counts bytes or elements.
         const std::size_t bytes = scratch * sizeof(Real);
         if (bytes > gemmScratchBytes_) {
@@ -149,6 +179,7 @@ void LmOpenClOps<Real>::gemm(bool transA, bool transB, int m, int n, int k, Devi
             gemmScratchBytes_ = bytes;
         }
     }
+    ++products_;
     if (status == clblast::StatusCode::kSuccess) {
         status = clblast::Gemm<Real>(
             clblast::Layout::kColMajor, op(transB), op(transA), toSize(n), toSize(m), toSize(k),
@@ -169,26 +200,48 @@ template <typename Real>
 void LmOpenClOps<Real>::linearForward(DeviceRef in, DeviceRef W, const DeviceRef* bias, int rows,
                                       int inDim, int outDim, DeviceRef out) {
     gemm(false, true, rows, outDim, inDim, in, inDim, W, inDim, Real(0), out, outDim);
-    if (bias != nullptr) {
-        KernelArgs(k_->biasAdd, "lm_bias_add", precision()) (*out.buffer)(cl_long{out.offset}) (
-            *bias->buffer)(cl_long{bias->offset})(rows)(outDim);
-        launch(k_->biasAdd, rows * byEights(outDim), "lm_bias_add");
-    }
+    if (bias != nullptr) biasAdd(out, *bias, rows, outDim);
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::biasAdd(DeviceRef out, DeviceRef bias, int rows, int cols) {
+    KernelArgs(k_->biasAdd, "lm_bias_add", precision()) (*out.buffer)(cl_long{out.offset}) (
+        *bias.buffer)(cl_long{bias.offset})(rows)(cols);
+    launch(k_->biasAdd, rows * byEights(cols), "lm_bias_add");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::linearForwardTransposed(const cl::Buffer& inT, const cl::Buffer& WT,
+                                                int rows, int inDim, int outDim, DeviceRef out) {
+    gemm(true, false, rows, outDim, inDim, {&inT, 0}, rows, {&WT, 0}, outDim, Real(0), out,
+         outDim);
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::transpose(DeviceRef src, int rows, int cols, const cl::Buffer& dst,
+                                  const cl::Buffer* straight) {
+    KernelArgs(k_->transpose, "lm_transpose", precision()) (*src.buffer)(cl_long{src.offset})(
+        rows)(cols)(dst)(cl_long{0})(straight != nullptr ? *straight : dst)(
+        straight != nullptr ? 1 : 0);
+    launch(k_->transpose, byEights(rows) * byEights(cols), "lm_transpose");
 }
 
 template <typename Real>
 void LmOpenClOps<Real>::linearBackward(DeviceRef in, DeviceRef W, DeviceRef dOut, int rows,
                                        int inDim, int outDim, DeviceRef dW, const DeviceRef* dBias,
-                                       const DeviceRef* dIn, bool addToIn) {
+                                       const DeviceRef* dIn, bool addToIn,
+                                       const cl::Buffer* dOutT) {
     gemm(true, false, outDim, inDim, rows, dOut, outDim, in, inDim, Real(0), dW, inDim);
     if (dBias != nullptr) {
         KernelArgs(k_->columnSum, "lm_column_sum", precision()) (*dOut.buffer)(
             cl_long{dOut.offset})(rows)(outDim)(*dBias->buffer)(cl_long{dBias->offset});
         launch(k_->columnSum, outDim, "lm_column_sum");
     }
-    if (dIn != nullptr) {
-        gemm(false, false, rows, inDim, outDim, dOut, outDim, W, inDim, addToIn ? Real(1) : Real(0),
-             *dIn, inDim);
+    const Real beta = addToIn ? Real(1) : Real(0);
+    if (dIn != nullptr && dOutT != nullptr) {
+        gemm(true, false, rows, inDim, outDim, {dOutT, 0}, rows, W, inDim, beta, *dIn, inDim);
+    } else if (dIn != nullptr) {
+        gemm(false, false, rows, inDim, outDim, dOut, outDim, W, inDim, beta, *dIn, inDim);
     }
 }
 
@@ -360,6 +413,15 @@ LmOpenClStage<Real>::LmOpenClStage(LmOpenClOps<Real>& ops, const LmLayout& layou
     qkv_ = ops_.reals(3 * nc, what);
     dQkv_ = ops_.reals(3 * nc, what);
     for (auto* b : {&pre_, &act_, &dAct_}) *b = ops_.reals(4 * nc, what);
+    for (auto* b : {&ln1OutT_, &mergedT_, &ln2OutT_, &dHMidT_}) *b = ops_.reals(nc, what);
+    actT_ = ops_.reals(4 * nc, what);
+    dActT_ = ops_.reals(4 * nc, what);
+    dQkvT_ = ops_.reals(3 * nc, what);
+    const auto cc = C * C;
+    attnWT_ = ops_.reals(3 * cc, what);
+    projWT_ = ops_.reals(cc, what);
+    fcWT_ = ops_.reals(4 * cc, what);
+    outWT_ = ops_.reals(4 * cc, what);
     const auto probs =
         toSize(dims_.batch) * toSize(dims_.heads) * toSize(dims_.context) * toSize(dims_.context);
     probs_ = ops_.reals(probs, what);
@@ -383,19 +445,31 @@ void LmOpenClStage<Real>::forward(DeviceRef w, DeviceRef tokens, DeviceRef input
     const LmBlockOffsets at(C);
     const DeviceRef attnBias = w.at(at.attnBias), projBias = w.at(at.projBias);
     const DeviceRef fcBias = w.at(at.fcBias), outBias = w.at(at.outBias);
+    // Every product is asked in gemm's copy-free form, out = inT^T WT: the weights are
+    // transposed once here (they stay for the backward, which reads the same stash), and each
+    // product's input is transposed after the kernel that writes it.
+    ops_.transpose(w.at(at.attnWeight), 3 * C, C, attnWT_);
+    ops_.transpose(w.at(at.projWeight), C, C, projWT_);
+    ops_.transpose(w.at(at.fcWeight), 4 * C, C, fcWT_);
+    ops_.transpose(w.at(at.outWeight), C, 4 * C, outWT_);
     ops_.layerNormForward(input, w.at(at.ln1Weight), w.at(at.ln1Bias), xhat1_, rstd1_,
                           {&ln1Out_, 0}, N, C);
-    ops_.linearForward({&ln1Out_, 0}, w.at(at.attnWeight), &attnBias, N, C, 3 * C, {&qkv_, 0});
+    ops_.transpose({&ln1Out_, 0}, N, C, ln1OutT_);
+    ops_.linearForwardTransposed(ln1OutT_, attnWT_, N, C, 3 * C, {&qkv_, 0});
+    ops_.biasAdd({&qkv_, 0}, attnBias, N, 3 * C);
     ops_.attentionForward(qkv_, probs_, merged_, dims_);
+    ops_.transpose({&merged_, 0}, N, C, mergedT_);
     // Each bias after a product goes with the element-wise step that follows it: one pass fewer
     // over the activations each.
-    ops_.linearForward({&merged_, 0}, w.at(at.projWeight), nullptr, N, C, C, {&attnOut_, 0});
+    ops_.linearForwardTransposed(mergedT_, projWT_, N, C, C, {&attnOut_, 0});
     ops_.biasResidual(input, {&attnOut_, 0}, projBias, {&hMid_, 0}, N, C);
     ops_.layerNormForward({&hMid_, 0}, w.at(at.ln2Weight), w.at(at.ln2Bias), xhat2_, rstd2_,
                           {&ln2Out_, 0}, N, C);
-    ops_.linearForward({&ln2Out_, 0}, w.at(at.fcWeight), nullptr, N, C, 4 * C, {&pre_, 0});
+    ops_.transpose({&ln2Out_, 0}, N, C, ln2OutT_);
+    ops_.linearForwardTransposed(ln2OutT_, fcWT_, N, C, 4 * C, {&pre_, 0});
     ops_.biasGeluForward(pre_, fcBias, act_, N, 4 * C);
-    ops_.linearForward({&act_, 0}, w.at(at.outWeight), nullptr, N, 4 * C, C, {&mlpOut_, 0});
+    ops_.transpose({&act_, 0}, N, 4 * C, actT_);
+    ops_.linearForwardTransposed(actT_, outWT_, N, 4 * C, C, {&mlpOut_, 0});
     ops_.biasResidual({&hMid_, 0}, {&mlpOut_, 0}, outBias, out, N, C);
 }
 
@@ -422,20 +496,25 @@ void LmOpenClStage<Real>::backward(DeviceRef w, DeviceRef gradOut, DeviceRef gra
     const DeviceRef dOutBias = gradW.at(at.outBias), dFcBias = gradW.at(at.fcBias);
     const DeviceRef dProjBias = gradW.at(at.projBias), dAttnBias = gradW.at(at.attnBias);
     // The residual passes the incoming gradient straight to dHMid; LN2's backward adds to it.
-    ops_.copy(gradOut, {&dHMid_, 0}, toSize(nc));
+    // Each input gradient is asked as dOutT^T W (gemm's copy-free form), with the output
+    // gradient transposed after the kernel that writes it.
+    ops_.transpose(gradOut, N, C, dHMidT_, &dHMid_);
     ops_.linearBackward({&act_, 0}, w.at(at.outWeight), {&dHMid_, 0}, N, 4 * C, C,
-                        gradW.at(at.outWeight), &dOutBias, &dAct, false);
+                        gradW.at(at.outWeight), &dOutBias, &dAct, false, &dHMidT_);
     ops_.geluBackward(pre_, dAct_, 4 * nc);
+    ops_.transpose(dAct, N, 4 * C, dActT_);
     ops_.linearBackward({&ln2Out_, 0}, w.at(at.fcWeight), dAct, N, C, 4 * C, gradW.at(at.fcWeight),
-                        &dFcBias, &dLn2, false);
+                        &dFcBias, &dLn2, false, &dActT_);
     ops_.layerNormBackward(dLn2_, xhat2_, rstd2_, w.at(at.ln2Weight), {&dHMid_, 0}, true,
                            gradW.at(at.ln2Weight), gradW.at(at.ln2Bias), N, C);
+    ops_.transpose({&dHMid_, 0}, N, C, dHMidT_);
     // Attention: hMid = x + (attention(LN1(x)) W_proj^T + b_proj).
     ops_.linearBackward({&merged_, 0}, w.at(at.projWeight), {&dHMid_, 0}, N, C, C,
-                        gradW.at(at.projWeight), &dProjBias, &dMerged, false);
+                        gradW.at(at.projWeight), &dProjBias, &dMerged, false, &dHMidT_);
     ops_.attentionBackward(qkv_, probs_, dMerged_, dScores_, dQkv_, dims_);
+    ops_.transpose({&dQkv_, 0}, N, 3 * C, dQkvT_);
     ops_.linearBackward({&ln1Out_, 0}, w.at(at.attnWeight), {&dQkv_, 0}, N, C, 3 * C,
-                        gradW.at(at.attnWeight), &dAttnBias, &dLn1, false);
+                        gradW.at(at.attnWeight), &dAttnBias, &dLn1, false, &dQkvT_);
     ops_.copy({&dHMid_, 0}, gradIn, toSize(nc));
     ops_.layerNormBackward(dLn1_, xhat1_, rstd1_, w.at(at.ln1Weight), gradIn, true,
                            gradW.at(at.ln1Weight), gradW.at(at.ln1Bias), N, C);

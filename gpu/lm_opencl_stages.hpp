@@ -5,8 +5,10 @@
 // gpu/kernels/lm.cl. Like the CPU stages, a stage object keeps what its backward needs from its
 // last forward in its own device scratch, allocated once. Real is double or float and must
 // match the precision the context builds the program for.
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cl_headers.hpp"
@@ -52,14 +54,29 @@ class LmOpenClOps {
     void finish();
 
     // C[m, n] = alpha op(A) op(B) + beta C, all row-major with leading dimensions lda, ldb, ldc.
+    // CLBlast's kernel reads C = A^T B (A stored [k, m], B stored [k, n]) in place when the
+    // sizes are multiples of its tiles; any other form, or an operand at an offset, costs a
+    // transposed or padded copy per operand. An operand at an offset the device's alignment
+    // allows is passed as a sub-buffer starting there (kept, one per buffer and offset).
     void gemm(bool transA, bool transB, int m, int n, int k, DeviceRef a, int lda, DeviceRef b,
               int ldb, Real beta, DeviceRef c, int ldc);
     // out [rows, O] = in [rows, I] W^T (+ bias); W stored [O, I].
     void linearForward(DeviceRef in, DeviceRef W, const DeviceRef* bias, int rows, int inDim,
                        int outDim, DeviceRef out);
-    // dW = dOut^T in, dBias = column sums of dOut (if given), dIn (=|+=) dOut W (if given).
+    // The same product from the transposed operands: out [rows, O] = inT^T WT, inT stored
+    // [I, rows], WT stored [I, O] (gemm's copy-free form).
+    void linearForwardTransposed(const cl::Buffer& inT, const cl::Buffer& WT, int rows, int inDim,
+                                 int outDim, DeviceRef out);
+    // dW = dOut^T in, dBias = column sums of dOut (if given), dIn (=|+=) dOut W (if given); with
+    // dOutT (dOut transposed, [O, rows]) dIn is asked as dOutT^T W, gemm's copy-free form.
     void linearBackward(DeviceRef in, DeviceRef W, DeviceRef dOut, int rows, int inDim, int outDim,
-                        DeviceRef dW, const DeviceRef* dBias, const DeviceRef* dIn, bool addToIn);
+                        DeviceRef dW, const DeviceRef* dBias, const DeviceRef* dIn, bool addToIn,
+                        const cl::Buffer* dOutT = nullptr);
+    // out [rows, cols] += bias (cols reals).
+    void biasAdd(DeviceRef out, DeviceRef bias, int rows, int cols);
+    // dst [cols, rows] = src [rows, cols] transposed; with `straight`, also a copy of src there.
+    void transpose(DeviceRef src, int rows, int cols, const cl::Buffer& dst,
+                   const cl::Buffer* straight = nullptr);
 
     void embedForward(DeviceRef w, DeviceRef tokens, DeviceRef out, const LmDims& d);
     void embedBackward(DeviceRef gradOut, DeviceRef tokens, DeviceRef gradW, const LmDims& d);
@@ -95,12 +112,20 @@ class LmOpenClOps {
     void average(const cl::Buffer& replicas, int R, long long P, const cl::Buffer& avg);
 
     long long kernelEnqueues() const { return enqueues_; }
+    // Products asked so far, and how many of them CLBlast ran on copies of its operands (it
+    // asked for scratch): none, for products in the copy-free form on sizes that are multiples
+    // of its tiles.
+    long long products() const { return products_; }
+    long long copiedProducts() const { return copiedProducts_; }
     // The CLBlast parameters in force on this device (gpu/clblast_tuning.hpp), in one line.
     const std::string& clblastTuning() const { return clblastTuning_; }
 
   private:
     struct Kernels;
     void launch(cl::Kernel& k, long long items, const char* name);
+    // `r` as a reference at offset 0: a kept sub-buffer of r's buffer from its offset where the
+    // device's base-address alignment allows one, else r itself.
+    DeviceRef fromStart(DeviceRef r);
 
     std::shared_ptr<OpenClContext> context_;
     cl::CommandQueue queue_;
@@ -113,7 +138,12 @@ class LmOpenClOps {
     cl::Buffer gemmScratch_;
     std::size_t gemmScratchBytes_ = 0;
     std::vector<Real> rowLossHost_;
+    // Sub-buffers made by fromStart, by parent buffer and byte offset; the device's alignment
+    // for their origins in bytes.
+    std::map<std::pair<cl_mem, std::size_t>, cl::Buffer> subBuffers_;
+    std::size_t baseAlignBytes_ = 0;
     long long enqueues_ = 0;
+    long long products_ = 0, copiedProducts_ = 0;
     std::string clblastTuning_;
 };
 
@@ -148,6 +178,12 @@ class LmOpenClStage {
     cl::Buffer xhat1_, rstd1_, ln1Out_, qkv_, probs_, merged_, attnOut_, hMid_;
     cl::Buffer xhat2_, rstd2_, ln2Out_, pre_, act_, mlpOut_;
     cl::Buffer dAct_, dLn2_, dHMid_, dMerged_, dQkv_, dLn1_, dScores_;
+    // A block's products take transposed operands (gemm's copy-free form): the last forward's
+    // weights transposed (QKV, projection, MLP in, MLP out), the inputs of its four products
+    // transposed, and in the backward the output gradients transposed.
+    cl::Buffer attnWT_, projWT_, fcWT_, outWT_;
+    cl::Buffer ln1OutT_, mergedT_, ln2OutT_, actT_;
+    cl::Buffer dHMidT_, dActT_, dQkvT_;
 };
 
 }  // namespace pipelens::gpu

@@ -163,6 +163,59 @@ __kernel void lm_bias_residual(__global const real* x, long xoff, __global real*
     }
 }
 
+// dst [cols, rows] = src [rows, cols] transposed (with `copy`, also straight = src): the operand
+// layout CLBlast's kernel reads without a copy of its own (gpu/lm_opencl_stages.cpp, gemm). One
+// 8 x 8 tile per work-item, read as eight row vectors and written as eight column vectors, so
+// every access is a vector of contiguous elements (PoCL runs a work-item's code scalar, and one
+// element per work-item wrote a new cache line each time); tiles on the edges element by element.
+#define LM_TILE_COLUMN(k, sk)                                                                 \
+    vstore8((real8)(a0.sk, a1.sk, a2.sk, a3.sk, a4.sk, a5.sk, a6.sk, a7.sk), 0,               \
+            dst + (long)(c0 + k) * rows + r0)
+__kernel void lm_transpose(__global const real* src, long soff, int rows, int cols,
+                           __global real* dst, long doff, __global real* straight, int copy) {
+    const int id = (int)get_global_id(0);
+    const int tileRows = (rows + 7) / 8;
+    if (id >= tileRows * ((cols + 7) / 8)) return;
+    const int r0 = (id % tileRows) * 8;
+    const int c0 = (id / tileRows) * 8;
+    src += soff;
+    dst += doff;
+    if (r0 + 8 <= rows && c0 + 8 <= cols) {
+        __global const real* s = src + (long)r0 * cols + c0;
+        const real8 a0 = vload8(0, s), a1 = vload8(0, s + cols), a2 = vload8(0, s + 2L * cols);
+        const real8 a3 = vload8(0, s + 3L * cols), a4 = vload8(0, s + 4L * cols);
+        const real8 a5 = vload8(0, s + 5L * cols), a6 = vload8(0, s + 6L * cols);
+        const real8 a7 = vload8(0, s + 7L * cols);
+        LM_TILE_COLUMN(0, s0);
+        LM_TILE_COLUMN(1, s1);
+        LM_TILE_COLUMN(2, s2);
+        LM_TILE_COLUMN(3, s3);
+        LM_TILE_COLUMN(4, s4);
+        LM_TILE_COLUMN(5, s5);
+        LM_TILE_COLUMN(6, s6);
+        LM_TILE_COLUMN(7, s7);
+        if (copy) {
+            __global real* o = straight + (long)r0 * cols + c0;
+            vstore8(a0, 0, o);
+            vstore8(a1, 0, o + cols);
+            vstore8(a2, 0, o + 2L * cols);
+            vstore8(a3, 0, o + 3L * cols);
+            vstore8(a4, 0, o + 4L * cols);
+            vstore8(a5, 0, o + 5L * cols);
+            vstore8(a6, 0, o + 6L * cols);
+            vstore8(a7, 0, o + 7L * cols);
+        }
+        return;
+    }
+    for (int r = r0; r < min(r0 + 8, rows); ++r) {
+        for (int c = c0; c < min(c0 + 8, cols); ++c) {
+            const real v = src[(long)r * cols + c];
+            dst[(long)c * rows + r] = v;
+            if (copy) straight[(long)r * cols + c] = v;
+        }
+    }
+}
+
 // One column per work-item: out[j] = sum_r g[r, j] (a bias gradient), in row order.
 __kernel void lm_column_sum(__global const real* g, long goff, int rows, int cols,
                             __global real* out, long ooff) {

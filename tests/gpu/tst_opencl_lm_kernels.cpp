@@ -38,11 +38,21 @@ LmDims wideHeadDims() {
 LmDims oddWidthDims() {
     return LmDims{4, 21, 3, 4, 3, 11};
 }
+// Sizes that are multiples of the tuned CLBlast tiles on PoCL (64 x 64, k in 32s): N = 64,
+// C = 64 (2 heads of 32), 3C, 4C; with the weights at an aligned offset every block product runs
+// on its operands in place (no copies), so that path is checked too.
+LmDims tiledDims() {
+    return LmDims{4, 64, 2, 32, 2, 13};
+}
 LmDims shapeNamed(int shape) {
     return shape == 0   ? oddDims()
            : shape == 1 ? smallDims()
            : shape == 2 ? wideHeadDims()
-                        : oddWidthDims();
+           : shape == 3 ? oddWidthDims()
+                        : tiledDims();
+}
+bool isTiled(const LmDims& d) {
+    return d.width == tiledDims().width && d.tokens() == tiledDims().tokens();
 }
 
 template <typename Real>
@@ -120,6 +130,17 @@ struct Bench {
 // A weight block inside a larger buffer, at an offset that is not a multiple of anything useful,
 // so every kernel's and GEMM's offset handling is exercised.
 constexpr long long kOffset = 37;
+// An offset any device's base-address alignment allows (4 KiB in float), so that gemm can hand
+// CLBlast a sub-buffer starting there instead of a copy.
+constexpr long long kAlignedOffset = 1024;
+
+// True when the device runs the tuned CLBlast parameters (PoCL's CPU device), whose tiles the
+// tiled shape is made for.
+bool tunedTiles() {
+    return !gpu::clblastOverridesFor(opencl_test::context()->info(),
+                                     qgetenv("PIPELENS_CLBLAST_TUNING").toStdString())
+                .empty();
+}
 
 template <typename Real>
 void embeddingMatchesCpu(const LmDims& d) {
@@ -148,28 +169,29 @@ void embeddingMatchesCpu(const LmDims& d) {
 template <typename Real>
 void blockMatchesCpu(const LmDims& d) {
     Bench<Real> t;
+    const long long off = isTiled(d) ? kAlignedOffset : kOffset;
     const LmLayout layout(d);
     const auto size = static_cast<std::size_t>(LmLayout::blockSize(d));
     const auto nc = static_cast<std::size_t>(d.tokens() * d.width);
-    auto wHost = seeded<Real>(size + kOffset, 4, 0.3);
+    auto wHost = seeded<Real>(size + off, 4, 0.3);
     // LayerNorm gains near 1, as trained models have them.
     const LmBlockOffsets at(d.width);
     for (long long g : {at.ln1Weight, at.ln2Weight}) {
-        for (int i = 0; i < d.width; ++i) wHost[static_cast<std::size_t>(kOffset + g + i)] += 1;
+        for (int i = 0; i < d.width; ++i) wHost[static_cast<std::size_t>(off + g + i)] += 1;
     }
     const auto x = seeded<Real>(nc, 5, 1.0);
     const auto gradOut = seeded<Real>(nc, 6, 1.0);
     BlockStage<Real> cpu(d);
     std::vector<Real> outCpu(nc), gwCpu(size), ginCpu(nc);
-    cpu.forward(wHost.data() + kOffset, x.data(), outCpu.data());
+    cpu.forward(wHost.data() + off, x.data(), outCpu.data());
 
     const cl::Buffer w = t.upload(wHost), xin = t.upload(x), g = t.upload(gradOut);
-    const cl::Buffer out = t.ops.reals(nc + kOffset, "out");
-    const cl::Buffer gw = t.ops.reals(size + kOffset, "gw"), gin = t.ops.reals(nc, "gin");
+    const cl::Buffer out = t.ops.reals(nc + off, "out");
+    const cl::Buffer gw = t.ops.reals(size + off, "gw"), gin = t.ops.reals(nc, "gin");
     gpu::LmOpenClStage<Real> stage(t.ops, layout, 1);
-    stage.forward({&w, kOffset}, {}, {&xin, 0}, {&out, kOffset});
+    stage.forward({&w, off}, {}, {&xin, 0}, {&out, off});
     QString report;
-    bool ok = closeArrays(t.download(out, nc, kOffset), outCpu, "forward", report);
+    bool ok = closeArrays(t.download(out, nc, off), outCpu, "forward", report);
     const std::pair<const char*, const std::vector<Real>*> internals[] = {
         {"ln1_out", &cpu.ln1Out()},
         {"qkv", &cpu.qkv()},
@@ -183,17 +205,24 @@ void blockMatchesCpu(const LmDims& d) {
     for (const auto& [name, want] : internals) {
         ok = closeArrays(stage.internal(name), *want, name, report) && ok;
     }
-    cpu.backward(wHost.data() + kOffset, gradOut.data(), gwCpu.data(), ginCpu.data());
-    stage.backward({&w, kOffset}, {&g, 0}, {&gw, kOffset}, {&gin, 0});
-    ok = closeArrays(t.download(gw, size, kOffset), gwCpu, "weight gradient", report) && ok;
+    cpu.backward(wHost.data() + off, gradOut.data(), gwCpu.data(), ginCpu.data());
+    stage.backward({&w, off}, {&g, 0}, {&gw, off}, {&gin, 0});
+    ok = closeArrays(t.download(gw, size, off), gwCpu, "weight gradient", report) && ok;
     ok = closeArrays(t.download(gin, nc), ginCpu, "input gradient", report) && ok;
+    // The block's eight products (four forward, four input gradients; the weight gradients
+    // write at offsets) plus its four weight gradients: on the tiled shape with the tuned tiles
+    // not one of them may need CLBlast to copy an operand.
+    QCOMPARE(t.ops.products(), 12LL);
+    if (isTiled(d) && tunedTiles()) QCOMPARE(t.ops.copiedProducts(), 0LL);
+    // The other shapes' sizes are not multiples of the tiles: CLBlast pads, and the count says so.
+    if (!isTiled(d) && tunedTiles()) QVERIFY(t.ops.copiedProducts() > 0);
     // Each tensor separately too, so a wrong bias or gain gradient cannot hide behind a large
     // matrix's scale.
-    const auto gwDev = t.download(gw, size, kOffset);
+    const auto gwDev = t.download(gw, size, off);
     for (const auto& tensor : layout.stage(1).tensors) {
-        const long long off = tensor.offset - layout.stage(1).offset;
-        std::vector<Real> a(gwDev.begin() + off, gwDev.begin() + off + tensor.numel);
-        std::vector<Real> b(gwCpu.begin() + off, gwCpu.begin() + off + tensor.numel);
+        const long long in = tensor.offset - layout.stage(1).offset;
+        std::vector<Real> a(gwDev.begin() + in, gwDev.begin() + in + tensor.numel);
+        std::vector<Real> b(gwCpu.begin() + in, gwCpu.begin() + in + tensor.numel);
         ok = closeArrays(a, b, tensor.name.c_str(), report) && ok;
     }
     QVERIFY2(ok, qPrintable(report));
@@ -336,27 +365,36 @@ void geluMatchesFormula() {
 
 // C = op(A) op(B) + beta C0 through LmOpenClOps::gemm (CLBlast with the parameters in force on
 // the test device) against a triple loop in long double, every transpose, shapes that are not
-// multiples of CLBlast's 64 x 64 tiles or its vector width.
+// multiples of CLBlast's 64 x 64 tiles or its vector width and one that is (128 x 64 x 96, which
+// in the copy-free form A^T B runs on the operands in place), every operand at offset 0, at an
+// offset gemm hands over as a sub-buffer, and at one it cannot.
 template <typename Real>
 void productsMatchLoop(double tolerance) {
     gpu::LmOpenClOps<Real> ops(opencl_test::context());
     struct Shape { int m, n, k; };
-    for (const Shape s : {Shape{67, 45, 33}, Shape{130, 70, 129}, Shape{5, 3, 2}}) {
+    for (const long long off : {0LL, kAlignedOffset, kOffset})
+    for (const Shape s : {Shape{67, 45, 33}, Shape{130, 70, 129}, Shape{5, 3, 2}, Shape{128, 64, 96}}) {
         for (int t = 0; t < 4; ++t) {
             const bool ta = (t & 1) != 0, tb = (t & 2) != 0;
             const int lda = ta ? s.m : s.k, ldb = tb ? s.k : s.n;
             const auto A = seeded<Real>(std::size_t(s.m) * s.k, 11 + t, 1.0);
             const auto B = seeded<Real>(std::size_t(s.k) * s.n, 23 + t, 1.0);
             const auto C0 = seeded<Real>(std::size_t(s.m) * s.n, 37 + t, 1.0);
-            auto a = ops.reals(A.size(), "A"), b = ops.reals(B.size(), "B");
-            auto c = ops.reals(C0.size(), "C");
-            ops.write(a, 0, A.data(), A.size());
-            ops.write(b, 0, B.data(), B.size());
-            ops.write(c, 0, C0.data(), C0.size());
+            const auto u = static_cast<std::size_t>(off);
+            auto a = ops.reals(A.size() + u, "A"), b = ops.reals(B.size() + u, "B");
+            auto c = ops.reals(C0.size() + u, "C");
+            ops.write(a, off, A.data(), A.size());
+            ops.write(b, off, B.data(), B.size());
+            ops.write(c, off, C0.data(), C0.size());
             const Real beta = t == 3 ? Real(1) : Real(0);
-            ops.gemm(ta, tb, s.m, s.n, s.k, {&a, 0}, lda, {&b, 0}, ldb, beta, {&c, 0}, s.n);
+            const long long copiedBefore = ops.copiedProducts();
+            ops.gemm(ta, tb, s.m, s.n, s.k, {&a, off}, lda, {&b, off}, ldb, beta, {&c, off}, s.n);
             std::vector<Real> got(C0.size());
-            ops.read({&c, 0}, got.data(), got.size());
+            ops.read({&c, off}, got.data(), got.size());
+            // A^T B on tile multiples at offset 0 or an aligned one: no copies with the tuned tiles.
+            if (s.m == 128 && ta && !tb && off != kOffset && tunedTiles()) {
+                QCOMPARE(ops.copiedProducts(), copiedBefore);
+            }
             double worst = 0.0;
             for (int i = 0; i < s.m; ++i) {
                 for (int j = 0; j < s.n; ++j) {
@@ -371,8 +409,9 @@ void productsMatchLoop(double tolerance) {
                 }
             }
             if (worst > tolerance * s.k) {
-                QFAIL(qPrintable(QString("gemm %1x%2x%3 transA %4 transB %5: error %6")
-                                     .arg(s.m).arg(s.n).arg(s.k).arg(ta).arg(tb).arg(worst)));
+                QFAIL(qPrintable(QString("gemm %1x%2x%3 transA %4 transB %5 offset %6: error %7")
+                                     .arg(s.m).arg(s.n).arg(s.k).arg(ta).arg(tb).arg(off)
+                                     .arg(worst)));
             }
         }
     }
@@ -507,6 +546,8 @@ class TestOpenClLmKernels : public QObject {
         QTest::newRow("N15-C12-H3/float") << 1 << false;
         QTest::newRow("N30-C22-H2/float") << 2 << false;
         QTest::newRow("N12-C21-H3/float") << 3 << false;
+        QTest::newRow("N64-C64-H2-tiled/double") << 4 << true;
+        QTest::newRow("N64-C64-H2-tiled/float") << 4 << false;
     }
 };
 
