@@ -41,16 +41,20 @@ std::vector<ClblastOverride> clblastOverridesFor(const DeviceInfo& device,
     if (setting == "off" || setting == "0" || !isPoclCpu(device)) return {};
     // The constraints CLBlast checks: MWG divisible by MDIMC VWM and MDIMA VWM, NWG by NDIMC VWN
     // and NDIMB VWN, KWG by MDIMC NDIMC / MDIMA and by KWI. Both precisions: 64 x 64 tiles, k in
-    // steps of 32, no local memory, 4 work-items along m with VWM elements each.
+    // steps of 32, no local memory, 8 work-items along n with vectors of 8 (NWG = NDIMC VWN).
     const std::unordered_map<std::string, std::size_t> common{
-        {"GEMMK", 0}, {"KREG", 1},  {"KWG", 32}, {"KWI", 8}, {"MDIMA", 4}, {"MDIMC", 4},
-        {"MWG", 64},  {"NWG", 64},  {"SA", 0},   {"SB", 0},  {"STRM", 0},  {"STRN", 0}};
-    // float: vectors of 16 along m (one AVX-512 register, two AVX2 ones); double: vectors of 8.
-    // Both: 8 work-items along n with vectors of 8 (NWG = 64 = NDIMC x VWN).
+        {"GEMMK", 0}, {"KREG", 1}, {"KWG", 32}, {"KWI", 8},  {"MWG", 64},   {"NWG", 64},
+        {"SA", 0},    {"SB", 0},   {"STRM", 0}, {"STRN", 0}, {"NDIMB", 8}, {"NDIMC", 8},
+        {"VWN", 8}};
+    // Along m, each work-item keeps 32 values of a column of C in two vectors: in float vectors
+    // of 16 (one AVX-512 register each) and 2 work-items (MWG = 64 = 2 x 32), in double vectors
+    // of 8 and 4 work-items (64 = 4 x 16). Timed on the model's block products in the form it
+    // asks them (docs/benchmarks.md, 2026-12-04, "copy-free"): float with 4 work-items along m
+    // (one vector each) took a third longer on the paper's sizes.
     ClblastOverride single{"Xgemm", "float", common};
-    single.params.insert({{"VWM", 16}, {"NDIMB", 8}, {"NDIMC", 8}, {"VWN", 8}});
+    single.params.insert({{"VWM", 16}, {"MDIMA", 2}, {"MDIMC", 2}});
     ClblastOverride twice{"Xgemm", "double", common};
-    twice.params.insert({{"VWM", 8}, {"NDIMB", 8}, {"NDIMC", 8}, {"VWN", 8}});
+    twice.params.insert({{"VWM", 8}, {"MDIMA", 4}, {"MDIMC", 4}});
     // Below this m n k cube root CLBlast would use XgemmDirect, slower on PoCL at every size the
     // model has (512 x 64 x 64 upwards).
     ClblastOverride routine{"GemmRoutine", "", {{"XGEMM_MIN_INDIRECT_SIZE", 1}}};
