@@ -159,17 +159,28 @@ void LmOpenClOps<Real>::gemm(bool transA, bool transB, int m, int n, int k, Devi
     cl_command_queue q = queue_();
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T over the same buffers and
     // leading dimensions, with the same transpose flags. CLBlast's indirect kernel wants column-
-    // major operands (A as is, B transposed, C as is) and transposes every one that is not, so
-    // asked in row-major it transposed C in and out on every call, and both operands of the
-    // forward products; asked this way no C and one operand of each backward product are
-    // transposed. (CLBlast still copies, without transposing, an operand that starts at an
-    // offset or whose sizes are not multiples of its tiles.)
+    // major operands with A as is and B transposed, here: row-major C = A^T B with A stored
+    // [k, m] and B stored [k, n]. Any other form, an operand at an offset, or sizes that are not
+    // multiples of its tiles (or leading dimensions larger than the sizes), and it first copies
+    // the operand into scratch, transposed or padded, and C back out. The block stages ask every
+    // product in that form (linearForwardTransposed, linearBackward with dOutT).
     const auto op = [](bool t) { return t ? clblast::Transpose::kYes : clblast::Transpose::kNo; };
+    // The scratch CLBlast needs depends on the call's shape only: asked once per shape (each
+    // question is a host-side database lookup), from a dozen or so in a model.
+    const ProductShape shape{transA ? 1u : 0u, transB ? 1u : 0u, toSize(m), toSize(n), toSize(k),
+                             toSize(a.offset),  toSize(lda),      toSize(b.offset), toSize(ldb),
+                             toSize(c.offset),  toSize(ldc)};
     std::size_t scratch = 0;
-    auto status = clblast::GemmTempBufferSize<Real>(
-        clblast::Layout::kColMajor, op(transB), op(transA), toSize(n), toSize(m), toSize(k),
-        toSize(b.offset), toSize(ldb), toSize(a.offset), toSize(lda), toSize(c.offset),
-        toSize(ldc), &q, scratch);
+    auto status = clblast::StatusCode::kSuccess;
+    if (const auto known = scratchByShape_.find(shape); known != scratchByShape_.end()) {
+        scratch = known->second;
+    } else {
+        status = clblast::GemmTempBufferSize<Real>(
+            clblast::Layout::kColMajor, op(transB), op(transA), toSize(n), toSize(m), toSize(k),
+            toSize(b.offset), toSize(ldb), toSize(a.offset), toSize(lda), toSize(c.offset),
+            toSize(ldc), &q, scratch);
+        if (status == clblast::StatusCode::kSuccess) scratchByShape_.emplace(shape, scratch);
+    }
     if (status == clblast::StatusCode::kSuccess && scratch > 0) {
         ++copiedProducts_;
         // Sized as if the figure counted elements: enough whether it counts bytes or elements.

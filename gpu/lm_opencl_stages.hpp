@@ -5,6 +5,7 @@
 // gpu/kernels/lm.cl. Like the CPU stages, a stage object keeps what its backward needs from its
 // last forward in its own device scratch, allocated once. Real is double or float and must
 // match the precision the context builds the program for.
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
@@ -141,6 +142,10 @@ class LmOpenClOps {
     // Sub-buffers made by fromStart, by parent buffer and byte offset; the device's alignment
     // for their origins in bytes.
     std::map<std::pair<cl_mem, std::size_t>, cl::Buffer> subBuffers_;
+    // CLBlast's scratch size by product shape: transposes, m, n, k, then each operand's offset
+    // and leading dimension (A, B, C).
+    using ProductShape = std::array<std::size_t, 11>;
+    std::map<ProductShape, std::size_t> scratchByShape_;
     std::size_t baseAlignBytes_ = 0;
     long long enqueues_ = 0;
     long long products_ = 0, copiedProducts_ = 0;
