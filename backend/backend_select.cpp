@@ -226,6 +226,11 @@ std::string lmDeviceName(const gpu::OpenClContext& context, gpu::Precision preci
     return context.describe(precision) + "; " + gpu::clblastTuningLine(context);
 }
 
+// The same backend as a run's summary names it for a person.
+std::string lmEngineOn(const gpu::OpenClContext& context) {
+    return "OpenCL on " + context.info().name + " (" + context.info().platform + ")";
+}
+
 // The measured cost of one microbatch cycle on a backend, from the cache or measured now.
 LmCycleCost lmCost(const ExperimentConfig& config, const std::string& backend,
                    const LmExecutorFactory& executor, std::vector<std::string>& notices,
@@ -264,6 +269,7 @@ LmBackendChoice autoLmChoice(const ExperimentConfig& config, std::vector<std::st
     }
     LmBackendChoice device;
     device.name = lmDeviceName(*context, precision);
+    device.engine = lmEngineOn(*context);
     device.executor = gpu::lmOpenClExecutorFactory(context);
     device.rpdExecutor = gpu::lmOpenClRpdExecutorFactory(context);
     bool measured = false;
@@ -315,6 +321,7 @@ LmBackendChoice selectLmBackend(const ExperimentConfig& config, std::vector<std:
     }
     LmBackendChoice choice;
     choice.name = lmDeviceName(*context, precision);
+    choice.engine = lmEngineOn(*context);
     choice.executor = gpu::lmOpenClExecutorFactory(context);
     choice.rpdExecutor = gpu::lmOpenClRpdExecutorFactory(context);
     return choice;

@@ -43,6 +43,8 @@ struct LmBackendChoice {
     LmExecutorFactory executor;
     LmRpdExecutorFactory rpdExecutor;
     std::string name = "cpu";
+    // What PD and LocalSGD run on, for a person: "CPU engine" or "OpenCL on DEVICE (PLATFORM)".
+    std::string engine = "CPU engine";
 };
 LmBackendChoice selectLmBackend(const ExperimentConfig& config, std::vector<std::string>& notices);
 

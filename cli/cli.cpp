@@ -583,6 +583,7 @@ int runLanguageModel(const ExperimentConfig& config, const std::string& folder, 
     opt.lmExecutor = backend.executor;
     opt.lmRpdExecutor = backend.rpdExecutor;
     opt.lmExecutorName = backend.name;
+    opt.lmEngine = backend.engine;
     std::optional<SlowStepReporter> reporter;
     reportProgress(opt, reporter, quiet, err);
     LmExperimentResult result = runLmExperiment(config, opt);

@@ -237,6 +237,7 @@ void ExperimentController::runNow() {
                 options.lmExecutor = backend.executor;
                 options.lmRpdExecutor = backend.rpdExecutor;
                 options.lmExecutorName = backend.name;
+                options.lmEngine = backend.engine;
             } else {
                 BackendChoice backend = selectBackend(config, lines, runtimeNotice);
                 for (const auto& l : lines) notices << QString::fromStdString(l);

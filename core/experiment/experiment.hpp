@@ -125,6 +125,7 @@ struct RunOptions {
     LmExecutorFactory lmExecutor;
     LmRpdExecutorFactory lmRpdExecutor;
     std::string lmExecutorName = "cpu";
+    std::string lmEngine = "CPU engine";  // the same for a person: "OpenCL on DEVICE (PLATFORM)"
     std::function<void(const std::string&)> progress;  // one line per finished method
     std::function<void(const std::string&)> onStage;   // a line before each slow set-up step
     const std::atomic<bool>* cancel = nullptr;

@@ -188,7 +188,10 @@ LmExperimentResult runLmExperiment(const ExperimentConfig& c, const RunOptions& 
     const CharTransformerProblem& p = *res.problem;
     ExperimentPlan plan = planExperiment(c, PlanSizes{p.train.batches(), 0, p.layout.size()});
     res.budget = plan.budget;
-    if (options.lmExecutor) res.backend = options.lmExecutorName;
+    if (options.lmExecutor) {
+        res.backend = options.lmExecutorName;
+        res.engine = options.lmEngine;
+    }
     if (options.lmExecutor) {
         for (const MethodRun& run : plan.runs) {
             if (!run.pipeline() && !options.lmRpdExecutor) {

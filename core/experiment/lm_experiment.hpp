@@ -40,8 +40,10 @@ struct LmExperimentResult {
     std::vector<LmMethodResult> methods;  // in config order
     std::vector<std::string> warnings;
     bool cancelled = false;
-    // What PD and LocalSGD ran on: "cpu" or the OpenCL device and precision (RPD: the CPU).
+    // What PD and LocalSGD ran on: "cpu" or the OpenCL device and precision, with the CLBlast
+    // parameters (RunOptions::lmExecutorName), and the same for a person (RunOptions::lmEngine).
     std::string backend = "cpu";
+    std::string engine = "CPU engine";
 };
 
 // The run's final training loss, as best_final compares it: the mean of the last ceil(10 %) of

@@ -260,19 +260,6 @@ std::vector<std::string> writeLmResults(const LmExperimentResult& res, const std
     }, cancel);
 }
 
-std::string lmEngineText(const std::string& backend) {
-    if (backend == "cpu") return "CPU engine";
-    // "opencl: DEVICE (PLATFORM), PRECISION; CLBlast: ...": the device, without the rest.
-    std::string device = backend.substr(0, backend.find(';'));
-    if (device.rfind("opencl: ", 0) == 0) device = device.substr(8);
-    const auto comma = device.rfind(", ");
-    if (comma != std::string::npos) {
-        const std::string tail = device.substr(comma + 2);
-        if (tail == "double" || tail == "float") device.erase(comma);
-    }
-    return "OpenCL on " + device;
-}
-
 std::string lmSummaryText(const LmExperimentResult& res) {
     const CharTransformerProblem& p = *res.problem;
     std::ostringstream s;
@@ -280,7 +267,7 @@ std::string lmSummaryText(const LmExperimentResult& res) {
       << ", T=" << p.params.context << ", b=" << p.params.batch << ", V=" << p.corpus.vocabSize()
       << " (log V=" << std::setprecision(4) << std::log(static_cast<double>(p.corpus.vocabSize()))
       << "), " << p.layout.size() << " parameters; budget " << res.budget.slotBudget << " slots / "
-      << res.budget.updateBudget << " block updates, " << lmEngineText(res.backend) << " in "
+      << res.budget.updateBudget << " block updates, " << res.engine << " in "
       << lmPrecisionName(p.params.precision) << '\n';
     for (const auto& w : res.warnings) s << "  warning: " << w << '\n';
     for (const LmMethodResult& m : res.methods) {

@@ -20,10 +20,6 @@ std::vector<std::string> writeLmResults(const LmExperimentResult& result, const 
 
 nlohmann::json lmSummaryJson(const LmExperimentResult& result);
 
-// The engine line of the summary: "CPU engine" for "cpu", "OpenCL on DEVICE (PLATFORM)" for an
-// OpenCL executor's name ("opencl: DEVICE (PLATFORM), PRECISION; CLBlast: ...").
-std::string lmEngineText(const std::string& backend);
-
 // A head line (sizes, budget, the engine PD and LocalSGD ran on), then one line per method: step
 // size (and how it was chosen), updates, final loss, divergence.
 std::string lmSummaryText(const LmExperimentResult& result);

@@ -13,6 +13,7 @@
 #include "experiment/config.hpp"
 #include "experiment/lm_experiment.hpp"
 #include "experiment/lm_results.hpp"
+#include "replay/lm_cpu_pipeline_executor.hpp"
 
 using namespace pipelens;
 using nlohmann::json;
@@ -168,19 +169,30 @@ private slots:
     }
 
     // The summary's head line names the engine PD and LocalSGD ran on.
+    // (RunOptions::lmEngine, which selectLmBackend's choice fills; tst_opencl_lm_runs checks the
+    // CLI's line for a real OpenCL run).
     void summarySaysWhichEngineRan() {
-        QCOMPARE(lmEngineText("cpu"), std::string("CPU engine"));
-        QCOMPARE(lmEngineText("opencl: pthread-x86 (Portable Computing Language), float; CLBlast: "
-                              "Xgemm tuned for PoCL's CPU device (float: MWG 64, NWG 64)"),
-                 std::string("OpenCL on pthread-x86 (Portable Computing Language)"));
-        QCOMPARE(lmEngineText("opencl: NVIDIA H200 (NVIDIA CUDA), double; CLBlast: default parameters"),
-                 std::string("OpenCL on NVIDIA H200 (NVIDIA CUDA)"));
         json j = tinyLm();
         j["budget"] = {{"slots", 12}};
-        const LmExperimentResult r = runLmExperiment(ExperimentConfig::fromJson(j));
+        const ExperimentConfig config = ExperimentConfig::fromJson(j);
+        const LmExperimentResult r = runLmExperiment(config);
+        QCOMPARE(r.engine, std::string("CPU engine"));
         const std::string text = lmSummaryText(r);
         QVERIFY2(text.find("block updates, CPU engine in double\n") != std::string::npos,
                  text.c_str());
+        // An executor given with its name: the summary names that engine, not the CPU's.
+        RunOptions options;
+        options.lmExecutor = [](std::shared_ptr<const CharTransformerProblem> p, int replicas) {
+            return makeLmCpuPipelineExecutor(std::move(p), replicas);
+        };
+        options.lmExecutorName = "test executor";
+        options.lmEngine = "the test's executor";
+        const LmExperimentResult given = runLmExperiment(config, options);
+        QCOMPARE(given.backend, std::string("test executor"));
+        const std::string named = lmSummaryText(given);
+        QVERIFY2(named.find("block updates, the test's executor in double\n") != std::string::npos,
+                 named.c_str());
+        QVERIFY2(named.find("CPU engine in") == std::string::npos, named.c_str());
     }
 };
 
