@@ -41,8 +41,9 @@ std::string lmCalibrationCachePath();
 // The revision of the language-model engines' speed, part of every cache key: raised whenever a
 // change makes the CPU engine or the OpenCL kernels faster or slower, so measurements made
 // before it are taken again instead of reused (2: the OpenCL GELU on vectors of 8; 3: fused bias
-// kernels, the float erf and the per-precision CLBlast parameters).
-inline constexpr int kLmEngineRevision = 3;
+// kernels, the float erf and the per-precision CLBlast parameters; 4: the blocks' products in
+// CLBlast's copy-free form and float's 2 work-items along m).
+inline constexpr int kLmEngineRevision = 4;
 // The key of a measurement: the engines' revision, the backend's description (for OpenCL the
 // device, the precision and the CLBlast parameters) and the model's shape.
 std::string lmCalibrationKey(const ExperimentConfig& config, const std::string& backend);
