@@ -29,13 +29,13 @@ struct LmOpenClOps<Real>::Kernels {
         : embedForward(makeKernel(p, "lm_embed_forward")),
           embedBackward(makeKernel(p, "lm_embed_backward")),
           lnForward(makeKernel(p, "lm_ln_forward")),
-          lnBackwardInput(makeKernel(p, "lm_ln_backward_input")),
-          lnBackwardParams(makeKernel(p, "lm_ln_backward_params")),
+          lnBackward(makeKernel(p, "lm_ln_backward")),
           biasAdd(makeKernel(p, "lm_bias_add")),
           biasResidual(makeKernel(p, "lm_bias_residual")),
           biasGeluForward(makeKernel(p, "lm_bias_gelu_forward")),
           columnSum(makeKernel(p, "lm_column_sum")),
           transpose(makeKernel(p, "lm_transpose")),
+          transposeFour(makeKernel(p, "lm_transpose_four")),
           geluBackward(makeKernel(p, "lm_gelu_backward")),
           attnForward(makeKernel(p, "lm_attention_forward")),
           attnBackwardRows(makeKernel(p, "lm_attention_backward_rows")),
@@ -43,8 +43,9 @@ struct LmOpenClOps<Real>::Kernels {
           crossEntropy(makeKernel(p, "lm_cross_entropy")),
           sgd(makeKernel(p, "lm_sgd")),
           average(makeKernel(p, "lm_average")) {}
-    cl::Kernel embedForward, embedBackward, lnForward, lnBackwardInput, lnBackwardParams, biasAdd,
-        biasResidual, biasGeluForward, columnSum, transpose, geluBackward, attnForward, attnBackwardRows,
+    cl::Kernel embedForward, embedBackward, lnForward, lnBackward, biasAdd,
+        biasResidual, biasGeluForward, columnSum, transpose, transposeFour,
+        geluBackward, attnForward, attnBackwardRows,
         attnBackwardColumns, crossEntropy, sgd, average;
 };
 
@@ -238,6 +239,20 @@ void LmOpenClOps<Real>::transpose(DeviceRef src, int rows, int cols, const cl::B
 }
 
 template <typename Real>
+void LmOpenClOps<Real>::transposeFour(DeviceRef w, const long long (&offsets)[4],
+                                      const int (&rows)[4], const int (&cols)[4],
+                                      const cl::Buffer* const (&dst)[4]) {
+    KernelArgs args(k_->transposeFour, "lm_transpose_four", precision());
+    args(*w.buffer);
+    long long tiles = 0;
+    for (int q = 0; q < 4; ++q) {
+        args(cl_long{w.offset + offsets[q]})(rows[q])(cols[q])(*dst[q]);
+        tiles += byEights(rows[q]) * byEights(cols[q]);
+    }
+    launch(k_->transposeFour, tiles, "lm_transpose_four");
+}
+
+template <typename Real>
 void LmOpenClOps<Real>::linearBackward(DeviceRef in, DeviceRef W, DeviceRef dOut, int rows,
                                        int inDim, int outDim, DeviceRef dW, const DeviceRef* dBias,
                                        const DeviceRef* dIn, bool addToIn,
@@ -290,15 +305,14 @@ template <typename Real>
 void LmOpenClOps<Real>::layerNormBackward(const cl::Buffer& dy, const cl::Buffer& xhat,
                                           const cl::Buffer& rstd, DeviceRef gain, DeviceRef dx,
                                           bool accumulate, DeviceRef dGain, DeviceRef dBias,
-                                          int rows, int C) {
+                                          int rows, int C, const DeviceRef* base) {
     if (dGain.buffer != dBias.buffer) throw std::logic_error("LayerNorm gradients in one buffer");
-    KernelArgs(k_->lnBackwardInput, "lm_ln_backward_input",
-               precision())(dy)(xhat)(rstd)(*gain.buffer)(cl_long{gain.offset}) (*dx.buffer)(
-        cl_long{dx.offset})(rows)(C)(accumulate ? 1 : 0);
-    launch(k_->lnBackwardInput, rows, "lm_ln_backward_input");
-    KernelArgs(k_->lnBackwardParams, "lm_ln_backward_params", precision())(dy)(xhat)(*dGain.buffer)(
-        cl_long{dGain.offset})(cl_long{dBias.offset})(rows)(C);
-    launch(k_->lnBackwardParams, C, "lm_ln_backward_params");
+    const DeviceRef from = base != nullptr ? *base : dx;
+    KernelArgs(k_->lnBackward, "lm_ln_backward", precision())(dy)(xhat)(rstd)(*gain.buffer)(
+        cl_long{gain.offset}) (*from.buffer)(cl_long{from.offset}) (*dx.buffer)(
+        cl_long{dx.offset})(accumulate ? 1 : 0) (*dGain.buffer)(cl_long{dGain.offset})(
+        cl_long{dBias.offset})(rows)(C);
+    launch(k_->lnBackward, static_cast<long long>(rows) + C, "lm_ln_backward");
 }
 
 template <typename Real>
@@ -459,10 +473,9 @@ void LmOpenClStage<Real>::forward(DeviceRef w, DeviceRef tokens, DeviceRef input
     // Every product is asked in gemm's copy-free form, out = inT^T WT: the weights are
     // transposed once here (they stay for the backward, which reads the same stash), and each
     // product's input is transposed after the kernel that writes it.
-    ops_.transpose(w.at(at.attnWeight), 3 * C, C, attnWT_);
-    ops_.transpose(w.at(at.projWeight), C, C, projWT_);
-    ops_.transpose(w.at(at.fcWeight), 4 * C, C, fcWT_);
-    ops_.transpose(w.at(at.outWeight), C, 4 * C, outWT_);
+    ops_.transposeFour(w, {at.attnWeight, at.projWeight, at.fcWeight, at.outWeight},
+                       {3 * C, C, 4 * C, C}, {C, C, C, 4 * C},
+                       {&attnWT_, &projWT_, &fcWT_, &outWT_});
     ops_.layerNormForward(input, w.at(at.ln1Weight), w.at(at.ln1Bias), xhat1_, rstd1_,
                           {&ln1Out_, 0}, N, C);
     ops_.transpose({&ln1Out_, 0}, N, C, ln1OutT_);
@@ -506,18 +519,19 @@ void LmOpenClStage<Real>::backward(DeviceRef w, DeviceRef gradOut, DeviceRef gra
     const DeviceRef dAct{&dAct_, 0}, dLn2{&dLn2_, 0}, dMerged{&dMerged_, 0}, dLn1{&dLn1_, 0};
     const DeviceRef dOutBias = gradW.at(at.outBias), dFcBias = gradW.at(at.fcBias);
     const DeviceRef dProjBias = gradW.at(at.projBias), dAttnBias = gradW.at(at.attnBias);
-    // The residual passes the incoming gradient straight to dHMid; LN2's backward adds to it.
     // Each input gradient is asked as dOutT^T W (gemm's copy-free form), with the output
     // gradient transposed after the kernel that writes it.
-    ops_.transpose(gradOut, N, C, dHMidT_, &dHMid_);
-    ops_.linearBackward({&act_, 0}, w.at(at.outWeight), {&dHMid_, 0}, N, 4 * C, C,
+    ops_.transpose(gradOut, N, C, dHMidT_);
+    ops_.linearBackward({&act_, 0}, w.at(at.outWeight), gradOut, N, 4 * C, C,
                         gradW.at(at.outWeight), &dOutBias, &dAct, false, &dHMidT_);
     ops_.geluBackward(pre_, dAct_, 4 * nc);
     ops_.transpose(dAct, N, 4 * C, dActT_);
     ops_.linearBackward({&ln2Out_, 0}, w.at(at.fcWeight), dAct, N, C, 4 * C, gradW.at(at.fcWeight),
                         &dFcBias, &dLn2, false, &dActT_);
+    // The residual passes the incoming gradient straight on: dHMid = gradOut + LN2's input
+    // gradient.
     ops_.layerNormBackward(dLn2_, xhat2_, rstd2_, w.at(at.ln2Weight), {&dHMid_, 0}, true,
-                           gradW.at(at.ln2Weight), gradW.at(at.ln2Bias), N, C);
+                           gradW.at(at.ln2Weight), gradW.at(at.ln2Bias), N, C, &gradOut);
     ops_.transpose({&dHMid_, 0}, N, C, dHMidT_);
     // Attention: hMid = x + (attention(LN1(x)) W_proj^T + b_proj).
     ops_.linearBackward({&merged_, 0}, w.at(at.projWeight), {&dHMid_, 0}, N, C, C,
@@ -526,9 +540,10 @@ void LmOpenClStage<Real>::backward(DeviceRef w, DeviceRef gradOut, DeviceRef gra
     ops_.transpose({&dQkv_, 0}, N, 3 * C, dQkvT_);
     ops_.linearBackward({&ln1Out_, 0}, w.at(at.attnWeight), {&dQkv_, 0}, N, C, 3 * C,
                         gradW.at(at.attnWeight), &dAttnBias, &dLn1, false, &dQkvT_);
-    ops_.copy({&dHMid_, 0}, gradIn, toSize(nc));
+    // gradIn = dHMid (the residual's share) + LN1's input gradient, in one pass.
+    const DeviceRef residual{&dHMid_, 0};
     ops_.layerNormBackward(dLn1_, xhat1_, rstd1_, w.at(at.ln1Weight), gradIn, true,
-                           gradW.at(at.ln1Weight), gradW.at(at.ln1Bias), N, C);
+                           gradW.at(at.ln1Weight), gradW.at(at.ln1Bias), N, C, &residual);
 }
 
 template <typename Real>

@@ -78,6 +78,10 @@ class LmOpenClOps {
     // dst [cols, rows] = src [rows, cols] transposed; with `straight`, also a copy of src there.
     void transpose(DeviceRef src, int rows, int cols, const cl::Buffer& dst,
                    const cl::Buffer* straight = nullptr);
+    // Four matrices of one buffer transposed in one launch: the one at w.offset + offsets[q],
+    // [rows[q], cols[q]], into dst[q].
+    void transposeFour(DeviceRef w, const long long (&offsets)[4], const int (&rows)[4],
+                       const int (&cols)[4], const cl::Buffer* const (&dst)[4]);
 
     void embedForward(DeviceRef w, DeviceRef tokens, DeviceRef out, const LmDims& d);
     void embedBackward(DeviceRef gradOut, DeviceRef tokens, DeviceRef gradW, const LmDims& d);
@@ -85,10 +89,11 @@ class LmOpenClOps {
     // whole buffers of rows C and rows reals.
     void layerNormForward(DeviceRef x, DeviceRef gain, DeviceRef bias, const cl::Buffer& xhat,
                           const cl::Buffer& rstd, DeviceRef y, int rows, int C);
-    // dx (+)= LN's input gradient; dGain, dBias written.
+    // dx = LN's input gradient, plus (accumulate) what dx held or, given `base`, base's values;
+    // dGain, dBias written. One launch.
     void layerNormBackward(const cl::Buffer& dy, const cl::Buffer& xhat, const cl::Buffer& rstd,
                            DeviceRef gain, DeviceRef dx, bool accumulate, DeviceRef dGain,
-                           DeviceRef dBias, int rows, int C);
+                           DeviceRef dBias, int rows, int C, const DeviceRef* base = nullptr);
     // y [rows, cols] += bias, then out = x + y (a linear layer's bias and the residual after it).
     void biasResidual(DeviceRef x, DeviceRef y, DeviceRef bias, DeviceRef out, int rows, int cols);
     // pre [rows, cols] += bias, then act = GELU(pre).

@@ -70,17 +70,18 @@ __kernel void lm_ln_forward(__global const real* x, long xoff, __global const re
     }
 }
 
-// One row per work-item: LN's input gradient, added to dx (accumulate = 1) or written.
-__kernel void lm_ln_backward_input(__global const real* dy, __global const real* xhat,
-                                   __global const real* rstd, __global const real* w, long goff,
-                                   __global real* dx, long dxoff, int rows, int C,
-                                   int accumulate) {
-    const int n = (int)get_global_id(0);
-    if (n >= rows) return;
+// LayerNorm's backward in one launch (each launch costs PoCL a wake-up of its threads): work-items
+// 0 .. rows-1 take one row each, LN's input gradient dx = base + v (accumulate = 1; base may be
+// dx itself) or dx = v; the next C take one column each, the gain and bias gradients (written),
+// summed in row order. The two halves read the same inputs and write different outputs.
+inline void lm_ln_backward_row(__global const real* dy, __global const real* xhat,
+                               __global const real* rstd, __global const real* g,
+                               __global const real* base, __global real* dx, int n, int C,
+                               int accumulate) {
     __global const real* dyr = dy + (long)n * C;
     __global const real* hr = xhat + (long)n * C;
-    __global const real* g = w + goff;
-    __global real* dxr = dx + dxoff + (long)n * C;
+    __global const real* br = base + (long)n * C;
+    __global real* dxr = dx + (long)n * C;
     real m1 = 0;
     real m2 = 0;
     for (int i = 0; i < C; ++i) {
@@ -92,15 +93,13 @@ __kernel void lm_ln_backward_input(__global const real* dy, __global const real*
     m2 /= (real)C;
     for (int i = 0; i < C; ++i) {
         const real v = rstd[n] * (dyr[i] * g[i] - m1 - hr[i] * m2);
-        dxr[i] = accumulate ? dxr[i] + v : v;
+        dxr[i] = accumulate ? br[i] + v : v;
     }
 }
 
-// One column per work-item: LN's gain and bias gradients (written), summed in row order.
-__kernel void lm_ln_backward_params(__global const real* dy, __global const real* xhat,
-                                    __global real* gw, long dgoff, long dboff, int rows, int C) {
-    const int i = (int)get_global_id(0);
-    if (i >= C) return;
+inline void lm_ln_backward_column(__global const real* dy, __global const real* xhat,
+                                  __global real* gw, long dgoff, long dboff, int rows, int C,
+                                  int i) {
     real dg = 0;
     real db = 0;
     for (int n = 0; n < rows; ++n) {
@@ -109,6 +108,20 @@ __kernel void lm_ln_backward_params(__global const real* dy, __global const real
     }
     gw[dgoff + i] = dg;
     gw[dboff + i] = db;
+}
+
+__kernel void lm_ln_backward(__global const real* dy, __global const real* xhat,
+                             __global const real* rstd, __global const real* w, long goff,
+                             __global const real* base, long baseoff, __global real* dx,
+                             long dxoff, int accumulate, __global real* gw, long dgoff,
+                             long dboff, int rows, int C) {
+    const int id = (int)get_global_id(0);
+    if (id < rows) {
+        lm_ln_backward_row(dy, xhat, rstd, w + goff, base + baseoff, dx + dxoff, id, C,
+                           accumulate);
+    } else if (id < rows + C) {
+        lm_ln_backward_column(dy, xhat, gw, dgoff, dboff, rows, C, id - rows);
+    }
 }
 
 // The row r and first column j of this work-item's eight columns in a [rows, cols] buffer taken
@@ -171,15 +184,13 @@ __kernel void lm_bias_residual(__global const real* x, long xoff, __global real*
 #define LM_TILE_COLUMN(k, sk)                                                                 \
     vstore8((real8)(a0.sk, a1.sk, a2.sk, a3.sk, a4.sk, a5.sk, a6.sk, a7.sk), 0,               \
             dst + (long)(c0 + k) * rows + r0)
-__kernel void lm_transpose(__global const real* src, long soff, int rows, int cols,
-                           __global real* dst, long doff, __global real* straight, int copy) {
-    const int id = (int)get_global_id(0);
+inline int lm_tiles(int rows, int cols) { return ((rows + 7) / 8) * ((cols + 7) / 8); }
+// Tile `id` (< lm_tiles(rows, cols)) of the transpose of src into dst (and src into straight).
+inline void lm_transpose_tile(__global const real* src, int rows, int cols, __global real* dst,
+                              __global real* straight, int copy, int id) {
     const int tileRows = (rows + 7) / 8;
-    if (id >= tileRows * ((cols + 7) / 8)) return;
     const int r0 = (id % tileRows) * 8;
     const int c0 = (id / tileRows) * 8;
-    src += soff;
-    dst += doff;
     if (r0 + 8 <= rows && c0 + 8 <= cols) {
         __global const real* s = src + (long)r0 * cols + c0;
         const real8 a0 = vload8(0, s), a1 = vload8(0, s + cols), a2 = vload8(0, s + 2L * cols);
@@ -214,6 +225,40 @@ __kernel void lm_transpose(__global const real* src, long soff, int rows, int co
             if (copy) straight[(long)r * cols + c] = v;
         }
     }
+}
+
+__kernel void lm_transpose(__global const real* src, long soff, int rows, int cols,
+                           __global real* dst, long doff, __global real* straight, int copy) {
+    const int id = (int)get_global_id(0);
+    if (id >= lm_tiles(rows, cols)) return;
+    lm_transpose_tile(src + soff, rows, cols, dst + doff, straight, copy, id);
+}
+
+// A transformer block's four weight matrices transposed in one launch: matrix q of w (at
+// offset oq, [rq, cq]) into dq, the work-items taking the first matrix's tiles, then the
+// second's, and so on.
+__kernel void lm_transpose_four(__global const real* w, long o0, int r0, int c0,
+                                __global real* d0, long o1, int r1, int c1, __global real* d1,
+                                long o2, int r2, int c2, __global real* d2, long o3, int r3,
+                                int c3, __global real* d3) {
+    int id = (int)get_global_id(0);
+    const int t0 = lm_tiles(r0, c0), t1 = lm_tiles(r1, c1), t2 = lm_tiles(r2, c2);
+    if (id < t0) {
+        lm_transpose_tile(w + o0, r0, c0, d0, d0, 0, id);
+        return;
+    }
+    id -= t0;
+    if (id < t1) {
+        lm_transpose_tile(w + o1, r1, c1, d1, d1, 0, id);
+        return;
+    }
+    id -= t1;
+    if (id < t2) {
+        lm_transpose_tile(w + o2, r2, c2, d2, d2, 0, id);
+        return;
+    }
+    id -= t2;
+    if (id < lm_tiles(r3, c3)) lm_transpose_tile(w + o3, r3, c3, d3, d3, 0, id);
 }
 
 // One column per work-item: out[j] = sum_r g[r, j] (a bias gradient), in row order.
