@@ -75,9 +75,8 @@ class LmOpenClOps {
                         const cl::Buffer* dOutT = nullptr);
     // out [rows, cols] += bias (cols reals).
     void biasAdd(DeviceRef out, DeviceRef bias, int rows, int cols);
-    // dst [cols, rows] = src [rows, cols] transposed; with `straight`, also a copy of src there.
-    void transpose(DeviceRef src, int rows, int cols, const cl::Buffer& dst,
-                   const cl::Buffer* straight = nullptr);
+    // dst [cols, rows] = src [rows, cols] transposed.
+    void transpose(DeviceRef src, int rows, int cols, const cl::Buffer& dst);
     // Four matrices of one buffer transposed in one launch: the one at w.offset + offsets[q],
     // [rows[q], cols[q]], into dst[q].
     void transposeFour(DeviceRef w, const long long (&offsets)[4], const int (&rows)[4],
@@ -147,11 +146,11 @@ class LmOpenClOps {
     // Sub-buffers made by fromStart, by parent buffer and byte offset; the device's alignment
     // for their origins in bytes.
     std::map<std::pair<cl_mem, std::size_t>, cl::Buffer> subBuffers_;
+    std::size_t baseAlignBytes_ = 0;
     // CLBlast's scratch size by product shape: transposes, m, n, k, then each operand's offset
     // and leading dimension (A, B, C).
     using ProductShape = std::array<std::size_t, 11>;
     std::map<ProductShape, std::size_t> scratchByShape_;
-    std::size_t baseAlignBytes_ = 0;
     long long enqueues_ = 0;
     long long products_ = 0, copiedProducts_ = 0;
     std::string clblastTuning_;

@@ -176,7 +176,7 @@ __kernel void lm_bias_residual(__global const real* x, long xoff, __global real*
     }
 }
 
-// dst [cols, rows] = src [rows, cols] transposed (with `copy`, also straight = src): the operand
+// dst [cols, rows] = src [rows, cols] transposed: the operand
 // layout CLBlast's kernel reads without a copy of its own (gpu/lm_opencl_stages.cpp, gemm). One
 // 8 x 8 tile per work-item, read as eight row vectors and written as eight column vectors, so
 // every access is a vector of contiguous elements (PoCL runs a work-item's code scalar, and one
@@ -185,9 +185,9 @@ __kernel void lm_bias_residual(__global const real* x, long xoff, __global real*
     vstore8((real8)(a0.sk, a1.sk, a2.sk, a3.sk, a4.sk, a5.sk, a6.sk, a7.sk), 0,               \
             dst + (long)(c0 + k) * rows + r0)
 inline int lm_tiles(int rows, int cols) { return ((rows + 7) / 8) * ((cols + 7) / 8); }
-// Tile `id` (< lm_tiles(rows, cols)) of the transpose of src into dst (and src into straight).
+// Tile `id` (< lm_tiles(rows, cols)) of the transpose of src into dst.
 inline void lm_transpose_tile(__global const real* src, int rows, int cols, __global real* dst,
-                              __global real* straight, int copy, int id) {
+                              int id) {
     const int tileRows = (rows + 7) / 8;
     const int r0 = (id % tileRows) * 8;
     const int c0 = (id / tileRows) * 8;
@@ -205,33 +205,20 @@ inline void lm_transpose_tile(__global const real* src, int rows, int cols, __gl
         LM_TILE_COLUMN(5, s5);
         LM_TILE_COLUMN(6, s6);
         LM_TILE_COLUMN(7, s7);
-        if (copy) {
-            __global real* o = straight + (long)r0 * cols + c0;
-            vstore8(a0, 0, o);
-            vstore8(a1, 0, o + cols);
-            vstore8(a2, 0, o + 2L * cols);
-            vstore8(a3, 0, o + 3L * cols);
-            vstore8(a4, 0, o + 4L * cols);
-            vstore8(a5, 0, o + 5L * cols);
-            vstore8(a6, 0, o + 6L * cols);
-            vstore8(a7, 0, o + 7L * cols);
-        }
         return;
     }
     for (int r = r0; r < min(r0 + 8, rows); ++r) {
         for (int c = c0; c < min(c0 + 8, cols); ++c) {
-            const real v = src[(long)r * cols + c];
-            dst[(long)c * rows + r] = v;
-            if (copy) straight[(long)r * cols + c] = v;
+            dst[(long)c * rows + r] = src[(long)r * cols + c];
         }
     }
 }
 
 __kernel void lm_transpose(__global const real* src, long soff, int rows, int cols,
-                           __global real* dst, long doff, __global real* straight, int copy) {
+                           __global real* dst, long doff) {
     const int id = (int)get_global_id(0);
     if (id >= lm_tiles(rows, cols)) return;
-    lm_transpose_tile(src + soff, rows, cols, dst + doff, straight, copy, id);
+    lm_transpose_tile(src + soff, rows, cols, dst + doff, id);
 }
 
 // A transformer block's four weight matrices transposed in one launch: matrix q of w (at
@@ -244,21 +231,21 @@ __kernel void lm_transpose_four(__global const real* w, long o0, int r0, int c0,
     int id = (int)get_global_id(0);
     const int t0 = lm_tiles(r0, c0), t1 = lm_tiles(r1, c1), t2 = lm_tiles(r2, c2);
     if (id < t0) {
-        lm_transpose_tile(w + o0, r0, c0, d0, d0, 0, id);
+        lm_transpose_tile(w + o0, r0, c0, d0, id);
         return;
     }
     id -= t0;
     if (id < t1) {
-        lm_transpose_tile(w + o1, r1, c1, d1, d1, 0, id);
+        lm_transpose_tile(w + o1, r1, c1, d1, id);
         return;
     }
     id -= t1;
     if (id < t2) {
-        lm_transpose_tile(w + o2, r2, c2, d2, d2, 0, id);
+        lm_transpose_tile(w + o2, r2, c2, d2, id);
         return;
     }
     id -= t2;
-    if (id < lm_tiles(r3, c3)) lm_transpose_tile(w + o3, r3, c3, d3, d3, 0, id);
+    if (id < lm_tiles(r3, c3)) lm_transpose_tile(w + o3, r3, c3, d3, id);
 }
 
 // One column per work-item: out[j] = sum_r g[r, j] (a bias gradient), in row order.

@@ -363,6 +363,66 @@ void geluMatchesFormula() {
     }
 }
 
+// The transposes the block products' operands come from (lm_transpose, lm_transpose_four):
+// element for element against the host, on whole 8 x 8 tiles, edge tiles, single rows and
+// columns and more than one work-group of tiles, the source at an offset.
+template <typename Real>
+void transposesMatchHost() {
+    Bench<Real> t;
+    struct Shape { int rows, cols; };
+    const Shape shapes[] = {{1, 1}, {7, 9}, {8, 8}, {17, 64}, {130, 3}, {64, 200}};
+    for (const Shape s : shapes) {
+        const auto n = static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(s.cols);
+        const auto src = seeded<Real>(n + kOffset, 70 + static_cast<std::uint64_t>(s.rows), 1.0);
+        const cl::Buffer in = t.upload(src);
+        const cl::Buffer out = t.upload(std::vector<Real>(n, Real(-7)));
+        t.ops.transpose({&in, kOffset}, s.rows, s.cols, out);
+        const auto got = t.download(out, n);
+        for (int r = 0; r < s.rows; ++r) {
+            for (int c = 0; c < s.cols; ++c) {
+                const Real want = src[static_cast<std::size_t>(kOffset + r * s.cols + c)];
+                const Real have = got[static_cast<std::size_t>(c * s.rows + r)];
+                if (have != want) {
+                    QFAIL(qPrintable(QString("transpose %1 x %2 at (%3, %4): got %5, want %6")
+                                         .arg(s.rows).arg(s.cols).arg(r).arg(c)
+                                         .arg(static_cast<double>(have))
+                                         .arg(static_cast<double>(want))));
+                }
+            }
+        }
+    }
+    // Four of those matrices, one after another in one buffer, in one launch.
+    const int rows[4] = {7, 8, 17, 130}, cols[4] = {9, 8, 64, 3};
+    long long offsets[4];
+    long long total = kOffset;
+    for (int q = 0; q < 4; ++q) {
+        offsets[q] = total;
+        total += static_cast<long long>(rows[q]) * cols[q];
+    }
+    const auto src = seeded<Real>(static_cast<std::size_t>(total), 80, 1.0);
+    const cl::Buffer in = t.upload(src);
+    std::vector<cl::Buffer> outs;
+    for (int q = 0; q < 4; ++q) {
+        outs.push_back(t.upload(std::vector<Real>(static_cast<std::size_t>(rows[q] * cols[q]), Real(-7))));
+    }
+    const cl::Buffer* const dst[4] = {&outs[0], &outs[1], &outs[2], &outs[3]};
+    const long long relative[4] = {offsets[0] - 5, offsets[1] - 5, offsets[2] - 5, offsets[3] - 5};
+    t.ops.transposeFour({&in, 5}, relative, rows, cols, dst);
+    for (int q = 0; q < 4; ++q) {
+        const auto got = t.download(outs[static_cast<std::size_t>(q)],
+                                    static_cast<std::size_t>(rows[q] * cols[q]));
+        for (int r = 0; r < rows[q]; ++r) {
+            for (int c = 0; c < cols[q]; ++c) {
+                const Real want = src[static_cast<std::size_t>(offsets[q] + r * cols[q] + c)];
+                if (got[static_cast<std::size_t>(c * rows[q] + r)] != want) {
+                    QFAIL(qPrintable(QString("transposeFour matrix %1 at (%2, %3)")
+                                         .arg(q).arg(r).arg(c)));
+                }
+            }
+        }
+    }
+}
+
 // C = op(A) op(B) + beta C0 through LmOpenClOps::gemm (CLBlast with the parameters in force on
 // the test device) against a triple loop in long double, every transpose, shapes that are not
 // multiples of CLBlast's 64 x 64 tiles or its vector width and one that is (128 x 64 x 96, which
@@ -461,6 +521,15 @@ class TestOpenClLmKernels : public QObject {
             updatesMatchCpu<double>();
         else
             updatesMatchCpu<float>();
+    }
+
+    void transposes_data() { precisions(); }
+    void transposes() {
+        QFETCH(bool, fp64);
+        if (fp64)
+            transposesMatchHost<double>();
+        else
+            transposesMatchHost<float>();
     }
 
     void geluEveryLength_data() { precisions(); }
