@@ -232,7 +232,7 @@ void LmOpenClOps<Real>::linearForwardTransposed(const cl::Buffer& inT, const cl:
 template <typename Real>
 void LmOpenClOps<Real>::transpose(DeviceRef src, int rows, int cols, const cl::Buffer& dst) {
     KernelArgs(k_->transpose, "lm_transpose", precision()) (*src.buffer)(cl_long{src.offset})(
-        rows)(cols)(dst)(cl_long{0});
+        rows)(cols)(dst);
     launch(k_->transpose, byEights(rows) * byEights(cols), "lm_transpose");
 }
 

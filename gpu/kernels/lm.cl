@@ -215,10 +215,10 @@ inline void lm_transpose_tile(__global const real* src, int rows, int cols, __gl
 }
 
 __kernel void lm_transpose(__global const real* src, long soff, int rows, int cols,
-                           __global real* dst, long doff) {
+                           __global real* dst) {
     const int id = (int)get_global_id(0);
     if (id >= lm_tiles(rows, cols)) return;
-    lm_transpose_tile(src + soff, rows, cols, dst + doff, id);
+    lm_transpose_tile(src + soff, rows, cols, dst, id);
 }
 
 // A transformer block's four weight matrices transposed in one launch: matrix q of w (at
