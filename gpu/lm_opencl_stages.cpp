@@ -2,6 +2,7 @@
 
 #include <clblast.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -33,10 +34,9 @@ struct LmOpenClOps<Real>::Kernels {
           biasAdd(makeKernel(p, "lm_bias_add")),
           biasResidual(makeKernel(p, "lm_bias_residual")),
           biasGeluForward(makeKernel(p, "lm_bias_gelu_forward")),
-          columnSum(makeKernel(p, "lm_column_sum")),
+          transposeSum(makeKernel(p, "lm_transpose_sum")),
           transpose(makeKernel(p, "lm_transpose")),
           transposeFour(makeKernel(p, "lm_transpose_four")),
-          geluBackward(makeKernel(p, "lm_gelu_backward")),
           attnForward(makeKernel(p, "lm_attention_forward")),
           attnBackwardRows(makeKernel(p, "lm_attention_backward_rows")),
           attnBackwardColumns(makeKernel(p, "lm_attention_backward_columns")),
@@ -44,8 +44,8 @@ struct LmOpenClOps<Real>::Kernels {
           sgd(makeKernel(p, "lm_sgd")),
           average(makeKernel(p, "lm_average")) {}
     cl::Kernel embedForward, embedBackward, lnForward, lnBackward, biasAdd,
-        biasResidual, biasGeluForward, columnSum, transpose, transposeFour,
-        geluBackward, attnForward, attnBackwardRows,
+        biasResidual, biasGeluForward, transposeSum, transpose, transposeFour,
+        attnForward, attnBackwardRows,
         attnBackwardColumns, crossEntropy, sgd, average;
 };
 
@@ -117,9 +117,11 @@ void LmOpenClOps<Real>::finish() {
 }
 
 template <typename Real>
-void LmOpenClOps<Real>::launch(cl::Kernel& k, long long items, const char* name) {
+void LmOpenClOps<Real>::launch(cl::Kernel& k, long long items, const char* name, bool spread) {
     if (items <= 0) return;
-    const auto wg = static_cast<long long>(context_->workGroupSize());
+    auto wg = static_cast<long long>(context_->workGroupSize());
+    const long long groups = 4LL * std::max(1u, context_->info().computeUnits);
+    while (spread && wg > 1 && (items + wg - 1) / wg < groups) wg /= 2;
     const long long global = (items + wg - 1) / wg * wg;
     checkCl(queue_.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(toSize(global)),
                                         cl::NDRange(toSize(wg))),
@@ -252,21 +254,24 @@ void LmOpenClOps<Real>::transposeFour(DeviceRef w, const long long (&offsets)[4]
 
 template <typename Real>
 void LmOpenClOps<Real>::linearBackward(DeviceRef in, DeviceRef W, DeviceRef dOut, int rows,
-                                       int inDim, int outDim, DeviceRef dW, const DeviceRef* dBias,
-                                       const DeviceRef* dIn, bool addToIn,
-                                       const cl::Buffer* dOutT) {
+                                       int inDim, int outDim, DeviceRef dW, const DeviceRef* dIn,
+                                       bool addToIn, const cl::Buffer* dOutT) {
     gemm(true, false, outDim, inDim, rows, dOut, outDim, in, inDim, Real(0), dW, inDim);
-    if (dBias != nullptr) {
-        KernelArgs(k_->columnSum, "lm_column_sum", precision()) (*dOut.buffer)(
-            cl_long{dOut.offset})(rows)(outDim)(*dBias->buffer)(cl_long{dBias->offset});
-        launch(k_->columnSum, outDim, "lm_column_sum");
-    }
     const Real beta = addToIn ? Real(1) : Real(0);
     if (dIn != nullptr && dOutT != nullptr) {
         gemm(true, false, rows, inDim, outDim, {dOutT, 0}, rows, W, inDim, beta, *dIn, inDim);
     } else if (dIn != nullptr) {
         gemm(false, false, rows, inDim, outDim, dOut, outDim, W, inDim, beta, *dIn, inDim);
     }
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::transposeSum(DeviceRef g, int rows, int cols, const cl::Buffer& dst,
+                                     DeviceRef sums, const cl::Buffer* geluPre) {
+    KernelArgs(k_->transposeSum, "lm_transpose_sum", precision()) (*g.buffer)(cl_long{g.offset})(
+        rows)(cols)(dst) (*sums.buffer)(cl_long{sums.offset})(geluPre != nullptr ? *geluPre : dst)(
+        geluPre != nullptr ? 1 : 0);
+    launch(k_->transposeSum, byEights(cols), "lm_transpose_sum", true);
 }
 
 template <typename Real>
@@ -295,7 +300,7 @@ void LmOpenClOps<Real>::layerNormForward(DeviceRef x, DeviceRef gain, DeviceRef 
     if (gain.buffer != bias.buffer) throw std::logic_error("LayerNorm gain and bias in one buffer");
     KernelArgs(k_->lnForward, "lm_ln_forward",
                precision()) (*x.buffer)(cl_long{x.offset}) (*gain.buffer)(cl_long{gain.offset})(
-        cl_long{bias.offset})(xhat)(rstd)(*y.buffer)(cl_long{y.offset})(rows)(C);
+        cl_long{bias.offset})(xhat)(rstd) (*y.buffer)(cl_long{y.offset})(rows)(C);
     launch(k_->lnForward, rows, "lm_ln_forward");
 }
 
@@ -324,16 +329,12 @@ void LmOpenClOps<Real>::biasResidual(DeviceRef x, DeviceRef y, DeviceRef bias, D
 
 template <typename Real>
 void LmOpenClOps<Real>::biasGeluForward(const cl::Buffer& pre, DeviceRef bias,
-                                        const cl::Buffer& act, int rows, int cols) {
+                                        const cl::Buffer& act, int rows, int cols,
+                                        const cl::Buffer* actT) {
     KernelArgs(k_->biasGeluForward, "lm_bias_gelu_forward", precision())(pre) (*bias.buffer)(
-        cl_long{bias.offset})(act)(rows)(cols);
-    launch(k_->biasGeluForward, rows * byEights(cols), "lm_bias_gelu_forward");
-}
-
-template <typename Real>
-void LmOpenClOps<Real>::geluBackward(const cl::Buffer& pre, const cl::Buffer& d, long long count) {
-    KernelArgs(k_->geluBackward, "lm_gelu_backward", precision())(pre)(d)(static_cast<int>(count));
-    launch(k_->geluBackward, byEights(count), "lm_gelu_backward");
+        cl_long{bias.offset})(act)(rows)(cols)(actT != nullptr ? *actT : act)(
+        actT != nullptr ? 1 : 0);
+    launch(k_->biasGeluForward, byEights(rows) * byEights(cols), "lm_bias_gelu_forward");
 }
 
 namespace {
@@ -489,8 +490,8 @@ void LmOpenClStage<Real>::forward(DeviceRef w, DeviceRef tokens, DeviceRef input
                           {&ln2Out_, 0}, N, C);
     ops_.transpose({&ln2Out_, 0}, N, C, ln2OutT_);
     ops_.linearForwardTransposed(ln2OutT_, fcWT_, N, C, 4 * C, {&pre_, 0});
-    ops_.biasGeluForward(pre_, fcBias, act_, N, 4 * C);
-    ops_.transpose({&act_, 0}, N, 4 * C, actT_);
+    // The GELU writes its output transposed as well, for the product that follows.
+    ops_.biasGeluForward(pre_, fcBias, act_, N, 4 * C, &actT_);
     ops_.linearForwardTransposed(actT_, outWT_, N, 4 * C, C, {&mlpOut_, 0});
     ops_.biasResidual({&hMid_, 0}, {&mlpOut_, 0}, outBias, out, N, C);
 }
@@ -500,7 +501,6 @@ void LmOpenClStage<Real>::backward(DeviceRef w, DeviceRef gradOut, DeviceRef gra
                                    DeviceRef gradIn) {
     const int N = dims_.tokens();
     const int C = dims_.width;
-    const long long nc = static_cast<long long>(N) * C;
     if (kind_ == LmStageKind::Embedding) {
         ops_.embedBackward(gradOut, tokens_, gradW, dims_);
         return;
@@ -508,36 +508,34 @@ void LmOpenClStage<Real>::backward(DeviceRef w, DeviceRef gradOut, DeviceRef gra
     if (kind_ == LmStageKind::Head) {
         const DeviceRef dLn{&dLn1_, 0};
         ops_.linearBackward({&ln1Out_, 0}, w.at(2 * C), gradOut, N, C, dims_.vocab, gradW.at(2 * C),
-                            nullptr, &dLn, false);
+                            &dLn, false);
         ops_.layerNormBackward(dLn1_, xhat1_, rstd1_, w, gradIn, false, gradW, gradW.at(C), N, C);
         return;
     }
     const LmBlockOffsets at(C);
     // MLP: out = hMid + GELU(LN2(hMid) W0^T + b0) W2^T + b2.
     const DeviceRef dAct{&dAct_, 0}, dLn2{&dLn2_, 0}, dMerged{&dMerged_, 0}, dLn1{&dLn1_, 0};
-    const DeviceRef dOutBias = gradW.at(at.outBias), dFcBias = gradW.at(at.fcBias);
-    const DeviceRef dProjBias = gradW.at(at.projBias), dAttnBias = gradW.at(at.attnBias);
-    // Each input gradient is asked as dOutT^T W (gemm's copy-free form), with the output
-    // gradient transposed after the kernel that writes it.
-    ops_.transpose(gradOut, N, C, dHMidT_);
+    // Each output gradient goes through transposeSum first: its transpose (the input-gradient
+    // product is asked as dOutT^T W, gemm's copy-free form) and its column sums (the bias
+    // gradient) in one launch, with the GELU's backward folded into the MLP's.
+    ops_.transposeSum(gradOut, N, C, dHMidT_, gradW.at(at.outBias));
     ops_.linearBackward({&act_, 0}, w.at(at.outWeight), gradOut, N, 4 * C, C,
-                        gradW.at(at.outWeight), &dOutBias, &dAct, false, &dHMidT_);
-    ops_.geluBackward(pre_, dAct_, 4 * nc);
-    ops_.transpose(dAct, N, 4 * C, dActT_);
+                        gradW.at(at.outWeight), &dAct, false, &dHMidT_);
+    ops_.transposeSum(dAct, N, 4 * C, dActT_, gradW.at(at.fcBias), &pre_);
     ops_.linearBackward({&ln2Out_, 0}, w.at(at.fcWeight), dAct, N, C, 4 * C, gradW.at(at.fcWeight),
-                        &dFcBias, &dLn2, false, &dActT_);
+                        &dLn2, false, &dActT_);
     // The residual passes the incoming gradient straight on: dHMid = gradOut + LN2's input
     // gradient.
     ops_.layerNormBackward(dLn2_, xhat2_, rstd2_, w.at(at.ln2Weight), {&dHMid_, 0}, true,
                            gradW.at(at.ln2Weight), gradW.at(at.ln2Bias), N, C, &gradOut);
-    ops_.transpose({&dHMid_, 0}, N, C, dHMidT_);
+    ops_.transposeSum({&dHMid_, 0}, N, C, dHMidT_, gradW.at(at.projBias));
     // Attention: hMid = x + (attention(LN1(x)) W_proj^T + b_proj).
     ops_.linearBackward({&merged_, 0}, w.at(at.projWeight), {&dHMid_, 0}, N, C, C,
-                        gradW.at(at.projWeight), &dProjBias, &dMerged, false, &dHMidT_);
+                        gradW.at(at.projWeight), &dMerged, false, &dHMidT_);
     ops_.attentionBackward(qkv_, probs_, dMerged_, dScores_, dQkv_, dims_);
-    ops_.transpose({&dQkv_, 0}, N, 3 * C, dQkvT_);
+    ops_.transposeSum({&dQkv_, 0}, N, 3 * C, dQkvT_, gradW.at(at.attnBias));
     ops_.linearBackward({&ln1Out_, 0}, w.at(at.attnWeight), {&dQkv_, 0}, N, C, 3 * C,
-                        gradW.at(at.attnWeight), &dAttnBias, &dLn1, false, &dQkvT_);
+                        gradW.at(at.attnWeight), &dLn1, false, &dQkvT_);
     // gradIn = dHMid (the residual's share) + LN1's input gradient, in one pass.
     const DeviceRef residual{&dHMid_, 0};
     ops_.layerNormBackward(dLn1_, xhat1_, rstd1_, w.at(at.ln1Weight), gradIn, true,

@@ -68,11 +68,16 @@ class LmOpenClOps {
     // [I, rows], WT stored [I, O] (gemm's copy-free form).
     void linearForwardTransposed(const cl::Buffer& inT, const cl::Buffer& WT, int rows, int inDim,
                                  int outDim, DeviceRef out);
-    // dW = dOut^T in, dBias = column sums of dOut (if given), dIn (=|+=) dOut W (if given); with
-    // dOutT (dOut transposed, [O, rows]) dIn is asked as dOutT^T W, gemm's copy-free form.
+    // dW = dOut^T in, dIn (=|+=) dOut W (if given); with dOutT (dOut transposed, [O, rows]) dIn
+    // is asked as dOutT^T W, gemm's copy-free form. A bias gradient comes from transposeSum.
     void linearBackward(DeviceRef in, DeviceRef W, DeviceRef dOut, int rows, int inDim, int outDim,
-                        DeviceRef dW, const DeviceRef* dBias, const DeviceRef* dIn, bool addToIn,
+                        DeviceRef dW, const DeviceRef* dIn, bool addToIn,
                         const cl::Buffer* dOutT = nullptr);
+    // An output gradient g [rows, cols] made ready for its layer's backward in one launch: with
+    // geluPre, first g *= GELU'(pre) in place (pre [rows, cols]); then dst [cols, rows] = g
+    // transposed and sums = g's column sums in row order (the bias gradient, cols reals).
+    void transposeSum(DeviceRef g, int rows, int cols, const cl::Buffer& dst, DeviceRef sums,
+                      const cl::Buffer* geluPre = nullptr);
     // out [rows, cols] += bias (cols reals).
     void biasAdd(DeviceRef out, DeviceRef bias, int rows, int cols);
     // dst [cols, rows] = src [rows, cols] transposed.
@@ -95,10 +100,9 @@ class LmOpenClOps {
                            DeviceRef dBias, int rows, int C, const DeviceRef* base = nullptr);
     // y [rows, cols] += bias, then out = x + y (a linear layer's bias and the residual after it).
     void biasResidual(DeviceRef x, DeviceRef y, DeviceRef bias, DeviceRef out, int rows, int cols);
-    // pre [rows, cols] += bias, then act = GELU(pre).
+    // pre [rows, cols] += bias, then act = GELU(pre); given actT, act also transposed into it.
     void biasGeluForward(const cl::Buffer& pre, DeviceRef bias, const cl::Buffer& act, int rows,
-                         int cols);
-    void geluBackward(const cl::Buffer& pre, const cl::Buffer& d, long long count);
+                         int cols, const cl::Buffer* actT = nullptr);
     void attentionForward(const cl::Buffer& qkv, const cl::Buffer& probs, const cl::Buffer& merged,
                           const LmDims& d);
     void attentionBackward(const cl::Buffer& qkv, const cl::Buffer& probs,
@@ -127,7 +131,10 @@ class LmOpenClOps {
 
   private:
     struct Kernels;
-    void launch(cl::Kernel& k, long long items, const char* name);
+    // `items` work-items in groups of the context's work-group size; with `spread`, in groups
+    // small enough that there are at least four per compute unit (kernels with few, long
+    // work-items, which one group would leave to one thread).
+    void launch(cl::Kernel& k, long long items, const char* name, bool spread = false);
     // `r` as a reference at offset 0: a kept sub-buffer of r's buffer from its offset where the
     // device's base-address alignment allows one, else r itself.
     DeviceRef fromStart(DeviceRef r);

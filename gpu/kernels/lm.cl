@@ -45,7 +45,39 @@ __kernel void lm_embed_backward(__global const real* g, long goff, __global cons
     }
 }
 
+// 8 x 8 tiles held in registers as eight row vectors (a[j] = row j): lm_tile_load reads one
+// from a row-major buffer with row stride `stride`, lm_tile_flip turns rows into columns (b[k] is
+// column k, lane j of it row j), lm_tile_store writes the rows back. Every access is a vector of
+// contiguous elements: PoCL runs a work-item's code scalar, and one element per work-item wrote a
+// new cache line each time.
+inline void lm_tile_load(__global const real* s, long stride, real8* a) {
+    for (int j = 0; j < 8; ++j) a[j] = vload8(0, s + j * stride);
+}
+inline void lm_tile_store(const real8* a, __global real* d, long stride) {
+    for (int j = 0; j < 8; ++j) vstore8(a[j], 0, d + j * stride);
+}
+#define LM_TILE_COLUMN(k) \
+    (real8)(a[0].s##k, a[1].s##k, a[2].s##k, a[3].s##k, a[4].s##k, a[5].s##k, a[6].s##k, a[7].s##k)
+inline void lm_tile_flip(const real8* a, real8* b) {
+    b[0] = LM_TILE_COLUMN(0);
+    b[1] = LM_TILE_COLUMN(1);
+    b[2] = LM_TILE_COLUMN(2);
+    b[3] = LM_TILE_COLUMN(3);
+    b[4] = LM_TILE_COLUMN(4);
+    b[5] = LM_TILE_COLUMN(5);
+    b[6] = LM_TILE_COLUMN(6);
+    b[7] = LM_TILE_COLUMN(7);
+}
+// Element k (0 .. 7) of v.
+inline real lm_lane(real8 v, int k) {
+    const real l[8] = {v.s0, v.s1, v.s2, v.s3, v.s4, v.s5, v.s6, v.s7};
+    return l[k];
+}
+
 // One row per work-item: y = LN(x; g, b) with the biased variance; keeps xhat and 1/sigma.
+// (Eight rows per work-item on 8 x 8 tiles, writing y transposed as well for the next product,
+// was tried: under PoCL it took 5.6 % of a small-model run against 2.2 % for this kernel and
+// the separate transpose's share together, 3.7 %.)
 __kernel void lm_ln_forward(__global const real* x, long xoff, __global const real* w, long goff,
                             long boff, __global real* xhat, __global real* rstd,
                             __global real* y, long yoff, int rows, int C) {
@@ -176,35 +208,27 @@ __kernel void lm_bias_residual(__global const real* x, long xoff, __global real*
     }
 }
 
-// dst [cols, rows] = src [rows, cols] transposed: the operand
-// layout CLBlast's kernel reads without a copy of its own (gpu/lm_opencl_stages.cpp, gemm). One
-// 8 x 8 tile per work-item, read as eight row vectors and written as eight column vectors, so
-// every access is a vector of contiguous elements (PoCL runs a work-item's code scalar, and one
-// element per work-item wrote a new cache line each time); tiles on the edges element by element.
-#define LM_TILE_COLUMN(k, sk)                                                                 \
-    vstore8((real8)(a0.sk, a1.sk, a2.sk, a3.sk, a4.sk, a5.sk, a6.sk, a7.sk), 0,               \
-            dst + (long)(c0 + k) * rows + r0)
+// dst [cols, rows] = src [rows, cols] transposed: the operand layout CLBlast's kernel reads
+// without a copy of its own (gpu/lm_opencl_stages.cpp, gemm). One 8 x 8 tile per work-item, read
+// as eight row vectors and written as eight column vectors; tiles on the edges element by element.
 inline int lm_tiles(int rows, int cols) { return ((rows + 7) / 8) * ((cols + 7) / 8); }
-// Tile `id` (< lm_tiles(rows, cols)) of the transpose of src into dst.
+// Tile `id` (< lm_tiles(rows, cols)) of a [rows, cols] buffer: its first row and column,
+// consecutive ids walking down the rows (so a transposed write continues where the last ended).
+inline void lm_tile_at(int rows, int id, int* r0, int* c0) {
+    const int tileRows = (rows + 7) / 8;
+    *r0 = (id % tileRows) * 8;
+    *c0 = (id / tileRows) * 8;
+}
+// Tile `id` of the transpose of src into dst.
 inline void lm_transpose_tile(__global const real* src, int rows, int cols, __global real* dst,
                               int id) {
-    const int tileRows = (rows + 7) / 8;
-    const int r0 = (id % tileRows) * 8;
-    const int c0 = (id / tileRows) * 8;
+    int r0, c0;
+    lm_tile_at(rows, id, &r0, &c0);
     if (r0 + 8 <= rows && c0 + 8 <= cols) {
-        __global const real* s = src + (long)r0 * cols + c0;
-        const real8 a0 = vload8(0, s), a1 = vload8(0, s + cols), a2 = vload8(0, s + 2L * cols);
-        const real8 a3 = vload8(0, s + 3L * cols), a4 = vload8(0, s + 4L * cols);
-        const real8 a5 = vload8(0, s + 5L * cols), a6 = vload8(0, s + 6L * cols);
-        const real8 a7 = vload8(0, s + 7L * cols);
-        LM_TILE_COLUMN(0, s0);
-        LM_TILE_COLUMN(1, s1);
-        LM_TILE_COLUMN(2, s2);
-        LM_TILE_COLUMN(3, s3);
-        LM_TILE_COLUMN(4, s4);
-        LM_TILE_COLUMN(5, s5);
-        LM_TILE_COLUMN(6, s6);
-        LM_TILE_COLUMN(7, s7);
+        real8 a[8], col[8];
+        lm_tile_load(src + (long)r0 * cols + c0, cols, a);
+        lm_tile_flip(a, col);
+        lm_tile_store(col, dst + (long)c0 * rows + r0, rows);
         return;
     }
     for (int r = r0; r < min(r0 + 8, rows); ++r) {
@@ -248,17 +272,6 @@ __kernel void lm_transpose_four(__global const real* w, long o0, int r0, int c0,
     if (id < lm_tiles(r3, c3)) lm_transpose_tile(w + o3, r3, c3, d3, id);
 }
 
-// One column per work-item: out[j] = sum_r g[r, j] (a bias gradient), in row order.
-__kernel void lm_column_sum(__global const real* g, long goff, int rows, int cols,
-                            __global real* out, long ooff) {
-    const int j = (int)get_global_id(0);
-    if (j >= cols) return;
-    g += goff;
-    real s = 0;
-    for (int r = 0; r < rows; ++r) s += g[(long)r * cols + j];
-    out[ooff + j] = s;
-}
-
 // GELU with the exact erf: 0.5 u (1 + erf(u / sqrt 2)). Eight elements per work-item through the
 // vector erf and exp: PoCL calls its scalar erf once per element otherwise, which made GELU the
 // largest cost after the products. The last, partial group goes element by element.
@@ -271,7 +284,6 @@ __kernel void lm_column_sum(__global const real* g, long goff, int rows, int col
 // at most 1.3e-7 (about one unit in the last place of erf near 1), GELU's the same as with a
 // correctly rounded erf; tst_opencl_lm_kernels (geluEveryLength) checks GELU against the formula
 // in long double element by element, on inputs spread over [-9, 9] among others.
-#define LM_GELU_WIDTH 8
 #define LM_SQRT1_2 ((real)0.70710678118654752440)
 #define LM_INV_SQRT_2PI ((real)0.39894228040143267794)
 #ifdef LM_FLOAT_ERF_POLY
@@ -305,45 +317,108 @@ inline real8 lm_erf8(real8 x) { return erf(x); }
 inline real lm_erf(real x) { return erf(x); }
 #endif
 
+inline real8 lm_gelu8(real8 u) { return (real)0.5 * u * ((real)1 + lm_erf8(u * LM_SQRT1_2)); }
+inline real lm_gelu(real u) { return (real)0.5 * u * ((real)1 + lm_erf(u * LM_SQRT1_2)); }
+// GELU'(u) = Phi(u) + u phi(u).
+inline real8 lm_gelu_slope8(real8 u) {
+    const real8 cdf = (real)0.5 * ((real)1 + lm_erf8(u * LM_SQRT1_2));
+    return cdf + u * (exp((real)-0.5 * u * u) * LM_INV_SQRT_2PI);
+}
+inline real lm_gelu_slope(real u) {
+    const real cdf = (real)0.5 * ((real)1 + lm_erf(u * LM_SQRT1_2));
+    return cdf + u * (exp((real)-0.5 * u * u) * LM_INV_SQRT_2PI);
+}
+
 // pre[r, j] += bias[j], then act = GELU(pre): the MLP's first bias and its activation in one
-// pass over a [rows, cols] buffer, eight columns of one row per work-item as lm_bias_add (pre
-// keeps the biased value, which the backward reads).
+// pass over a [rows, cols] buffer (pre keeps the biased value, which the backward reads); with
+// `transposed`, act also into actT [cols, rows], the next product's operand layout. One 8 x 8
+// tile per work-item (lm_tile_at), edge tiles element by element.
 __kernel void lm_bias_gelu_forward(__global real* pre, __global const real* w, long boff,
-                                   __global real* act, int rows, int cols) {
-    int r, j;
-    if (!lm_row_eight(rows, cols, &r, &j)) return;
-    const long at = (long)r * cols + j;
-    __global const real* b = w + boff + j;
-    if (j + 8 <= cols) {
-        const real8 u = vload8(0, pre + at) + vload8(0, b);
-        vstore8(u, 0, pre + at);
-        vstore8((real)0.5 * u * ((real)1 + lm_erf8(u * LM_SQRT1_2)), 0, act + at);
+                                   __global real* act, int rows, int cols, __global real* actT,
+                                   int transposed) {
+    const int id = (int)get_global_id(0);
+    if (id >= lm_tiles(rows, cols)) return;
+    int r0, c0;
+    lm_tile_at(rows, id, &r0, &c0);
+    __global const real* b = w + boff;
+    const long at = (long)r0 * cols + c0;
+    if (r0 + 8 <= rows && c0 + 8 <= cols) {
+        real8 a[8];
+        const real8 bias = vload8(0, b + c0);
+        for (int j = 0; j < 8; ++j) {
+            const real8 u = vload8(0, pre + at + (long)j * cols) + bias;
+            vstore8(u, 0, pre + at + (long)j * cols);
+            a[j] = lm_gelu8(u);
+        }
+        lm_tile_store(a, act + at, cols);
+        if (transposed) {
+            real8 col[8];
+            lm_tile_flip(a, col);
+            lm_tile_store(col, actT + (long)c0 * rows + r0, rows);
+        }
         return;
     }
-    for (int c = 0; c < cols - j; ++c) {
-        const real u = pre[at + c] + b[c];
-        pre[at + c] = u;
-        act[at + c] = (real)0.5 * u * ((real)1 + lm_erf(u * LM_SQRT1_2));
+    for (int r = r0; r < min(r0 + 8, rows); ++r) {
+        for (int c = c0; c < min(c0 + 8, cols); ++c) {
+            const long e = (long)r * cols + c;
+            const real u = pre[e] + b[c];
+            pre[e] = u;
+            act[e] = lm_gelu(u);
+            if (transposed) actT[(long)c * rows + r] = act[e];
+        }
     }
 }
 
-// d *= GELU'(pre) = Phi(u) + u phi(u), eight elements per work-item (a flat count).
-__kernel void lm_gelu_backward(__global const real* pre, __global real* d, int count) {
-    const int g = (int)get_global_id(0);
-    const int first = g * LM_GELU_WIDTH;
-    if (first + LM_GELU_WIDTH <= count) {
-        const real8 u = vload8(g, pre);
-        const real8 cdf = (real)0.5 * ((real)1 + lm_erf8(u * LM_SQRT1_2));
-        const real8 pdf = exp((real)-0.5 * u * u) * LM_INV_SQRT_2PI;
-        vstore8(vload8(g, d) * (cdf + u * pdf), g, d);
+// A linear layer's output gradient g [rows, cols], made ready for the layer's backward in one
+// pass: with `gelu`, first g *= GELU'(pre) in place (the MLP's activation); then dst [cols, rows]
+// = g transposed (the input-gradient product's operand layout) and sums[j] = sum_r g[r, j] (the
+// bias gradient), in row order as the CPU adds them. Eight columns per work-item, walking down
+// the rows in 8 x 8 tiles, a lane per column; the columns past the last group of eight one by one.
+__kernel void lm_transpose_sum(__global real* g, long goff, int rows, int cols,
+                               __global real* dst, __global real* sums, long soff,
+                               __global const real* pre, int gelu) {
+    const int c0 = (int)get_global_id(0) * 8;
+    if (c0 >= cols) return;
+    g += goff;
+    sums += soff;
+    if (c0 + 8 > cols) {
+        for (int c = c0; c < cols; ++c) {
+            real s = 0;
+            for (int r = 0; r < rows; ++r) {
+                const long e = (long)r * cols + c;
+                if (gelu) g[e] *= lm_gelu_slope(pre[e]);
+                s += g[e];
+                dst[(long)c * rows + r] = g[e];
+            }
+            sums[c] = s;
+        }
         return;
     }
-    for (int i = first; i < count; ++i) {
-        const real u = pre[i];
-        const real cdf = (real)0.5 * ((real)1 + lm_erf(u * LM_SQRT1_2));
-        const real pdf = exp((real)-0.5 * u * u) * LM_INV_SQRT_2PI;
-        d[i] *= cdf + u * pdf;
+    real8 s = (real8)(0);
+    int r0 = 0;
+    for (; r0 + 8 <= rows; r0 += 8) {
+        const long at = (long)r0 * cols + c0;
+        real8 a[8], col[8];
+        lm_tile_load(g + at, cols, a);
+        if (gelu) {
+            for (int j = 0; j < 8; ++j) a[j] *= lm_gelu_slope8(vload8(0, pre + at + (long)j * cols));
+            lm_tile_store(a, g + at, cols);
+        }
+        for (int j = 0; j < 8; ++j) s += a[j];
+        lm_tile_flip(a, col);
+        lm_tile_store(col, dst + (long)c0 * rows + r0, rows);
     }
+    for (; r0 < rows; ++r0) {
+        const long at = (long)r0 * cols + c0;
+        real8 v = vload8(0, g + at);
+        if (gelu) {
+            v *= lm_gelu_slope8(vload8(0, pre + at));
+            vstore8(v, 0, g + at);
+        }
+        s += v;
+        for (int k = 0; k < 8; ++k) dst[(long)(c0 + k) * rows + r0] = lm_lane(v, k);
+    }
+    vstore8(s, 0, sums + c0);
 }
 
 // The attention kernels below work on one head's hd columns at a time: eight of them per vector
@@ -353,11 +428,36 @@ __kernel void lm_gelu_backward(__global const real* pre, __global real* d, int c
 // column; only the dot products over the hd columns are summed in another order (common.cl's
 // dot_contiguous, four running sums), within rounding of the CPU's.
 
-// out[d] = sum_{l < count} w[l] x[l stride + d] for d < hd, in l order for each column: eight
-// columns per vector, the rest one by one (y_i = P[i, :] V and dq_i = dS[i, :] K).
+// out[d] = sum_{l < count} w[l] x[l stride + d] for d < hd, in l order for each column: up to
+// four vectors of eight columns per pass over l (independent sums, so their multiply-adds overlap
+// instead of each waiting for the last: one running vector made the loop latency-bound), the
+// rest one by one (y_i = P[i, :] V and dq_i = dS[i, :] K).
 inline void lm_weighted_rows(__global const real* w, __global const real* x, long stride,
                              int count, int hd, __global real* out) {
     int d = 0;
+    for (; d + 32 <= hd; d += 32) {
+        real8 a0 = (real8)(0), a1 = (real8)(0), a2 = (real8)(0), a3 = (real8)(0);
+        for (int l = 0; l < count; ++l) {
+            __global const real* xl = x + l * stride + d;
+            a0 += w[l] * vload8(0, xl);
+            a1 += w[l] * vload8(1, xl);
+            a2 += w[l] * vload8(2, xl);
+            a3 += w[l] * vload8(3, xl);
+        }
+        vstore8(a0, 0, out + d);
+        vstore8(a1, 1, out + d);
+        vstore8(a2, 2, out + d);
+        vstore8(a3, 3, out + d);
+    }
+    for (; d + 16 <= hd; d += 16) {
+        real8 a0 = (real8)(0), a1 = (real8)(0);
+        for (int l = 0; l < count; ++l) {
+            a0 += w[l] * vload8(0, x + l * stride + d);
+            a1 += w[l] * vload8(1, x + l * stride + d);
+        }
+        vstore8(a0, 0, out + d);
+        vstore8(a1, 1, out + d);
+    }
     for (; d + 8 <= hd; d += 8) {
         real8 acc = (real8)(0);
         for (int l = 0; l < count; ++l) acc += w[l] * vload8(0, x + l * stride + d);
@@ -392,20 +492,28 @@ __kernel void lm_attention_forward(__global const real* qkv, __global real* prob
         p[l] = s;
         mx = fmax(mx, s * scale);
     }
+    // exp in blocks of eight keys up to the one holding key i, the keys past i masked to -inf
+    // (exp gives exactly 0, as the causal mask wants, and adding 0 leaves the sum as it was), so
+    // every exp is a vector one: a scalar exp is a library call per element in PoCL. Only a
+    // block that would run past T goes element by element.
+    const real8 lanes = (real8)(0, 1, 2, 3, 4, 5, 6, 7);
     real sum = 0;
     int l = 0;
-    for (; l + 8 <= i + 1; l += 8) {
-        const real8 e = exp(vload8(0, p + l) * scale - mx);
+    for (; l <= i && l + 8 <= T; l += 8) {
+        const real8 v = select((real8)(-INFINITY), vload8(0, p + l) * scale - mx,
+                               isless(lanes, (real8)(i + 1 - l)));
+        const real8 e = exp(v);
         vstore8(e, 0, p + l);
         sum = ((((((((sum + e.s0) + e.s1) + e.s2) + e.s3) + e.s4) + e.s5) + e.s6) + e.s7);
     }
+    const int blocked = l;
     for (; l <= i; ++l) {
         p[l] = exp(p[l] * scale - mx);
         sum += p[l];
     }
-    for (l = 0; l + 8 <= i + 1; l += 8) vstore8(vload8(0, p + l) / sum, 0, p + l);
+    for (l = 0; l < blocked; l += 8) vstore8(vload8(0, p + l) / sum, 0, p + l);
     for (; l <= i; ++l) p[l] /= sum;
-    for (l = i + 1; l < T; ++l) p[l] = 0;
+    for (; l < T; ++l) p[l] = 0;
     lm_weighted_rows(p, base + 2 * C + h * hd, row3, i + 1, hd,
                      merged + ((long)n * T + i) * C + h * hd);
 }

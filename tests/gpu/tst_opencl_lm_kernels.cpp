@@ -44,12 +44,19 @@ LmDims oddWidthDims() {
 LmDims tiledDims() {
     return LmDims{4, 64, 2, 32, 2, 13};
 }
+// More rows than the row kernels' groups hold (N = 5 * 37 = 185: 23 whole groups of eight rows
+// in LayerNorm and a partial one), a width that is a multiple of eight (LayerNorm's vector path),
+// T = 37 (the attention's last block of eight keys runs past T), 3 heads of 8, V = 17.
+LmDims manyRowsDims() {
+    return LmDims{4, 24, 3, 37, 5, 17};
+}
 LmDims shapeNamed(int shape) {
     return shape == 0   ? oddDims()
            : shape == 1 ? smallDims()
            : shape == 2 ? wideHeadDims()
            : shape == 3 ? oddWidthDims()
-                        : tiledDims();
+           : shape == 4 ? tiledDims()
+                        : manyRowsDims();
 }
 bool isTiled(const LmDims& d) {
     return d.width == tiledDims().width && d.tokens() == tiledDims().tokens();
@@ -301,20 +308,21 @@ void updatesMatchCpu() {
     QVERIFY2(ok, qPrintable(report));
 }
 
-// The MLP's bias + GELU forward (lm_bias_gelu_forward) and GELU backward against the formula in
-// long double, on rows of lengths around the kernels' eight elements per work-item (a lone
-// partial group, whole groups, a partial last group) and past one work-group of groups; two rows
-// each, the bias read at an offset. One length takes evenly spaced inputs over [-9, 9] instead
-// of normal ones, so that every branch of lm.cl's float erf (|x| < 1, above, the clamp at 4) and
-// the points between them are hit. The forward must hold element by element, not only relative
-// to the largest value: |error| <= 4 eps (|GELU(u)| + |u|), what an erf within a few units in
-// the last place gives.
+// The MLP's bias + GELU forward (lm_bias_gelu_forward) and GELU backward (lm_transpose_sum with
+// the GELU's slope) against the formula in long double, on rows of lengths around the kernels'
+// eight elements (a lone partial group, whole groups, a partial last group) and past one
+// work-group of tiles; nine rows each (one whole tile of eight rows and a row past it), the bias
+// read at an offset. One length takes evenly spaced inputs over [-9, 9] instead of normal ones,
+// so that every branch of lm.cl's float erf (|x| < 1, above, the clamp at 4) and the points
+// between them are hit. The forward must hold element by element, not only relative to the
+// largest value: |error| <= 4 eps (|GELU(u)| + |u|), what an erf within a few units in the last
+// place gives. Both transposed outputs must be the row-major ones transposed, exactly.
 template <typename Real>
 void geluMatchesFormula() {
     Bench<Real> t;
-    constexpr int rows = 2;
+    constexpr int rows = 9;
     constexpr int spread = 2001;
-    for (const int n : {1, 7, 8, 9, 1003, spread, 8 * 128 * 3 + 5}) {
+    for (const int n : {1, 7, 8, 9, 1003, spread, 8 * 128 + 5}) {
         const auto count = static_cast<std::size_t>(rows * n);
         const auto seed = static_cast<std::uint64_t>(n);
         auto u = seeded<Real>(count, 40 + seed, 2.5);
@@ -334,17 +342,21 @@ void geluMatchesFormula() {
             d[i] = static_cast<Real>(d0[i] * (cdf + x * pdf));
         }
         const cl::Buffer pre = t.upload(u), out = t.upload(std::vector<Real>(count, Real(-7)));
+        const cl::Buffer outT = t.upload(std::vector<Real>(count, Real(-7)));
         const cl::Buffer b = t.upload(bias), grad = t.upload(d0);
-        t.ops.biasGeluForward(pre, {&b, kOffset}, out, rows, n);
-        t.ops.geluBackward(pre, grad, rows * n);
+        const cl::Buffer gradT = t.upload(std::vector<Real>(count, Real(-7)));
+        const cl::Buffer sums = t.upload(std::vector<Real>(static_cast<std::size_t>(n), Real(-7)));
+        t.ops.biasGeluForward(pre, {&b, kOffset}, out, rows, n, &outT);
+        t.ops.transposeSum({&grad, 0}, rows, n, gradT, {&sums, 0}, &pre);
         QString report;
         const QByteArray sum = QString("pre + bias, n = %1").arg(n).toUtf8();
         const QByteArray fwd = QString("gelu forward, n = %1").arg(n).toUtf8();
         const QByteArray bwd = QString("gelu backward, n = %1").arg(n).toUtf8();
         const auto got = t.download(out, count);
+        const auto gotGrad = t.download(grad, count);
         bool ok = closeArrays(t.download(pre, count), biased, sum.constData(), report);
         ok = closeArrays(got, act, fwd.constData(), report) && ok;
-        ok = closeArrays(t.download(grad, count), d, bwd.constData(), report) && ok;
+        ok = closeArrays(gotGrad, d, bwd.constData(), report) && ok;
         const double eps = std::numeric_limits<Real>::epsilon();
         for (std::size_t i = 0; i < count && ok; ++i) {
             const double x = biased[i], want = act[i];
@@ -360,6 +372,63 @@ void geluMatchesFormula() {
             }
         }
         QVERIFY2(ok, qPrintable(report));
+        const auto gotT = t.download(outT, count), gotGradT = t.download(gradT, count);
+        const auto gotSums = t.download(sums, static_cast<std::size_t>(n));
+        for (int c = 0; c < n; ++c) {
+            Real colSum = 0;  // in row order, as the kernel must add them
+            for (int r = 0; r < rows; ++r) {
+                const auto rc = static_cast<std::size_t>(r * n + c);
+                const auto cr = static_cast<std::size_t>(c * rows + r);
+                if (gotT[cr] != got[rc] || gotGradT[cr] != gotGrad[rc]) {
+                    QFAIL(qPrintable(QString("n = %1: transposed output differs at (%2, %3)")
+                                         .arg(n).arg(r).arg(c)));
+                }
+                colSum += gotGrad[rc];
+            }
+            if (gotSums[static_cast<std::size_t>(c)] != colSum) {
+                QFAIL(qPrintable(QString("n = %1: column %2 sums to %3, want %4")
+                                     .arg(n).arg(c)
+                                     .arg(static_cast<double>(gotSums[static_cast<std::size_t>(c)]), 0, 'g', 17)
+                                     .arg(static_cast<double>(colSum), 0, 'g', 17)));
+            }
+        }
+    }
+}
+
+// lm_transpose_sum without the GELU (a linear layer's output gradient, read at an offset and left
+// as it is): the transpose exactly, and the column sums bit for bit against the host adding the
+// rows in order, on whole tiles, edge rows and columns, one row or column, and more groups of
+// columns than one work-group holds.
+template <typename Real>
+void transposeSumsMatchHost() {
+    Bench<Real> t;
+    struct Shape { int rows, cols; };
+    const Shape shapes[] = {{1, 1}, {7, 9}, {8, 8}, {17, 64}, {130, 3}, {64, 200}, {9, 8 * 129}};
+    for (const Shape s : shapes) {
+        const auto n = static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(s.cols);
+        const auto src = seeded<Real>(n + kOffset, 90 + static_cast<std::uint64_t>(s.cols), 1.0);
+        const cl::Buffer in = t.upload(src);
+        const cl::Buffer out = t.upload(std::vector<Real>(n, Real(-7)));
+        const cl::Buffer sums = t.upload(std::vector<Real>(static_cast<std::size_t>(s.cols) + 3, Real(-7)));
+        t.ops.transposeSum({&in, kOffset}, s.rows, s.cols, out, {&sums, 3});
+        const auto got = t.download(out, n);
+        const auto gotSums = t.download(sums, static_cast<std::size_t>(s.cols), 3);
+        QVERIFY(t.download(in, src.size()) == src);
+        for (int c = 0; c < s.cols; ++c) {
+            Real colSum = 0;
+            for (int r = 0; r < s.rows; ++r) {
+                const Real want = src[static_cast<std::size_t>(kOffset + r * s.cols + c)];
+                colSum += want;
+                if (got[static_cast<std::size_t>(c * s.rows + r)] != want) {
+                    QFAIL(qPrintable(QString("transposeSum %1 x %2 at (%3, %4)")
+                                         .arg(s.rows).arg(s.cols).arg(r).arg(c)));
+                }
+            }
+            if (gotSums[static_cast<std::size_t>(c)] != colSum) {
+                QFAIL(qPrintable(QString("transposeSum %1 x %2: column %3 sum")
+                                     .arg(s.rows).arg(s.cols).arg(c)));
+            }
+        }
     }
 }
 
@@ -532,6 +601,15 @@ class TestOpenClLmKernels : public QObject {
             transposesMatchHost<float>();
     }
 
+    void transposeSums_data() { precisions(); }
+    void transposeSums() {
+        QFETCH(bool, fp64);
+        if (fp64)
+            transposeSumsMatchHost<double>();
+        else
+            transposeSumsMatchHost<float>();
+    }
+
     void geluEveryLength_data() { precisions(); }
     void geluEveryLength() {
         QFETCH(bool, fp64);
@@ -617,6 +695,8 @@ class TestOpenClLmKernels : public QObject {
         QTest::newRow("N12-C21-H3/float") << 3 << false;
         QTest::newRow("N64-C64-H2-tiled/double") << 4 << true;
         QTest::newRow("N64-C64-H2-tiled/float") << 4 << false;
+        QTest::newRow("N185-C24-H3/double") << 5 << true;
+        QTest::newRow("N185-C24-H3/float") << 5 << false;
     }
 };
 
