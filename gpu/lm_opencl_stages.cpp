@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -54,7 +56,10 @@ LmOpenClOps<Real>::LmOpenClOps(std::shared_ptr<OpenClContext> context)
     : context_(std::move(context)) {
     const cl::Program program = context_->program(precision());
     cl_int err = CL_SUCCESS;
-    queue_ = cl::CommandQueue(context_->context(), context_->device(), 0, &err);
+    const char* profile = std::getenv("PIPELENS_CL_PROFILE");
+    profile_ = profile != nullptr && *profile == '1';
+    queue_ = cl::CommandQueue(context_->context(), context_->device(),
+                              profile_ ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
     checkCl(err, "clCreateCommandQueue", "language model");
     k_ = std::make_unique<Kernels>(program);
     clblastTuning_ = applyClblastTuning(*context_);
@@ -62,7 +67,70 @@ LmOpenClOps<Real>::LmOpenClOps(std::shared_ptr<OpenClContext> context)
 }
 
 template <typename Real>
-LmOpenClOps<Real>::~LmOpenClOps() = default;
+LmOpenClOps<Real>::~LmOpenClOps() {
+    if (!profile_ || events_.empty()) return;
+    // Diagnostics only; errors here have nowhere to go.
+    try {
+        std::fputs(profileReport().c_str(), stderr);
+    } catch (const std::exception&) {
+    }
+}
+
+template <typename Real>
+std::string LmOpenClOps<Real>::profileReport() {
+    if (!profile_) return {};
+    finish();
+    std::map<std::string, std::pair<long long, double>> byName;  // count, device ns
+    cl_ulong first = ~cl_ulong{0}, last = 0, previousEnd = 0;
+    double busy = 0.0, gaps = 0.0, late = 0.0;
+    for (auto& [name, event] : events_) {
+        cl_ulong queued = 0, start = 0, end = 0;
+        if (event.getProfilingInfo(CL_PROFILING_COMMAND_QUEUED, &queued) != CL_SUCCESS ||
+            event.getProfilingInfo(CL_PROFILING_COMMAND_START, &start) != CL_SUCCESS ||
+            event.getProfilingInfo(CL_PROFILING_COMMAND_END, &end) != CL_SUCCESS) {
+            continue;
+        }
+        auto& stat = byName[name];
+        ++stat.first;
+        stat.second += static_cast<double>(end - start);
+        busy += static_cast<double>(end - start);
+        if (previousEnd != 0 && start > previousEnd) {
+            gaps += static_cast<double>(start - previousEnd);
+            // The part of the gap before the host had even asked for the command.
+            if (queued > previousEnd) {
+                late += static_cast<double>(std::min(queued, start) - previousEnd);
+            }
+        }
+        previousEnd = end;
+        first = std::min(first, start);
+        last = std::max(last, end);
+    }
+    std::vector<std::pair<double, std::string>> order;
+    for (const auto& [name, stat] : byName) order.emplace_back(stat.second, name);
+    std::sort(order.rbegin(), order.rend());
+    std::string out;
+    char line[256];
+    for (const auto& [ns, name] : order) {
+        std::snprintf(line, sizeof line,
+                      "PIPELENS_CL_PROFILE %-36s %8lld commands %10.3f ms device %5.1f %%\n",
+                      name.c_str(), byName[name].first, ns * 1e-6,
+                      100.0 * ns / std::max(busy, 1.0));
+        out += line;
+    }
+    const double span = last > first ? static_cast<double>(last - first) : 0.0;
+    std::snprintf(line, sizeof line,
+                  "PIPELENS_CL_PROFILE %zu commands: %.3f ms device time in a span of %.3f ms; "
+                  "%.3f ms between commands, %.3f ms of it before the host had enqueued the next\n",
+                  events_.size(), busy * 1e-6, span * 1e-6, gaps * 1e-6, late * 1e-6);
+    return out + line;
+}
+
+template <typename Real>
+cl::Event* LmOpenClOps<Real>::profiled(const std::string& name) {
+    if (!profile_) return nullptr;
+    events_.emplace_back(name, cl::Event());
+    return &events_.back().second;
+}
 
 template <typename Real>
 cl::Buffer LmOpenClOps<Real>::reals(std::size_t count, const std::string& what) const {
@@ -99,7 +167,8 @@ template <typename Real>
 void LmOpenClOps<Real>::copy(DeviceRef from, DeviceRef to, std::size_t count) {
     if (count == 0) return;
     checkCl(queue_.enqueueCopyBuffer(*from.buffer, *to.buffer, toSize(from.offset) * sizeof(Real),
-                                     toSize(to.offset) * sizeof(Real), count * sizeof(Real)),
+                                     toSize(to.offset) * sizeof(Real), count * sizeof(Real),
+                                     nullptr, profiled("copy")),
             "clEnqueueCopyBuffer", "language model");
 }
 
@@ -107,7 +176,7 @@ template <typename Real>
 void LmOpenClOps<Real>::fill(DeviceRef to, std::size_t count, Real value) {
     if (count == 0) return;
     checkCl(queue_.enqueueFillBuffer(*to.buffer, value, toSize(to.offset) * sizeof(Real),
-                                     count * sizeof(Real)),
+                                     count * sizeof(Real), nullptr, profiled("fill")),
             "clEnqueueFillBuffer", "language model");
 }
 
@@ -124,7 +193,7 @@ void LmOpenClOps<Real>::launch(cl::Kernel& k, long long items, const char* name,
     while (spread && wg > 1 && (items + wg - 1) / wg < groups) wg /= 2;
     const long long global = (items + wg - 1) / wg * wg;
     checkCl(queue_.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(toSize(global)),
-                                        cl::NDRange(toSize(wg))),
+                                        cl::NDRange(toSize(wg)), nullptr, profiled(name)),
             "clEnqueueNDRangeKernel", name);
     ++enqueues_;
 }
@@ -194,12 +263,17 @@ void LmOpenClOps<Real>::gemm(bool transA, bool transB, int m, int n, int k, Devi
         }
     }
     ++products_;
+    cl_event done = nullptr;
     if (status == clblast::StatusCode::kSuccess) {
         status = clblast::Gemm<Real>(
             clblast::Layout::kColMajor, op(transB), op(transA), toSize(n), toSize(m), toSize(k),
             Real(1), (*b.buffer)(), toSize(b.offset), toSize(ldb), (*a.buffer)(),
             toSize(a.offset), toSize(lda), beta, (*c.buffer)(), toSize(c.offset), toSize(ldc), &q,
-            nullptr, scratch > 0 ? gemmScratch_() : nullptr);
+            profile_ ? &done : nullptr, scratch > 0 ? gemmScratch_() : nullptr);
+    }
+    if (done != nullptr) {
+        *profiled("Gemm " + std::to_string(m) + " x " + std::to_string(n) + " x " +
+                  std::to_string(k) + (scratch > 0 ? " (copies)" : "")) = cl::Event(done);
     }
     if (status != clblast::StatusCode::kSuccess) {
         throw ClError("clblast::Gemm", static_cast<int>(status),
@@ -280,7 +354,7 @@ void LmOpenClOps<Real>::embedForward(DeviceRef w, DeviceRef tokens, DeviceRef ou
     KernelArgs(k_->embedForward, "lm_embed_forward", precision()) (*w.buffer)(cl_long{w.offset}) (
         *tokens.buffer)(cl_long{tokens.offset}) (*out.buffer)(cl_long{out.offset})(d.tokens())(
         d.width)(d.vocab)(d.context);
-    launch(k_->embedForward, static_cast<long long>(d.tokens()) * d.width, "lm_embed_forward");
+    launch(k_->embedForward, d.tokens() * byEights(d.width), "lm_embed_forward");
 }
 
 template <typename Real>
@@ -471,7 +545,9 @@ void LmOpenClStage<Real>::forward(DeviceRef w, DeviceRef tokens, DeviceRef input
     const DeviceRef fcBias = w.at(at.fcBias), outBias = w.at(at.outBias);
     // Every product is asked in gemm's copy-free form, out = inT^T WT: the weights are
     // transposed once here (they stay for the backward, which reads the same stash), and each
-    // product's input is transposed after the kernel that writes it.
+    // product's input is transposed after the kernel that writes it (the GELU writes it
+    // transposed itself). Each bias after a product goes with the element-wise step that
+    // follows it: one pass fewer over the activations each.
     ops_.transposeFour(w, {at.attnWeight, at.projWeight, at.fcWeight, at.outWeight},
                        {3 * C, C, 4 * C, C}, {C, C, C, 4 * C},
                        {&attnWT_, &projWT_, &fcWT_, &outWT_});
@@ -482,15 +558,12 @@ void LmOpenClStage<Real>::forward(DeviceRef w, DeviceRef tokens, DeviceRef input
     ops_.biasAdd({&qkv_, 0}, attnBias, N, 3 * C);
     ops_.attentionForward(qkv_, probs_, merged_, dims_);
     ops_.transpose({&merged_, 0}, N, C, mergedT_);
-    // Each bias after a product goes with the element-wise step that follows it: one pass fewer
-    // over the activations each.
     ops_.linearForwardTransposed(mergedT_, projWT_, N, C, C, {&attnOut_, 0});
     ops_.biasResidual(input, {&attnOut_, 0}, projBias, {&hMid_, 0}, N, C);
     ops_.layerNormForward({&hMid_, 0}, w.at(at.ln2Weight), w.at(at.ln2Bias), xhat2_, rstd2_,
                           {&ln2Out_, 0}, N, C);
     ops_.transpose({&ln2Out_, 0}, N, C, ln2OutT_);
     ops_.linearForwardTransposed(ln2OutT_, fcWT_, N, C, 4 * C, {&pre_, 0});
-    // The GELU writes its output transposed as well, for the product that follows.
     ops_.biasGeluForward(pre_, fcBias, act_, N, 4 * C, &actT_);
     ops_.linearForwardTransposed(actT_, outWT_, N, 4 * C, C, {&mlpOut_, 0});
     ops_.biasResidual({&hMid_, 0}, {&mlpOut_, 0}, outBias, out, N, C);

@@ -121,6 +121,13 @@ class LmOpenClOps {
     void average(const cl::Buffer& replicas, int R, long long P, const cl::Buffer& avg);
 
     long long kernelEnqueues() const { return enqueues_; }
+    // With PIPELENS_CL_PROFILE=1 in the environment when this object was made: every command
+    // so far by name (kernel, "copy", "fill", "Gemm m x n x k"), its count and device time,
+    // then the queue's span from the first command's start to the last one's end and the time
+    // between commands in it (and how much of that the host had not yet enqueued the next).
+    // A product that CLBlast runs on copies ("(copies)") is timed by its last kernel only.
+    // Waits for the queue. Empty without profiling; printed to stderr on destruction.
+    std::string profileReport();
     // Products asked so far, and how many of them CLBlast ran on copies of its operands (it
     // asked for scratch): none, for products in the copy-free form on sizes that are multiples
     // of its tiles.
@@ -131,6 +138,9 @@ class LmOpenClOps {
 
   private:
     struct Kernels;
+    // With profiling (profileReport), where the command's event is kept under its name;
+    // without, nullptr (no event is made).
+    cl::Event* profiled(const std::string& name);
     // `items` work-items in groups of the context's work-group size; with `spread`, in groups
     // small enough that there are at least four per compute unit (kernels with few, long
     // work-items, which one group would leave to one thread).
@@ -160,6 +170,8 @@ class LmOpenClOps {
     std::map<ProductShape, std::size_t> scratchByShape_;
     long long enqueues_ = 0;
     long long products_ = 0, copiedProducts_ = 0;
+    bool profile_ = false;
+    std::vector<std::pair<std::string, cl::Event>> events_;
     std::string clblastTuning_;
 };
 

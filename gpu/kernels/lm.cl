@@ -8,16 +8,33 @@
 
 #define LM_LN_EPS ((real)1e-5)
 
+// The row r and first column j of this work-item's eight columns in a [rows, cols] buffer taken
+// eight columns of a row per work-item, (cols + 7) / 8 work-items a row; false past the end.
+inline bool lm_row_eight(int rows, int cols, int* r, int* j) {
+    const int id = (int)get_global_id(0);
+    const int groups = (cols + 7) / 8;
+    if (id >= rows * groups) return false;
+    *r = id / groups;
+    *j = (id - *r * groups) * 8;
+    return true;
+}
+
 // out[r, i] = E_tok[tokens[r], i] + E_pos[r mod T, i]; w is stage 0's block ([V, C] then [T, C]).
+// Eight columns of one row per work-item (lm_row_eight), the row's last group maybe fewer.
 __kernel void lm_embed_forward(__global const real* w, long woff, __global const int* tokens,
                                long toff, __global real* out, long ooff, int rows, int C, int V,
                                int T) {
-    const int id = (int)get_global_id(0);
-    if (id >= rows * C) return;
-    const int r = id / C;
-    const int i = id - r * C;
+    int r, j;
+    if (!lm_row_eight(rows, C, &r, &j)) return;
     w += woff;
-    out[ooff + id] = w[(long)tokens[toff + r] * C + i] + w[(long)V * C + (long)(r % T) * C + i];
+    __global const real* tok = w + (long)tokens[toff + r] * C + j;
+    __global const real* pos = w + (long)V * C + (long)(r % T) * C + j;
+    __global real* o = out + ooff + (long)r * C + j;
+    if (j + 8 <= C) {
+        vstore8(vload8(0, tok) + vload8(0, pos), 0, o);
+        return;
+    }
+    for (int c = 0; c < C - j; ++c) o[c] = tok[c] + pos[c];
 }
 
 // Stage 0's weight gradient, written: token rows sum the rows that read them, position rows the
@@ -75,9 +92,10 @@ inline real lm_lane(real8 v, int k) {
 }
 
 // One row per work-item: y = LN(x; g, b) with the biased variance; keeps xhat and 1/sigma.
-// (Eight rows per work-item on 8 x 8 tiles, writing y transposed as well for the next product,
-// was tried: under PoCL it took 5.6 % of a small-model run against 2.2 % for this kernel and
-// the separate transpose's share together, 3.7 %.)
+// Tried and dropped, each slower under PoCL than this kernel and a transpose launch after it:
+// eight rows per work-item on 8 x 8 tiles writing y transposed as well (5.6 % of a small-model
+// run against 3.7 %), and one row per work-item writing the transposed y a column apart
+// (88 µs a launch against 33 µs, more than the transpose it saved).
 __kernel void lm_ln_forward(__global const real* x, long xoff, __global const real* w, long goff,
                             long boff, __global real* xhat, __global real* rstd,
                             __global real* y, long yoff, int rows, int C) {
@@ -154,17 +172,6 @@ __kernel void lm_ln_backward(__global const real* dy, __global const real* xhat,
     } else if (id < rows + C) {
         lm_ln_backward_column(dy, xhat, gw, dgoff, dboff, rows, C, id - rows);
     }
-}
-
-// The row r and first column j of this work-item's eight columns in a [rows, cols] buffer taken
-// eight columns of a row per work-item, (cols + 7) / 8 work-items a row; false past the end.
-inline bool lm_row_eight(int rows, int cols, int* r, int* j) {
-    const int id = (int)get_global_id(0);
-    const int groups = (cols + 7) / 8;
-    if (id >= rows * groups) return false;
-    *r = id / groups;
-    *j = (id - *r * groups) * 8;
-    return true;
 }
 
 // out[r, j] += bias[j] over a [rows, cols] buffer, eight columns of one row per work-item (the
@@ -586,24 +593,40 @@ __kernel void lm_attention_backward_columns(__global const real* qkv, __global c
 }
 
 // One row per work-item: loss[n] = logsumexp(z_n) - z_n[target]; with `gradient`, also
-// grad[n, :] = (softmax(z_n) - onehot(target)) / rows.
+// grad[n, :] = (softmax(z_n) - onehot(target)) / rows. As the CPU's vector path: exp(z - max)
+// once per element (eight at a time; the row's sum in index order), kept in the gradient's row
+// and scaled by 1 / (sum rows) there.
 __kernel void lm_cross_entropy(__global const real* logits, long loff, __global const int* targets,
                                long toff, __global real* loss, long lossoff, __global real* grad,
                                long goff, int rows, int V, int gradient) {
     const int n = (int)get_global_id(0);
     if (n >= rows) return;
     __global const real* z = logits + loff + (long)n * V;
-    real mx = z[0];
-    for (int v = 1; v < V; ++v) mx = fmax(mx, z[v]);
+    __global real* g = grad + goff + (long)n * V;
+    real8 m8 = (real8)(-INFINITY);
+    int v = 0;
+    for (; v + 8 <= V; v += 8) m8 = fmax(m8, vload8(0, z + v));
+    real mx = fmax(fmax(fmax(m8.s0, m8.s1), fmax(m8.s2, m8.s3)),
+                   fmax(fmax(m8.s4, m8.s5), fmax(m8.s6, m8.s7)));
+    for (; v < V; ++v) mx = fmax(mx, z[v]);
     real sum = 0;
-    for (int v = 0; v < V; ++v) sum += exp(z[v] - mx);
-    const real lse = mx + log(sum);
+    for (v = 0; v + 8 <= V; v += 8) {
+        const real8 e = exp(vload8(0, z + v) - mx);
+        if (gradient) vstore8(e, 0, g + v);
+        sum = ((((((((sum + e.s0) + e.s1) + e.s2) + e.s3) + e.s4) + e.s5) + e.s6) + e.s7);
+    }
+    for (; v < V; ++v) {
+        const real e = exp(z[v] - mx);
+        if (gradient) g[v] = e;
+        sum += e;
+    }
     const int t = targets[toff + n];
-    loss[lossoff + n] = lse - z[t];
+    loss[lossoff + n] = mx + log(sum) - z[t];
     if (gradient) {
         const real inv = (real)1 / (real)rows;
-        __global real* g = grad + goff + (long)n * V;
-        for (int v = 0; v < V; ++v) g[v] = exp(z[v] - lse) * inv;
+        const real f = inv / sum;
+        for (v = 0; v + 8 <= V; v += 8) vstore8(vload8(0, g + v) * f, 0, g + v);
+        for (; v < V; ++v) g[v] *= f;
         g[t] -= inv;
     }
 }

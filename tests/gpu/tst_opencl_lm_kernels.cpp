@@ -1,6 +1,7 @@
 // The language model's OpenCL stages and kernels (gpu/lm_opencl_stages.*, gpu/kernels/lm.cl)
 // against the CPU stage code (core/objective/lm/lm_stages.*), on sizes that are not multiples of
 // the work-group size (128 on PoCL) nor of 4 or 16, in double and float.
+#include <QRegularExpression>
 #include <QtTest>
 
 #include <algorithm>
@@ -622,6 +623,50 @@ class TestOpenClLmKernels : public QObject {
     // PoCL's CPU device gets the measured Xgemm parameters (gpu/clblast_tuning.hpp), other
     // devices and PIPELENS_CLBLAST_TUNING=off keep CLBlast's own; the parameters must satisfy
     // the divisibility rules CLBlast checks, or every product would fail at run time.
+    // PIPELENS_CL_PROFILE=1 (docs/opencl.md): a block's forward and backward are reported
+    // command by command, counted right, with their device time inside the queue's span; without
+    // it the report is empty.
+    void profileReport() {
+        const QByteArray before = qgetenv("PIPELENS_CL_PROFILE");
+        qputenv("PIPELENS_CL_PROFILE", "1");
+        gpu::LmOpenClOps<double> ops(opencl_test::context());
+        if (before.isNull())
+            qunsetenv("PIPELENS_CL_PROFILE");
+        else
+            qputenv("PIPELENS_CL_PROFILE", before);
+        const LmDims d = oddDims();
+        const auto nc = static_cast<std::size_t>(d.tokens() * d.width);
+        const auto size = static_cast<std::size_t>(LmLayout::blockSize(d));
+        auto wHost = seeded<double>(size, 4, 0.3);
+        const cl::Buffer w = ops.reals(size, "w"), x = ops.reals(nc, "x"), out = ops.reals(nc, "out");
+        const cl::Buffer gw = ops.reals(size, "gw"), gin = ops.reals(nc, "gin");
+        ops.write(w, 0, wHost.data(), size);
+        ops.write(x, 0, seeded<double>(nc, 5, 1.0).data(), nc);
+        gpu::LmOpenClStage<double> stage(ops, LmLayout(d), 1);
+        stage.forward({&w, 0}, {}, {&x, 0}, {&out, 0});
+        stage.backward({&w, 0}, {&out, 0}, {&gw, 0}, {&gin, 0});
+        const QString report = QString::fromStdString(ops.profileReport());
+        // Four attention launches: forward, backward rows and columns are one each; four
+        // output gradients prepared by lm_transpose_sum; eight products forward and backward
+        // of the 20-wide shape plus the weight gradients, all named by their sizes.
+        QVERIFY2(report.contains(QRegularExpression("lm_attention_forward +1 commands")),
+                 qPrintable(report));
+        QVERIFY2(report.contains(QRegularExpression("lm_transpose_sum +4 commands")),
+                 qPrintable(report));
+        QVERIFY2(report.contains(QRegularExpression("Gemm 63 x 60 x 20 \\(copies\\) +1 commands")),
+                 qPrintable(report));
+        const auto total = QRegularExpression("PIPELENS_CL_PROFILE (\\d+) commands: ([0-9.]+) ms device "
+                                              "time in a span of ([0-9.]+) ms")
+                               .match(report);
+        QVERIFY2(total.hasMatch(), qPrintable(report));
+        // Every kernel and product of the two passes (the stash copies are the executor's).
+        QCOMPARE(total.captured(1).toLongLong(), ops.kernelEnqueues());
+        QVERIFY(total.captured(2).toDouble() > 0);
+        QVERIFY(total.captured(2).toDouble() <= total.captured(3).toDouble() + 1e-3);
+        gpu::LmOpenClOps<double> quiet(opencl_test::context());
+        if (before.isNull() || before != "1") QVERIFY(quiet.profileReport().empty());
+    }
+
     void clblastTuningChoice() {
         gpu::DeviceInfo pocl;
         pocl.platform = "Portable Computing Language";
