@@ -42,8 +42,9 @@ std::string lmCalibrationCachePath();
 // change makes the CPU engine or the OpenCL kernels faster or slower, so measurements made
 // before it are taken again instead of reused (2: the OpenCL GELU on vectors of 8; 3: fused bias
 // kernels, the float erf and the per-precision CLBlast parameters; 4: the blocks' products in
-// CLBlast's copy-free form and float's 2 work-items along m).
-inline constexpr int kLmEngineRevision = 4;
+// CLBlast's copy-free form and float's 2 work-items along m; 5: a queue per stage, fused output
+// gradient preparation, vector cross-entropy and embedding).
+inline constexpr int kLmEngineRevision = 5;
 // The key of a measurement: the engines' revision, the backend's description (for OpenCL the
 // device, the precision and the CLBlast parameters) and the model's shape.
 std::string lmCalibrationKey(const ExperimentConfig& config, const std::string& backend);

@@ -1,6 +1,8 @@
 #include "lm_opencl_executor.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <limits>
 
 namespace pipelens::gpu {
@@ -25,16 +27,20 @@ LmOpenClExecutor<Real>::LmOpenClExecutor(std::shared_ptr<OpenClContext> context,
     }
     for (int r = 0; r < replicas_; ++r) ops_.write(weights_, r * size_, w0.data(), w0.size());
     if (replicas_ > 1) average_ = ops_.reals(toSize(size_), "language model replica average");
-    long long largest = 0;
     for (int s = 0; s < S; ++s) {
         const std::string st = " of stage " + std::to_string(s);
-        stash_.push_back({toSize(layout.stage(s).size), "weight stash" + st, {}, {}});
-        input_.push_back({s == 0 ? 0 : nc, "kept input" + st, {}, {}});
-        gradOut_.push_back({s == S - 1 ? 0 : nc, "output gradient" + st, {}, {}});
-        largest = std::max(largest, layout.stage(s).size);
+        stash_.push_back({toSize(layout.stage(s).size), "weight stash" + st, {}, {}, {}});
+        input_.push_back({s == 0 ? 0 : nc, "kept input" + st, {}, {}, {}});
+        gradOut_.push_back({s == S - 1 ? 0 : nc, "output gradient" + st, {}, {}, {}});
+        gradW_.push_back(ops_.reals(toSize(layout.stage(s).size), "weight gradient" + st));
+        if (s < S - 1) recomputed_.push_back(ops_.reals(nc, "recomputed output" + st));
     }
-    gradW_ = ops_.reals(toSize(largest), "language model weight gradient");
     lastForward_.assign(toSize(S), -1);
+    forwardDone_.resize(toSize(S));
+    backwardDone_.resize(toSize(S));
+    const char* queues = std::getenv("PIPELENS_CL_STAGE_QUEUES");
+    stageQueues_ = queues == nullptr || std::string(queues) != "0";
+    if (stageQueues_) ops_.setQueues(S);
 }
 
 template <typename Real>
@@ -48,13 +54,29 @@ std::string LmOpenClExecutor<Real>::describe() const {
 template <typename Real>
 DeviceRef LmOpenClExecutor<Real>::acquire(Pool& pool, int key) {
     const auto i = toSize(pool.keys.acquire(key));
-    if (i == pool.buffers.size()) pool.buffers.push_back(ops_.reals(pool.size, pool.what));
+    if (i == pool.buffers.size()) {
+        pool.buffers.push_back(ops_.reals(pool.size, pool.what));
+        pool.freed.emplace_back();
+    }
+    ops_.waitFor(pool.freed[i]);
     return {&pool.buffers[i], 0};
 }
 
 template <typename Real>
 DeviceRef LmOpenClExecutor<Real>::get(Pool& pool, int key) {
     return {&pool.buffers[toSize(pool.keys.get(key))], 0};
+}
+
+template <typename Real>
+void LmOpenClExecutor<Real>::release(Pool& pool, int key, const cl::Event& lastReader) {
+    pool.freed[toSize(pool.keys.get(key))] = lastReader;
+    pool.keys.release(key);
+}
+
+template <typename Real>
+void LmOpenClExecutor<Real>::joinQueues() const {
+    ops_.finishAll();
+    ops_.useQueue(0);
 }
 
 template <typename Real>
@@ -74,13 +96,26 @@ double LmOpenClExecutor<Real>::forward(int m, int s, int replica, int batch) {
     const LmLayout& layout = problem_->layout;
     const int S = layout.stages();
     const auto su = toSize(s);
+    ops_.useQueue(queueOf(s));
+    // The stash is written and read on this stage's queue only: its order suffices.
     const DeviceRef stash = acquire(stash_[su], m);
-    ops_.copy(replicaBlock(replica, s), stash, toSize(layout.stage(s).size));
-    const DeviceRef in = s == 0 ? DeviceRef{} : get(input_[su], m);
+    DeviceRef in;
+    if (s > 0) {
+        in = get(input_[su], m);
+        auto made = forwardDone_[su - 1].find(m);
+        if (made != forwardDone_[su - 1].end()) {
+            ops_.waitFor(made->second);
+            forwardDone_[su - 1].erase(made);
+        }
+    }
     const DeviceRef out = s == S - 1 ? model_.logits() : acquire(input_[su + 1], m);
+    ops_.copy(replicaBlock(replica, s), stash, toSize(layout.stage(s).size));
     model_.stage(s).forward(stash, model_.tokens(problem_->train, batch, 0), in, out);
     lastForward_[su] = m;
-    if (s != S - 1) return std::numeric_limits<double>::quiet_NaN();
+    if (s != S - 1) {
+        if (stageQueues_) forwardDone_[su][m] = ops_.lastEvent();
+        return std::numeric_limits<double>::quiet_NaN();
+    }
     const LmDims& d = layout.dims();
     return ops_.crossEntropy(model_.logits(), model_.tokens(problem_->train, batch, 1), d.tokens(), d.vocab,
                              nullptr);
@@ -92,12 +127,21 @@ void LmOpenClExecutor<Real>::backward(int m, int s, int replica, int batch, doub
     const LmDims& d = layout.dims();
     const int S = layout.stages();
     const auto su = toSize(s);
+    ops_.useQueue(queueOf(s));
     // Weight stashing: the backward reads the copy its forward used.
     const DeviceRef stash = get(stash_[su], m);
     const DeviceRef in = s == 0 ? DeviceRef{} : get(input_[su], m);
+    if (s < S - 1) {
+        auto made = backwardDone_[su + 1].find(m);
+        if (made != backwardDone_[su + 1].end()) {
+            ops_.waitFor(made->second);
+            backwardDone_[su + 1].erase(made);
+        }
+    }
+    const DeviceRef gradIn = s == 0 ? DeviceRef{} : acquire(gradOut_[su - 1], m);
     if (lastForward_[su] != m) {  // activation recomputation from the kept input
         model_.stage(s).forward(stash, model_.tokens(problem_->train, batch, 0), in,
-                             s == S - 1 ? model_.logits() : model_.scratchA());
+                                s == S - 1 ? model_.logits() : DeviceRef{&recomputed_[su], 0});
         lastForward_[su] = m;
     }
     DeviceRef gradOut;
@@ -110,22 +154,28 @@ void LmOpenClExecutor<Real>::backward(int m, int s, int replica, int batch, doub
     } else {
         gradOut = get(gradOut_[su], m);
     }
-    const DeviceRef gradIn = s == 0 ? DeviceRef{} : acquire(gradOut_[su - 1], m);
-    model_.stage(s).backward(stash, gradOut, {&gradW_, 0}, gradIn);
-    ops_.sgd(replicaBlock(replica, s), {&gradW_, 0}, layout.stage(s).size, stepSize);
+    model_.stage(s).backward(stash, gradOut, {&gradW_[su], 0}, gradIn);
+    ops_.sgd(replicaBlock(replica, s), {&gradW_[su], 0}, layout.stage(s).size, stepSize);
+    const cl::Event done = stageQueues_ ? ops_.lastEvent() : cl::Event();
+    if (s > 0 && stageQueues_) backwardDone_[su][m] = done;
     stash_[su].keys.release(m);
-    if (s > 0) input_[su].keys.release(m);
-    if (s < S - 1) gradOut_[su].keys.release(m);
+    // The next writer of the kept input is F(m', s-1), of the output gradient B(m', s+1): each
+    // on another stage's queue, so each waits for this op.
+    if (s > 0) release(input_[su], m, done);
+    if (s < S - 1) release(gradOut_[su], m, done);
 }
 
 template <typename Real>
 void LmOpenClExecutor<Real>::averageReplicas() {
+    joinQueues();
     const DeviceRef avg = currentPoint();
     for (int r = 0; r < replicas_; ++r) ops_.copy(avg, {&weights_, r * size_}, toSize(size_));
+    ops_.finish();
 }
 
 template <typename Real>
 double LmOpenClExecutor<Real>::meanLoss(const TokenBatches& batches) {
+    joinQueues();
     const DeviceRef w = currentPoint();
     const LmLayout& layout = problem_->layout;
     const double loss =
@@ -137,6 +187,7 @@ double LmOpenClExecutor<Real>::meanLoss(const TokenBatches& batches) {
 
 template <typename Real>
 Eigen::VectorXd LmOpenClExecutor<Real>::weights() const {
+    joinQueues();
     std::vector<Real> host(toSize(replicas_) * toSize(size_));
     ops_.read({&weights_, 0}, host.data(), host.size());
     Eigen::VectorXd w = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(size_));

@@ -4,6 +4,16 @@
 // stashes, kept input activations and passed gradients, and the corpus's token ids live on the
 // device; the stages and the corpora's ids are gpu/lm_opencl_model.hpp. Only losses (one value per row of a
 // last-stage forward, summed on the host) and weights() cross to the host.
+//
+// Each stage has an in-order queue of its own, so that the device may run the ops of different
+// stages side by side (PoCL otherwise spends about a quarter of a small model's run between
+// one command and the next). Only the data decide the order between queues: F(m, s) waits for
+// F(m, s-1) (its input), B(m, s) for B(m, s+1) (its output gradient), and a kept input or
+// passed gradient's buffer is written again only after the op that read it last has run.
+// Weights, stashes and scratch are per stage. The whole-model passes (the replica average,
+// meanLoss, weights()) wait for every queue first. PIPELENS_CL_STAGE_QUEUES=0 puts every stage
+// on one queue (for comparison; the results are the same bit for bit).
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -31,17 +41,27 @@ class LmOpenClExecutor final : public LmPipelineExecutor {
     std::vector<int> peakKeptInputs() const override;
 
     long long kernelEnqueues() const { return model_.ops().kernelEnqueues(); }
+    // The in-order queues the stages' ops go to: one per stage, or one.
+    int queues() const { return model_.ops().queues(); }
 
   private:
-    // Equal-size device buffers owned by microbatch keys.
+    // Equal-size device buffers owned by microbatch keys; per buffer, the end of the op that
+    // read it last before it was released (null where that op ran on the queue that writes it
+    // next, whose order suffices).
     struct Pool {
         std::size_t size = 0;
         std::string what;
         LmSlotPool keys;
         std::vector<cl::Buffer> buffers;
+        std::vector<cl::Event> freed;
     };
+    // A buffer for `key`; the selected queue's next command waits until its last reader ran.
     DeviceRef acquire(Pool& pool, int key);
     DeviceRef get(Pool& pool, int key);
+    void release(Pool& pool, int key, const cl::Event& lastReader);
+    int queueOf(int s) const { return stageQueues_ ? s : 0; }
+    // Every queue's work done, queue 0 selected: before and after the whole-model passes.
+    void joinQueues() const;
     DeviceRef replicaBlock(int replica, int s);
     DeviceRef currentPoint();  // the replica average (or the only replica)
 
@@ -50,9 +70,16 @@ class LmOpenClExecutor final : public LmPipelineExecutor {
     long long size_;
     mutable LmOpenClModel<Real> model_;
     LmOpenClOps<Real>& ops_;
-    cl::Buffer weights_, average_, gradW_;
+    cl::Buffer weights_, average_;
     std::vector<Pool> stash_, input_, gradOut_;  // per stage
+    // Per stage: the weight gradient, the output of a recomputed forward (the last stage
+    // recomputes into the model's logits), which microbatch's internals the stage holds.
+    std::vector<cl::Buffer> gradW_, recomputed_;
     std::vector<int> lastForward_;
+    bool stageQueues_ = true;
+    // Per stage, by microbatch: the end of F(m, s) until F(m, s+1) has waited for it, and of
+    // B(m, s) until B(m, s-1) has.
+    std::vector<std::map<int, cl::Event>> forwardDone_, backwardDone_;
 };
 
 // An executor factory for makeLmPipelineReplay on `context` (the problem's precision).

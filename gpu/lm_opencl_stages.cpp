@@ -58,9 +58,10 @@ LmOpenClOps<Real>::LmOpenClOps(std::shared_ptr<OpenClContext> context)
     cl_int err = CL_SUCCESS;
     const char* profile = std::getenv("PIPELENS_CL_PROFILE");
     profile_ = profile != nullptr && *profile == '1';
-    queue_ = cl::CommandQueue(context_->context(), context_->device(),
-                              profile_ ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+    queues_.push_back(cl::CommandQueue(context_->context(), context_->device(),
+                                       profile_ ? CL_QUEUE_PROFILING_ENABLE : 0, &err));
     checkCl(err, "clCreateCommandQueue", "language model");
+    lanes_.resize(1);
     k_ = std::make_unique<Kernels>(program);
     clblastTuning_ = applyClblastTuning(*context_);
     baseAlignBytes_ = context_->device().getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>() / 8;
@@ -79,11 +80,12 @@ LmOpenClOps<Real>::~LmOpenClOps() {
 template <typename Real>
 std::string LmOpenClOps<Real>::profileReport() {
     if (!profile_) return {};
-    finish();
+    finishAll();
     std::map<std::string, std::pair<long long, double>> byName;  // count, device ns
-    cl_ulong first = ~cl_ulong{0}, last = 0, previousEnd = 0;
+    cl_ulong first = ~cl_ulong{0}, last = 0;
+    std::vector<cl_ulong> previousEnd(queues_.size(), 0);  // per queue
     double busy = 0.0, gaps = 0.0, late = 0.0;
-    for (auto& [name, event] : events_) {
+    for (auto& [name, queue, event] : events_) {
         cl_ulong queued = 0, start = 0, end = 0;
         if (event.getProfilingInfo(CL_PROFILING_COMMAND_QUEUED, &queued) != CL_SUCCESS ||
             event.getProfilingInfo(CL_PROFILING_COMMAND_START, &start) != CL_SUCCESS ||
@@ -94,14 +96,13 @@ std::string LmOpenClOps<Real>::profileReport() {
         ++stat.first;
         stat.second += static_cast<double>(end - start);
         busy += static_cast<double>(end - start);
-        if (previousEnd != 0 && start > previousEnd) {
-            gaps += static_cast<double>(start - previousEnd);
+        cl_ulong& before = previousEnd[queue];
+        if (before != 0 && start > before) {
+            gaps += static_cast<double>(start - before);
             // The part of the gap before the host had even asked for the command.
-            if (queued > previousEnd) {
-                late += static_cast<double>(std::min(queued, start) - previousEnd);
-            }
+            if (queued > before) late += static_cast<double>(std::min(queued, start) - before);
         }
-        previousEnd = end;
+        before = end;
         first = std::min(first, start);
         last = std::max(last, end);
     }
@@ -120,16 +121,67 @@ std::string LmOpenClOps<Real>::profileReport() {
     const double span = last > first ? static_cast<double>(last - first) : 0.0;
     std::snprintf(line, sizeof line,
                   "PIPELENS_CL_PROFILE %zu commands: %.3f ms device time in a span of %.3f ms; "
-                  "%.3f ms between commands, %.3f ms of it before the host had enqueued the next\n",
-                  events_.size(), busy * 1e-6, span * 1e-6, gaps * 1e-6, late * 1e-6);
+                  "%.3f ms between commands, %.3f ms of it before the host had enqueued the next "
+                  "(%zu queue%s: device time and gaps summed over them)\n",
+                  events_.size(), busy * 1e-6, span * 1e-6, gaps * 1e-6, late * 1e-6,
+                  queues_.size(), queues_.size() == 1 ? "" : "s");
     return out + line;
 }
 
 template <typename Real>
-cl::Event* LmOpenClOps<Real>::profiled(const std::string& name) {
-    if (!profile_) return nullptr;
-    events_.emplace_back(name, cl::Event());
-    return &events_.back().second;
+void LmOpenClOps<Real>::setQueues(int count) {
+    if (count < 1) throw std::invalid_argument("LmOpenClOps::setQueues: count must be at least 1");
+    finishAll();
+    const cl_command_queue_properties properties = profile_ ? CL_QUEUE_PROFILING_ENABLE : 0;
+    while (static_cast<int>(queues_.size()) < count) {
+        cl_int err = CL_SUCCESS;
+        queues_.push_back(cl::CommandQueue(context_->context(), context_->device(), properties, &err));
+        checkCl(err, "clCreateCommandQueue", "language model");
+    }
+    queues_.resize(toSize(count));
+    lanes_.assign(toSize(count), Lane{});
+    current_ = 0;
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::useQueue(int q) {
+    if (q < 0 || q >= static_cast<int>(queues_.size())) {
+        throw std::out_of_range("LmOpenClOps::useQueue: no queue " + std::to_string(q));
+    }
+    current_ = toSize(q);
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::waitFor(const cl::Event& event) {
+    if (event()) lanes_[current_].waits.push_back(event);
+}
+
+template <typename Real>
+cl::Event LmOpenClOps<Real>::lastEvent() const {
+    return lanes_[current_].last;
+}
+
+template <typename Real>
+const std::vector<cl::Event>* LmOpenClOps<Real>::takeWaits() {
+    Lane& lane = lanes_[current_];
+    lane.inUse.swap(lane.waits);
+    lane.waits.clear();
+    return lane.inUse.empty() ? nullptr : &lane.inUse;
+}
+
+template <typename Real>
+cl::Event* LmOpenClOps<Real>::commandEvent() {
+    // Events are made only where someone reads them: the profile, or a second queue that may
+    // wait for this one.
+    if (!profile_ && queues_.size() == 1) return nullptr;
+    commandEvent_ = cl::Event();
+    return &commandEvent_;
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::noteCommand(const std::string& name) {
+    if (profile_ || queues_.size() > 1) lanes_[current_].last = commandEvent_;
+    if (profile_) events_.push_back({name, current_, commandEvent_});
 }
 
 template <typename Real>
@@ -145,44 +197,55 @@ cl::Buffer LmOpenClOps<Real>::ints(std::size_t count, const std::string& what) c
 template <typename Real>
 void LmOpenClOps<Real>::write(const cl::Buffer& b, long long offset, const Real* values,
                               std::size_t count) {
-    checkCl(queue_.enqueueWriteBuffer(b, CL_TRUE, toSize(offset) * sizeof(Real),
-                                      count * sizeof(Real), values),
+    checkCl(queue().enqueueWriteBuffer(b, CL_TRUE, toSize(offset) * sizeof(Real),
+                                       count * sizeof(Real), values, takeWaits(), commandEvent()),
             "clEnqueueWriteBuffer", "language model reals");
+    noteCommand("write");
 }
 
 template <typename Real>
 void LmOpenClOps<Real>::writeInts(const cl::Buffer& b, const int* values, std::size_t count) {
-    checkCl(queue_.enqueueWriteBuffer(b, CL_TRUE, 0, count * sizeof(int), values),
+    checkCl(queue().enqueueWriteBuffer(b, CL_TRUE, 0, count * sizeof(int), values, takeWaits(),
+                                       commandEvent()),
             "clEnqueueWriteBuffer", "language model tokens");
+    noteCommand("write");
 }
 
 template <typename Real>
 void LmOpenClOps<Real>::read(DeviceRef from, Real* values, std::size_t count) {
-    checkCl(queue_.enqueueReadBuffer(*from.buffer, CL_TRUE, toSize(from.offset) * sizeof(Real),
-                                     count * sizeof(Real), values),
+    checkCl(queue().enqueueReadBuffer(*from.buffer, CL_TRUE, toSize(from.offset) * sizeof(Real),
+                                      count * sizeof(Real), values, takeWaits(), commandEvent()),
             "clEnqueueReadBuffer", "language model reals");
+    noteCommand("read");
 }
 
 template <typename Real>
 void LmOpenClOps<Real>::copy(DeviceRef from, DeviceRef to, std::size_t count) {
     if (count == 0) return;
-    checkCl(queue_.enqueueCopyBuffer(*from.buffer, *to.buffer, toSize(from.offset) * sizeof(Real),
-                                     toSize(to.offset) * sizeof(Real), count * sizeof(Real),
-                                     nullptr, profiled("copy")),
+    checkCl(queue().enqueueCopyBuffer(*from.buffer, *to.buffer, toSize(from.offset) * sizeof(Real),
+                                      toSize(to.offset) * sizeof(Real), count * sizeof(Real),
+                                      takeWaits(), commandEvent()),
             "clEnqueueCopyBuffer", "language model");
+    noteCommand("copy");
 }
 
 template <typename Real>
 void LmOpenClOps<Real>::fill(DeviceRef to, std::size_t count, Real value) {
     if (count == 0) return;
-    checkCl(queue_.enqueueFillBuffer(*to.buffer, value, toSize(to.offset) * sizeof(Real),
-                                     count * sizeof(Real), nullptr, profiled("fill")),
+    checkCl(queue().enqueueFillBuffer(*to.buffer, value, toSize(to.offset) * sizeof(Real),
+                                      count * sizeof(Real), takeWaits(), commandEvent()),
             "clEnqueueFillBuffer", "language model");
+    noteCommand("fill");
 }
 
 template <typename Real>
 void LmOpenClOps<Real>::finish() {
-    checkCl(queue_.finish(), "clFinish", "language model");
+    checkCl(queue().finish(), "clFinish", "language model");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::finishAll() {
+    for (cl::CommandQueue& q : queues_) checkCl(q.finish(), "clFinish", "language model");
 }
 
 template <typename Real>
@@ -192,9 +255,10 @@ void LmOpenClOps<Real>::launch(cl::Kernel& k, long long items, const char* name,
     const long long groups = 4LL * std::max(1u, context_->info().computeUnits);
     while (spread && wg > 1 && (items + wg - 1) / wg < groups) wg /= 2;
     const long long global = (items + wg - 1) / wg * wg;
-    checkCl(queue_.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(toSize(global)),
-                                        cl::NDRange(toSize(wg)), nullptr, profiled(name)),
+    checkCl(queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(toSize(global)),
+                                         cl::NDRange(toSize(wg)), takeWaits(), commandEvent()),
             "clEnqueueNDRangeKernel", name);
+    noteCommand(name);
     ++enqueues_;
 }
 
@@ -228,7 +292,13 @@ void LmOpenClOps<Real>::gemm(bool transA, bool transB, int m, int n, int k, Devi
     a = fromStart(a);
     b = fromStart(b);
     c = fromStart(c);
-    cl_command_queue q = queue_();
+    // CLBlast takes no list of events to wait for: a wait goes first as a barrier of its own.
+    if (const auto* waits = takeWaits()) {
+        checkCl(queue().enqueueBarrierWithWaitList(waits, commandEvent()),
+                "clEnqueueBarrierWithWaitList", "language model product");
+        noteCommand("barrier");
+    }
+    cl_command_queue q = queue()();
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T over the same buffers and
     // leading dimensions, with the same transpose flags. CLBlast's indirect kernel wants column-
     // major operands with A as is and B transposed, here: row-major C = A^T B with A stored
@@ -257,9 +327,10 @@ void LmOpenClOps<Real>::gemm(bool transA, bool transB, int m, int n, int k, Devi
         ++copiedProducts_;
         // Sized as if the figure counted elements: enough whether it counts bytes or elements.
         const std::size_t bytes = scratch * sizeof(Real);
-        if (bytes > gemmScratchBytes_) {
-            gemmScratch_ = context_->buffer(bytes, "CLBlast scratch");
-            gemmScratchBytes_ = bytes;
+        Lane& lane = lanes_[current_];
+        if (bytes > lane.scratchBytes) {
+            lane.scratch = context_->buffer(bytes, "CLBlast scratch");
+            lane.scratchBytes = bytes;
         }
     }
     ++products_;
@@ -269,11 +340,13 @@ void LmOpenClOps<Real>::gemm(bool transA, bool transB, int m, int n, int k, Devi
             clblast::Layout::kColMajor, op(transB), op(transA), toSize(n), toSize(m), toSize(k),
             Real(1), (*b.buffer)(), toSize(b.offset), toSize(ldb), (*a.buffer)(),
             toSize(a.offset), toSize(lda), beta, (*c.buffer)(), toSize(c.offset), toSize(ldc), &q,
-            profile_ ? &done : nullptr, scratch > 0 ? gemmScratch_() : nullptr);
+            commandEvent() != nullptr ? &done : nullptr,
+            scratch > 0 ? lanes_[current_].scratch() : nullptr);
     }
     if (done != nullptr) {
-        *profiled("Gemm " + std::to_string(m) + " x " + std::to_string(n) + " x " +
-                  std::to_string(k) + (scratch > 0 ? " (copies)" : "")) = cl::Event(done);
+        commandEvent_ = cl::Event(done);
+        noteCommand("Gemm " + std::to_string(m) + " x " + std::to_string(n) + " x " +
+                    std::to_string(k) + (scratch > 0 ? " (copies)" : ""));
     }
     if (status != clblast::StatusCode::kSuccess) {
         throw ClError("clblast::Gemm", static_cast<int>(status),

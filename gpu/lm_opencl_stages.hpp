@@ -43,7 +43,22 @@ class LmOpenClOps {
         return sizeof(Real) == sizeof(double) ? Precision::Double : Precision::Float;
     }
     OpenClContext& context() { return *context_; }
-    cl::CommandQueue& queue() { return queue_; }
+    // The queue commands go to now (useQueue).
+    cl::CommandQueue& queue() { return queues_[current_]; }
+
+    // In-order queues: one unless set here (which waits for all work first and selects queue
+    // 0). Commands go to the selected one; commands on different queues may run side by side
+    // on the device, ordered only through waitFor. Queue q has its own CLBlast scratch.
+    void setQueues(int count);
+    int queues() const { return static_cast<int>(queues_.size()); }
+    void useQueue(int q);
+    // The next command on the selected queue waits for `event` (a null event is ignored).
+    void waitFor(const cl::Event& event);
+    // The event of the last command on the selected queue (null before the first, and with one
+    // queue and no profiling, where no events are made).
+    cl::Event lastEvent() const;
+    // Waits for every queue.
+    void finishAll();
     // A device buffer of `count` reals (or ints), named for errors.
     cl::Buffer reals(std::size_t count, const std::string& what) const;
     cl::Buffer ints(std::size_t count, const std::string& what) const;
@@ -52,7 +67,7 @@ class LmOpenClOps {
     void read(DeviceRef from, Real* values, std::size_t count);
     void copy(DeviceRef from, DeviceRef to, std::size_t count);
     void fill(DeviceRef to, std::size_t count, Real value);
-    void finish();
+    void finish();  // waits for the selected queue
 
     // C[m, n] = alpha op(A) op(B) + beta C, all row-major with leading dimensions lda, ldb, ldc.
     // CLBlast's kernel reads C = A^T B (A stored [k, m], B stored [k, n]) in place when the
@@ -138,9 +153,12 @@ class LmOpenClOps {
 
   private:
     struct Kernels;
-    // With profiling (profileReport), where the command's event is kept under its name;
-    // without, nullptr (no event is made).
-    cl::Event* profiled(const std::string& name);
+    // The wait list of the selected queue's next command (null when empty), taken.
+    const std::vector<cl::Event>* takeWaits();
+    // Where the next command's event goes (commandEvent_), or nullptr when nobody will read it;
+    // noteCommand then keeps it as the queue's last event and, profiling, under `name`.
+    cl::Event* commandEvent();
+    void noteCommand(const std::string& name);
     // `items` work-items in groups of the context's work-group size; with `spread`, in groups
     // small enough that there are at least four per compute unit (kernels with few, long
     // work-items, which one group would leave to one thread).
@@ -150,15 +168,23 @@ class LmOpenClOps {
     DeviceRef fromStart(DeviceRef r);
 
     std::shared_ptr<OpenClContext> context_;
-    cl::CommandQueue queue_;
+    // Per queue: waits for its next command, its last command's event, and CLBlast's scratch
+    // for the operands it pads or transposes, kept across products and grown to the largest
+    // call (left to CLBlast, each product creates and frees its own, and a large one is fresh
+    // memory every time: the kernel zeroing its pages was 15 % of the paper model).
+    struct Lane {
+        std::vector<cl::Event> waits, inUse;
+        cl::Event last;
+        cl::Buffer scratch;
+        std::size_t scratchBytes = 0;
+    };
+    std::vector<cl::CommandQueue> queues_;
+    std::vector<Lane> lanes_;
+    std::size_t current_ = 0;
+    cl::Event commandEvent_;
     std::unique_ptr<Kernels> k_;
     cl::Buffer rowLoss_;
     std::size_t rowLossCount_ = 0;
-    // CLBlast's scratch for the operands it pads or transposes, kept across products and grown
-    // to the largest call: left to CLBlast, each product creates and frees its own, and a large
-    // one is fresh memory every time (the kernel zeroing its pages was 15 % of the paper model).
-    cl::Buffer gemmScratch_;
-    std::size_t gemmScratchBytes_ = 0;
     std::vector<Real> rowLossHost_;
     // Sub-buffers made by fromStart, by parent buffer and byte offset; the device's alignment
     // for their origins in bytes.
@@ -171,7 +197,12 @@ class LmOpenClOps {
     long long enqueues_ = 0;
     long long products_ = 0, copiedProducts_ = 0;
     bool profile_ = false;
-    std::vector<std::pair<std::string, cl::Event>> events_;
+    struct Profiled {
+        std::string name;
+        std::size_t queue;
+        cl::Event event;
+    };
+    std::vector<Profiled> events_;
     std::string clblastTuning_;
 };
 

@@ -659,8 +659,9 @@ class TestOpenClLmKernels : public QObject {
                                               "time in a span of ([0-9.]+) ms")
                                .match(report);
         QVERIFY2(total.hasMatch(), qPrintable(report));
-        // Every kernel and product of the two passes (the stash copies are the executor's).
-        QCOMPARE(total.captured(1).toLongLong(), ops.kernelEnqueues());
+        // Every kernel and product of the two passes, and the two uploads.
+        QVERIFY2(report.contains(QRegularExpression("write +2 commands")), qPrintable(report));
+        QCOMPARE(total.captured(1).toLongLong(), ops.kernelEnqueues() + 2);
         QVERIFY(total.captured(2).toDouble() > 0);
         QVERIFY(total.captured(2).toDouble() <= total.captured(3).toDouble() + 1e-3);
         gpu::LmOpenClOps<double> quiet(opencl_test::context());
