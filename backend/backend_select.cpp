@@ -11,6 +11,7 @@
 #include "errors.hpp"
 #include "experiment/lm_config.hpp"
 #include "lm_calibration.hpp"
+#include "objective/lm/lm_threads.hpp"
 #include "experiment/run_work.hpp"
 #include "replay/cpu_backend.hpp"
 
@@ -233,11 +234,11 @@ std::string lmEngineOn(const gpu::OpenClContext& context) {
 
 // The measured cost of one microbatch cycle on a backend, from the cache or measured now.
 LmCycleCost lmCost(const ExperimentConfig& config, const std::string& backend,
-                   const LmExecutorFactory& executor, std::vector<std::string>& notices,
-                   bool& measured) {
+                   const LmExecutorFactory& executor, int threads,
+                   std::vector<std::string>& notices, bool& measured) {
     const std::string key = lmCalibrationKey(config, backend);
     if (auto cached = cachedLmCycles(key)) return *cached;
-    const LmCycleCost cost = measureLmCycles(config, executor);
+    const LmCycleCost cost = measureLmCycles(config, executor, 0.3, threads);
     measured = true;
     std::string error;
     if (!storeLmCycles(key, cost, &error)) {
@@ -273,10 +274,18 @@ LmBackendChoice autoLmChoice(const ExperimentConfig& config, std::vector<std::st
     device.executor = gpu::lmOpenClExecutorFactory(context);
     device.rpdExecutor = gpu::lmOpenClRpdExecutorFactory(context);
     bool measured = false;
-    const LmCycleCost cpu = lmCost(config, "cpu", {}, notices, measured);
-    const LmCycleCost dev = lmCost(config, device.name, device.executor, notices, measured);
+    // The methods run side by side (lm_experiment.cpp): on the CPU engine each with its share
+    // of the cores, so as many at once as there are cores for; on the device one after another
+    // in effect, sharing it.
+    const int runs = std::max<int>(1, static_cast<int>(config.methods.size()));
+    const int cpuThreads = lmk::threadsPerRun(0, static_cast<std::size_t>(runs));
+    const int atOnce = std::min(runs, lmk::threadsPerRun(0, 1));
+    const std::string cpuName = "cpu on " + std::to_string(cpuThreads) + " thread" +
+                                (cpuThreads == 1 ? "" : "s");
+    const LmCycleCost cpu = lmCost(config, cpuName, {}, cpuThreads, notices, measured);
+    const LmCycleCost dev = lmCost(config, device.name, device.executor, 1, notices, measured);
     const double cycles = lmRunCycles(config, roughTrainBatches(config));
-    const double cpuSeconds = cycles * cpu.cycle(config.stages);
+    const double cpuSeconds = cycles * cpu.cycle(config.stages) / atOnce;
     const double devSeconds = cycles * dev.cycle(config.stages);
     const bool onDevice = devSeconds < cpuSeconds;
     std::ostringstream why;
@@ -285,7 +294,9 @@ LmBackendChoice autoLmChoice(const ExperimentConfig& config, std::vector<std::st
         << secondsText(onDevice ? devSeconds : cpuSeconds) << " there against "
         << secondsText(onDevice ? cpuSeconds : devSeconds) << " on "
         << (onDevice ? std::string("the CPU engine") : device.name) << " (one microbatch through "
-        << config.stages << " stages: " << secondsText(cpu.cycle(config.stages)) << " on the CPU, "
+        << config.stages << " stages: " << secondsText(cpu.cycle(config.stages)) << " on the CPU "
+        << "engine on " << cpuThreads << " thread" << (cpuThreads == 1 ? "" : "s") << ", "
+        << atOnce << " of the " << runs << " method" << (runs == 1 ? "" : "s") << " at once; "
         << secondsText(dev.cycle(config.stages)) << " on the device; "
         << (measured ? "measured now" : "measured earlier") << ", cached in "
         << lmCalibrationCachePath() << ")";

@@ -1,5 +1,6 @@
 #include "lm_calibration.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -11,7 +12,9 @@
 #include "experiment/lm_config.hpp"
 #include "experiment/results.hpp"
 #include "objective/lm/char_transformer.hpp"
-#include "replay/lm_cpu_pipeline_executor.hpp"
+#include "objective/lm/lm_threads.hpp"
+#include "replay/lm_pipeline_replay.hpp"
+#include "schedule/timeline.hpp"
 
 namespace pipelens {
 namespace {
@@ -32,14 +35,13 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// One microbatch through every stage and back, on a fresh key each time.
-void cycle(LmPipelineExecutor& e, int stages, int m, int batches) {
-    for (int s = 0; s < stages; ++s) e.forward(m, s, 0, m % batches);
-    for (int s = stages - 1; s >= 0; --s) e.backward(m, s, 0, m % batches, 1e-3);
-}
-
+// Seconds per microbatch of a PipeDream run of `stages` stages on the config's model shape, on
+// `factory`'s executor (empty: the CPU engine) with `threads` threads for the CPU engine's ops:
+// a real pipeline, so an engine that overlaps the stages' work (the OpenCL executor's queue per
+// stage) is timed doing so. One short run first (kernels built, buffers allocated, a first
+// estimate), then one long enough to fill `seconds`.
 double timeCycles(const ExperimentConfig& config, int stages, const LmExecutorFactory& factory,
-                  double seconds) {
+                  double seconds, int threads) {
     CharTransformerParams p = charTransformerParams(config);
     p.stages = stages;
     p.heldOutFraction = 0.0;
@@ -49,18 +51,22 @@ double timeCycles(const ExperimentConfig& config, int stages, const LmExecutorFa
             p.builtInCharacters, 4LL * p.batch * p.context + 1);
     }
     auto problem = std::make_shared<const CharTransformerProblem>(makeCharTransformerProblem(p));
-    std::unique_ptr<LmPipelineExecutor> e =
-        factory ? factory(problem, 1) : makeLmCpuPipelineExecutor(problem, 1);
-    const int batches = problem->train.batches();
-    cycle(*e, stages, 0, batches);  // warm-up: kernels built, buffers allocated
-    (void)e->weights();             // reads back: the device has finished
-    const auto t0 = std::chrono::steady_clock::now();
-    int n = 0;
-    do {
-        cycle(*e, stages, ++n, batches);
-        if (n >= 2) (void)e->weights();
-    } while (n < 2 || secondsSince(t0) < seconds);
-    return secondsSince(t0) / n;
+    const lmk::ScopedThreads team(threads);
+    const auto timed = [&](int microbatches) {
+        LmPipelineConfig cfg;
+        cfg.timeline = buildTimeline(
+            ScheduleParams{ScheduleKind::PipeDream, stages, microbatches, 0, 0, 1, 0, {}});
+        cfg.stepSize = 1e-3;
+        auto run = makeLmPipelineReplay(problem, cfg, factory);
+        const auto t0 = std::chrono::steady_clock::now();
+        run->runToEnd();
+        (void)run->weights();  // reads back: the device has finished
+        return secondsSince(t0) / microbatches;
+    };
+    const int first = 2 * stages;
+    const double estimate = timed(first);
+    const double wanted = std::ceil(seconds / std::max(estimate, 1e-9));
+    return timed(static_cast<int>(std::clamp(wanted, static_cast<double>(first), 4096.0)));
 }
 
 std::string cacheDir() {
@@ -101,9 +107,9 @@ double lmRunFlops(const ExperimentConfig& c, long long trainBatches, long long p
 }
 
 LmCycleCost measureLmCycles(const ExperimentConfig& config, const LmExecutorFactory& executor,
-                            double seconds) {
-    const double three = timeCycles(config, 3, executor, seconds);
-    const double four = timeCycles(config, 4, executor, seconds);
+                            double seconds, int threads) {
+    const double three = timeCycles(config, 3, executor, seconds, threads);
+    const double four = timeCycles(config, 4, executor, seconds, threads);
     LmCycleCost cost;
     // Timing noise can make the block look free or the base negative: keep both positive.
     cost.block = std::max(four - three, 0.05 * three);

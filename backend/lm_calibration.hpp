@@ -5,8 +5,11 @@
 // kept in a cache file so each device is measured once per model shape.
 //
 // A cycle of S stages costs base + (S - 2) block: base (the embedding and the head) and block
-// (one transformer block) come from timing S = 3 and S = 4 models. A run's predicted time on a
-// backend is its cycles (lmRunCycles) times that; `auto` picks the smaller.
+// (one transformer block) come from timing PipeDream on S = 3 and S = 4 models. An experiment's
+// methods run side by side: on the CPU engine each gets its share of the cores (the calibration
+// times it on that many threads) and they share the wall time; on a device they share the
+// device. So the predicted time is cycles (lmRunCycles) times the cycle cost, divided on the CPU
+// by the runs that proceed at once; `auto` picks the smaller.
 #include <optional>
 #include <string>
 
@@ -30,10 +33,11 @@ double lmRunCycles(const ExperimentConfig& config, long long trainBatches);
 // under which `auto` runs the CPU engine without measuring anything).
 double lmRunFlops(const ExperimentConfig& config, long long trainBatches, long long parameters);
 
-// Times `executor` (empty: the CPU engine) on S = 3 and S = 4 models of the config's shape:
-// one warm-up cycle, then cycles until `seconds` have passed (at least two).
+// Times `executor` (empty: the CPU engine, its ops split over `threads` threads) on PipeDream
+// runs of S = 3 and S = 4 models of the config's shape, per microbatch: a short run first
+// (warm-up), then one of about `seconds`.
 LmCycleCost measureLmCycles(const ExperimentConfig& config, const LmExecutorFactory& executor,
-                            double seconds = 0.3);
+                            double seconds = 0.3, int threads = 1);
 
 // The cache file: $PIPELENS_CACHE_DIR, else $XDG_CACHE_HOME/pipelens, else
 // $HOME/.cache/pipelens; lm-calibration.json there.
@@ -43,7 +47,8 @@ std::string lmCalibrationCachePath();
 // before it are taken again instead of reused (2: the OpenCL GELU on vectors of 8; 3: fused bias
 // kernels, the float erf and the per-precision CLBlast parameters; 4: the blocks' products in
 // CLBlast's copy-free form and float's 2 work-items along m; 5: a queue per stage, fused output
-// gradient preparation, vector cross-entropy and embedding).
+// gradient preparation, vector cross-entropy and embedding, and the calibration itself timing
+// PipeDream pipelines, the CPU engine on its runs' threads).
 inline constexpr int kLmEngineRevision = 5;
 // The key of a measurement: the engines' revision, the backend's description (for OpenCL the
 // device, the precision and the CLBlast parameters) and the model's shape.

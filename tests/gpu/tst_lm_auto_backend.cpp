@@ -5,10 +5,13 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend_select.hpp"
@@ -34,6 +37,19 @@ std::string joined(const std::vector<std::string>& lines) {
     std::string s;
     for (const auto& l : lines) s += l + "\n";
     return s;
+}
+
+// How many of tinyLm's two methods the CPU engine runs at once: one per core, at most two.
+int atOnce() {
+    return static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 2u));
+}
+
+// A time as the notices print it.
+std::string seconds(double s) {
+    std::ostringstream o;
+    o.precision(s < 10 ? 2 : 3);
+    o << s << " s";
+    return o.str();
 }
 
 nlohmann::json readCache() {
@@ -95,13 +111,45 @@ class TestLmAutoBackend : public QObject {
         qInfo("%s", joined(second).c_str());
     }
 
+    // The CPU engine is timed on the threads each of the experiment's methods gets when they
+    // run side by side (both cores for a lone method), and its key says how many: a lone
+    // method's calibration is not reused for two, nor the other way round.
+    void theCpuIsTimedOnItsRunsThreads() {
+        qputenv("PIPELENS_AUTO_LM_MIN_FLOPS", "0");
+        const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+        std::vector<std::string> notices;
+        ExperimentConfig lone = tinyLm();
+        lone.methods.resize(1);
+        selectLmBackend(lone, notices);
+        selectLmBackend(tinyLm(), notices);
+        std::vector<std::string> cpuKeys;
+        const nlohmann::json cache = readCache();
+        for (const auto& [key, cost] : cache.items()) {
+            if (key.find("| cpu on ") != std::string::npos) cpuKeys.push_back(key);
+        }
+        const auto threads = [](unsigned n) {
+            return "| cpu on " + std::to_string(n) + (n == 1 ? " thread |" : " threads |");
+        };
+        QCOMPARE(cpuKeys.size(), std::size_t(cores >= 2 ? 2 : 1));
+        const std::string all = joined(cpuKeys);
+        QVERIFY2(all.find(threads(cores)) != std::string::npos, all.c_str());
+        QVERIFY2(all.find(threads(std::max(1u, cores / 2))) != std::string::npos, all.c_str());
+        const std::string text = joined(notices);
+        QVERIFY2(text.find("on the CPU engine on " + std::to_string(cores) + " thread") !=
+                     std::string::npos,
+                 text.c_str());
+        QVERIFY2(text.find(std::to_string(atOnce()) + " of the 2 methods at once") !=
+                     std::string::npos,
+                 text.c_str());
+    }
+
     void theFasterPredictionWins() {
         qputenv("PIPELENS_AUTO_LM_MIN_FLOPS", "0");
         std::vector<std::string> notices;
         selectLmBackend(tinyLm(), notices);  // fills the cache with both keys
         nlohmann::json cache = readCache();
         std::string cpuKey, deviceKey;
-        for (const auto& [key, cost] : cache.items()) (key.find("| cpu |") != std::string::npos ? cpuKey : deviceKey) = key;
+        for (const auto& [key, cost] : cache.items()) (key.find("| cpu on ") != std::string::npos ? cpuKey : deviceKey) = key;
         QVERIFY(!cpuKey.empty() && !deviceKey.empty());
         for (bool deviceFaster : {true, false}) {
             cache[cpuKey] = {{"base", deviceFaster ? 1.0 : 1e-3}, {"block", deviceFaster ? 1.0 : 1e-3}};
@@ -120,9 +168,13 @@ class TestLmAutoBackend : public QObject {
                 QVERIFY2(text.find("runs on the CPU engine: predicted") != std::string::npos,
                          text.c_str());
             }
-            // 40 slots: 20 PD cycles + 45 RPD cycles, each base + (3 - 2) block.
-            QVERIFY2(text.find("predicted 0.13 s there against 130 s") != std::string::npos,
-                     text.c_str());
+            // 40 slots: 20 PD cycles + 45 RPD cycles, each base + (3 - 2) block; on the CPU
+            // engine the two methods run side by side, as many at once as there are cores.
+            const double device = 65 * (deviceFaster ? 2e-3 : 2.0);
+            const double cpu = 65 * (deviceFaster ? 2.0 : 2e-3) / atOnce();
+            const std::string want = "predicted " + seconds(deviceFaster ? device : cpu) +
+                                     " there against " + seconds(deviceFaster ? cpu : device);
+            QVERIFY2(text.find(want) != std::string::npos, (want + "\n" + text).c_str());
         }
     }
 
@@ -137,7 +189,7 @@ class TestLmAutoBackend : public QObject {
         const std::string revision = "engines r" + std::to_string(kLmEngineRevision) + " | ";
         for (const auto& [key, cost] : cache.items()) {
             QVERIFY2(key.starts_with(revision), key.c_str());
-            if (key.find("| cpu |") == std::string::npos) {
+            if (key.find("| cpu on ") == std::string::npos) {
                 QVERIFY2(key.find("; CLBlast: ") != std::string::npos, key.c_str());
             }
             older["engines r" + std::to_string(kLmEngineRevision - 1) + " | " +
