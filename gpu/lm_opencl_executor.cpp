@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <string>
 #include <limits>
+#include <string>
 
 namespace pipelens::gpu {
 

@@ -137,11 +137,13 @@ class LmOpenClOps {
 
     long long kernelEnqueues() const { return enqueues_; }
     // With PIPELENS_CL_PROFILE=1 in the environment when this object was made: every command
-    // so far by name (kernel, "copy", "fill", "Gemm m x n x k"), its count and device time,
-    // then the queue's span from the first command's start to the last one's end and the time
-    // between commands in it (and how much of that the host had not yet enqueued the next).
-    // A product that CLBlast runs on copies ("(copies)") is timed by its last kernel only.
-    // Waits for the queue. Empty without profiling; printed to stderr on destruction.
+    // so far by name (the kernel's, "Gemm m x n x k", "copy", "fill", "write", "read", and
+    // "barrier" for a wait before a product), its count and device time, then the span from the
+    // first command's start to the last one's end and the time between commands (summed over
+    // the queues, each queue's from its own previous command; and how much of it the host had
+    // not yet enqueued the next). A product that CLBlast runs on copies ("(copies)") is timed by
+    // its last kernel only. Waits for every queue. Empty without profiling; printed to stderr
+    // on destruction.
     std::string profileReport();
     // Products asked so far, and how many of them CLBlast ran on copies of its operands (it
     // asked for scratch): none, for products in the copy-free form on sizes that are multiples
