@@ -280,8 +280,9 @@ LmBackendChoice autoLmChoice(const ExperimentConfig& config, std::vector<std::st
     const int runs = std::max<int>(1, static_cast<int>(config.methods.size()));
     const int cpuThreads = lmk::threadsPerRun(0, static_cast<std::size_t>(runs));
     const int atOnce = std::min(runs, lmk::threadsPerRun(0, 1));
-    const std::string cpuName = "cpu on " + std::to_string(cpuThreads) + " thread" +
-                                (cpuThreads == 1 ? "" : "s");
+    const std::string onThreads =
+        "on " + std::to_string(cpuThreads) + (cpuThreads == 1 ? " thread" : " threads");
+    const std::string cpuName = "cpu " + onThreads;
     const LmCycleCost cpu = lmCost(config, cpuName, {}, cpuThreads, notices, measured);
     const LmCycleCost dev = lmCost(config, device.name, device.executor, 1, notices, measured);
     const double cycles = lmRunCycles(config, roughTrainBatches(config));
@@ -295,7 +296,7 @@ LmBackendChoice autoLmChoice(const ExperimentConfig& config, std::vector<std::st
         << secondsText(onDevice ? cpuSeconds : devSeconds) << " on "
         << (onDevice ? std::string("the CPU engine") : device.name) << " (one microbatch through "
         << config.stages << " stages: " << secondsText(cpu.cycle(config.stages)) << " on the CPU "
-        << "engine on " << cpuThreads << " thread" << (cpuThreads == 1 ? "" : "s") << ", "
+        << "engine " << onThreads << ", "
         << atOnce << " of the " << runs << " method" << (runs == 1 ? "" : "s") << " at once; "
         << secondsText(dev.cycle(config.stages)) << " on the device; "
         << (measured ? "measured now" : "measured earlier") << ", cached in "

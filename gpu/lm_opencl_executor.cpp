@@ -74,6 +74,14 @@ void LmOpenClExecutor<Real>::release(Pool& pool, int key, const cl::Event& lastR
 }
 
 template <typename Real>
+void LmOpenClExecutor<Real>::waitForOp(std::map<int, cl::Event>& done, int m) {
+    const auto it = done.find(m);
+    if (it == done.end()) return;
+    ops_.waitFor(it->second);
+    done.erase(it);
+}
+
+template <typename Real>
 void LmOpenClExecutor<Real>::joinQueues() const {
     ops_.finishAll();
     ops_.useQueue(0);
@@ -102,11 +110,7 @@ double LmOpenClExecutor<Real>::forward(int m, int s, int replica, int batch) {
     DeviceRef in;
     if (s > 0) {
         in = get(input_[su], m);
-        auto made = forwardDone_[su - 1].find(m);
-        if (made != forwardDone_[su - 1].end()) {
-            ops_.waitFor(made->second);
-            forwardDone_[su - 1].erase(made);
-        }
+        waitForOp(forwardDone_[su - 1], m);
     }
     const DeviceRef out = s == S - 1 ? model_.logits() : acquire(input_[su + 1], m);
     ops_.copy(replicaBlock(replica, s), stash, toSize(layout.stage(s).size));
@@ -132,11 +136,7 @@ void LmOpenClExecutor<Real>::backward(int m, int s, int replica, int batch, doub
     const DeviceRef stash = get(stash_[su], m);
     const DeviceRef in = s == 0 ? DeviceRef{} : get(input_[su], m);
     if (s < S - 1) {
-        auto made = backwardDone_[su + 1].find(m);
-        if (made != backwardDone_[su + 1].end()) {
-            ops_.waitFor(made->second);
-            backwardDone_[su + 1].erase(made);
-        }
+        waitForOp(backwardDone_[su + 1], m);
     }
     const DeviceRef gradIn = s == 0 ? DeviceRef{} : acquire(gradOut_[su - 1], m);
     if (lastForward_[su] != m) {  // activation recomputation from the kept input

@@ -60,6 +60,9 @@ class LmOpenClExecutor final : public LmPipelineExecutor {
     DeviceRef get(Pool& pool, int key);
     void release(Pool& pool, int key, const cl::Event& lastReader);
     int queueOf(int s) const { return stageQueues_ ? s : 0; }
+    // The selected queue's next command waits for microbatch m's op in `done` (forwardDone_ or
+    // backwardDone_), which is then forgotten; nothing when there is none (one queue).
+    void waitForOp(std::map<int, cl::Event>& done, int m);
     // Every queue's work done, queue 0 selected: before and after the whole-model passes.
     void joinQueues() const;
     DeviceRef replicaBlock(int replica, int s);

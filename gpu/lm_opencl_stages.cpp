@@ -170,17 +170,22 @@ const std::vector<cl::Event>* LmOpenClOps<Real>::takeWaits() {
 }
 
 template <typename Real>
-cl::Event* LmOpenClOps<Real>::commandEvent() {
+bool LmOpenClOps<Real>::eventsWanted() const {
     // Events are made only where someone reads them: the profile, or a second queue that may
     // wait for this one.
-    if (!profile_ && queues_.size() == 1) return nullptr;
+    return profile_ || queues_.size() > 1;
+}
+
+template <typename Real>
+cl::Event* LmOpenClOps<Real>::commandEvent() {
+    if (!eventsWanted()) return nullptr;
     commandEvent_ = cl::Event();
     return &commandEvent_;
 }
 
 template <typename Real>
 void LmOpenClOps<Real>::noteCommand(const std::string& name) {
-    if (profile_ || queues_.size() > 1) lanes_[current_].last = commandEvent_;
+    if (eventsWanted()) lanes_[current_].last = commandEvent_;
     if (profile_) events_.push_back({name, current_, commandEvent_});
 }
 
@@ -340,7 +345,7 @@ void LmOpenClOps<Real>::gemm(bool transA, bool transB, int m, int n, int k, Devi
             clblast::Layout::kColMajor, op(transB), op(transA), toSize(n), toSize(m), toSize(k),
             Real(1), (*b.buffer)(), toSize(b.offset), toSize(ldb), (*a.buffer)(),
             toSize(a.offset), toSize(lda), beta, (*c.buffer)(), toSize(c.offset), toSize(ldc), &q,
-            commandEvent() != nullptr ? &done : nullptr,
+            eventsWanted() ? &done : nullptr,
             scratch > 0 ? lanes_[current_].scratch() : nullptr);
     }
     if (done != nullptr) {

@@ -157,6 +157,8 @@ class LmOpenClOps {
     struct Kernels;
     // The wait list of the selected queue's next command (null when empty), taken.
     const std::vector<cl::Event>* takeWaits();
+    // Whether commands' events are kept (profiling, or more than one queue).
+    bool eventsWanted() const;
     // Where the next command's event goes (commandEvent_), or nullptr when nobody will read it;
     // noteCommand then keeps it as the queue's last event and, profiling, under `name`.
     cl::Event* commandEvent();
