@@ -244,6 +244,22 @@ private slots:
         QVERIFY(fs::is_empty(dir() / "target"));
     }
 
+    // 1. The same rules for a sweep's temporaries: a dead sweep's is removed, a copy kept.
+    void sweepTemporariesFollowTheSameRules() {
+        fs::create_directory(dir() / "sw.tmp-4000006");
+        writeFile(dir() / "sw.tmp-4000006" / ".pipelens-sweep",
+                  deadWritersMarker("sw.tmp-4000006", "4000006", bootId()));
+        fs::create_directory(dir() / "sw.old-20241201");
+        writeFile(dir() / "sw.old-20241201" / ".pipelens-sweep", "PipeLens sweep folder\n");
+        const CliResult r =
+            runCli({"sweep", config("tiny-sweep.json", smallSweep()), "--out", path("sw"), "--quiet"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY(!fs::exists(dir() / "sw.tmp-4000006"));
+        QVERIFY(fs::exists(dir() / "sw.old-20241201"));
+        const std::string marker = readFile(dir() / "sw" / ".pipelens-sweep");
+        QVERIFY2(marker.find("state: final") != std::string::npos, marker.c_str());
+    }
+
     // 4. `sweep --out DIR/` failed ("Directory not empty") and left an empty DIR.
     void sweepTrailingSlashNormalised() {
         const QString sweep = config("tiny-sweep.json", smallSweep());
