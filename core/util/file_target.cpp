@@ -54,28 +54,34 @@ void writeNewFile(const std::string& path, const char* data, std::size_t size) {
     writeNewFile(path, std::vector<ByteRange>{{data, size}});
 }
 
-void writeNewFile(const std::string& path, const std::vector<ByteRange>& parts) {
+namespace {
+
+// Creates `path` (O_EXCL) and writes `parts`; 0, or the errno of the first failure (the file
+// it created is removed again then).
+int writeNew(const std::string& path, const std::vector<ByteRange>& parts) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) throw IoError("cannot write " + path + ": " + std::strerror(errno));
-    auto fail = [&](int err) {
-        ::close(fd);
-        ::unlink(path.c_str());
-        throw IoError("cannot write " + path + ": " + std::strerror(err));
-    };
+    if (fd < 0) return errno;
+    int err = 0;
     for (ByteRange part : parts) {
-        while (part.size > 0) {
+        while (err == 0 && part.size > 0) {
             const ssize_t n = ::write(fd, part.data, part.size);
             if (n < 0) {
-                if (errno == EINTR) continue;
-                fail(errno);
+                if (errno != EINTR) err = errno;
+                continue;
             }
             part.data += n;
             part.size -= static_cast<std::size_t>(n);
         }
     }
-    if (::close(fd) != 0) {
-        const int err = errno;
-        ::unlink(path.c_str());
+    if (::close(fd) != 0 && err == 0) err = errno;
+    if (err != 0) ::unlink(path.c_str());
+    return err;
+}
+
+}  // namespace
+
+void writeNewFile(const std::string& path, const std::vector<ByteRange>& parts) {
+    if (const int err = writeNew(path, parts); err != 0) {
         throw IoError("cannot write " + path + ": " + std::strerror(err));
     }
 }
@@ -88,7 +94,13 @@ void replaceFileAtomically(const std::string& path, const std::vector<ByteRange>
     checkFileTarget(path);
     const std::string target = resolveFileTarget(path);
     const std::string tmp = target + ".tmp-" + std::to_string(::getpid());
-    writeNewFile(tmp, parts);
+    // Named by the file asked for; the temporary is gone whatever failed.
+    if (const int err = writeNew(tmp, parts); err != 0) {
+        throw IoError("cannot write " + path + ": " +
+                      (err == EEXIST ? "its temporary name " + tmp +
+                                           " is taken by a file PipeLens did not write"
+                                     : std::string(std::strerror(err))));
+    }
     if (::rename(tmp.c_str(), target.c_str()) != 0) {
         const int err = errno;
         ::unlink(tmp.c_str());
