@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "app_info.hpp"
+#include "chart_support.hpp"
 #include "main_window.hpp"
 #include "presets.hpp"
 
@@ -64,6 +65,22 @@ int main(int argc, char** argv) {
     if (width < 200 || height < 200 || width > 10000 || height > 10000) {
         return fail("--size " + parser.value(size) +
                     " is not allowed: WIDTHxHEIGHT in pixels, each from 200 to 10000");
+    }
+
+    // Checked before the window exists and anything runs: the target (a FIFO or a device node
+    // would be replaced by a regular file) and the image's size (--size times --scale).
+    if (parser.isSet(screenshot)) {
+        QString error;
+        if (!pipelens::ui::chart::checkExportTarget(parser.value(screenshot), &error)) {
+            return fail(error);
+        }
+        const bool svg = parser.value(screenshot).endsWith(".svg", Qt::CaseInsensitive);
+        const QString problem = pipelens::ui::chart::imageSizeProblem(
+            qRound64(width * (svg ? 1.0 : scaleFactor)), qRound64(height * (svg ? 1.0 : scaleFactor)));
+        if (!problem.isEmpty()) {
+            return fail("--size " + parser.value(size) + " with --scale " + parser.value(scale) +
+                        " is not allowed: " + problem);
+        }
     }
 
     pipelens::ui::MainWindow window;

@@ -504,47 +504,6 @@ private:
     std::thread thread_;  // last: started once the rest is set up
 };
 
-// Set by SIGINT / SIGTERM while results are written; the writer then removes its temporary
-// folder and the signal is raised again with its default action.
-std::atomic<bool> gStopWriting{false};
-std::atomic<int> gStopSignal{0};
-static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
-
-void onStopSignal(int sig) {
-    gStopSignal.store(sig);
-    gStopWriting.store(true);
-}
-
-// Writes the results with SIGINT / SIGTERM turned into a clean stop (outside the write, the
-// default action is right: nothing is on disk yet).
-std::vector<std::string> writeResultsStoppable(
-    const std::function<std::vector<std::string>(const std::atomic<bool>*)>& write) {
-    struct sigaction stop {};
-    stop.sa_handler = onStopSignal;
-    sigemptyset(&stop.sa_mask);
-    struct sigaction oldInt {};
-    struct sigaction oldTerm {};
-    sigaction(SIGINT, &stop, &oldInt);
-    sigaction(SIGTERM, &stop, &oldTerm);
-    auto restore = [&] {
-        sigaction(SIGINT, &oldInt, nullptr);
-        sigaction(SIGTERM, &oldTerm, nullptr);
-    };
-    try {
-        std::vector<std::string> warnings = write(&gStopWriting);
-        restore();
-        if (gStopWriting.load()) std::raise(gStopSignal.load());  // arrived after the swap
-        return warnings;
-    } catch (const Interrupted&) {
-        restore();
-        std::raise(gStopSignal.load());
-        throw;
-    } catch (...) {
-        restore();
-        throw;
-    }
-}
-
 // Progress on stderr (unless quiet): a line before each slow set-up step, one per finished method.
 void reportProgress(RunOptions& opt, std::optional<SlowStepReporter>& reporter, bool quiet,
                     std::ostream& err) {
@@ -562,7 +521,7 @@ int finishRun(const std::vector<std::string>& warnings,
               std::ostream& out, std::ostream& err) {
     for (const auto& w : warnings) err << "pipelens-cli: warning: " << w << '\n';
     if (!quiet) err << "writing results to " << folder << std::endl;
-    for (const std::string& w : writeResultsStoppable(write)) {
+    for (const std::string& w : writeStoppable(write)) {
         err << "pipelens-cli: warning: " << w << '\n';
     }
     if (!quiet) {
@@ -663,15 +622,7 @@ SweepCommand parseSweepCommand(const Args& a) {
     return c;
 }
 
-int cmdSweep(const Args& a, std::ostream& out, std::ostream& err) {
-#ifdef PIPELENS_HAVE_MPI
-    // Started by mpirun with several processes: the points are spread over them (docs/mpi.md).
-    if (launcherWorldSize() > 1) {
-        return runSweepCommandOverMpi([&] { return parseSweepCommand(a); }, out, err);
-    }
-#endif
-    const SweepCommand c = parseSweepCommand(a);
-    SweepFolder folder = SweepFolder::open(c.outDir, c.spec, c.resume);
+int runSweepInto(const SweepCommand& c, SweepFolder& folder, std::ostream& out, std::ostream& err) {
     std::vector<std::string> notices;
     BackendChoice backend = selectSweepBackend(c.spec, notices);
     if (!c.quiet) {
@@ -700,6 +651,24 @@ int cmdSweep(const Args& a, std::ostream& out, std::ostream& err) {
     std::signal(SIGINT, previous);
     folder.writeSummary(c.spec, result.points);
     return reportSweepEnd(c, folder.path(), result.points, out, err);
+}
+
+int cmdSweep(const Args& a, std::ostream& out, std::ostream& err) {
+#ifdef PIPELENS_HAVE_MPI
+    // Started by mpirun with several processes: the points are spread over them (docs/mpi.md).
+    if (launcherWorldSize() > 1) {
+        return runSweepCommandOverMpi([&] { return parseSweepCommand(a); }, out, err);
+    }
+#endif
+    const SweepCommand c = parseSweepCommand(a);
+    SweepFolder folder = SweepFolder::open(c.outDir, c.spec, c.resume);
+    try {
+        return runSweepInto(c, folder, out, err);
+    } catch (...) {
+        // An error before the first point leaves no folder to block the rerun or --resume.
+        folder.discardIfUnused();
+        throw;
+    }
 }
 
 int cmdDevices(const Args& a, std::ostream& out) {

@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "svg_text_runs.hpp"
+#include "util/file_target.hpp"
 
 namespace pipelens::ui::chart {
 
@@ -117,8 +118,30 @@ void setError(QString* error, const QString& message) {
 
 }  // namespace
 
+bool checkExportTarget(const QString& path, QString* error) {
+    const std::string target = path.toStdString();
+    const std::string kind = nonRegularFileKind(target);
+    if (kind.empty()) return true;
+    setError(error, QString::fromStdString(nonRegularFileMessage(target, kind)));
+    return false;
+}
+
+QString imageSizeProblem(qint64 width, qint64 height) {
+    if (width <= kMaxImageSide && height <= kMaxImageSide && width * height <= kMaxImagePixels) {
+        return {};
+    }
+    return QStringLiteral("an image of %1 x %2 pixels (%3 pixels) is over the limit of %4 pixels "
+                          "per side and %5 pixels in all")
+        .arg(width)
+        .arg(height)
+        .arg(width * height)
+        .arg(kMaxImageSide)
+        .arg(kMaxImagePixels);
+}
+
 bool exportPngImage(const QString& path, const QSize& logicalSize, double scale,
                     const PaintFunction& paint, QString* error) {
+    if (!checkExportTarget(path, error)) return false;
     if (!(scale > 0.0) || scale > 16.0) {
         setError(error,
                  QStringLiteral("scale = %1 is not allowed: a number in (0, 16]").arg(scale));
@@ -129,6 +152,11 @@ bool exportPngImage(const QString& path, const QSize& logicalSize, double scale,
         setError(error, QStringLiteral("the chart has no area to export (%1 x %2 pixels)")
                             .arg(pixels.width())
                             .arg(pixels.height()));
+        return false;
+    }
+    if (const QString problem = imageSizeProblem(pixels.width(), pixels.height());
+        !problem.isEmpty()) {
+        setError(error, QStringLiteral("cannot export %1: %2").arg(path, problem));
         return false;
     }
     QImage image(pixels, QImage::Format_ARGB32_Premultiplied);
@@ -157,6 +185,7 @@ bool exportPngImage(const QString& path, const QSize& logicalSize, double scale,
 
 bool exportSvgImage(const QString& path, const QSize& logicalSize, const QString& title,
                     const PaintFunction& paint, QString* error) {
+    if (!checkExportTarget(path, error)) return false;
     if (logicalSize.isEmpty()) {
         setError(error, QStringLiteral("the chart has no area to export"));
         return false;
@@ -191,6 +220,7 @@ int screenDpi() {
 }
 
 bool writeTextFileAtomically(const QString& path, const QByteArray& contents, QString* error) {
+    if (!checkExportTarget(path, error)) return false;
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly)) {
         setError(error, QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));

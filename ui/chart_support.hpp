@@ -85,4 +85,15 @@ bool exportSvgImage(const QString& path, const QSize& logicalSize, const QString
 int screenDpi();
 bool writeTextFileAtomically(const QString& path, const QByteArray& contents, QString* error);
 
+// Every export checks its target first, before drawing anything: an existing target must be a
+// regular file (core's checkFileTarget: a FIFO, device, socket or folder is refused; a symbolic
+// link is written through, as QSaveFile does). False with *error naming the path and what it is.
+bool checkExportTarget(const QString& path, QString* error);
+
+// The largest PNG an export draws: 16384 pixels per side and 2^28 pixels (1 GiB at 4 bytes per
+// pixel) in all. imageSizeProblem says why `width` x `height` is over it (empty when it is not).
+inline constexpr qint64 kMaxImageSide = 16384;
+inline constexpr qint64 kMaxImagePixels = qint64(1) << 28;
+QString imageSizeProblem(qint64 width, qint64 height);
+
 }  // namespace pipelens::ui::chart

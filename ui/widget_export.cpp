@@ -70,6 +70,7 @@ QImage renderWidget(QWidget* widget, double scale) {
 }
 
 bool writeTextAtomically(const QString& path, const QByteArray& contents, QString* error) {
+    if (!chart::checkExportTarget(path, error)) return false;
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly)) {
         setError(error, QObject::tr("cannot write %1: %2").arg(path, file.errorString()));
@@ -84,12 +85,19 @@ bool writeTextAtomically(const QString& path, const QByteArray& contents, QStrin
 }
 
 bool exportWidgetPng(QWidget* widget, const QString& path, double scale, QString* error) {
+    if (!chart::checkExportTarget(path, error)) return false;
     if (!(scale > 0.0) || scale > 8.0) {
         setError(error, QObject::tr("Scale factor = %1 is not allowed: a number in (0, 8]").arg(scale));
         return false;
     }
     if (widget->width() <= 0 || widget->height() <= 0) {
         setError(error, QObject::tr("nothing to export: the view has no area"));
+        return false;
+    }
+    const QString problem = chart::imageSizeProblem(qRound64(widget->width() * scale),
+                                                    qRound64(widget->height() * scale));
+    if (!problem.isEmpty()) {
+        setError(error, QObject::tr("cannot export %1: %2").arg(path, problem));
         return false;
     }
     const QImage image = renderWidget(widget, scale);
@@ -102,6 +110,7 @@ bool exportWidgetPng(QWidget* widget, const QString& path, double scale, QString
 }
 
 bool exportWidgetSvg(QWidget* widget, const QString& path, QString* error) {
+    if (!chart::checkExportTarget(path, error)) return false;
     applyPendingLayouts();
     const QString title =
         widget->windowTitle().isEmpty() ? QStringLiteral("PipeLens") : widget->windowTitle();

@@ -20,6 +20,7 @@
 #include "data/loaders.hpp"
 #include "data/memory_limit.hpp"
 #include "errors.hpp"
+#include "util/file_target.hpp"
 
 namespace pipelens {
 namespace {
@@ -333,49 +334,28 @@ void writeNpy(const std::string& path, const std::vector<std::int64_t>& shape, c
     dict.append((64 - total % 64) % 64, ' ');
     dict += '\n';
 
-    const std::string tmp = path + ".tmp";
-    auto failWrite = [&](const std::string& what) {
-        std::error_code ignored;
-        fs::remove(tmp, ignored);
-        throw IoError("cannot write npy file " + quoted(path) + ": " + what);
-    };
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) {
-            failWrite("cannot create " + quoted(tmp) + ": " + std::strerror(errno));
-        }
-        const unsigned char prefix[10] = {0x93,
-                                          'N',
-                                          'U',
-                                          'M',
-                                          'P',
-                                          'Y',
-                                          1,
-                                          0,
-                                          static_cast<unsigned char>(dict.size() & 0xff),
-                                          static_cast<unsigned char>(dict.size() >> 8)};
-        out.write(reinterpret_cast<const char*>(prefix), 10);
-        out.write(dict.data(), static_cast<std::streamsize>(dict.size()));
-        if constexpr (std::endian::native == std::endian::little) {
-            out.write(reinterpret_cast<const char*>(data),
-                      static_cast<std::streamsize>(count * sizeof(double)));
-        } else {
-            for (std::size_t i = 0; i < count; ++i) {
-                double value = data[i];
-                byteSwap(value);
-                out.write(reinterpret_cast<const char*>(&value), sizeof(double));
-            }
-        }
-        out.close();
-        if (!out) {
-            failWrite("writing " + quoted(tmp) + " failed (disk full?)");
-        }
+    const unsigned char prefix[10] = {0x93,
+                                      'N',
+                                      'U',
+                                      'M',
+                                      'P',
+                                      'Y',
+                                      1,
+                                      0,
+                                      static_cast<unsigned char>(dict.size() & 0xff),
+                                      static_cast<unsigned char>(dict.size() >> 8)};
+    std::vector<double> swapped;
+    const double* values = data;
+    if constexpr (std::endian::native != std::endian::little) {
+        swapped.assign(data, data + count);
+        for (double& value : swapped) byteSwap(value);
+        values = swapped.data();
     }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) {
-        failWrite("renaming " + quoted(tmp) + " failed: " + ec.message());
-    }
+    // The shared writer: a target that is not a regular file is refused, a link is written
+    // through, errors carry the system's reason, the temporary never stays behind.
+    replaceFileAtomically(path, {{reinterpret_cast<const char*>(prefix), sizeof prefix},
+                                 {dict.data(), dict.size()},
+                                 {reinterpret_cast<const char*>(values), count * sizeof(double)}});
 }
 
 NpyArray readNpyFile(const std::string& path, const ShapeCheck& check) {

@@ -3,18 +3,22 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <sstream>
 
 #include "errors.hpp"
 #include "replay/schedule_tables.hpp"
+#include "util/file_target.hpp"
 #include "util/text_builder.hpp"
 
 namespace pipelens {
@@ -27,11 +31,10 @@ std::string num(double v) { return TextBuilder().number(v).take(); }
 
 json finiteOrNull(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
+// A new file in a temporary folder; the message carries the system's reason ("No space left on
+// device").
 void writeText(const fs::path& path, const std::string& content) {
-    std::ofstream out(path, std::ios::binary);
-    out << content;
-    out.close();
-    if (!out) throw IoError("cannot write " + path.string());
+    writeNewFile(path.string(), content.data(), content.size());
 }
 
 // Columns of equal-index series, one per method; shorter series leave empty cells.
@@ -86,12 +89,97 @@ fs::path normalised(const std::string& folder) {
     return p;
 }
 
-bool processAlive(long pid) {
-    return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+// The identity of this process, recorded in a temporary folder's marker.
+std::string readFirstLine(const fs::path& p, std::size_t limit = 4096) {
+    std::ifstream in(p, std::ios::binary);
+    std::string line;
+    if (in) std::getline(in, line);
+    if (line.size() > limit) line.clear();
+    return line;
 }
 
-// Removes `<name>.tmp-PID` and `<name>.old-PID` folders of runs that are no longer alive (an
-// earlier PipeLens killed while writing); only folders that are empty or carry the marker.
+std::string bootId() { return readFirstLine("/proc/sys/kernel/random/boot_id"); }
+
+// Field 22 of /proc/PID/stat: when the process started, in clock ticks after boot.
+std::optional<unsigned long long> processStartTime(const std::string& pid) {
+    std::ifstream in("/proc/" + pid + "/stat", std::ios::binary);
+    std::string stat;
+    if (!in || !std::getline(in, stat)) return std::nullopt;
+    const std::size_t close = stat.rfind(')');
+    if (close == std::string::npos) return std::nullopt;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string field;
+    for (int i = 3; i <= 22; ++i) {
+        if (!(rest >> field)) return std::nullopt;
+    }
+    if (field.empty() || field.find_first_not_of("0123456789") != std::string::npos) {
+        return std::nullopt;
+    }
+    return std::stoull(field);
+}
+
+// The marker's key: value lines.
+std::map<std::string, std::string> readMarker(const fs::path& marker) {
+    std::map<std::string, std::string> keys;
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::symlink_status(marker, ec)) || fs::file_size(marker, ec) > 4096) {
+        return keys;
+    }
+    std::ifstream in(marker, std::ios::binary);
+    std::string line;
+    while (std::getline(in, line)) {
+        const std::size_t colon = line.find(": ");
+        if (colon != std::string::npos) keys[line.substr(0, colon)] = line.substr(colon + 2);
+    }
+    return keys;
+}
+
+// Whether the process a temporary's marker names is provably gone: another boot, no process
+// with that PID, or one that started at another time (the PID was reused).
+bool recordedWriterGone(const std::map<std::string, std::string>& m) {
+    const auto get = [&](const char* k) {
+        const auto it = m.find(k);
+        return it == m.end() ? std::string() : it->second;
+    };
+    const std::string pid = get("pid");
+    const std::string boot = get("boot_id");
+    const std::string start = get("start_time");
+    if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) {
+        return false;
+    }
+    const std::string now = bootId();
+    if (!boot.empty() && !now.empty() && boot != now) return true;
+    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH) return true;
+    const auto started = processStartTime(pid);
+    return started && !start.empty() && std::to_string(*started) != start;
+}
+
+// A folder (not a link) whose marker (results or sweep) says it is a temporary of exactly this
+// name, written by a process that is provably gone.
+bool isStaleTemporary(const fs::path& folder) {
+    std::error_code ec;
+    if (!fs::is_directory(fs::symlink_status(folder, ec))) return false;
+    const std::string name = folder.filename().string();
+    const std::size_t dash = name.rfind('-');
+    const std::string pidText = dash == std::string::npos ? std::string() : name.substr(dash + 1);
+    for (const char* markerName : {kResultsMarker, kSweepMarker}) {
+        const auto m = readMarker(folder / markerName);
+        const auto at = [&](const char* k) {
+            const auto f = m.find(k);
+            return f == m.end() ? std::string() : f->second;
+        };
+        if (at("state") == "temporary" && at("folder") == name && at("pid") == pidText &&
+            recordedWriterGone(m)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Removes `<name>.tmp-PID` and `<name>.old-PID` folders that an earlier PipeLens left when it was
+// killed while writing. A folder is removed only when its marker (results or sweep) says it is a
+// temporary of exactly that name and the process that wrote it is provably gone: the user's
+// copies (`res.old-20241201`, a `cp -r` of a results folder) never match.
 void removeStaleTemporaries(const fs::path& target) {
     std::error_code ec;
     const std::string base = target.filename().string();
@@ -104,13 +192,12 @@ void removeStaleTemporaries(const fs::path& target) {
                 continue;
             }
             const std::string pidText = name.substr(prefix.size());
+            std::error_code sec;
             if (pidText.find_first_not_of("0123456789") != std::string::npos ||
-                pidText.size() > 9 || processAlive(std::stol(pidText))) {
+                !fs::is_directory(fs::symlink_status(it->path(), sec))) {
                 continue;
             }
-            std::string what;
-            const Target kind = classify(it->path(), what);
-            if (kind == Target::Results || kind == Target::EmptyFolder) {
+            if (isStaleTemporary(it->path())) {
                 std::error_code ignored;
                 fs::remove_all(it->path(), ignored);
             }
@@ -141,12 +228,18 @@ void swapInto(const fs::path& tmp, const fs::path& target, bool hadOld) {
     fs::path old = target;
     old += ".old-" + std::to_string(::getpid());
     if (hadOld) {
+        if (fs::exists(target / kResultsMarker, ec)) {
+            markFolder(target, kResultsMarker, temporaryMarker(kResultsTitle, old));
+        }
         fs::rename(target, old, ec);
         if (ec) throw IoError("cannot replace results folder " + target.string() + ": " + ec.message());
     }
     fs::rename(tmp, target, ec);
     if (ec) {
-        if (hadOld) fs::rename(old, target, ec);
+        if (hadOld) {
+            fs::rename(old, target, ec);
+            if (!ec) markFolder(target, kResultsMarker, finalMarker(kResultsTitle));
+        }
         throw IoError("cannot move the results into " + target.string() + ": " + ec.message());
     }
     if (hadOld) fs::rename(old, tmp, ec);
@@ -154,17 +247,60 @@ void swapInto(const fs::path& tmp, const fs::path& target, bool hadOld) {
 
 }  // namespace
 
-std::string prepareResultsFolder(const std::string& folder, const std::string& field) {
+std::string temporaryMarker(const std::string& title, const fs::path& tmp) {
+    const auto started = processStartTime("self");
+    return title + "\nstate: temporary\nfolder: " + tmp.filename().string() +
+           "\npid: " + std::to_string(::getpid()) + "\nboot_id: " + bootId() +
+           "\nstart_time: " + (started ? std::to_string(*started) : std::string()) + "\n";
+}
+
+std::string finalMarker(const std::string& title) { return title + "\nstate: final\n"; }
+
+void markFolder(const fs::path& folder, const char* markerName, const std::string& text) {
+    replaceFileAtomically((folder / markerName).string(), text.data(), text.size());
+}
+
+std::string checkResultsPath(const std::string& folder, const std::string& field) {
     const fs::path target = normalised(folder);
+    const std::string shown = field + " = \"" + folder + "\" is not allowed: ";
     if (target.empty()) {
-        throw ConfigError(field + " = \"" + folder +
-                          "\" is not allowed: the path of a results folder (not empty, not /, . or ..)");
+        throw ConfigError(shown + "the path of a results folder (not empty, not /, . or ..)");
     }
-    checkReplaceable(target, field, folder);
+    // The folder is replaced as a whole: never the current folder or one that holds it.
     std::error_code ec;
+    const fs::path here = fs::current_path(ec);
+    if (!ec) {
+        const fs::path real = fs::weakly_canonical(target, ec);
+        if (!ec) {
+            const fs::path rel = here.lexically_relative(real);
+            if (!rel.empty() && *rel.begin() != "..") {
+                throw ConfigError(shown + (rel == "." ? "it is the current folder"
+                                                      : "it holds the current folder (" +
+                                                            here.string() + ")") +
+                                  ", which would be replaced from under the shell: choose "
+                                  "another folder");
+            }
+        }
+    }
+    // The temporaries beside it add ".tmp-PID" (at most 7 digits) to its name.
+    const std::size_t length = target.filename().string().size();
+    constexpr std::size_t kNameMax = NAME_MAX;
+    if (length + kTemporarySuffixBytes > kNameMax) {
+        throw ConfigError(shown + "its name is " + std::to_string(length) +
+                          " bytes long, and the temporary folder beside it needs " +
+                          std::to_string(kTemporarySuffixBytes) + " more, over the limit of " +
+                          std::to_string(kNameMax) + " bytes a name may have: at most " +
+                          std::to_string(kNameMax - kTemporarySuffixBytes) + " bytes");
+    }
+    const fs::file_status st = fs::symlink_status(target, ec);
+    if (!ec && st.type() != fs::file_type::not_found && st.type() != fs::file_type::directory) {
+        throw ConfigError(shown + "it is " +
+                          (st.type() == fs::file_type::symlink ? "a symbolic link" : "a file") +
+                          "; PipeLens only replaces an empty folder or results it wrote itself: "
+                          "choose a new folder");
+    }
     if (fs::exists(target, ec) && ::access(target.c_str(), W_OK | X_OK) != 0) {
-        throw ConfigError(field + " = \"" + folder + "\" is not allowed: the folder cannot be "
-                          "replaced (" + std::strerror(errno) + ")");
+        throw ConfigError(shown + "the folder cannot be replaced (" + std::strerror(errno) + ")");
     }
     // The nearest existing ancestor must be a folder we may write into.
     fs::path parent = target.parent_path();
@@ -172,27 +308,75 @@ std::string prepareResultsFolder(const std::string& folder, const std::string& f
         parent = parent.parent_path();
     }
     if (!fs::is_directory(parent, ec)) {
-        throw ConfigError(field + " = \"" + folder + "\" is not allowed: " + parent.string() +
-                          " is not a folder");
+        throw ConfigError(shown + parent.string() + " is not a folder");
     }
     if (::access(parent.c_str(), W_OK | X_OK) != 0) {
-        throw ConfigError(field + " = \"" + folder + "\" is not allowed: cannot write in " +
-                          parent.string() + " (" + std::strerror(errno) + ")");
+        throw ConfigError(shown + "cannot write in " + parent.string() + " (" +
+                          std::strerror(errno) + ")");
     }
     if (fs::exists(target.parent_path(), ec)) removeStaleTemporaries(target);
     return target.string();
 }
 
-void writeFileAtomically(const std::string& path, const std::string& content) {
-    fs::path target(path);
-    fs::path tmp = target;
-    tmp += ".tmp-" + std::to_string(::getpid());
-    writeText(tmp, content);
+std::string prepareResultsFolder(const std::string& folder, const std::string& field) {
+    const std::string target = checkResultsPath(folder, field);
+    checkReplaceable(target, field, folder);
+    return target;
+}
+
+void createTemporaryFolder(const fs::path& tmp) {
     std::error_code ec;
-    fs::rename(tmp, target, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw IoError("cannot write " + path + ": " + ec.message());
+    if (isStaleTemporary(tmp)) fs::remove_all(tmp, ec);
+    if (!fs::create_directory(tmp, ec)) {
+        throw IoError("cannot create the temporary folder " + tmp.string() + ": " +
+                      (ec ? ec.message() : std::string("something of that name exists")));
+    }
+}
+
+void writeFileAtomically(const std::string& path, const std::string& content) {
+    replaceFileAtomically(path, content.data(), content.size());
+}
+
+namespace {
+
+// Set by SIGINT / SIGTERM while results are written; the writer then removes its temporary
+// folder and the signal is raised again with its default action.
+std::atomic<bool> gStopWriting{false};
+std::atomic<int> gStopSignal{0};
+static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
+
+extern "C" void onStopSignal(int sig) {
+    gStopSignal.store(sig);
+    gStopWriting.store(true);
+}
+
+}  // namespace
+
+std::vector<std::string> writeStoppable(
+    const std::function<std::vector<std::string>(const std::atomic<bool>*)>& write) {
+    struct sigaction stop {};
+    stop.sa_handler = onStopSignal;
+    sigemptyset(&stop.sa_mask);
+    struct sigaction oldInt {};
+    struct sigaction oldTerm {};
+    gStopWriting.store(false);
+    sigaction(SIGINT, &stop, &oldInt);
+    sigaction(SIGTERM, &stop, &oldTerm);
+    auto restore = [&] {
+        sigaction(SIGINT, &oldInt, nullptr);
+        sigaction(SIGTERM, &oldTerm, nullptr);
+    };
+    try {
+        std::vector<std::string> warnings = write(&gStopWriting);
+        restore();
+        if (gStopWriting.load()) ::raise(gStopSignal.load());  // arrived after the swap
+        return warnings;
+    } catch (...) {
+        // Whatever the write threw once stopped (Interrupted, a cancelled run), its temporaries
+        // are gone by now: the signal ends the process as it would have.
+        restore();
+        if (gStopWriting.load()) ::raise(gStopSignal.load());
+        throw;
     }
 }
 
@@ -303,23 +487,31 @@ std::vector<std::string> writeFolderAtomically(
     fs::path tmp = target;
     tmp += ".tmp-" + std::to_string(::getpid());
     std::error_code ec;
-    fs::remove_all(tmp, ec);
-    if (!fs::create_directories(tmp, ec) && ec) {
-        throw IoError("cannot create results folder " + tmp.string() + ": " + ec.message());
-    }
+    if (!fs::exists(target.parent_path(), ec)) fs::create_directories(target.parent_path(), ec);
+    createTemporaryFolder(tmp);
     const auto stopped = [&] { return cancel && cancel->load(); };
     try {
-        writeText(tmp / kResultsMarker, "PipeLens results: this folder may be replaced by the next run\n");
+        markFolder(tmp, kResultsMarker, temporaryMarker(kResultsTitle, tmp));
         fill(tmp);
         if (stopped()) throw Interrupted("writing results to " + target.string());
         // Checked again just before the swap: the target may have changed in the meantime.
         if (classify(target, what) == Target::Other) {
             throw IoError("refusing to replace " + target.string() + ": it is " + what);
         }
+        // Finished: the marker no longer names a process or a temporary.
+        markFolder(tmp, kResultsMarker, finalMarker(kResultsTitle));
         swapInto(tmp, target, fs::exists(fs::symlink_status(target, ec)));
     } catch (...) {
         fs::remove_all(tmp, ec);
         throw;
+    }
+    // The previous results, now at tmp, are marked as this process's temporary before they go,
+    // so that if the process dies now the next run removes them.
+    if (fs::exists(tmp / kResultsMarker, ec)) {
+        try {
+            markFolder(tmp, kResultsMarker, temporaryMarker(kResultsTitle, tmp));
+        } catch (const std::exception&) {
+        }
     }
     // tmp now holds the previous results (if any); the new ones are in place.
     std::vector<std::string> warnings;

@@ -19,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char* kMarker = ".pipelens-sweep";
+constexpr const char* kMarker = kSweepMarker;
 
 std::string readText(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
@@ -34,23 +34,27 @@ std::string csvText(const std::string& t) {
     return TextBuilder().quoted(t).take();
 }
 
-// Creates `dir` with the marker and sweep.json through a temporary sibling, so a folder that
-// exists always holds a complete sweep.json.
+// Creates `dir` with the marker and sweep.json through a temporary sibling (the same rules as a
+// results folder: its marker names it and this process until it is in place), so a folder that
+// exists always holds a complete sweep.json. The rename replaces an empty folder and nothing
+// else: a link, a file or a folder that filled up meanwhile makes it fail, and is left alone.
 void createFolder(const fs::path& dir, const std::string& specText) {
     fs::path tmp = dir;
     tmp += ".tmp-" + std::to_string(::getpid());
+    createTemporaryFolder(tmp);
     std::error_code ec;
-    fs::remove_all(tmp, ec);
-    fs::create_directories(tmp / "points", ec);
-    if (ec) throw IoError("cannot create sweep folder " + tmp.string() + ": " + ec.message());
-    writeFileAtomically((tmp / "sweep.json").string(), specText);
-    writeFileAtomically((tmp / kMarker).string(), "PipeLens sweep folder\n");
-    if (fs::exists(dir)) fs::remove(dir, ec);  // an empty folder, checked by the caller
-    fs::rename(tmp, dir, ec);
-    if (ec) {
-        fs::remove_all(tmp);
-        throw IoError("cannot create sweep folder " + dir.string() + ": " + ec.message());
+    try {
+        markFolder(tmp, kSweepMarker, temporaryMarker(kSweepTitle, tmp));
+        fs::create_directory(tmp / "points", ec);
+        if (ec) throw IoError("cannot create sweep folder " + tmp.string() + ": " + ec.message());
+        writeFileAtomically((tmp / "sweep.json").string(), specText);
+        fs::rename(tmp, dir, ec);
+        if (ec) throw IoError("cannot create sweep folder " + dir.string() + ": " + ec.message());
+    } catch (...) {
+        fs::remove_all(tmp, ec);
+        throw;
     }
+    markFolder(dir, kSweepMarker, finalMarker(kSweepTitle));
 }
 
 }  // namespace
@@ -62,15 +66,18 @@ std::string SweepFolder::pointFileName(std::size_t index) {
 }
 
 SweepFolder SweepFolder::open(const std::string& dirText, const SweepSpec& spec, bool resume) {
-    const fs::path dir = fs::absolute(dirText);
+    // The same path policy as run and reproduce: no link, no file, not the current folder.
+    const fs::path dir = checkResultsPath(dirText, "--out");
     SweepFolder f;
     f.dir_ = dir.string();
     f.finished_.assign(spec.points(), std::nullopt);
     const std::string specText = spec.toJson().dump(2) + "\n";
-    const bool exists = fs::exists(dir);
-    const bool empty = exists && fs::is_directory(dir) && fs::is_empty(dir);
+    std::error_code ec;
+    const bool exists = fs::exists(fs::symlink_status(dir, ec));
+    const bool empty = exists && fs::is_directory(dir, ec) && fs::is_empty(dir, ec);
     if (!exists || empty) {
         createFolder(dir, specText);
+        f.created_ = true;
         return f;
     }
     if (!fs::is_directory(dir) || !fs::exists(dir / kMarker) || !fs::exists(dir / "sweep.json")) {
@@ -111,6 +118,15 @@ SweepFolder SweepFolder::open(const std::string& dirText, const SweepSpec& spec,
         f.finished_[i] = std::move(r);
     }
     return f;
+}
+
+void SweepFolder::discardIfUnused() const {
+    if (!created_) return;
+    const fs::path dir(dir_);
+    std::error_code ec;
+    if (!fs::is_empty(dir / "points", ec) || ec) return;
+    if (!fs::is_regular_file(fs::symlink_status(dir / kMarker, ec))) return;
+    fs::remove_all(dir, ec);
 }
 
 void SweepFolder::writePoint(const PointResult& point) const {

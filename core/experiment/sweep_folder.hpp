@@ -32,10 +32,15 @@ public:
     // Writes summary.csv and summary.json atomically.
     void writeSummary(const SweepSpec& spec, const SweepPoints& points) const;
 
+    // Removes the folder again when open() created it and no point has been written into it
+    // (a sweep that failed before its first point leaves nothing behind to block a rerun).
+    void discardIfUnused() const;
+
     static std::string pointFileName(std::size_t index);
 
 private:
     std::string dir_;
+    bool created_ = false;
     SweepPoints finished_;
 };
 

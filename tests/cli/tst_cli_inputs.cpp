@@ -187,8 +187,11 @@ private slots:
 
     // 7. A run killed while writing left DIR.tmp-PID forever: the next run removes it.
     void staleTemporariesRemoved() {
+        // What an earlier PipeLens wrote (its marker names the folder and a process that is gone).
         fs::create_directory(dir() / "st.tmp-999999999");
-        writeFile(dir() / "st.tmp-999999999" / ".pipelens-results", "");
+        writeFile(dir() / "st.tmp-999999999" / ".pipelens-results",
+                  "PipeLens results\nstate: temporary\nfolder: st.tmp-999999999\npid: 999999999\n"
+                  "boot_id: another-boot\nstart_time: 1\n");
         QCOMPARE(runCli({"run", config("ok.json", smallConfig()), "--out", path("st"), "--quiet"})
                      .exitCode,
                  0);

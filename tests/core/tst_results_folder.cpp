@@ -118,10 +118,16 @@ private slots:
         const fs::path deadOld = dir() / "stale.old-999999998";
         const fs::path alive = dir() / ("stale.tmp-" + std::to_string(::getpid()));
         const fs::path foreign = dir() / "stale.tmp-999999997";
-        for (const fs::path& p : {dead, deadOld, alive}) {
+        // Markers as a dead run (no such PID) and this live process would have written them.
+        for (const fs::path& p : {dead, deadOld}) {
+            const std::string name = p.filename().string();
             fs::create_directory(p);
-            write(p / kResultsMarker, "");
+            write(p / kResultsMarker, std::string(kResultsTitle) + "\nstate: temporary\nfolder: " +
+                                          name + "\npid: " + name.substr(name.rfind('-') + 1) +
+                                          "\nboot_id: another-boot\nstart_time: 1\n");
         }
+        fs::create_directory(alive);
+        write(alive / kResultsMarker, temporaryMarker(kResultsTitle, alive));
         fs::create_directory(foreign);
         write(foreign / "user.txt", "not ours");
         prepareResultsFolder(out.string());

@@ -136,27 +136,36 @@ int runReproduceCommand(int argc, char** argv, std::ostream& out, std::ostream& 
             throw ConfigError("experiment = \"" + id + "\" is not allowed: one of E1, E2, E3, E4, E5, all");
         }
     }
+    // The results-folder policy of run and sweep: checked before anything runs (stale
+    // temporaries of an interrupted reproduce removed), then written atomically with Ctrl-C and
+    // SIGTERM as a clean stop that leaves no DIR.tmp-PID behind.
+    const std::string folder = prepareResultsFolder(o.out);
     const auto app = ensureApplication();
     RunOptions run;
     run.threads = o.threads;
-    writeFolderAtomically(o.out, [&](const std::filesystem::path& tmp) {
-        nlohmann::json index = nlohmann::json::array();
-        for (const std::string& id : o.ids) {
-            const auto wall0 = std::chrono::steady_clock::now();
-            const std::clock_t cpu0 = std::clock();
-            const Reproduction r = reproduce(id, o.quick, run, o.inputs);
-            const double cpu = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
-            const double wall =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-            writeExperiment(r, tmp / id);
-            index.push_back({{"experiment", id}, {"wall_seconds", wall}, {"cpu_seconds", cpu}});
-            if (!o.quiet) {
-                err << "reproduce: " << id << " done in " << wall << " s (" << cpu << " s CPU)\n";
+    const auto write = [&](const std::atomic<bool>* stop) {
+        run.cancel = stop;
+        return writeFolderAtomically(folder, [&](const std::filesystem::path& tmp) {
+            nlohmann::json index = nlohmann::json::array();
+            for (const std::string& id : o.ids) {
+                if (stop->load()) throw Interrupted("reproduce: stopped");
+                const auto wall0 = std::chrono::steady_clock::now();
+                const std::clock_t cpu0 = std::clock();
+                const Reproduction r = reproduce(id, o.quick, run, o.inputs);
+                const double cpu = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
+                const double wall =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+                writeExperiment(r, tmp / id);
+                index.push_back({{"experiment", id}, {"wall_seconds", wall}, {"cpu_seconds", cpu}});
+                if (!o.quiet) {
+                    err << "reproduce: " << id << " done in " << wall << " s (" << cpu << " s CPU)\n";
+                }
             }
-        }
-        writeFileAtomically((tmp / "summary.json").string(),
-                            nlohmann::json{{"quick", o.quick}, {"experiments", index}}.dump(2) + "\n");
-    });
+            writeFileAtomically((tmp / "summary.json").string(),
+                                nlohmann::json{{"quick", o.quick}, {"experiments", index}}.dump(2) + "\n");
+        }, stop);
+    };
+    for (const std::string& w : writeStoppable(write)) err << "pipelens-cli: warning: " << w << '\n';
     if (!o.quiet) out << "figures written to " << o.out << '\n';
     return 0;
 }
