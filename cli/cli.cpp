@@ -332,6 +332,8 @@ int cmdDelays(const Args& a, std::ostream& out, std::ostream& err) {
         throw ConfigError("--from = \"" + Args::shown(a.get("from")) +
                           "\" is not allowed: a number in [0, 1)");
     }
+    // The whole range's memory, before the slices (each would name only itself).
+    requireDelayStatsMemory(lo, hi, n, 0);
     nlohmann::json arr = nlohmann::json::array();
     const std::vector<DelayStats> all = delayStatsWithProgress(lo, hi, n, from, err);
     if (!a.has("json")) {

@@ -1,9 +1,11 @@
 #include "experiment/budget_checks.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "data/memory_limit.hpp"
 #include "errors.hpp"
+#include "objective/lm/lm_layout.hpp"
 #include "schedule/run_length.hpp"
 #include "schedule/timeline.hpp"
 #include "util/format_number.hpp"
@@ -64,6 +66,53 @@ std::uint64_t methodRunBytes(long long microbatches, int stages, long long slots
     const std::uint64_t m = bytesFor(static_cast<std::uint64_t>(dim),
                                      static_cast<std::uint64_t>(stages) + 4, sizeof(double));
     return addSat(addSat(a, b), m);
+}
+
+std::uint64_t lmRunBytes(const LmLayout& layout, int realBytes, const std::vector<int>& replicas) {
+    const LmDims& d = layout.dims();
+    const auto P = static_cast<std::uint64_t>(layout.size());
+    const auto S = static_cast<std::uint64_t>(d.stages);
+    const auto N = static_cast<std::uint64_t>(d.tokens());
+    const auto C = static_cast<std::uint64_t>(d.width);
+    const auto V = static_cast<std::uint64_t>(d.vocab);
+    const auto real = static_cast<std::uint64_t>(realBytes);
+    std::uint64_t largest = 0;
+    for (int s = 0; s < d.stages; ++s) {
+        largest = std::max(largest, static_cast<std::uint64_t>(layout.stage(s).size));
+    }
+    // One microbatch on every stage: its input (N x C), a block's internals (q, k, v, the
+    // attention output, two LayerNorms, the 4C-wide MLP before and after GELU: 16 N x C), the
+    // attention weights (heads x b x T x T) on each block, and the logits with their gradient.
+    const std::uint64_t attention = bytesFor(static_cast<std::uint64_t>(d.heads) * d.batch,
+                                             static_cast<std::uint64_t>(d.context),
+                                             static_cast<std::uint64_t>(d.context));
+    const std::uint64_t blocks = S > 2 ? S - 2 : 0;
+    const std::uint64_t activations =
+        addSat(addSat(bytesFor(S, N, C), bytesFor(blocks, addSat(bytesFor(16, N, C), attention))),
+               bytesFor(2, N, V));
+    std::uint64_t total = bytesFor(P, sizeof(double));  // the initial weights
+    for (int r : replicas) {
+        const std::uint64_t weights = bytesFor(static_cast<std::uint64_t>(std::max(r, 1)) + 1, P);
+        const std::uint64_t perMethod = addSat(addSat(weights, largest), activations);
+        total = addSat(total, bytesFor(perMethod, real));
+    }
+    return total;
+}
+
+void requireLmMemory(const LmLayout& layout, int realBytes, const std::vector<int>& replicas) {
+    const LmDims& d = layout.dims();
+    const std::size_t methods = replicas.size();
+    requireMemory(lmRunBytes(layout, realBytes, replicas),
+                  "the language model (objective.width = " + std::to_string(d.width) +
+                      ", objective.context = " + std::to_string(d.context) +
+                      ", objective.heads = " + std::to_string(d.heads) +
+                      ", stages = " + std::to_string(d.stages) +
+                      ", batch_size = " + std::to_string(d.batch) + ", a vocabulary of " +
+                      std::to_string(d.vocab) + ": " + formatNumber(static_cast<double>(layout.size()), 4) +
+                      " parameters) with " + std::to_string(methods) +
+                      (methods == 1 ? " method" : " methods side by side"),
+                  "a smaller objective.width, objective.context or batch_size, fewer stages or "
+                  "fewer methods");
 }
 
 }  // namespace pipelens

@@ -4,10 +4,13 @@
 // anything large is allocated.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "experiment/config.hpp"
 
 namespace pipelens {
+
+class LmLayout;
 
 // The budget field the user set with its value, e.g. "budget.slots = 1000000000".
 std::string budgetFieldText(const BudgetSpec& budget);
@@ -22,5 +25,15 @@ std::uint64_t dataBytes(std::int64_t rows, std::int64_t cols);
 // Bytes for one run of a method: timeline, delay table, sampled curves and the model copies.
 std::uint64_t methodRunBytes(long long microbatches, int stages, long long slots,
                              std::int64_t dim);
+
+// Bytes the language model surely takes before its first step: the initial weights (double), and
+// per method its replicas' weights, one stash of every stage, the weight gradient and one
+// microbatch's activations on every stage (inputs, block internals, attention, logits). A lower
+// estimate: runs keep more stashes and activations as the pipeline fills.
+std::uint64_t lmRunBytes(const LmLayout& layout, int realBytes, const std::vector<int>& replicas);
+
+// Refuses (ResourceError naming width, context, heads, stages, batch_size and the vocabulary)
+// a language model whose lmRunBytes exceeds memoryLimitBytes().
+void requireLmMemory(const LmLayout& layout, int realBytes, const std::vector<int>& replicas);
 
 }  // namespace pipelens

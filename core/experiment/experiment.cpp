@@ -124,6 +124,11 @@ std::shared_ptr<LinearObjective> buildObjective(const ExperimentConfig& c) {
     return obj;
 }
 
+std::optional<PlanSizes> planSizesFromConfig(const ExperimentConfig& c) {
+    if (c.languageModel() || c.data.source != "synthetic" || c.batchSize < 1) return std::nullopt;
+    return PlanSizes{static_cast<int>(c.data.rows / c.batchSize), c.data.rows, c.data.dim};
+}
+
 ExperimentPlan planExperiment(const ExperimentConfig& c, const LinearObjective& objective) {
     return planExperiment(c, PlanSizes{objective.batches(), objective.rows(), objective.dim()});
 }
@@ -408,6 +413,10 @@ ExperimentResult runExperiment(const ExperimentConfig& c, const RunOptions& opti
     // thread of their own while the runs start: on a small problem they cost a third of the run.
     std::shared_ptr<const LinearObjective> objective;
     std::future<void> constantsAside;
+    // Synthetic data's sizes are in the config: the plan's budget and memory checks run before
+    // the data set is made (generating d = 4096 takes half a minute, and a plan that cannot fit
+    // must not wait for it). File data is checked against its header's shape when read.
+    if (const std::optional<PlanSizes> sizes = planSizesFromConfig(c)) planExperiment(c, *sizes);
     try {
         if (options.objectives) {
             objective = options.objectives->get(c, options.onStage);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,8 @@ struct PlanSizes {
     std::int64_t dim = 0;
 };
 ExperimentPlan planExperiment(const ExperimentConfig& config, const PlanSizes& sizes);
+// The sizes a config fixes without reading data (synthetic data); nullopt for data files.
+std::optional<PlanSizes> planSizesFromConfig(const ExperimentConfig& config);
 
 
 std::unique_ptr<Replay> makeReplay(const ExperimentConfig& config, const MethodRun& run,

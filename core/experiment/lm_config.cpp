@@ -1,6 +1,7 @@
 #include "experiment/lm_config.hpp"
 
 #include "errors.hpp"
+#include "experiment/budget_checks.hpp"
 #include "experiment/config.hpp"
 #include "experiment/object_reader.hpp"
 #include "experiment/run_work.hpp"
@@ -135,6 +136,16 @@ CharTransformerParams charTransformerParams(const ExperimentConfig& c) {
     p.w0Path = m.w0.empty() ? "" : resolveDataPath(c, m.w0);
     p.initSeed = m.initSeed;
     p.precision = parseLmPrecision(c.precision);
+    // Every method's replicas, for the memory check made before the weights are allocated.
+    std::vector<int> replicas;
+    for (const MethodSpec& method : c.methods) {
+        const bool local = method.method == Method::LocalSgd;
+        replicas.push_back(local ? (method.replicas > 0 ? method.replicas : c.stages) : 1);
+    }
+    const int realBytes = p.precision == LmPrecision::Float ? 4 : 8;
+    p.beforeWeights = [replicas, realBytes](const LmLayout& layout) {
+        requireLmMemory(layout, realBytes, replicas);
+    };
     return p;
 }
 

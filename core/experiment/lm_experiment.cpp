@@ -5,6 +5,7 @@
 #include <limits>
 #include <mutex>
 
+#include "errors.hpp"
 #include "experiment/lm_config.hpp"
 #include "experiment/run_warnings.hpp"
 #include "objective/lm/lm_sampling.hpp"
@@ -151,11 +152,45 @@ LmMethodResult runLmMethod(const ExperimentConfig& c, const MethodRun& planned,
     if (out.weights.allFinite()) {
         // Line l of every method uses seed + l, so the methods' samples differ only by weights.
         for (int l = 0; l < m.sampleLines; ++l) {
+            if (options.cancel && options.cancel->load()) break;
             out.samples.push_back(sampleText(*problem, out.weights, c.seed + static_cast<std::uint64_t>(l),
                                              m.sampleLength, m.sampleTemperature));
         }
     }
     return out;
+}
+
+// Each sampled character is one forward pass of the model over a window of T tokens, which
+// costs about a third of one training sequence (forward and backward). Sampling may cost as much
+// as the training run, or kSampleAllowance characters when that is more, never an hour of
+// silence after a run of seconds.
+constexpr long long kSampleAllowance = 20'000;
+
+void checkSamplingWork(const ExperimentConfig& c, const ExperimentBudget& budget) {
+    const LanguageModelSpec& m = *c.objective.languageModel;
+    const long long characters = static_cast<long long>(m.sampleLines) * m.sampleLength;
+    const long long training =
+        3LL * static_cast<long long>(budget.pipeDreamMicrobatches) * c.batchSize;
+    const long long allowed = std::max(kSampleAllowance, training);
+    if (characters <= allowed) return;
+    throw ConfigError("objective.sample_lines x objective.sample_length = " +
+                      std::to_string(m.sampleLines) + " x " + std::to_string(m.sampleLength) +
+                      " = " + std::to_string(characters) +
+                      " characters per method is not allowed with this budget: each character "
+                      "is a forward pass of the model, and sampling would take longer than "
+                      "training (" + std::to_string(budget.pipeDreamMicrobatches) +
+                      " microbatches of " + std::to_string(c.batchSize) +
+                      " sequences); at most " + std::to_string(allowed) +
+                      " characters: fewer or shorter lines, or a larger budget");
+}
+
+// ", then sampling 3 lines of 200 characters per method", so a long sampling is announced.
+std::string samplingNote(const ExperimentConfig& c) {
+    const LanguageModelSpec& m = *c.objective.languageModel;
+    if (m.sampleLines == 0) return "";
+    return ", then sampling " + std::to_string(m.sampleLines) +
+           (m.sampleLines == 1 ? " line of " : " lines of ") + std::to_string(m.sampleLength) +
+           " characters per method";
 }
 
 }  // namespace
@@ -188,6 +223,7 @@ LmExperimentResult runLmExperiment(const ExperimentConfig& c, const RunOptions& 
     const CharTransformerProblem& p = *res.problem;
     ExperimentPlan plan = planExperiment(c, PlanSizes{p.train.batches(), 0, p.layout.size()});
     res.budget = plan.budget;
+    checkSamplingWork(c, res.budget);
     if (options.lmExecutor) {
         res.backend = options.lmExecutorName;
         res.engine = options.lmEngine;
@@ -210,7 +246,7 @@ LmExperimentResult runLmExperiment(const ExperimentConfig& c, const RunOptions& 
     if (options.onStage) {
         options.onStage("running " + std::to_string(plan.runs.size()) + " methods over " +
                         std::to_string(res.budget.slotBudget) + " slots on the language model (" +
-                        std::to_string(p.layout.size()) + " parameters)");
+                        std::to_string(p.layout.size()) + " parameters)" + samplingNote(c));
     }
     if (options.onPlanned) {
         // The plan as the linear experiments announce it (the app's schedule views, live curves).

@@ -5,8 +5,11 @@
 #include <cmath>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <thread>
 #include <unordered_map>
 
+#include "data/memory_limit.hpp"
 #include "errors.hpp"
 #include "util/parallel_for.hpp"
 
@@ -232,6 +235,38 @@ DelayStats delayStats(const DelayTable& table, double fromFraction) {
     return statsFromLists(S, N, h, ks, count);
 }
 
+namespace {
+
+// pipeDreamDelayStats's lists for one S: h and the update indices (8 bytes each per microbatch
+// and stage) and the simulator's finish tables (4 + 4).
+std::uint64_t delayStatsBytes(int stages, int microbatches) {
+    const auto S = static_cast<std::uint64_t>(stages);
+    const auto N = static_cast<std::uint64_t>(microbatches > 0 ? microbatches : 10 * stages);
+    return bytesFor(S, N, 2 * sizeof(long long) + 2 * sizeof(int));
+}
+
+}  // namespace
+
+void requireDelayStatsMemory(int firstStages, int lastStages, int microbatches, int threads) {
+    // The largest S run side by side, one per thread.
+    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+    const int side = std::min(lastStages - firstStages + 1,
+                              threads > 0 ? threads : static_cast<int>(hardware));
+    std::uint64_t bytes = 0;
+    for (int S = lastStages; S > lastStages - side; --S) {
+        const std::uint64_t one = delayStatsBytes(S, microbatches);
+        bytes = bytes > UINT64_MAX - one ? UINT64_MAX : bytes + one;
+    }
+    if (bytes < (std::uint64_t{1} << 20)) return;
+    const std::string n = microbatches > 0 ? std::to_string(microbatches) : "10 x S";
+    requireMemory(bytes,
+                  "the delay statistics for stages = " + std::to_string(firstStages) +
+                      (firstStages == lastStages ? "" : ":" + std::to_string(lastStages)) +
+                      " with " + n + " microbatches (" + std::to_string(side) +
+                      (side == 1 ? " size at a time)" : " sizes at a time)"),
+                  "fewer stages or microbatches");
+}
+
 DelayStats pipeDreamDelayStats(int stages, int microbatches, double fromFraction) {
     if (!(fromFraction >= 0.0 && fromFraction < 1.0)) {
         throw ConfigError("from_fraction = " + std::to_string(fromFraction) +
@@ -270,6 +305,7 @@ std::vector<DelayStats> pipeDreamDelayStatsRange(int firstStages, int lastStages
                           std::to_string(lastStages) + " is not allowed: A:B with 1 <= A <= B");
     }
     const int count = lastStages - firstStages + 1;
+    requireDelayStatsMemory(firstStages, lastStages, microbatches, threads);
     std::vector<DelayStats> out(static_cast<size_t>(count));
     // Work is ~S^3 per S: hand out the largest S first so threads finish together.
     parallelFor(static_cast<size_t>(count), threads, [&](size_t i) {

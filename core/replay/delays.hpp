@@ -83,6 +83,10 @@ DelayStats delayStats(const DelayTable& table, double fromFraction = 0.5);
 // are counted once.
 DelayStats pipeDreamDelayStats(int stages, int microbatches = 0, double fromFraction = 0.5);
 
+// Throws ResourceError when the statistics for S = first..last (run `threads` at a time; 0: one
+// per hardware thread) need more memory than memoryLimitBytes(). pipeDreamDelayStatsRange calls it.
+void requireDelayStatsMemory(int firstStages, int lastStages, int microbatches, int threads);
+
 // pipeDreamDelayStats for every S in [firstStages, lastStages], spread over `threads` worker
 // threads (0: one per hardware thread). Results are in order of S.
 std::vector<DelayStats> pipeDreamDelayStatsRange(int firstStages, int lastStages,

@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "data/memory_limit.hpp"
 #include "errors.hpp"
 #include "method.hpp"
 #include "util/text_builder.hpp"
@@ -236,15 +237,34 @@ void validateScheduleParams(const ScheduleParams& raw) {
             "microbatches or smaller costs");
 }
 
+void requireScheduleMemory(const ScheduleParams& params, bool keepCells) {
+    // The simulator's finish tables (two ints per microbatch and stage) and, when the timeline
+    // is kept, two cells per microbatch and stage.
+    const std::uint64_t pairs = bytesFor(static_cast<std::uint64_t>(std::max(0, params.stages)),
+                                         static_cast<std::uint64_t>(std::max(0, params.microbatches)));
+    const std::uint64_t perPair = 2 * sizeof(int) + (keepCells ? 2 * sizeof(TimelineCell) : 0);
+    const std::uint64_t bytes = bytesFor(pairs, perPair);
+    if (bytes < (std::uint64_t{1} << 20)) return;  // small: not worth reading the limits
+    requireMemory(bytes,
+                  "the " + scheduleKindName(params.kind) + " schedule (stages = " +
+                      std::to_string(params.stages) + ", microbatches = " +
+                      std::to_string(params.microbatches) + ")",
+                  "fewer stages or microbatches");
+}
+
 Timeline buildTimeline(const ScheduleParams& params) {
     validateScheduleParams(params);
-    return Simulator(resolved(params), nullptr).run();
+    const ScheduleParams r = resolved(params);
+    requireScheduleMemory(r, true);
+    return Simulator(r, nullptr).run();
 }
 
 Timeline simulateSchedule(const ScheduleParams& params,
                           const std::function<void(const TimelineCell&)>& visit) {
     validateScheduleParams(params);
-    return Simulator(resolved(params), &visit).run();
+    const ScheduleParams r = resolved(params);
+    requireScheduleMemory(r, false);
+    return Simulator(r, &visit).run();
 }
 
 ScheduleKind parseScheduleKind(const std::string& text) {

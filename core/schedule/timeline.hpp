@@ -60,6 +60,11 @@ Timeline simulateSchedule(const ScheduleParams& params,
 // Throws ConfigError if any parameter is out of range.
 void validateScheduleParams(const ScheduleParams& params);
 
+// Throws ResourceError when building (keepCells) or simulating the schedule of these (resolved)
+// parameters needs more memory than memoryLimitBytes(); buildTimeline and simulateSchedule
+// call it before allocating.
+void requireScheduleMemory(const ScheduleParams& params, bool keepCells);
+
 // Parses "pd" / "fill-drain" / "localsgd" (throws ConfigError otherwise).
 ScheduleKind parseScheduleKind(const std::string& text);
 std::string scheduleKindName(ScheduleKind kind);

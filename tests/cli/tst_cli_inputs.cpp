@@ -9,39 +9,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/cli_runner.hpp"
 #include "core/expect_error.hpp"
 
 using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct CliResult {
-    int exitCode = -1;
-    bool crashed = false;
-    QString out;
-    QString err;
-};
-
-CliResult runCli(const QStringList& args, const QStringList& env = {}, int timeoutMs = 120000) {
-    QProcess p;
-    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-    for (const QString& kv : env) e.insert(kv.section('=', 0, 0), kv.section('=', 1));
-    p.setProcessEnvironment(e);
-    p.start(QString(PIPELENS_CLI_PATH), args);
-    CliResult r;
-    if (!p.waitForStarted(10000) || !p.waitForFinished(timeoutMs)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = "did not finish: pipelens-cli " + args.join(' ');
-        return r;
-    }
-    r.crashed = p.exitStatus() != QProcess::NormalExit;
-    r.exitCode = r.crashed ? -1 : p.exitCode();
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
 
 void writeFile(const fs::path& path, const std::string& text) {
     std::ofstream(path, std::ios::binary) << text;

@@ -65,6 +65,7 @@ CharTransformerProblem makeCharTransformerProblem(const CharTransformerParams& p
     LmDims dims{params.stages, params.width, params.heads, params.context, params.batch,
                 p.corpus.vocabSize()};
     p.layout = LmLayout(dims);
+    if (params.beforeWeights) params.beforeWeights(p.layout);
     if (params.heldOutFraction > 0.0) {
         auto [train, held] = splitHeldOut(p.corpus, params.heldOutFraction);
         p.train = TokenBatches(train, params.batch, params.context);

@@ -4,6 +4,7 @@
 // optional held-out part), the model's sizes and layout, and the initial weights.
 #include <Eigen/Dense>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -29,6 +30,9 @@ struct CharTransformerParams {
     std::string w0Path;               // non-empty: initial weights from this .npy
     std::uint64_t initSeed = 0;       // otherwise: seeded initialisation
     LmPrecision precision = LmPrecision::Double;
+    // Called once the layout is known and before the weights are allocated, so a caller can
+    // refuse a model that would not fit in memory without having allocated any of it.
+    std::function<void(const LmLayout&)> beforeWeights;
 };
 
 struct CharTransformerProblem {
