@@ -1,6 +1,8 @@
 #pragma once
-// Runs the real pipelens-cli as a user would (a process of its own, an environment, a time
-// limit), for the suites that drive it with bad and extreme inputs.
+// Runs the real pipelens-cli (or a binary built beside it: pipelens, pipelens-reproduce) as a
+// user would: a process of its own, an environment, a working folder and a time limit. Shared by
+// the suites that drive the tools with bad and extreme inputs.
+#include <QFileInfo>
 #include <QProcess>
 #include <QString>
 #include <QStringList>
@@ -12,20 +14,33 @@ struct CliResult {
     QString err;
 };
 
-// `env` entries are NAME=VALUE added to this process's environment. A run past `timeoutMs` is
-// killed and reported in `err` (exit code -1), so a hang fails its test instead of the suite.
-inline CliResult runCli(const QStringList& args, const QStringList& env = {},
-                        int timeoutMs = 120000) {
+struct RunSettings {
+    QStringList env;  // NAME=VALUE entries added to this process's environment
+    QString cwd;      // empty: this process's working folder
+    int timeoutMs = 120000;
+};
+
+// A binary built beside pipelens-cli.
+inline QString siblingBinary(const QString& name) {
+    return QFileInfo(QString(PIPELENS_CLI_PATH)).absolutePath() + "/" + name;
+}
+
+// The app's binaries run with the offscreen platform. A run past the time limit is killed and
+// reported in `err` (exit code -1), so a hang fails its test instead of the suite.
+inline CliResult runProgram(const QString& program, const QStringList& args,
+                            const RunSettings& settings = {}) {
     QProcess p;
     QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-    for (const QString& kv : env) e.insert(kv.section('=', 0, 0), kv.section('=', 1));
+    e.insert("QT_QPA_PLATFORM", "offscreen");
+    for (const QString& kv : settings.env) e.insert(kv.section('=', 0, 0), kv.section('=', 1));
     p.setProcessEnvironment(e);
-    p.start(QString(PIPELENS_CLI_PATH), args);
+    if (!settings.cwd.isEmpty()) p.setWorkingDirectory(settings.cwd);
+    p.start(program, args);
     CliResult r;
-    if (!p.waitForStarted(10000) || !p.waitForFinished(timeoutMs)) {
+    if (!p.waitForStarted(10000) || !p.waitForFinished(settings.timeoutMs)) {
         p.kill();
         p.waitForFinished();
-        r.err = "did not finish: pipelens-cli " + args.join(' ');
+        r.err = "did not finish: " + program + " " + args.join(' ');
         return r;
     }
     r.crashed = p.exitStatus() != QProcess::NormalExit;
@@ -33,4 +48,9 @@ inline CliResult runCli(const QStringList& args, const QStringList& env = {},
     r.out = QString::fromUtf8(p.readAllStandardOutput());
     r.err = QString::fromUtf8(p.readAllStandardError());
     return r;
+}
+
+inline CliResult runCli(const QStringList& args, const QStringList& env = {},
+                        int timeoutMs = 120000) {
+    return runProgram(QString(PIPELENS_CLI_PATH), args, {env, {}, timeoutMs});
 }

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/cli_runner.hpp"
 #include "core/expect_error.hpp"
 #include "errors.hpp"
 #include "experiment/results.hpp"
@@ -28,43 +29,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct CliResult {
-    int exitCode = -1;
-    bool crashed = false;
-    int signal = 0;
-    QString out;
-    QString err;
-};
-
-// pipelens-cli, or a sibling binary built beside it (pipelens, pipelens-reproduce).
-QString binary(const QString& name) {
-    return QFileInfo(QString(PIPELENS_CLI_PATH)).absolutePath() + "/" + name;
-}
-
-CliResult runProgram(const QString& program, const QStringList& args, const QString& cwd = {},
-                     int timeoutMs = 120000) {
-    QProcess p;
-    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-    e.insert("QT_QPA_PLATFORM", "offscreen");
-    p.setProcessEnvironment(e);
-    if (!cwd.isEmpty()) p.setWorkingDirectory(cwd);
-    p.start(program, args);
-    CliResult r;
-    if (!p.waitForStarted(10000) || !p.waitForFinished(timeoutMs)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = "did not finish: " + program + " " + args.join(' ');
-        return r;
-    }
-    r.crashed = p.exitStatus() != QProcess::NormalExit;
-    r.exitCode = r.crashed ? -1 : p.exitCode();
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
-
-CliResult runCli(const QStringList& args, const QString& cwd = {}, int timeoutMs = 120000) {
-    return runProgram(QString(PIPELENS_CLI_PATH), args, cwd, timeoutMs);
+// pipelens-cli started in the folder `cwd`.
+CliResult runIn(const QString& cwd, const QStringList& args) {
+    return runProgram(QString(PIPELENS_CLI_PATH), args, {{}, cwd});
 }
 
 void writeFile(const fs::path& path, const std::string& text) {
@@ -211,9 +178,9 @@ private slots:
     void screenshotRefusesAFifoBeforeRendering() {
         const fs::path fifo = dir() / "shot.png";
         QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
-        const CliResult r = runProgram(binary("pipelens"),
-                                       {"--preset", "default", "--screenshot", path("shot.png")}, {},
-                                       60000);
+        const CliResult r = runProgram(siblingBinary("pipelens"),
+                                       {"--preset", "default", "--screenshot", path("shot.png")},
+                                       {{}, {}, 60000});
         expectAppRefused(r, {QString::fromStdString(fifo.string()), "a FIFO (named pipe)",
                           "not a regular file"});
         QVERIFY(isFifo(fifo));
@@ -221,10 +188,10 @@ private slots:
 
     // 7. `--size 10000x10000 --scale 8` asked for a 25.6 GB image without a check.
     void screenshotSizeLimited() {
-        const CliResult r = runProgram(binary("pipelens"),
+        const CliResult r = runProgram(siblingBinary("pipelens"),
                                        {"--preset", "default", "--screenshot", path("big.png"),
                                         "--size", "10000x10000", "--scale", "8"},
-                                       {}, 60000);
+                                       {{}, {}, 60000});
         expectAppRefused(r, {"--size 10000x10000", "--scale 8", "80000 x 80000", "16384",
                           "268435456"});
         QVERIFY(!fs::exists(dir() / "big.png"));
@@ -278,14 +245,14 @@ private slots:
         const QString deeper = path("here/deeper");
         const QString cfg = config("ok.json", smallConfig());
         const QString sweep = config("tiny-sweep.json", smallSweep());
-        expectRefused(runCli({"run", cfg, "--out", "."}, deeper),
+        expectRefused(runIn(deeper, {"run", cfg, "--out", "."}),
                       {"--out = \".\" is not allowed: it is the current folder"});
-        expectRefused(runCli({"run", cfg, "--out", here}, deeper),
+        expectRefused(runIn(deeper, {"run", cfg, "--out", here}),
                       {"it holds the current folder"});
-        expectRefused(runCli({"sweep", sweep, "--out", "."}, deeper), {"the current folder"});
-        expectRefused(runCli({"sweep", sweep, "--out", ".."}, deeper), {"holds the current folder"});
-        expectRefused(runProgram(binary("pipelens-reproduce"),
-                                 {"reproduce", "E1", "--quick", "--out", "."}, deeper),
+        expectRefused(runIn(deeper, {"sweep", sweep, "--out", "."}), {"the current folder"});
+        expectRefused(runIn(deeper, {"sweep", sweep, "--out", ".."}), {"holds the current folder"});
+        expectRefused(runProgram(siblingBinary("pipelens-reproduce"),
+                                 {"reproduce", "E1", "--quick", "--out", "."}, {{}, deeper}),
                       {"the current folder"});
         QVERIFY(fs::is_directory(dir() / "here" / "deeper"));
         QVERIFY(fs::is_empty(dir() / "here" / "deeper"));
