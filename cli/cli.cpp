@@ -59,7 +59,7 @@ Commands:
   example    print an example config (default, compare, pd, rpd, localsgd, sgd, fill-drain)
   devices    list the OpenCL platforms and devices runs can use
   reproduce  run the paper's experiments E1-E5 and draw their figures (UI builds only)
-  help       this text; `pipelens-cli COMMAND --help` describes one command
+  help       this text; `pipelens-cli COMMAND --help` (or `help COMMAND`) describes one command
 
 Options: --name VALUE or --name=VALUE; a flag is --name alone (--quiet, never --quiet=0).
 Each option at most once; unknown options, options of another --kind or experiment, and
@@ -697,10 +697,16 @@ int dispatch(int argc, char** argv, std::ostream& out, std::ostream& err,
     const std::string cmd = argv[1];
     try {
         if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+            // `help COMMAND` is `COMMAND --help`; anything else after help is refused.
+            const std::map<std::string, const char*> texts{
+                {"schedule", kScheduleHelp}, {"delays", kDelaysHelp}, {"run", kRunHelp},
+                {"sweep", kSweepHelp},       {"example", kExampleHelp}, {"devices", kDevicesHelp}};
+            if (argc == 3 && texts.count(argv[2]) > 0) return out << texts.at(argv[2]), 0;
             if (argc > 2) {
-                throw ConfigError("unexpected argument \"" + shown(argv[2]) +
-                                  "\": help takes none; `pipelens-cli COMMAND --help` describes "
-                                  "one command");
+                const int stray = texts.count(argv[2]) > 0 ? 3 : 2;
+                throw ConfigError("unexpected argument \"" + shown(argv[stray]) +
+                                  "\": help takes a command name at most; `pipelens-cli COMMAND "
+                                  "--help` describes one command");
             }
             out << kMainHelp;
             return 0;

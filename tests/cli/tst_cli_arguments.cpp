@@ -199,6 +199,11 @@ private slots:
                       {"unknown option --resum", "did you mean --resume?"});
         expectRefused(runCli({"example", "pd", "extra"}), {"unexpected argument \"extra\""});
         expectRefused(runCli({"devices", "--json=1"}), {"--json is a flag"});
+        expectRefused(runCli({"help", "nonsense"}), {"unexpected argument \"nonsense\""});
+        expectRefused(runCli({"help", "run", "extra"}), {"unexpected argument \"extra\""});
+        const CliResult help = runCli({"help", "run"});
+        QCOMPARE(help.exitCode, 0);
+        QVERIFY(help.out.contains("--out DIR"));
     }
 
     void deviceValueIsEscaped() {
