@@ -20,7 +20,9 @@
 namespace {
 
 int fail(const QString& message) {
-    std::fprintf(stderr, "pipelens: %s\n", qPrintable(message));
+    // Control bytes escaped, whoever built the message (a config path, a preset name).
+    std::fprintf(stderr, "pipelens: %s\n",
+                 pipelens::cmdline::withoutControlBytes(message.toStdString()).c_str());
     return 1;
 }
 

@@ -790,19 +790,20 @@ int reportCliError(const std::exception_ptr& error, std::ostream& err) {
     try {
         std::rethrow_exception(error);
     } catch (const ConfigError& e) {
-        err << "pipelens-cli: " << e.what() << '\n';
+        err << "pipelens-cli: " << cmdline::withoutControlBytes(e.what()) << '\n';
         return 1;
     } catch (const DataError& e) {
-        err << "pipelens-cli: " << e.what() << '\n';
+        err << "pipelens-cli: " << cmdline::withoutControlBytes(e.what()) << '\n';
         return 1;
     } catch (const ResourceError& e) {
-        err << "pipelens-cli: " << e.what() << '\n';
+        err << "pipelens-cli: " << cmdline::withoutControlBytes(e.what()) << '\n';
         return 1;
     } catch (const IoError& e) {
-        err << "pipelens-cli: " << e.what() << '\n';
+        err << "pipelens-cli: " << cmdline::withoutControlBytes(e.what()) << '\n';
         return 2;
     } catch (const Interrupted& e) {
-        err << "pipelens-cli: interrupted while " << e.what() << "; earlier results are unchanged\n";
+        err << "pipelens-cli: interrupted while " << cmdline::withoutControlBytes(e.what())
+            << "; earlier results are unchanged\n";
         return 130;
     } catch (const std::bad_alloc&) {
         err << "pipelens-cli: ran out of memory: the input needs more memory than this machine "
@@ -810,7 +811,7 @@ int reportCliError(const std::exception_ptr& error, std::ostream& err) {
                "before a run)\n";
         return 1;
     } catch (const std::exception& e) {
-        err << "pipelens-cli: run failed: " << e.what() << '\n';
+        err << "pipelens-cli: run failed: " << cmdline::withoutControlBytes(e.what()) << '\n';
         return 2;
     }
 }

@@ -116,6 +116,25 @@ std::string shownValue(std::string_view text, std::size_t limit) {
     return out;
 }
 
+std::string withoutControlBytes(std::string_view message) {
+    std::string out;
+    out.reserve(message.size());
+    for (std::size_t i = 0; i < message.size(); ++i) {
+        const auto c = static_cast<unsigned char>(message[i]);
+        const bool c1 = c == 0xc2 && i + 1 < message.size() &&
+                        static_cast<unsigned char>(message[i + 1]) >= 0x80 &&
+                        static_cast<unsigned char>(message[i + 1]) < 0xa0;
+        if (c < 0x20 || c == 0x7f || c1) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
 std::string ParsedArgs::get(const std::string& name, const std::string& def) const {
     auto it = values_.find(name);
     return it == values_.end() ? def : it->second;

@@ -69,4 +69,8 @@ const std::vector<CommandSpec>& commandSpecs();
 // a backslash as \\, and at most `limit` characters (then "...").
 std::string shownValue(std::string_view text, std::size_t limit = 60);
 
+// A whole message as printed: control bytes (C0, DEL and the UTF-8 C1 controls) as \xNN, all
+// else unchanged. The last guard before a terminal, for messages built elsewhere.
+std::string withoutControlBytes(std::string_view message);
+
 }  // namespace pipelens::cmdline

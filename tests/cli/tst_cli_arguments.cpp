@@ -211,6 +211,10 @@ private slots:
             {"run", smallConfig(), "--out", path("d"), "--device", "x\x1b]0;pwned\x07"});
         expectRefused(r, {"--device", "\\x1b]0;pwned\\x07"});
         QVERIFY(!r.rawErr.contains('\x1b') && !r.rawErr.contains('\x07'));
+        // Messages built elsewhere (here the config reader's) are escaped on the way out too.
+        const CliResult c = runCli({"run", path("x\x1b]0;t\x07.json"), "--out", path("e")});
+        expectRefused(c, {"\\x1b]0;t\\x07"});
+        QVERIFY(!c.rawErr.contains('\x1b') && !c.rawErr.contains('\x07'));
     }
 
     void reproduceRefusesLikeRun() {
