@@ -22,6 +22,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
     }
     if (size > 0) args.push_back(current);
+    // The last guard before a terminal leaves no control byte in any message.
+    for (const std::string& a : args) {
+        const std::string clean = pipelens::cmdline::withoutControlBytes(a);
+        for (std::size_t i = 0; i < clean.size(); ++i) {
+            const auto c = static_cast<unsigned char>(clean[i]);
+            const bool c1 = c == 0xc2 && i + 1 < clean.size() &&
+                            static_cast<unsigned char>(clean[i + 1]) < 0xa0 &&
+                            static_cast<unsigned char>(clean[i + 1]) >= 0x80;
+            if (c < 0x20 || c == 0x7f || c1) std::abort();
+        }
+    }
     for (const pipelens::cmdline::CommandSpec& spec : pipelens::cmdline::commandSpecs()) {
         pipelens::fuzz::expectTypedErrorsOnly([&] {
             const pipelens::cmdline::ParsedArgs parsed = pipelens::cmdline::parseArgs(spec, args);
