@@ -9,17 +9,49 @@
 #include <QCommandLineParser>
 #include <QTimer>
 #include <cstdio>
+#include <exception>
 
 #include "app_info.hpp"
 #include "chart_support.hpp"
+#include "cmdline/args.hpp"
+#include "cmdline/environment.hpp"
 #include "main_window.hpp"
 #include "presets.hpp"
 
 namespace {
 
 int fail(const QString& message) {
-    std::fprintf(stderr, "pipelens: %s\n", qPrintable(message));
+    // Control bytes escaped, whoever built the message (a config path, a preset name).
+    std::fprintf(stderr, "pipelens: %s\n",
+                 pipelens::cmdline::withoutControlBytes(message.toStdString()).c_str());
     return 1;
+}
+
+// User input as quoted in a message, control bytes escaped (cmdline/args.hpp).
+QString shown(const QString& text) {
+    return QString::fromStdString(pipelens::cmdline::shownValue(text.toStdString()));
+}
+
+// pipelens-cli's rules as far as QCommandLineParser allows: each option at most once, a value
+// never taken from the next option (write --config=-x for a file named -x), no positional
+// arguments. Returns the reason, or an empty string.
+QString strictnessError(const QCommandLineParser& parser, const QList<QCommandLineOption>& options,
+                        const QStringList& arguments) {
+    for (const QCommandLineOption& o : options) {
+        const QString name = o.names().first();
+        if (parser.values(o).size() > 1) return "--" + name + " is given twice; give it once";
+        const int at = arguments.indexOf("--" + name);
+        if (at >= 0 && at + 1 < arguments.size() && arguments[at + 1].startsWith('-') &&
+            arguments[at + 1].size() > 1) {
+            return "--" + name + " needs a value; got \"" + shown(arguments[at + 1]) +
+                   "\" (write --" + name + "=VALUE for a value that begins with -)";
+        }
+    }
+    if (!parser.positionalArguments().isEmpty()) {
+        return "unexpected argument \"" + shown(parser.positionalArguments().first()) +
+               "\": pipelens takes only options (--config FILE opens an experiment file)";
+    }
+    return {};
 }
 
 }  // namespace
@@ -49,22 +81,39 @@ int main(int argc, char** argv) {
     const QCommandLineOption size("size", "Window size of the screenshot (default 1500x950).",
                                   "WxH", "1500x950");
     parser.addOptions({preset, config, screenshot, scale, size});
-    parser.process(app);
+    if (!parser.parse(QApplication::arguments())) return fail(shown(parser.errorText()));
+    if (parser.isSet("help")) parser.showHelp(0);
+    if (parser.isSet("version")) parser.showVersion();
+    if (const QString why =
+            strictnessError(parser, {preset, config, screenshot, scale, size}, QApplication::arguments());
+        !why.isEmpty()) {
+        return fail(why);
+    }
+    try {
+        pipelens::checkEnvironment();
+    } catch (const std::exception& e) {
+        return fail(QString::fromStdString(e.what()));
+    }
+    if (parser.isSet(preset) && !pipelens::ui::presetIds().contains(parser.value(preset))) {
+        return fail("--preset = \"" + shown(parser.value(preset)) + "\" is not allowed: one of " +
+                    pipelens::ui::presetIds().join(", "));
+    }
     if (parser.isSet(preset) && parser.isSet(config)) {
         return fail("--preset and --config are exclusive: give one of them");
     }
     bool scaleOk = false;
     const double scaleFactor = parser.value(scale).toDouble(&scaleOk);
     if (!scaleOk || !(scaleFactor > 0.0) || scaleFactor > 8.0) {
-        return fail("--scale " + parser.value(scale) + " is not allowed: a number in (0, 8]");
+        return fail("--scale = \"" + shown(parser.value(scale)) +
+                    "\" is not allowed: a number in (0, 8]");
     }
 
     const QStringList sizeParts = parser.value(size).split('x');
     const int width = sizeParts.size() == 2 ? sizeParts[0].toInt() : 0;
     const int height = sizeParts.size() == 2 ? sizeParts[1].toInt() : 0;
     if (width < 200 || height < 200 || width > 10000 || height > 10000) {
-        return fail("--size " + parser.value(size) +
-                    " is not allowed: WIDTHxHEIGHT in pixels, each from 200 to 10000");
+        return fail("--size = \"" + shown(parser.value(size)) +
+                    "\" is not allowed: WIDTHxHEIGHT in pixels, each from 200 to 10000");
     }
 
     // Checked before the window exists and anything runs: the target (a FIFO or a device node
@@ -78,8 +127,8 @@ int main(int argc, char** argv) {
         const QString problem = pipelens::ui::chart::imageSizeProblem(
             qRound64(width * (svg ? 1.0 : scaleFactor)), qRound64(height * (svg ? 1.0 : scaleFactor)));
         if (!problem.isEmpty()) {
-            return fail("--size " + parser.value(size) + " with --scale " + parser.value(scale) +
-                        " is not allowed: " + problem);
+            return fail("--size " + shown(parser.value(size)) + " with --scale " +
+                        shown(parser.value(scale)) + " is not allowed: " + problem);
         }
     }
 

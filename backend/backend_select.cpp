@@ -8,6 +8,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "cmdline/environment.hpp"
 #include "errors.hpp"
 #include "experiment/lm_config.hpp"
 #include "lm_calibration.hpp"
@@ -45,12 +46,8 @@ constexpr double kDefaultAutoOpenClMinWork = 1e9;
 
 double autoOpenClMinWork() {
     // PIPELENS_AUTO_OPENCL_MIN_WORK overrides the threshold (0: auto always tries OpenCL).
-    if (const char* text = std::getenv("PIPELENS_AUTO_OPENCL_MIN_WORK")) {
-        char* end = nullptr;
-        const double v = std::strtod(text, &end);
-        if (end != text && *end == '\0' && v >= 0.0) return v;
-    }
-    return kDefaultAutoOpenClMinWork;
+    // A bad value is refused (cmdline/environment.cpp has the rule).
+    return environmentNumber("PIPELENS_AUTO_OPENCL_MIN_WORK", kDefaultAutoOpenClMinWork);
 }
 
 std::string workText(double v) {
@@ -185,12 +182,8 @@ constexpr double kDefaultAutoLmMinFlops = 1e13;
 
 double autoLmMinFlops() {
     // PIPELENS_AUTO_LM_MIN_FLOPS overrides the threshold (0: auto always measures).
-    if (const char* text = std::getenv("PIPELENS_AUTO_LM_MIN_FLOPS")) {
-        char* end = nullptr;
-        const double v = std::strtod(text, &end);
-        if (end != text && *end == '\0' && v >= 0.0) return v;
-    }
-    return kDefaultAutoLmMinFlops;
+    // A bad value is refused (cmdline/environment.cpp has the rule).
+    return environmentNumber("PIPELENS_AUTO_LM_MIN_FLOPS", kDefaultAutoLmMinFlops);
 }
 
 // The model's size before its corpus is read: the vocabulary taken as 96 characters.

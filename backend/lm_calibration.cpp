@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cmdline/environment.hpp"
 #include "experiment/lm_config.hpp"
 #include "experiment/results.hpp"
 #include "objective/lm/char_transformer.hpp"
@@ -70,7 +71,7 @@ double timeCycles(const ExperimentConfig& config, int stages, const LmExecutorFa
 }
 
 std::string cacheDir() {
-    if (const char* d = std::getenv("PIPELENS_CACHE_DIR"); d && *d) return d;
+    if (const auto d = checkedEnvironment("PIPELENS_CACHE_DIR")) return *d;
     if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/pipelens";
     if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/pipelens";
     return ".pipelens-cache";

@@ -9,7 +9,10 @@
 #include <cerrno>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <iostream>
 #include <fstream>
 #include <functional>
 #include <new>
@@ -22,6 +25,8 @@
 #include <vector>
 
 #include "backend_select.hpp"
+#include "cmdline/args.hpp"
+#include "cmdline/environment.hpp"
 #include "errors.hpp"
 #include "experiment/config.hpp"
 #include "experiment/experiment.hpp"
@@ -54,11 +59,21 @@ Commands:
   example    print an example config (default, compare, pd, rpd, localsgd, sgd, fill-drain)
   devices    list the OpenCL platforms and devices runs can use
   reproduce  run the paper's experiments E1-E5 and draw their figures (UI builds only)
-  help       this text; `pipelens-cli COMMAND --help` describes one command
+  help       this text; `pipelens-cli COMMAND --help` (or `help COMMAND`) describes one command
 
-Exit codes: 0 success, 1 bad input (one-line reason on stderr), 2 a run that failed,
-130 a sweep interrupted by Ctrl-C (finished points kept; --resume continues it).
+Options: --name VALUE or --name=VALUE; a flag is --name alone (--quiet, never --quiet=0).
+Each option at most once; unknown options, options of another --kind or experiment, and
+arguments a command does not take are refused. A value that begins with - is written
+--name=-value (only numeric options take a negative number as the next argument); "--" ends
+the options. PIPELENS_* environment variables are checked at start-up the same way.
+
+Exit codes: 0 success, 1 bad input (one-line reason on stderr), 2 a run that failed or output
+that could not be written (e.g. a full disk), 130 a sweep interrupted by Ctrl-C (finished points
+kept; --resume continues it).
 )";
+
+// Exit code when standard output could not be written (documented in kMainHelp).
+constexpr int kOutputFailed = 2;
 
 const char* kScheduleHelp = R"(Usage: pipelens-cli schedule --kind pd|fill-drain|localsgd --stages S --microbatches N [options]
 
@@ -69,10 +84,10 @@ Options:
   --kind K             pd (PipeDream 1F1B), fill-drain (GPipe-style) or localsgd
   --stages S           pipeline stages (>= 1)
   --microbatches N     microbatches (>= 1)
-  --noam A             pd: microbatches allowed in flight (default S)
-  --replicas R         localsgd: replicas (default S)
-  --local-steps H      localsgd: local steps per averaging round (default 1)
-  --flush-group G      fill-drain: microbatches per flush (default N)
+  --noam A             pd only: microbatches allowed in flight (default S)
+  --replicas R         localsgd only: replicas (default S)
+  --local-steps H      localsgd only: local steps per averaging round (default 1)
+  --flush-group G      fill-drain only: microbatches per flush (default N)
   --forward-slots F    slots a forward takes (default 1)
   --backward-slots B   slots a backward takes (default 1)
   --latency-slots L    extra slots before a neighbouring stage may use a result (default 0)
@@ -90,7 +105,8 @@ updates in the window, and the steady-state formula S^2 - S/2 (even S) or S^2 - 
 Options:
   --stages S|A:B     one S, or every S from A to B
   --microbatches N   microbatches per run (default 10 S)
-  --from F           the window starts at update F*K (default 0.5: the second half)
+  --from F           the window starts at update F*K (default 0.5: the second half); a
+                     window without updates (F too close to 1 for N) is refused
   --json             a JSON array of objects {stages, microbatches, max, mean, p10, p50, p90,
                      formula, formula_mean, samples}
 )";
@@ -154,78 +170,14 @@ Options:
            max_work_group_size, fp64}
 )";
 
-// Options of the form --name value, or flags --name.
-class Args {
-public:
-    Args(int argc, char** argv, int first, const std::vector<std::string>& flags) {
-        for (int i = first; i < argc; ++i) {
-            std::string a = argv[i];
-            if (a.rfind("--", 0) == 0) {
-                std::string name = a.substr(2);
-                auto eq = name.find('=');
-                if (eq != std::string::npos) {
-                    values_[name.substr(0, eq)] = name.substr(eq + 1);
-                } else if (std::find(flags.begin(), flags.end(), name) != flags.end()) {
-                    values_[name] = "1";
-                } else if (i + 1 < argc) {
-                    values_[name] = argv[++i];
-                } else {
-                    throw ConfigError("option --" + name + " needs a value");
-                }
-            } else {
-                positional_.push_back(a);
-            }
-        }
-    }
-    bool has(const std::string& k) const { return values_.count(k) > 0; }
-    std::string get(const std::string& k, const std::string& def = "") const {
-        auto it = values_.find(k);
-        return it == values_.end() ? def : it->second;
-    }
-    // An integer in [lo, hi]; checked as 64-bit before narrowing, so 4294967297 is refused
-    // instead of becoming 1.
-    int integer(const std::string& k, int def, int lo, int hi) const {
-        if (!has(k)) return def;
-        const std::string& v = values_.at(k);
-        const std::string allowed = "an integer in [" + std::to_string(lo) + ", " +
-                                    std::to_string(hi) + "]";
-        char* end = nullptr;
-        errno = 0;
-        long long x = std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end != '\0' || errno == ERANGE || x < lo || x > hi) {
-            throw ConfigError("--" + k + " = \"" + shown(v) + "\" is not allowed: " + allowed);
-        }
-        return static_cast<int>(x);
-    }
-    // The value as typed, cut short and without control characters, for messages.
-    static std::string shown(const std::string& v) {
-        std::string out;
-        for (char c : v.substr(0, 40)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
-        return v.size() > 40 ? out + "..." : out;
-    }
-    double number(const std::string& k, double def) const {
-        if (!has(k)) return def;
-        const std::string& v = values_.at(k);
-        char* end = nullptr;
-        double x = std::strtod(v.c_str(), &end);
-        if (v.empty() || *end != '\0' || !std::isfinite(x)) {
-            throw ConfigError("--" + k + " = \"" + shown(v) + "\" is not allowed: a number");
-        }
-        return x;
-    }
-    void allowOnly(const std::vector<std::string>& known) const {
-        for (const auto& [k, v] : values_) {
-            if (std::find(known.begin(), known.end(), k) == known.end()) {
-                throw ConfigError("unknown option --" + shown(k) + " (see --help)");
-            }
-        }
-    }
-    const std::vector<std::string>& positional() const { return positional_; }
+// Parsed by the command's table in cmdline/args.cpp (the strict rules are listed there).
+using Args = cmdline::ParsedArgs;
 
-private:
-    std::map<std::string, std::string> values_;
-    std::vector<std::string> positional_;
-};
+Args parseCommand(const std::string& command, int argc, char** argv) {
+    return cmdline::parseArgs(cmdline::commandSpec(command), argc, argv, 2);
+}
+
+std::string shown(const std::string& text) { return cmdline::shownValue(text); }
 
 bool wantsHelp(int argc, char** argv) {
     for (int i = 2; i < argc; ++i) {
@@ -236,13 +188,16 @@ bool wantsHelp(int argc, char** argv) {
 }
 
 int cmdSchedule(const Args& a, std::ostream& out) {
-    a.allowOnly({"kind", "stages", "microbatches", "noam", "replicas", "local-steps", "flush-group",
-                 "forward-slots", "backward-slots", "latency-slots", "art", "summary", "end-slot"});
     if (!a.has("kind")) throw ConfigError("--kind is missing: one of pd, fill-drain, localsgd");
     if (!a.has("stages")) throw ConfigError("--stages is missing: an integer >= 1");
     if (!a.has("microbatches")) throw ConfigError("--microbatches is missing: an integer >= 1");
     ScheduleParams p;
-    p.kind = parseScheduleKind(a.get("kind"));
+    const std::string kind = a.get("kind");
+    if (kind != "pd" && kind != "fill-drain" && kind != "localsgd") {
+        throw ConfigError("--kind = \"" + shown(kind) +
+                          "\" is not allowed: one of pd, fill-drain, localsgd");
+    }
+    p.kind = parseScheduleKind(kind);
     // The same bounds as a config's; costs are bounded so slot numbers cannot overflow.
     p.stages = a.integer("stages", 0, 1, 4096);
     p.microbatches = a.integer("microbatches", 0, 1, 100'000'000);
@@ -279,7 +234,7 @@ std::pair<int, int> stageRange(const std::string& text) {
         char* end = nullptr;
         long v = std::strtol(s.c_str(), &end, 10);
         if (s.empty() || *end != '\0' || v < 1 || v > 4096) {
-            throw ConfigError("--stages = \"" + text +
+            throw ConfigError("--stages = \"" + shown(text) +
                               "\" is not allowed: an integer in [1, 4096] or a range A:B");
         }
         return static_cast<int>(v);
@@ -290,7 +245,9 @@ std::pair<int, int> stageRange(const std::string& text) {
     }
     int lo = parse(text.substr(0, colon));
     int hi = parse(text.substr(colon + 1));
-    if (lo > hi) throw ConfigError("--stages = \"" + text + "\" is not allowed: A:B needs A <= B");
+    if (lo > hi) {
+        throw ConfigError("--stages = \"" + shown(text) + "\" is not allowed: A:B needs A <= B");
+    }
     return {lo, hi};
 }
 
@@ -322,15 +279,27 @@ std::vector<DelayStats> delayStatsWithProgress(int lo, int hi, int n, double fro
 }
 
 int cmdDelays(const Args& a, std::ostream& out, std::ostream& err) {
-    a.allowOnly({"stages", "microbatches", "from", "json"});
     if (!a.has("stages")) throw ConfigError("--stages is missing: an integer or a range A:B");
     auto [lo, hi] = stageRange(a.get("stages"));
     const int n = a.integer("microbatches", 0, 0, 100'000'000);
     const double from = a.number("from", 0.5);
     // Every argument is checked before anything is printed.
     if (!(from >= 0.0 && from < 1.0)) {
-        throw ConfigError("--from = \"" + Args::shown(a.get("from")) +
+        throw ConfigError("--from = \"" + shown(a.get("from")) +
                           "\" is not allowed: a number in [0, 1)");
+    }
+    // The window holds the updates from ceil(F K) to K - 1 (K = N S, smallest at S = lo): a
+    // window with none would print statistics of zero samples, so it is refused up front.
+    const long long updates = static_cast<long long>(n > 0 ? n : 10 * lo) * lo;
+    if (static_cast<long long>(std::ceil(from * static_cast<double>(updates))) >= updates) {
+        const double largest =
+            std::floor(static_cast<double>(updates - 1) / static_cast<double>(updates) * 1e6) / 1e6;
+        std::ostringstream why;
+        why << "--from = \"" << shown(a.get("from")) << "\" leaves no samples: with --stages "
+            << lo << " and " << updates / lo << " microbatches (" << updates
+            << " updates) the window is empty; --from must be at most " << largest
+            << " (or give more --microbatches)";
+        throw ConfigError(why.str());
     }
     // The whole range's memory, before the slices (each would name only itself).
     requireDelayStatsMemory(lo, hi, n, 0);
@@ -409,7 +378,7 @@ nlohmann::json exampleJson(const std::string& which) {
     if (which == "lm") return languageModelExample().toJson();
     const std::optional<Method> method = findMethod(which);
     if (!method) {
-        throw ConfigError("example = \"" + which + "\" is not allowed: one of default, compare, lm, " +
+        throw ConfigError("example = \"" + shown(which) + "\" is not allowed: one of default, compare, lm, " +
                           methodKeyList());
     }
     m.method = *method;
@@ -440,7 +409,6 @@ nlohmann::json exampleJson(const std::string& which) {
 }
 
 int cmdExample(const Args& a, std::ostream& out) {
-    a.allowOnly({});
     std::string which = a.positional().empty() ? "default" : a.positional()[0];
     out << exampleJson(which).dump(2) << '\n';
     return 0;
@@ -554,8 +522,31 @@ int runLanguageModel(const ExperimentConfig& config, const std::string& folder, 
     return finishRun(result.warnings, write, lmSummaryText(result), folder, quiet, out, err);
 }
 
+// --backend and --device over the config's; a device name with control characters is refused
+// (it would be echoed in notices and errors).
+void applyBackendOptions(const Args& a, ExperimentConfig& config) {
+    if (a.has("backend")) {
+        const std::string b = a.get("backend");
+        if (b != "auto" && b != "cpu" && b != "opencl") {
+            throw ConfigError("--backend = \"" + shown(b) +
+                              "\" is not allowed: one of auto, cpu, opencl");
+        }
+        config.backend = b;
+    }
+    if (a.has("device")) {
+        const std::string d = a.get("device");
+        for (char c : d) {
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+                throw ConfigError("--device = \"" + shown(d) +
+                                  "\" is not allowed: an OpenCL device index or a part of its "
+                                  "name, without control characters");
+            }
+        }
+        config.device = d;
+    }
+}
+
 int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
-    a.allowOnly({"out", "default", "backend", "device", "threads", "quiet"});
     if (!a.has("out")) throw ConfigError("--out is missing: the results folder");
     // Checked before the run, so a bad --out never costs a whole run.
     const std::string folder = prepareResultsFolder(a.get("out"));
@@ -571,14 +562,7 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
         }
         config = ExperimentConfig::fromFile(a.positional()[0]);
     }
-    if (a.has("backend")) {
-        std::string b = a.get("backend");
-        if (b != "auto" && b != "cpu" && b != "opencl") {
-            throw ConfigError("--backend = \"" + b + "\" is not allowed: one of auto, cpu, opencl");
-        }
-        config.backend = b;
-    }
-    if (a.has("device")) config.device = a.get("device");
+    applyBackendOptions(a, config);
     const int threads = a.integer("threads", 0, 0, 256);
     const bool quiet = a.has("quiet");
     if (config.languageModel()) return runLanguageModel(config, folder, threads, quiet, out, err);
@@ -604,19 +588,11 @@ std::atomic<bool> gSweepCancel{false};
 extern "C" void onSweepInterrupt(int) { gSweepCancel.store(true); }
 
 SweepCommand parseSweepCommand(const Args& a) {
-    a.allowOnly({"out", "resume", "backend", "device", "threads", "quiet"});
     if (!a.has("out")) throw ConfigError("--out is missing: the results folder");
     if (a.positional().size() != 1) throw ConfigError("sweep needs one sweep file; see --help");
     SweepCommand c;
     c.spec = SweepSpec::fromFile(a.positional()[0]);
-    if (a.has("backend")) {
-        const std::string b = a.get("backend");
-        if (b != "auto" && b != "cpu" && b != "opencl") {
-            throw ConfigError("--backend = \"" + b + "\" is not allowed: one of auto, cpu, opencl");
-        }
-        c.spec.experiment.backend = b;
-    }
-    if (a.has("device")) c.spec.experiment.device = a.get("device");
+    applyBackendOptions(a, c.spec.experiment);
     c.threads = a.integer("threads", 0, 0, 256);
     c.quiet = a.has("quiet");
     c.resume = a.has("resume");
@@ -674,7 +650,6 @@ int cmdSweep(const Args& a, std::ostream& out, std::ostream& err) {
 }
 
 int cmdDevices(const Args& a, std::ostream& out) {
-    a.allowOnly({"json"});
 #ifdef PIPELENS_HAVE_OPENCL
     const auto devices = gpu::listDevices();
     out << (a.has("json") ? gpu::devicesJson(devices) : gpu::devicesText(devices));
@@ -686,15 +661,24 @@ int cmdDevices(const Args& a, std::ostream& out) {
 
 }  // namespace
 
-int runCli(int argc, char** argv, std::ostream& out, std::ostream& err,
-           const std::vector<CliCommand>& extra) {
-    if (argc < 2) {
-        err << kMainHelp;
-        return 1;
-    }
+namespace {
+
+int dispatch(int argc, char** argv, std::ostream& out, std::ostream& err,
+             const std::vector<CliCommand>& extra) {
     const std::string cmd = argv[1];
     try {
         if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+            // `help COMMAND` is `COMMAND --help`; anything else after help is refused.
+            const std::map<std::string, const char*> texts{
+                {"schedule", kScheduleHelp}, {"delays", kDelaysHelp}, {"run", kRunHelp},
+                {"sweep", kSweepHelp},       {"example", kExampleHelp}, {"devices", kDevicesHelp}};
+            if (argc == 3 && texts.count(argv[2]) > 0) return out << texts.at(argv[2]), 0;
+            if (argc > 2) {
+                const int stray = texts.count(argv[2]) > 0 ? 3 : 2;
+                throw ConfigError("unexpected argument \"" + shown(argv[stray]) +
+                                  "\": help takes a command name at most; `pipelens-cli COMMAND "
+                                  "--help` describes one command");
+            }
             out << kMainHelp;
             return 0;
         }
@@ -703,29 +687,31 @@ int runCli(int argc, char** argv, std::ostream& out, std::ostream& err,
             return 0;
         }
         const bool help = wantsHelp(argc, argv);
+        // A typo'd PIPELENS_* value fails here, before any work, not mid-run.
+        if (!help) checkEnvironment();
         if (cmd == "schedule") {
             if (help) return out << kScheduleHelp, 0;
-            return cmdSchedule(Args(argc, argv, 2, {"art", "summary", "end-slot"}), out);
+            return cmdSchedule(parseCommand(cmd, argc, argv), out);
         }
         if (cmd == "delays") {
             if (help) return out << kDelaysHelp, 0;
-            return cmdDelays(Args(argc, argv, 2, {"json"}), out, err);
+            return cmdDelays(parseCommand(cmd, argc, argv), out, err);
         }
         if (cmd == "run") {
             if (help) return out << kRunHelp, 0;
-            return cmdRun(Args(argc, argv, 2, {"default", "quiet"}), out, err);
+            return cmdRun(parseCommand(cmd, argc, argv), out, err);
         }
         if (cmd == "sweep") {
             if (help) return out << kSweepHelp, 0;
-            return cmdSweep(Args(argc, argv, 2, {"resume", "quiet"}), out, err);
+            return cmdSweep(parseCommand(cmd, argc, argv), out, err);
         }
         if (cmd == "example") {
             if (help) return out << kExampleHelp, 0;
-            return cmdExample(Args(argc, argv, 2, {}), out);
+            return cmdExample(parseCommand(cmd, argc, argv), out);
         }
         if (cmd == "devices") {
             if (help) return out << kDevicesHelp, 0;
-            return cmdDevices(Args(argc, argv, 2, {"json"}), out);
+            return cmdDevices(parseCommand(cmd, argc, argv), out);
         }
         for (const CliCommand& c : extra) {
             if (c.name == cmd) return c.run(argc, argv, out, err);
@@ -735,7 +721,7 @@ int runCli(int argc, char** argv, std::ostream& out, std::ostream& err,
                    "this build has none: configure with -DPIPELENS_BUILD_UI=ON (Qt 6 Charts)\n";
             return 1;
         }
-        err << "pipelens-cli: unknown command \"" << cmd
+        err << "pipelens-cli: unknown command \"" << shown(cmd)
             << "\" (allowed: schedule, delays, run, sweep, example, devices, reproduce, help)\n";
         return 1;
     } catch (...) {
@@ -743,23 +729,52 @@ int runCli(int argc, char** argv, std::ostream& out, std::ostream& err,
     }
 }
 
+}  // namespace
+
+int runCli(int argc, char** argv, std::ostream& out, std::ostream& err,
+           const std::vector<CliCommand>& extra) {
+    if (argc < 2) {
+        err << kMainHelp;
+        return 1;
+    }
+    const int code = dispatch(argc, argv, out, err, extra);
+    // Output that did not reach its file (a full disk, /dev/full, a closed pipe) is a failure,
+    // not a success: flushed and checked here, for every command.
+    errno = 0;
+    out.flush();
+    int error = errno;
+    bool failed = out.bad();
+    if (&out == &std::cout) {
+        errno = 0;
+        if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+            failed = true;
+            if (errno != 0) error = errno;
+        }
+    }
+    if (!failed) return code;
+    err << "pipelens-cli: cannot write to standard output: "
+        << (error != 0 ? std::strerror(error) : "write error") << '\n';
+    return code == 0 ? kOutputFailed : code;
+}
+
 int reportCliError(const std::exception_ptr& error, std::ostream& err) {
     try {
         std::rethrow_exception(error);
     } catch (const ConfigError& e) {
-        err << "pipelens-cli: " << e.what() << '\n';
+        err << "pipelens-cli: " << cmdline::withoutControlBytes(e.what()) << '\n';
         return 1;
     } catch (const DataError& e) {
-        err << "pipelens-cli: " << e.what() << '\n';
+        err << "pipelens-cli: " << cmdline::withoutControlBytes(e.what()) << '\n';
         return 1;
     } catch (const ResourceError& e) {
-        err << "pipelens-cli: " << e.what() << '\n';
+        err << "pipelens-cli: " << cmdline::withoutControlBytes(e.what()) << '\n';
         return 1;
     } catch (const IoError& e) {
-        err << "pipelens-cli: " << e.what() << '\n';
+        err << "pipelens-cli: " << cmdline::withoutControlBytes(e.what()) << '\n';
         return 2;
     } catch (const Interrupted& e) {
-        err << "pipelens-cli: interrupted while " << e.what() << "; earlier results are unchanged\n";
+        err << "pipelens-cli: interrupted while " << cmdline::withoutControlBytes(e.what())
+            << "; earlier results are unchanged\n";
         return 130;
     } catch (const std::bad_alloc&) {
         err << "pipelens-cli: ran out of memory: the input needs more memory than this machine "
@@ -767,7 +782,7 @@ int reportCliError(const std::exception_ptr& error, std::ostream& err) {
                "before a run)\n";
         return 1;
     } catch (const std::exception& e) {
-        err << "pipelens-cli: run failed: " << e.what() << '\n';
+        err << "pipelens-cli: run failed: " << cmdline::withoutControlBytes(e.what()) << '\n';
         return 2;
     }
 }

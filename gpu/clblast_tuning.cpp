@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "cmdline/environment.hpp"
 #include "cl_error.hpp"
 
 namespace pipelens::gpu {
@@ -74,8 +75,7 @@ Applied& applied() {
 }
 
 std::string settingFromEnvironment() {
-    const char* env = std::getenv("PIPELENS_CLBLAST_TUNING");
-    return env != nullptr ? env : "";
+    return checkedEnvironment("PIPELENS_CLBLAST_TUNING").value_or("");
 }
 
 }  // namespace

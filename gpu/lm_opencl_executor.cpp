@@ -5,6 +5,8 @@
 #include <limits>
 #include <string>
 
+#include "cmdline/environment.hpp"
+
 namespace pipelens::gpu {
 
 template <typename Real>
@@ -38,8 +40,7 @@ LmOpenClExecutor<Real>::LmOpenClExecutor(std::shared_ptr<OpenClContext> context,
     lastForward_.assign(toSize(S), -1);
     forwardDone_.resize(toSize(S));
     backwardDone_.resize(toSize(S));
-    const char* queues = std::getenv("PIPELENS_CL_STAGE_QUEUES");
-    stageQueues_ = queues == nullptr || std::string(queues) != "0";
+    stageQueues_ = checkedEnvironment("PIPELENS_CL_STAGE_QUEUES").value_or("1") != "0";
     if (stageQueues_) ops_.setQueues(S);
 }
 

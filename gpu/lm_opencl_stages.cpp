@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cmdline/environment.hpp"
 #include "cl_error.hpp"
 #include "clblast_tuning.hpp"
 #include "kernel_args.hpp"
@@ -56,8 +57,7 @@ LmOpenClOps<Real>::LmOpenClOps(std::shared_ptr<OpenClContext> context)
     : context_(std::move(context)) {
     const cl::Program program = context_->program(precision());
     cl_int err = CL_SUCCESS;
-    const char* profile = std::getenv("PIPELENS_CL_PROFILE");
-    profile_ = profile != nullptr && *profile == '1';
+    profile_ = checkedEnvironment("PIPELENS_CL_PROFILE").value_or("0") == "1";
     queues_.push_back(cl::CommandQueue(context_->context(), context_->device(),
                                        profile_ ? CL_QUEUE_PROFILING_ENABLE : 0, &err));
     checkCl(err, "clCreateCommandQueue", "language model");

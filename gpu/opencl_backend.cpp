@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "cmdline/environment.hpp"
 #include "cl_error.hpp"
 #include "errors.hpp"
 #include "kernel_args.hpp"
@@ -47,8 +48,7 @@ OpenClBackend::OpenClBackend(std::shared_ptr<OpenClContext> context, OpenClBacke
     if (!context_) throw std::invalid_argument("OpenClBackend needs a context");
     cl::Program program = context_->program(options_.precision);
     cl_int err = CL_SUCCESS;
-    const char* profile = std::getenv("PIPELENS_CL_PROFILE");
-    profile_ = profile && *profile == '1';
+    profile_ = checkedEnvironment("PIPELENS_CL_PROFILE").value_or("0") == "1";
     queue_ = cl::CommandQueue(context_->context(), context_->device(),
                               profile_ ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
     checkCl(err, "clCreateCommandQueue", context_->info().name);

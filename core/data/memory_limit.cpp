@@ -11,6 +11,7 @@
 #include <limits>
 #include <string_view>
 
+#include "cmdline/environment.hpp"
 #include "errors.hpp"
 
 namespace pipelens {
@@ -41,29 +42,8 @@ std::uint64_t rlimit(int resource) {
     return static_cast<std::uint64_t>(lim.rlim_cur);
 }
 
-// PIPELENS_MEMORY_LIMIT: "4000000000", "512M", "8G".
-std::uint64_t userLimit() {
-    const char* env = std::getenv("PIPELENS_MEMORY_LIMIT");
-    if (!env || !*env) return kNoLimit;
-    std::string_view text(env);
-    std::uint64_t value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc()) {
-        throw ConfigError("PIPELENS_MEMORY_LIMIT = \"" + std::string(text.substr(0, 40)) +
-                          "\" is not allowed: a number of bytes, optionally with K, M, G or T");
-    }
-    std::string_view suffix(end, static_cast<std::size_t>(text.data() + text.size() - end));
-    std::uint64_t scale = 1;
-    if (suffix == "K" || suffix == "k") scale = 1ull << 10;
-    else if (suffix == "M" || suffix == "m") scale = 1ull << 20;
-    else if (suffix == "G" || suffix == "g") scale = 1ull << 30;
-    else if (suffix == "T" || suffix == "t") scale = 1ull << 40;
-    else if (!suffix.empty()) {
-        throw ConfigError("PIPELENS_MEMORY_LIMIT = \"" + std::string(text.substr(0, 40)) +
-                          "\" is not allowed: a number of bytes, optionally with K, M, G or T");
-    }
-    return bytesFor(value, scale);
-}
+// PIPELENS_MEMORY_LIMIT: "4000000000", "512M", "8G" (its rule: cmdline/environment.cpp).
+std::uint64_t userLimit() { return environmentMemoryLimit().value_or(kNoLimit); }
 
 }  // namespace
 

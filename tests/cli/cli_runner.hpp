@@ -2,6 +2,7 @@
 // Runs the real pipelens-cli (or a binary built beside it: pipelens, pipelens-reproduce) as a
 // user would: a process of its own, an environment, a working folder and a time limit. Shared by
 // the suites that drive the tools with bad and extreme inputs.
+#include <QByteArray>
 #include <QFileInfo>
 #include <QProcess>
 #include <QString>
@@ -12,12 +13,14 @@ struct CliResult {
     bool crashed = false;
     QString out;
     QString err;
+    QByteArray rawErr;  // stderr's bytes, to check that no control byte got through
 };
 
 struct RunSettings {
     QStringList env;  // NAME=VALUE entries added to this process's environment
     QString cwd;      // empty: this process's working folder
     int timeoutMs = 120000;
+    QString stdoutFile;  // non-empty: standard output goes to this file (e.g. /dev/full)
 };
 
 // A binary built beside pipelens-cli.
@@ -35,6 +38,7 @@ inline CliResult runProgram(const QString& program, const QStringList& args,
     for (const QString& kv : settings.env) e.insert(kv.section('=', 0, 0), kv.section('=', 1));
     p.setProcessEnvironment(e);
     if (!settings.cwd.isEmpty()) p.setWorkingDirectory(settings.cwd);
+    if (!settings.stdoutFile.isEmpty()) p.setStandardOutputFile(settings.stdoutFile);
     p.start(program, args);
     CliResult r;
     if (!p.waitForStarted(10000) || !p.waitForFinished(settings.timeoutMs)) {
@@ -46,11 +50,12 @@ inline CliResult runProgram(const QString& program, const QStringList& args,
     r.crashed = p.exitStatus() != QProcess::NormalExit;
     r.exitCode = r.crashed ? -1 : p.exitCode();
     r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
+    r.rawErr = p.readAllStandardError();
+    r.err = QString::fromUtf8(r.rawErr);
     return r;
 }
 
 inline CliResult runCli(const QStringList& args, const QStringList& env = {},
                         int timeoutMs = 120000) {
-    return runProgram(QString(PIPELENS_CLI_PATH), args, {env, {}, timeoutMs});
+    return runProgram(QString(PIPELENS_CLI_PATH), args, {.env = env, .timeoutMs = timeoutMs});
 }

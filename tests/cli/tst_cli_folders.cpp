@@ -31,7 +31,7 @@ namespace {
 
 // pipelens-cli started in the folder `cwd`.
 CliResult runIn(const QString& cwd, const QStringList& args) {
-    return runProgram(QString(PIPELENS_CLI_PATH), args, {{}, cwd});
+    return runProgram(QString(PIPELENS_CLI_PATH), args, {.cwd = cwd});
 }
 
 void writeFile(const fs::path& path, const std::string& text) {
@@ -180,7 +180,7 @@ private slots:
         QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
         const CliResult r = runProgram(siblingBinary("pipelens"),
                                        {"--preset", "default", "--screenshot", path("shot.png")},
-                                       {{}, {}, 60000});
+                                       {.timeoutMs = 60000});
         expectAppRefused(r, {QString::fromStdString(fifo.string()), "a FIFO (named pipe)",
                           "not a regular file"});
         QVERIFY(isFifo(fifo));
@@ -191,7 +191,7 @@ private slots:
         const CliResult r = runProgram(siblingBinary("pipelens"),
                                        {"--preset", "default", "--screenshot", path("big.png"),
                                         "--size", "10000x10000", "--scale", "8"},
-                                       {{}, {}, 60000});
+                                       {.timeoutMs = 60000});
         expectAppRefused(r, {"--size 10000x10000", "--scale 8", "80000 x 80000", "16384",
                           "268435456"});
         QVERIFY(!fs::exists(dir() / "big.png"));
@@ -252,7 +252,7 @@ private slots:
         expectRefused(runIn(deeper, {"sweep", sweep, "--out", "."}), {"the current folder"});
         expectRefused(runIn(deeper, {"sweep", sweep, "--out", ".."}), {"holds the current folder"});
         expectRefused(runProgram(siblingBinary("pipelens-reproduce"),
-                                 {"reproduce", "E1", "--quick", "--out", "."}, {{}, deeper}),
+                                 {"reproduce", "E1", "--quick", "--out", "."}, {.cwd = deeper}),
                       {"the current folder"});
         QVERIFY(fs::is_directory(dir() / "here" / "deeper"));
         QVERIFY(fs::is_empty(dir() / "here" / "deeper"));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cmdline/args.hpp"
 #include "errors.hpp"
 #include "experiment/paper_protocols.hpp"
 #include "experiment/results.hpp"
@@ -49,48 +50,29 @@ struct Options {
     int threads = 0;
 };
 
+// By the `reproduce` table of cmdline/args.cpp, with run's rules and messages: --corpus and
+// --paper-step are refused for anything but E5, an unknown experiment before anything runs, and
+// a bad --out before the first experiment (as run's).
 Options parse(int argc, char** argv) {
-    Options o;
-    std::vector<std::string> positional;
-    for (int i = 2; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--quick") {
-            o.quick = true;
-        } else if (a == "--quiet") {
-            o.quiet = true;
-        } else if (a == "--paper-step") {
-            o.inputs.paperStep = true;
-        } else if (a == "--out" || a == "--threads" || a == "--corpus") {
-            if (i + 1 >= argc) throw ConfigError("option " + a + " needs a value");
-            const std::string v = argv[++i];
-            if (a == "--out") {
-                o.out = v;
-            } else if (a == "--corpus") {
-                o.inputs.corpus = v;
-            } else {
-                char* end = nullptr;
-                const long t = std::strtol(v.c_str(), &end, 10);
-                if (v.empty() || *end != '\0' || t < 0 || t > 256) {
-                    throw ConfigError("--threads = \"" + v + "\" is not allowed: 0 to 256");
-                }
-                o.threads = static_cast<int>(t);
-            }
-        } else if (a.rfind("--", 0) == 0) {
-            throw ConfigError("unknown option " + a + " (see --help)");
-        } else {
-            positional.push_back(a);
-        }
-    }
-    if (positional.size() != 1) {
+    const cmdline::ParsedArgs a = cmdline::parseArgs(cmdline::commandSpec("reproduce"), argc, argv, 2);
+    if (a.positional().empty()) {
         throw ConfigError("reproduce needs one experiment: E1, E2, E3, E4, E5 or all (see --help)");
     }
-    if (o.out.empty()) throw ConfigError("--out is missing: the results folder");
-    const std::vector<std::string> known = reproductionIds();
-    if (positional[0] == "all") {
-        o.ids = known;
-    } else {
-        o.ids = {positional[0]};
+    const std::string& id = a.positional()[0];
+    const auto known = knownReproductionIds();
+    if (id != "all" && std::find(known.begin(), known.end(), id) == known.end()) {
+        throw ConfigError("experiment = \"" + cmdline::shownValue(id) +
+                          "\" is not allowed: one of E1, E2, E3, E4, E5, all");
     }
+    if (!a.has("out")) throw ConfigError("--out is missing: the results folder");
+    Options o;
+    o.ids = id == "all" ? reproductionIds() : std::vector<std::string>{id};
+    o.out = prepareResultsFolder(a.get("out"));
+    o.quick = a.has("quick");
+    o.quiet = a.has("quiet");
+    o.inputs.paperStep = a.has("paper-step");
+    o.inputs.corpus = a.get("corpus");
+    o.threads = a.integer("threads", 0, 0, 256);
     return o;
 }
 
@@ -129,17 +111,10 @@ int runReproduceCommand(int argc, char** argv, std::ostream& out, std::ostream& 
         if (a == "--help" || a == "-h") return out << kHelp, 0;
     }
     const Options o = parse(argc, argv);
-    // Unknown ids are rejected before anything runs.
-    for (const std::string& id : o.ids) {
-        const auto known = knownReproductionIds();
-        if (std::find(known.begin(), known.end(), id) == known.end()) {
-            throw ConfigError("experiment = \"" + id + "\" is not allowed: one of E1, E2, E3, E4, E5, all");
-        }
-    }
-    // The results-folder policy of run and sweep: checked before anything runs (stale
-    // temporaries of an interrupted reproduce removed), then written atomically with Ctrl-C and
+    // The results-folder policy of run and sweep, checked in parse before anything runs (stale
+    // temporaries of an interrupted reproduce removed); written atomically with Ctrl-C and
     // SIGTERM as a clean stop that leaves no DIR.tmp-PID behind.
-    const std::string folder = prepareResultsFolder(o.out);
+    const std::string& folder = o.out;
     const auto app = ensureApplication();
     RunOptions run;
     run.threads = o.threads;

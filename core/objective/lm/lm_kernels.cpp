@@ -1,5 +1,6 @@
 #include "objective/lm/lm_kernels.hpp"
 
+#include "cmdline/environment.hpp"
 #include "objective/lm/lm_threads.hpp"
 
 #include <immintrin.h>
@@ -35,8 +36,8 @@ bool detectAvx2Fma() {
 }
 
 bool initialSetting() {
-    const char* env = std::getenv("PIPELENS_LM_KERNELS");
-    if (env != nullptr && std::strcmp(env, "portable") == 0) return false;
+    // auto or portable; anything else is refused (pipelens-cli checks it at start-up).
+    if (checkedEnvironment("PIPELENS_LM_KERNELS").value_or("auto") == "portable") return false;
     return detectAvx2Fma();
 }
 

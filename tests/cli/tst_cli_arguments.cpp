@@ -1,0 +1,281 @@
+// Command-line arguments, environment variables and standard output (issue 28): the one
+// parser's rules in-process, then each hole the hostile-input campaign found through the real
+// binaries.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cmdline/args.hpp"
+#include "cmdline/environment.hpp"
+#include "errors.hpp"
+
+namespace fs = std::filesystem;
+using pipelens::ConfigError;
+using pipelens::cmdline::commandSpec;
+using pipelens::cmdline::parseArgs;
+
+namespace {
+
+// Exit code 1, one line on stderr holding every fragment, nothing on stdout.
+void expectRefused(const CliResult& r, const QStringList& fragments) {
+    QVERIFY2(!r.crashed, qPrintable("crashed: " + r.err));
+    QVERIFY2(r.exitCode == 1, qPrintable(QString("exit code %1: %2").arg(r.exitCode).arg(r.err)));
+    QVERIFY2(r.out.isEmpty(), qPrintable("stdout: " + r.out.left(300)));
+    QVERIFY2(r.err.count('\n') == 1, qPrintable("not one line: " + r.err.left(500)));
+    for (const QString& f : fragments) {
+        QVERIFY2(r.err.contains(f), qPrintable("\"" + f + "\" missing from: " + r.err.left(500)));
+    }
+}
+
+// The parser's message for `args` of `command`, or "" when they are accepted.
+std::string refusal(const std::string& command, const std::vector<std::string>& args) {
+    try {
+        (void)parseArgs(commandSpec(command), args);
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+void expectParserRefuses(const std::string& command, const std::vector<std::string>& args,
+                         const QStringList& fragments) {
+    const QString why = QString::fromStdString(refusal(command, args));
+    QVERIFY2(!why.isEmpty(), "accepted");
+    for (const QString& f : fragments) {
+        QVERIFY2(why.contains(f), qPrintable("\"" + f + "\" missing from: " + why));
+    }
+}
+
+const std::string kSmallConfig = R"({"name": "small", "stages": 2, "batch_size": 5,
+  "backend": "cpu", "data": {"rows": 20, "dim": 4}, "budget": {"microbatches": 6},
+  "methods": [{"method": "pd", "step_size": 0.1}]})";
+
+}  // namespace
+
+class TestCliArguments : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir dir_;
+    QString path(const QString& name) const { return dir_.filePath(name); }
+    QString smallConfig() {
+        const QString file = path("c.json");
+        std::ofstream(file.toStdString()) << kSmallConfig;
+        return file;
+    }
+
+private slots:
+    // ---- the parser, in-process ----
+
+    void parserMissingValueIsNotTakenFromTheNextOption() {
+        expectParserRefuses("run", {"c.json", "--out", "--quiet"},
+                            {"--out needs a value", "got the option --quiet"});
+        expectParserRefuses("run", {"c.json", "--out"}, {"--out needs a value"});
+        expectParserRefuses("run", {"c.json", "--out", "-x"}, {"--out=VALUE", "\"-x\""});
+        // An empty value is the option's to judge (run: '--out = "" is not allowed').
+        QCOMPARE(parseArgs(commandSpec("run"), {"c.json", "--out="}).get("out", "x"), std::string());
+        // A value that begins with '-' as --name=-value, a negative number for a numeric option
+        // (its range check then judges it).
+        QCOMPARE(parseArgs(commandSpec("run"), {"c.json", "--out=-x"}).get("out"),
+                 std::string("-x"));
+        QCOMPARE(parseArgs(commandSpec("schedule"), {"--stages", "-1"}).get("stages"),
+                 std::string("-1"));
+    }
+
+    void parserRefusesRepeatsFlagValuesAndStrays() {
+        expectParserRefuses("run", {"c.json", "--out", "a", "--out", "b"},
+                            {"--out is given twice"});
+        expectParserRefuses("run", {"c.json", "--out", "a", "--quiet", "--quiet"},
+                            {"--quiet is given twice"});
+        expectParserRefuses("run", {"c.json", "--out", "a", "--quiet=0"},
+                            {"--quiet is a flag and takes no value", "--quiet=0"});
+        expectParserRefuses("schedule", {"--kind", "pd", "extra"},
+                            {"unexpected argument \"extra\"", "schedule"});
+        expectParserRefuses("run", {"a.json", "b.json", "--out", "x"},
+                            {"unexpected argument \"b.json\"", "one config file"});
+        // "--" ends the options.
+        const auto p = parseArgs(commandSpec("run"), {"--out", "x", "--", "--odd.json"});
+        QCOMPARE(p.positional().size(), std::size_t(1));
+        QCOMPARE(p.positional()[0], std::string("--odd.json"));
+    }
+
+    void parserRefusesOptionsOfAnotherKind() {
+        expectParserRefuses("schedule", {"--kind", "fill-drain", "--noam", "2"},
+                            {"--noam applies to --kind pd only, not fill-drain"});
+        expectParserRefuses("schedule", {"--kind", "pd", "--replicas", "2"},
+                            {"--replicas", "localsgd"});
+        expectParserRefuses("reproduce", {"E1", "--corpus", "x", "--out", "o"},
+                            {"--corpus applies to experiment E5 only, not E1"});
+        expectParserRefuses("reproduce", {"all", "--paper-step", "--out", "o"},
+                            {"--paper-step applies to experiment E5 only, not all"});
+        QVERIFY(refusal("reproduce", {"E5", "--corpus", "x", "--paper-step", "--out", "o"})
+                    .empty());
+    }
+
+    void parserSaysUnknownOptionAndSuggests() {
+        expectParserRefuses("sweep", {"s.json", "--out", "o", "--resum"},
+                            {"unknown option --resum", "did you mean --resume?"});
+        expectParserRefuses("run", {"--frobnicate", "1"}, {"unknown option --frobnicate"});
+        expectParserRefuses("run", {"-q"}, {"unknown option -q"});
+    }
+
+    void parserEscapesWhatItQuotes() {
+        const std::string why = refusal("run", {std::string("--\x1b]0;pwned\x07"), "x"});
+        QVERIFY(!why.empty());
+        QVERIFY2(why.find('\x1b') == std::string::npos && why.find('\x07') == std::string::npos,
+                 why.c_str());
+        QVERIFY2(why.find("\\x1b") != std::string::npos, why.c_str());
+        QCOMPARE(pipelens::cmdline::shownValue("caf\xc3\xa9"), std::string("caf\xc3\xa9"));
+        QCOMPARE(pipelens::cmdline::shownValue("\xc2\x9b" "2J"), std::string("\\xc2\\x9b2J"));
+    }
+
+    // ---- the real binaries ----
+
+    void runOutWithoutValueWritesNothing() {
+        const QString cfg = smallConfig();
+        const CliResult r = runProgram(QString(PIPELENS_CLI_PATH), {"run", cfg, "--out", "--quiet"}, {.cwd = dir_.path()});
+        expectRefused(r, {"--out needs a value; got the option --quiet"});
+        QVERIFY(!QFileInfo::exists(path("--quiet")));
+        expectRefused(runCli({"run", cfg, "--out", path("o"), "--quiet=0"}),
+                      {"--quiet is a flag"});
+        expectRefused(runCli({"run", cfg, "--out", path("o"), "--out", path("p")}),
+                      {"--out is given twice"});
+        QVERIFY(!QFileInfo::exists(path("o")) && !QFileInfo::exists(path("p")));
+    }
+
+    void commandsRefuseStraysOtherKindsAndTypos() {
+        expectRefused(runCli({"schedule", "--kind", "pd", "--stages", "2", "--microbatches", "2",
+                              "extra"}),
+                      {"unexpected argument \"extra\""});
+        expectRefused(runCli({"schedule", "--kind", "fill-drain", "--stages", "2",
+                              "--microbatches", "2", "--noam", "2"}),
+                      {"--noam applies to --kind pd only"});
+        expectRefused(runCli({"sweep", path("s.json"), "--out", path("s"), "--resum"}),
+                      {"unknown option --resum", "did you mean --resume?"});
+        expectRefused(runCli({"example", "pd", "extra"}), {"unexpected argument \"extra\""});
+        expectRefused(runCli({"devices", "--json=1"}), {"--json is a flag"});
+        expectRefused(runCli({"help", "nonsense"}), {"unexpected argument \"nonsense\""});
+        expectRefused(runCli({"help", "run", "extra"}), {"unexpected argument \"extra\""});
+        const CliResult help = runCli({"help", "run"});
+        QCOMPARE(help.exitCode, 0);
+        QVERIFY(help.out.contains("--out DIR"));
+    }
+
+    void deviceValueIsEscaped() {
+        const CliResult r = runCli(
+            {"run", smallConfig(), "--out", path("d"), "--device", "x\x1b]0;pwned\x07"});
+        expectRefused(r, {"--device", "\\x1b]0;pwned\\x07"});
+        QVERIFY(!r.rawErr.contains('\x1b') && !r.rawErr.contains('\x07'));
+        // Messages built elsewhere (here the config reader's) are escaped on the way out too.
+        const CliResult c = runCli({"run", path("x\x1b]0;t\x07.json"), "--out", path("e")});
+        expectRefused(c, {"\\x1b]0;t\\x07"});
+        QVERIFY(!c.rawErr.contains('\x1b') && !c.rawErr.contains('\x07'));
+    }
+
+    void reproduceRefusesLikeRun() {
+        if (!QFileInfo::exists(QFileInfo(PIPELENS_CLI_PATH).dir().filePath("pipelens-reproduce"))) {
+            QSKIP("no reproduce in this build (PIPELENS_BUILD_UI=OFF)");
+        }
+        expectRefused(runCli({"reproduce", "E1", "--corpus", "x", "--out", path("r")}),
+                      {"--corpus applies to experiment E5 only, not E1"});
+        expectRefused(runCli({"reproduce", "E1", "--out", "--quick"}),
+                      {"--out needs a value; got the option --quick"});
+        // A bad --out: run's exit code and wording, before anything runs.
+        std::ofstream(path("file").toStdString()) << "x";
+        const CliResult run = runCli({"run", smallConfig(), "--out", path("file")});
+        const CliResult rep = runCli({"reproduce", "E1", "--quick", "--out", path("file")});
+        expectRefused(run, {"--out"});
+        expectRefused(rep, {"--out"});
+        QCOMPARE(rep.err, run.err);
+    }
+
+    void appRefusesStrayArguments() {
+#ifdef PIPELENS_APP_PATH
+        // A private runtime folder keeps Qt's warning about a missing one off stderr.
+        const QStringList env{"XDG_RUNTIME_DIR=" + dir_.path()};
+        const CliResult r = runProgram(PIPELENS_APP_PATH, {"stray.json"}, {.env = env});
+        expectRefused(r, {"unexpected argument \"stray.json\""});
+        expectRefused(runProgram(PIPELENS_APP_PATH, {"--config", "--preset", "x"}, {.env = env}),
+                      {"--config needs a value"});
+        expectRefused(runProgram(PIPELENS_APP_PATH, {"--scale", "2", "--scale", "3"}, {.env = env}),
+                      {"--scale is given twice"});
+        const CliResult p = runProgram(PIPELENS_APP_PATH, {"--preset", "x\x1b]0;t\x07"}, {.env = env});
+        expectRefused(p, {"--preset", "\\x1b"});
+        QVERIFY(!p.rawErr.contains('\x1b'));
+#else
+        QSKIP("no desktop app in this build");
+#endif
+    }
+
+    void outputWriteErrorsFail() {
+        if (!QFileInfo::exists("/dev/full")) QSKIP("no /dev/full");
+        const QList<QStringList> commands{
+            {"example", "pd"},
+            {"schedule", "--kind", "pd", "--stages", "2", "--microbatches", "2"},
+            {"delays", "--stages", "2"},
+            {"devices"},
+            {"help"},
+            {"run", "--help"}};
+        for (const QStringList& c : commands) {
+            const CliResult r = runProgram(QString(PIPELENS_CLI_PATH), c, {.stdoutFile = "/dev/full"});
+            QVERIFY2(!r.crashed, qPrintable(c.join(' ')));
+            QVERIFY2(r.exitCode == 2, qPrintable(c.join(' ') + QString(": exit %1").arg(r.exitCode)));
+            QVERIFY2(r.err == "pipelens-cli: cannot write to standard output: No space left on "
+                              "device\n",
+                     qPrintable(c.join(' ') + ": " + r.err));
+        }
+    }
+
+    void badEnvironmentValuesAreRefusedAtStartUp() {
+        const QStringList schedule{"schedule", "--kind", "pd", "--stages", "2", "--microbatches",
+                                   "2"};
+        expectRefused(runCli(schedule, {"PIPELENS_MEMORY_LIMIT=99999999T"}),
+                      {"PIPELENS_MEMORY_LIMIT", "99999999T", "K, M, G or T"});
+        const QStringList bad{"PIPELENS_MEMORY_LIMIT=8X", "PIPELENS_PROGRESS_AFTER_MS=soon",
+                              "PIPELENS_AUTO_OPENCL_MIN_WORK=-1",
+                              "PIPELENS_AUTO_LM_MIN_FLOPS=1e13x", "PIPELENS_CL_PROFILE=yes",
+                              "PIPELENS_CL_STAGE_QUEUES=2", "PIPELENS_CLBLAST_TUNING=of",
+                              "PIPELENS_LM_KERNELS=portabel",
+                              QString("PIPELENS_CACHE_DIR=/tmp/a\x1b]0;t\x07")};
+        for (const QString& kv : bad) {
+            const QString name = kv.section('=', 0, 0);
+            const CliResult r = runCli(schedule, {kv});
+            expectRefused(r, {name, "is not allowed"});
+            QVERIFY(!r.rawErr.contains('\x1b'));
+        }
+        // Good values pass.
+        QCOMPARE(runCli(schedule, {"PIPELENS_MEMORY_LIMIT=8G", "PIPELENS_CL_PROFILE=0",
+                                   "PIPELENS_LM_KERNELS=portable"})
+                     .exitCode,
+                 0);
+    }
+
+    void memoryLimitOverflowIsRefusedInProcess() {
+        qputenv("PIPELENS_MEMORY_LIMIT", "99999999T");
+        QVERIFY_THROWS_EXCEPTION(ConfigError, pipelens::environmentMemoryLimit());
+        qputenv("PIPELENS_MEMORY_LIMIT", "16777215T");
+        QCOMPARE(pipelens::environmentMemoryLimit().value(), std::uint64_t(16777215) << 40);
+        qunsetenv("PIPELENS_MEMORY_LIMIT");
+        QVERIFY(!pipelens::environmentMemoryLimit().has_value());
+    }
+
+    void delaysWindowWithoutSamplesIsRefused() {
+        expectRefused(runCli({"delays", "--stages", "2", "--from", "0.9999999999"}),
+                      {"--from", "0.9999999999", "no samples", "at most 0.975"});
+        expectRefused(runCli({"delays", "--stages", "2", "--microbatches", "1", "--from", "0.6"}),
+                      {"--from", "at most 0.5"});
+        // The largest value named works.
+        const CliResult ok = runCli({"delays", "--stages", "2", "--from", "0.975", "--json"});
+        QCOMPARE(ok.exitCode, 0);
+        const auto j = nlohmann::json::parse(ok.out.toStdString());
+        QVERIFY(j.at(0).at("samples").get<long long>() > 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliArguments)
+#include "tst_cli_arguments.moc"
