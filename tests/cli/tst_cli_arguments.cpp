@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/cli_runner.hpp"
 #include "cmdline/args.hpp"
 #include "cmdline/environment.hpp"
 #include "errors.hpp"
