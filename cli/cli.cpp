@@ -647,7 +647,8 @@ SweepCommand parseSweepCommand(const Args& a) {
     if (!a.has("out")) throw ConfigError("--out is missing: the results folder");
     if (a.positional().size() != 1) throw ConfigError("sweep needs one sweep file; see --help");
     SweepCommand c;
-    c.spec = SweepSpec::fromFile(a.positional()[0]);
+    c.specPath = a.positional()[0];
+    c.spec = SweepSpec::fromFile(c.specPath);
     if (a.has("backend")) {
         const std::string b = a.get("backend");
         if (b != "auto" && b != "cpu" && b != "opencl") {
@@ -695,7 +696,10 @@ int cmdSweep(const Args& a, std::ostream& out, std::ostream& err) {
         result = runSweep(c.spec, folder.finished(), opt);
     } catch (...) {
         std::signal(SIGINT, previous);
-        throw;
+        // A failed point: the reason, then how to continue (the finished points are on disk).
+        const int code = reportCliError(std::current_exception(), err);
+        printSweepResumeHint(c, err);
+        return code;
     }
     std::signal(SIGINT, previous);
     folder.writeSummary(c.spec, result.points);

@@ -66,6 +66,10 @@ int runSweepCommandOverMpi(const std::function<SweepCommand()>& parse, std::ostr
         return 1;  // rank 0 prints why
     } catch (...) {
         const int code = reportCliError(std::current_exception(), err);
+        // The folder is open once folderPath is set: its finished points are kept.
+        if (world.isCoordinator() && command && !folderPath.empty()) {
+            printSweepResumeHint(*command, err);
+        }
         world.waitForAll();
         return code;
     }
