@@ -102,7 +102,8 @@ class CsvWriter {
         separate();
         char buf[24];
         const auto r = std::to_chars(buf, buf + sizeof buf, v);
-        out_.append(buf, r.ptr);
+        // (pointer, count): GCC 12's -Wrestrict misfires on append(first, last) here.
+        out_.append(buf, static_cast<std::size_t>(r.ptr - buf));
         return *this;
     }
     CsvWriter& empty() {

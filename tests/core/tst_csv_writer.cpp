@@ -83,7 +83,11 @@ private slots:
         const Timeline tl = buildTimeline(p);
         const DelayTable d(tl);
         FigurePanel fig;
-        fig.series.push_back({kNasty, {1.0, 2.0}, {-1.5, 3.0}});
+        FigureSeries series;
+        series.name = kNasty;
+        series.x = {1.0, 2.0};
+        series.y = {-1.5, 3.0};
+        fig.series.push_back(series);
         for (const std::string& text :
              {ganttTableCsv(tl, &d, kNasty), delayTableCsv(d, kNasty), figureCsv(fig)}) {
             const auto rows = csvtest::readStrict(text);
