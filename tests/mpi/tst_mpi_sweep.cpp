@@ -186,6 +186,10 @@ class TstMpiSweep : public QObject {
         QVERIFY2(r.err.contains(QRegularExpression(
                      "sweep point [0-5] \\(stages = [0-9]\\) failed on rank [0-2]: .*missing")),
                  qPrintable(r.err));
+        // ... and rank 0 says how to continue it (issue 28).
+        QVERIFY2(r.err.contains("pipelens-cli sweep " + sweep + " --out " +
+                                tmp_.filePath("failing") + " --resume"),
+                 qPrintable(r.err));
     }
 
     void resumeRefusedWithoutFlagOnEveryRank() {
