@@ -1,10 +1,11 @@
 // Nothing lost and every message true (issue 28), through the real binary: a method label that
 // holds a quote, a comma, a newline and a leading '=' comes back cell for cell from every CSV a
 // run writes; refusals state the range really checked and the key the user wrote; the LocalSGD
-// warning does not overflow; a sweep that stops says how to continue it.
+// warning does not overflow; a sweep that stops (a failed point, Ctrl-C) says how to continue it.
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -188,6 +189,43 @@ private slots:
         QVERIFY2(!r.crashed && r.exitCode != 0, qPrintable(r.err));
         QVERIFY2(r.err.contains("pipelens-cli sweep " + spec + " --out " + out + " --resume"),
                  qPrintable(r.err));
+    }
+
+    // Ctrl-C said "run again with --resume" without the command; it now names it.
+    void interruptedSweepSaysHowToResume() {
+        json e = smallConfig();
+        e["data"] = {{"kind", "random"}, {"rows", 2000}, {"dim", 64}, {"seed", 3}};
+        e["stages"] = 4;
+        e["batch_size"] = 10;
+        e["budget"] = {{"epochs", 12}};
+        e["methods"] = json::array({{{"method", "pd"}, {"step_size", {{"grid", {-6, -2}}}}}});
+        json values = json::array();
+        for (int v = 2; v < 18; ++v) values.push_back(v);
+        const json sweep = {{"name", "long"},
+                            {"experiment", e},
+                            {"axis", {{"name", "stages"}, {"values", values}}},
+                            {"seeds", 2}};
+        const QString spec = file("long.json", sweep.dump());
+        const QString out = path("long-out");
+        QProcess p;
+        p.start(QString(PIPELENS_CLI_PATH), {"sweep", spec, "--out", out, "--threads", "1"});
+        QVERIFY(p.waitForStarted(10000));
+        QByteArray err;
+        QElapsedTimer clock;
+        clock.start();
+        while (!err.contains("points 1/") && clock.elapsed() < 60000) {
+            p.waitForReadyRead(1000);
+            err += p.readAllStandardError();
+        }
+        QVERIFY2(err.contains("points 1/"), err.constData());
+        ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+        QVERIFY(p.waitForFinished(60000));
+        err += p.readAllStandardError();
+        QCOMPARE(p.exitCode(), 130);
+        QVERIFY2(err.contains(("to continue it run: pipelens-cli sweep " + spec + " --out " + out +
+                               " --resume")
+                                  .toUtf8()),
+                 err.constData());
     }
 };
 
