@@ -591,7 +591,8 @@ SweepCommand parseSweepCommand(const Args& a) {
     if (!a.has("out")) throw ConfigError("--out is missing: the results folder");
     if (a.positional().size() != 1) throw ConfigError("sweep needs one sweep file; see --help");
     SweepCommand c;
-    c.spec = SweepSpec::fromFile(a.positional()[0]);
+    c.specPath = a.positional()[0];
+    c.spec = SweepSpec::fromFile(c.specPath);
     applyBackendOptions(a, c.spec.experiment);
     c.threads = a.integer("threads", 0, 0, 256);
     c.quiet = a.has("quiet");
@@ -624,7 +625,11 @@ int runSweepInto(const SweepCommand& c, SweepFolder& folder, std::ostream& out, 
         result = runSweep(c.spec, folder.finished(), opt);
     } catch (...) {
         std::signal(SIGINT, previous);
-        throw;
+        // A failed point: the reason, then how to continue (the finished points are on disk), or,
+        // when no point finished in a folder this run created, no folder to block the rerun.
+        const int code = reportCliError(std::current_exception(), err);
+        if (!folder.discardIfUnused()) printSweepResumeHint(c, err);
+        return code;
     }
     std::signal(SIGINT, previous);
     folder.writeSummary(c.spec, result.points);
@@ -643,7 +648,7 @@ int cmdSweep(const Args& a, std::ostream& out, std::ostream& err) {
     try {
         return runSweepInto(c, folder, out, err);
     } catch (...) {
-        // An error before the first point leaves no folder to block the rerun or --resume.
+        // An error before the sweep started (its backend) leaves no folder behind either.
         folder.discardIfUnused();
         throw;
     }

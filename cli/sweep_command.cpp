@@ -1,5 +1,6 @@
 #include "sweep_command.hpp"
 
+#include <string_view>
 
 namespace pipelens {
 BackendChoice selectSweepBackend(const SweepSpec& spec, std::vector<std::string>& notices) {
@@ -13,6 +14,34 @@ BackendChoice selectSweepBackend(const SweepSpec& spec, std::vector<std::string>
     return selectBackend(spec.pointConfig(probe), notices);
 }
 
+namespace {
+
+// A path as a POSIX shell reads it back: as is when it holds only safe characters, else in
+// single quotes (a quote inside written '\'').
+std::string shellWord(std::string_view s) {
+    constexpr std::string_view kSafe =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-+,:@%=";
+    if (!s.empty() && s.find_first_not_of(kSafe) == std::string_view::npos) return std::string(s);
+    std::string out = "'";
+    for (char c : s) {
+        if (c == '\'') out += "'\\''";
+        else out += c;
+    }
+    return out + "'";
+}
+
+}  // namespace
+
+std::string sweepResumeCommand(const SweepCommand& command) {
+    return "pipelens-cli sweep " + shellWord(command.specPath) + " --out " +
+           shellWord(command.outDir) + " --resume";
+}
+
+void printSweepResumeHint(const SweepCommand& command, std::ostream& err) {
+    err << "pipelens-cli: the finished points are kept in " << command.outDir
+        << "; to continue the sweep run: " << sweepResumeCommand(command) << '\n';
+}
+
 void printSweepProgress(std::ostream& err, const SweepProgress& p) {
     err << sweepProgressLine(p) << '\n';
 }
@@ -23,7 +52,8 @@ int reportSweepEnd(const SweepCommand& command, const std::string& folderPath,
     for (const auto& p : points) done += p ? 1 : 0;
     if (done < command.spec.points()) {
         err << "pipelens-cli: sweep interrupted: " << done << " of " << command.spec.points()
-            << " points are in " << folderPath << "; run again with --resume to finish\n";
+            << " points are in " << folderPath
+            << "; to continue it run: " << sweepResumeCommand(command) << '\n';
         return 130;
     }
     if (!command.quiet) {

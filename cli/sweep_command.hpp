@@ -12,6 +12,7 @@ namespace pipelens {
 
 struct SweepCommand {
     SweepSpec spec;  // with --backend / --device applied
+    std::string specPath;  // the sweep file as given
     std::string outDir;
     bool resume = false;
     bool quiet = false;
@@ -23,6 +24,13 @@ BackendChoice selectSweepBackend(const SweepSpec& spec, std::vector<std::string>
 
 // "points 3/8, 40% of the work, 12s elapsed, about 18s left"
 void printSweepProgress(std::ostream& err, const SweepProgress& progress);
+
+// "pipelens-cli sweep SWEEP.json --out DIR --resume" with the command's paths (shell-quoted
+// where needed): what continues an interrupted or failed sweep.
+std::string sweepResumeCommand(const SweepCommand& command);
+
+// After a sweep stopped by an error with its folder in place: how to continue it.
+void printSweepResumeHint(const SweepCommand& command, std::ostream& err);
 
 // The end of a run: 0, or 130 with a note on stderr when points are missing (interrupted).
 int reportSweepEnd(const SweepCommand& command, const std::string& folderPath,

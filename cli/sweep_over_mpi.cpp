@@ -45,6 +45,7 @@ int runSweepCommandOverMpi(const std::function<SweepCommand()>& parse, std::ostr
         if (!command->quiet) printSweepProgress(err, p);
     };
     std::string folderPath;
+    std::optional<SweepFolder> opened;  // rank 0's, to remove it if no point finished
     auto prepare = [&] {
         command = parse();
         if (!command->quiet) {
@@ -54,6 +55,7 @@ int runSweepCommandOverMpi(const std::function<SweepCommand()>& parse, std::ostr
         }
         SweepFolder folder = SweepFolder::open(command->outDir, command->spec, command->resume);
         folderPath = folder.path();
+        opened = folder;
         return SweepJob{command->spec, std::move(folder)};
     };
     // mpirun ends the whole job as soon as one process exits non-zero, so no rank returns before
@@ -66,6 +68,11 @@ int runSweepCommandOverMpi(const std::function<SweepCommand()>& parse, std::ostr
         return 1;  // rank 0 prints why
     } catch (...) {
         const int code = reportCliError(std::current_exception(), err);
+        // The folder is open once folderPath is set: its finished points are kept, or, when
+        // none finished in a folder this run created, it is removed so it blocks no rerun.
+        if (world.isCoordinator() && command && opened && !opened->discardIfUnused()) {
+            printSweepResumeHint(*command, err);
+        }
         world.waitForAll();
         return code;
     }

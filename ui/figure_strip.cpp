@@ -22,6 +22,7 @@
 #include "delay_by_stages.hpp"
 #include "fitting_scroll_area.hpp"
 #include "replay/delays.hpp"
+#include "util/csv_writer.hpp"
 #include "widget_export.hpp"
 
 namespace pipelens::ui {
@@ -474,9 +475,9 @@ bool FigureStrip::exportSvg(const QString& path, QString* error) {
 bool FigureStrip::exportCsv(const QString& path, QString* error) const {
     QByteArray out = "figure,method,value\n";
     for (const Value& v : values_) {
-        QByteArray m = v.method.toUtf8();
-        m.replace('"', "\"\"");
-        out += v.figure.toUtf8() + ",\"" + m + "\"," + QByteArray::number(v.shown, 'g', 17) + '\n';
+        out += QByteArray::fromStdString(csv::textCell(v.figure.toStdString())) + ',' +
+               QByteArray::fromStdString(csv::labelCell(v.method.toStdString())) + ',' +
+               QByteArray::number(v.shown, 'g', 17) + '\n';
     }
     return writeTextAtomically(path, out, error);
 }

@@ -22,6 +22,7 @@
 
 #include "experiment/run_warnings.hpp"
 #include "line_legend.hpp"
+#include "util/csv_writer.hpp"
 #include "widget_export.hpp"
 
 namespace pipelens::ui {
@@ -619,10 +620,9 @@ bool LossChart::exportSvg(const QString& path, QString* error) {
 bool LossChart::exportCsv(const QString& path, QString* error) const {
     QByteArray out = xAxis_ == XAxis::Slots ? "series,slot,value\n" : "series,update,value\n";
     auto write = [&](const Curve& c) {
-        QByteArray name = c.name.toUtf8();
-        name.replace('"', "\"\"");
+        const QByteArray name = QByteArray::fromStdString(csv::labelCell(c.name.toStdString()));
         for (const QPointF& p : pointsOf(c)) {
-            out += '"' + name + "\"," + QByteArray::number(p.x(), 'g', 17) + ',' +
+            out += name + ',' + QByteArray::number(p.x(), 'g', 17) + ',' +
                    QByteArray::number(p.y(), 'g', 17) + '\n';
         }
     };

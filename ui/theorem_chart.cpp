@@ -17,6 +17,7 @@
 #include "axis_ticks.hpp"
 #include "chart_support.hpp"
 #include "line_legend.hpp"
+#include "util/csv_writer.hpp"
 #include "widget_export.hpp"
 
 namespace pipelens::ui {
@@ -255,9 +256,10 @@ bool TheoremChart::exportCsv(const QString& path, QString* error) const {
     if (snapshot_ && !snapshot_->planOnly && method >= 0) {
         const TheoremCurves& theorem = snapshot_->curves[static_cast<size_t>(method)].theorem;
         for (int line = 0; line < LineCount; ++line) {
-            const QByteArray name = tr(kStyles[line].name).toUtf8();
+            const QByteArray name =
+                QByteArray::fromStdString(csv::labelCell(tr(kStyles[line].name).toStdString()));
             for (const QPointF& p : lineOf(theorem, line).byUpdate) {
-                out += '"' + name + "\"," + QByteArray::number(p.x(), 'g', 17) + ',' +
+                out += name + ',' + QByteArray::number(p.x(), 'g', 17) + ',' +
                        QByteArray::number(p.y(), 'g', 17) + '\n';
             }
         }

@@ -12,9 +12,20 @@
 namespace pipelens {
 namespace {
 
+// Named as the config spells the keys (data.rows, data.condition_number): the user's words.
 [[noreturn]] void rejectSpec(const std::string& field, const std::string& value,
                              const std::string& allowed) {
-    throw ConfigError("synthetic." + field + " = " + value + " is not allowed: " + allowed);
+    throw ConfigError("data." + field + " = " + value + " is not allowed: " + allowed);
+}
+
+// mu is derived from condition_number when that is set: a failure is the user's
+// condition_number (and dim), never a "mu" the user did not write.
+[[noreturn]] void rejectConditionNumber(const SyntheticSpec& spec, double mu) {
+    rejectSpec("condition_number", formatNumber(spec.conditionNumber),
+               "with dim = " + std::to_string(spec.dim) + " it needs the shift mu = " +
+                   formatNumber(mu) +
+                   ", for which T + mu I is not positive definite in double precision; "
+                   "choose a smaller condition_number");
 }
 
 // n x k matrix with orthonormal columns: Q of the QR of a Gaussian matrix, column signs fixed
@@ -76,6 +87,10 @@ void validate(const SyntheticSpec& spec) {
         if (spec.dim < 2) {
             rejectSpec("condition_number", formatNumber(spec.conditionNumber),
                        "0 when dim = 1 (A = 2 + mu is 1 x 1 and always has condition number 1)");
+        }
+        const double mu = tridiagonalShiftForCondition(spec.dim, spec.conditionNumber);
+        if (!std::isfinite(mu) || !(mu + tridiagonalEigenvalue(spec.dim, 1) > 0.0)) {
+            rejectConditionNumber(spec, mu);
         }
     } else {
         // A = T + mu I must be positive definite for its Cholesky factor to exist.
@@ -154,6 +169,7 @@ Dataset makeSynthetic(const SyntheticSpec& spec) {
         }
         Eigen::LLT<Eigen::MatrixXd> llt(A);
         if (llt.info() != Eigen::Success) {
+            if (spec.conditionNumber > 0.0) rejectConditionNumber(spec, mu);
             rejectSpec("mu", formatNumber(mu), "a value for which T + mu I is positive definite");
         }
         Eigen::VectorXd wTrue = rng.normalVector(d);

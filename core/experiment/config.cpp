@@ -47,8 +47,8 @@ ViewState readView(const json& j) {
     v.logY = r.boolean("log_y", true);
     v.logX = r.boolean("log_x", false);
     v.theoremChart = r.boolean("theorem_chart", false);
-    v.cursor = static_cast<int>(
-        r.integer("cursor", -1, -1, kBig, "-1 (the end of the run) or a slot count >= 0"));
+    v.cursor = static_cast<int>(r.integer(
+        "cursor", -1, -1, kBig, "-1 (the end of the run) or a slot count in [0, 1000000000]"));
     v.ganttRange = readRange(r, "gantt_range");
     v.heatmapRange = readRange(r, "heatmap_range");
     r.rejectUnknown();
@@ -67,21 +67,22 @@ json viewJson(const ViewState& v) {
 StepSpec readStep(ObjectReader& r) {
     StepSpec s;
     if (!r.has("step_size")) {
-        throw ConfigError(r.field("step_size") +
-                          " is missing: a number > 0, or {\"grid\": [a_min, a_max]} for 2^a");
+        throw ConfigError(
+            r.field("step_size") +
+            " is missing: a number in (0, 1e12], or {\"grid\": [a_min, a_max]} for 2^a");
     }
     const json& v = r.at("step_size");
     if (v.is_number()) {
-        s.value = r.number("step_size", 0.0, 0.0, 1e12, "a finite number > 0");
+        s.value = r.number("step_size", 0.0, 0.0, 1e12, "a number in (0, 1e12]");
         if (!(s.value > 0.0)) {
             throw ConfigError(r.field("step_size") + " = " + show(v) +
-                              " is not allowed: a finite number > 0");
+                              " is not allowed: a number in (0, 1e12]");
         }
         return s;
     }
     if (!v.is_object()) {
         throw ConfigError(r.field("step_size") + " = " + show(v) +
-                          " is not allowed: a finite number > 0, or {\"grid\": [a_min, a_max]}");
+                          " is not allowed: a number in (0, 1e12], or {\"grid\": [a_min, a_max]}");
     }
     ObjectReader g(v, r.field("step_size"));
     if (!g.has("grid")) throw ConfigError(r.field("step_size") + ".grid is missing");
@@ -118,20 +119,23 @@ MethodSpec readMethod(const json& v, const std::string& path) {
     m.label = r.text("label", "");
     m.step = readStep(r);
     if (m.method == Method::PipeDream) {
-        m.noam = static_cast<int>(r.integer("noam", 0, 0, kBig, "0 (meaning S) or an integer >= 1"));
+        m.noam = static_cast<int>(
+            r.integer("noam", 0, 0, kBig, "0 (meaning S) or an integer in [1, 1000000000]"));
     } else if (m.method == Method::LocalSgd) {
         m.replicas = static_cast<int>(
             r.integer("replicas", 0, 0, 4096, "0 (meaning S) or an integer in [1, 4096]"));
-        m.localSteps = static_cast<int>(r.integer("local_steps", 5, 1, kBig, "an integer >= 1 (H)"));
+        m.localSteps = static_cast<int>(
+            r.integer("local_steps", 5, 1, kBig, "an integer in [1, 1000000000] (H)"));
     } else if (m.method == Method::FillDrain) {
         m.flushGroup = static_cast<int>(
-            r.integer("flush_group", 0, 0, kBig, "0 (meaning S) or an integer >= 1"));
+            r.integer("flush_group", 0, 0, kBig, "0 (meaning S) or an integer in [1, 1000000000]"));
     } else if (m.method == Method::RandomizedPipeDream) {
         m.delayMode = parseDelayMode(r.text("delay_mode", "uniform", {"uniform", "max", "zero", "pd"}));
         m.delta = r.integer("delta", -1, -1, 10'000'000,
                             "-1 (meaning S^2 - S/2) or an integer in [0, 10000000]");
         m.order = parseStageOrder(r.text("order", "uniform", {"uniform", "pd"}));
-        m.seed = static_cast<std::uint64_t>(r.integer("seed", 0, 0, kBig * 1000, "an integer >= 0"));
+        m.seed = static_cast<std::uint64_t>(
+            r.integer("seed", 0, 0, kBig * 1000, "an integer in [0, 1000000000000]"));
     }
     r.rejectUnknown();
     return m;
@@ -167,10 +171,12 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
     c.baseDir = baseDir;
     ObjectReader r(j, "");
     c.name = r.text("name", "experiment");
-    c.seed = static_cast<std::uint64_t>(r.integer("seed", 1, 0, kBig * 1000, "an integer >= 0"));
+    c.seed = static_cast<std::uint64_t>(
+        r.integer("seed", 1, 0, kBig * 1000, "an integer in [0, 1000000000000]"));
     c.seeds = static_cast<int>(r.integer("seeds", 1, 1, 1000, "an integer in [1, 1000]"));
     c.stages = static_cast<int>(r.integer("stages", 4, 1, 4096, "an integer in [1, 4096]"));
-    c.batchSize = static_cast<int>(r.integer("batch_size", 10, 1, kBig, "an integer >= 1"));
+    c.batchSize =
+        static_cast<int>(r.integer("batch_size", 10, 1, kBig, "an integer in [1, 1000000000]"));
     c.shuffle = r.boolean("shuffle", false);
     c.backend = r.text("backend", "auto", {"auto", "cpu", "opencl"});
     if (r.has("device")) {
@@ -200,7 +206,7 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
         ObjectReader o(r.at("objective"), "objective");
         c.objective.loss = parseLossKind(o.text("kind", "quadratic", {"quadratic", "logistic"}));
         c.objective.l2 = o.number("l2", c.objective.loss == LossKind::Logistic ? 1e-4 : 0.0, 0.0,
-                                  1e12, "a finite number >= 0");
+                                  1e12, "a number in [0, 1e12]");
         // Least squares has no regulariser in the model: a nonzero value would be silently lost.
         if (c.objective.loss == LossKind::Quadratic && c.objective.l2 != 0.0) {
             throw ConfigError("objective.l2 = " + show(o.at("l2")) +
@@ -208,10 +214,10 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
                               "has no regulariser)");
         }
         c.objective.gradientNoise =
-            o.number("gradient_noise", 0.0, 0.0, 1e12, "a finite number >= 0 (sigma)");
+            o.number("gradient_noise", 0.0, 0.0, 1e12, "a number in [0, 1e12] (sigma)");
         if (o.has("noise_seed")) {
             c.objective.noiseSeed = static_cast<std::uint64_t>(
-                o.integer("noise_seed", 0, 0, kBig * 1000, "an integer >= 0"));
+                o.integer("noise_seed", 0, 0, kBig * 1000, "an integer in [0, 1000000000000]"));
         }
         o.rejectUnknown();
     }
@@ -222,14 +228,17 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
         if (s.source == "synthetic") {
             s.kind = d.text("kind", c.objective.loss == LossKind::Logistic ? "logistic" : "random",
                             {"random", "simple", "tridiagonal", "logistic"});
-            s.rows = static_cast<int>(d.integer("rows", 600, 1, 100'000'000, "an integer >= 1"));
-            s.dim = static_cast<int>(d.integer("dim", 64, 1, 10'000'000, "an integer >= 1"));
+            s.rows = static_cast<int>(
+                d.integer("rows", 600, 1, 100'000'000, "an integer in [1, 100000000]"));
+            s.dim = static_cast<int>(
+                d.integer("dim", 64, 1, 10'000'000, "an integer in [1, 10000000]"));
             s.seed = static_cast<std::uint64_t>(d.integer("seed", static_cast<long long>(c.seed), 0,
-                                                          kBig * 1000, "an integer >= 0"));
-            s.labelNoise = d.number("label_noise", 0.0, 0.0, 1e12, "a finite number >= 0");
-            s.mu = d.number("mu", 0.01, 0.0, 1e12, "a finite number >= 0");
+                                                          kBig * 1000,
+                                                          "an integer in [0, 1000000000000]"));
+            s.labelNoise = d.number("label_noise", 0.0, 0.0, 1e12, "a number in [0, 1e12]");
+            s.mu = d.number("mu", 0.01, 0.0, 1e12, "a number in [0, 1e12]");
             s.conditionNumber = d.number("condition_number", 0.0, 0.0, 1e300,
-                                         "0 (use mu) or a number > 1");
+                                         "0 (use mu) or a number in (1, 1e300]");
         } else {
             s.x = d.text("x", "");
             if (s.x.empty()) throw ConfigError("data.x is missing: the path of the data file");
@@ -237,10 +246,10 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
             if (s.source == "npy" && s.y.empty()) {
                 throw ConfigError("data.y is missing: the path of the labels .npy file");
             }
-            s.labelColumn = static_cast<int>(d.integer("label_column", -1, -1, 1'000'000,
-                                                       "-1 (last) or a column index >= 0"));
-            s.libsvmDim = static_cast<int>(d.integer("dim", 0, 0, 10'000'000,
-                                                     "0 (largest index seen) or an integer >= 1"));
+            s.labelColumn = static_cast<int>(d.integer(
+                "label_column", -1, -1, 1'000'000, "-1 (last) or a column index in [0, 1000000]"));
+            s.libsvmDim = static_cast<int>(d.integer(
+                "dim", 0, 0, 10'000'000, "0 (largest index seen) or an integer in [1, 10000000]"));
         }
         d.rejectUnknown();
     } else if (c.objective.loss == LossKind::Logistic) {
@@ -248,10 +257,11 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
     }
     if (r.has("budget")) {
         ObjectReader b(r.at("budget"), "budget");
-        c.budget.totalSlots = static_cast<int>(b.integer("slots", 0, 0, kBig, "an integer >= 0"));
-        c.budget.microbatches =
-            static_cast<int>(b.integer("microbatches", 0, 0, kBig, "an integer >= 0"));
-        c.budget.epochs = b.number("epochs", 0.0, 0.0, 1e9, "a finite number >= 0");
+        c.budget.totalSlots =
+            static_cast<int>(b.integer("slots", 0, 0, kBig, "an integer in [0, 1000000000]"));
+        c.budget.microbatches = static_cast<int>(
+            b.integer("microbatches", 0, 0, kBig, "an integer in [0, 1000000000]"));
+        c.budget.epochs = b.number("epochs", 0.0, 0.0, 1e9, "a number in [0, 1e9]");
         c.budget.compare = b.text("compare", "time", {"time", "updates"});
         c.budget.rule = b.text("rule", "fit", {"fit", "truncate"}) == "truncate" ? BudgetRule::Truncate
                                                                              : BudgetRule::Fit;
@@ -273,11 +283,12 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
     if (r.has("sampling")) {
         ObjectReader o(r.at("sampling"), "sampling");
         c.sampling.objectivePerUpdate = o.boolean("objective_per_update", true);
-        c.sampling.gradNormEvery = o.integer("grad_norm_every", 0, 0, kBig, "an integer >= 0 (0: off)");
+        c.sampling.gradNormEvery =
+            o.integer("grad_norm_every", 0, 0, kBig, "an integer in [0, 1000000000] (0: off)");
         // The language model's factor multiplies log V (uniform guessing), the linear one's the
         // initial gap: different scales, different defaults.
         c.sampling.blowUpFactor = o.number("blow_up_factor", c.languageModel() ? 100.0 : 1e6, 1.0,
-                                           1e300, "a number >= 1");
+                                           1e300, "a number in [1, 1e300]");
         o.rejectUnknown();
     }
     if (!r.has("methods")) throw ConfigError("methods is missing: a list of methods to run");

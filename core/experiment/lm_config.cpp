@@ -28,18 +28,22 @@ LanguageModelSpec readLanguageModel(ObjectReader& o, std::uint64_t seed) {
     LanguageModelSpec m;
     const auto big = kConfigBig;
     m.width = static_cast<int>(o.integer("width", 64, 1, 65536, "an integer in [1, 65536] (C)"));
-    m.heads = static_cast<int>(o.integer("heads", 4, 1, 65536, "an integer >= 1 that divides width"));
+    m.heads = static_cast<int>(
+        o.integer("heads", 4, 1, 65536, "an integer in [1, 65536] that divides width"));
     m.context = static_cast<int>(o.integer("context", 32, 1, 65536, "an integer in [1, 65536] (T)"));
     m.corpus = o.text("corpus", "");
-    m.corpusSeed = static_cast<std::uint64_t>(
-        o.integer("corpus_seed", static_cast<long long>(seed), 0, big * 1000, "an integer >= 0"));
+    m.corpusSeed =
+        static_cast<std::uint64_t>(o.integer("corpus_seed", static_cast<long long>(seed), 0,
+                                             big * 1000, "an integer in [0, 1000000000000]"));
     m.corpusCharacters = o.integer("corpus_characters", 200'000, 1000, 100'000'000,
                                    "an integer in [1000, 100000000]");
     m.heldOutFraction = o.number("held_out_fraction", 0.0, 0.0, 0.9, "a number in [0, 0.9]");
-    m.heldOutEvery = o.integer("held_out_every", 0, 0, big, "an integer >= 0 (block updates; 0: never)");
+    m.heldOutEvery = o.integer("held_out_every", 0, 0, big,
+                               "an integer in [0, 1000000000] (block updates; 0: never)");
     m.w0 = o.text("w0", "");
-    m.initSeed = static_cast<std::uint64_t>(
-        o.integer("init_seed", static_cast<long long>(seed), 0, big * 1000, "an integer >= 0"));
+    m.initSeed =
+        static_cast<std::uint64_t>(o.integer("init_seed", static_cast<long long>(seed), 0,
+                                             big * 1000, "an integer in [0, 1000000000000]"));
     m.fullObjective = o.boolean("full_objective", false);
     m.sampleLines = static_cast<int>(o.integer("sample_lines", 3, 0, 100, "an integer in [0, 100]"));
     m.sampleLength =

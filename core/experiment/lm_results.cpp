@@ -6,7 +6,7 @@
 
 #include "errors.hpp"
 #include "experiment/results.hpp"
-#include "util/text_builder.hpp"
+#include "util/csv_writer.hpp"
 
 namespace pipelens {
 namespace fs = std::filesystem;
@@ -20,19 +20,19 @@ json finiteOrNull(double v) { return std::isfinite(v) ? json(v) : json(nullptr);
 // an empty cell.
 std::string columnsCsv(const std::string& index, long long first, const std::vector<std::string>& names,
                        const std::vector<const std::vector<double>*>& series) {
-    TextBuilder out;
-    out << index;
-    for (const auto& n : names) out << ",\"" << n << '"';
-    out << '\n';
+    CsvWriter out;
+    out.plain(index);
+    for (const auto& n : names) out.label(n);
+    out.endRow();
     std::size_t rows = 0;
     for (auto* s : series) rows = std::max(rows, s->size());
     for (std::size_t i = 0; i < rows; ++i) {
-        out << static_cast<long long>(i) + first;
+        out.integer(static_cast<long long>(i) + first);
         for (auto* s : series) {
-            out << ',';
             if (i < s->size() && !std::isnan((*s)[i])) out.number((*s)[i]);
+            else out.empty();
         }
-        out << '\n';
+        out.endRow();
     }
     return out.take();
 }
@@ -108,61 +108,55 @@ json methodJson(const LmMethodResult& m) {
 }
 
 std::string forwardLossesCsv(const LmExperimentResult& res) {
-    TextBuilder out;
-    out << "method,index,slot,batch,loss\n";
+    CsvWriter out;
+    out.header("method,index,slot,batch,loss");
     for (const LmMethodResult& m : res.methods) {
         for (const LmForwardLoss& f : m.log.forwardLosses) {
-            out << '"' << m.run.label << "\"," << f.microbatch << ',';
-            if (f.slot >= 0) out << f.slot;
-            out << ',' << f.batch << ',';
-            out.number(f.loss);
-            out << '\n';
+            out.label(m.run.label).integer(f.microbatch);
+            if (f.slot >= 0) out.integer(f.slot);
+            else out.empty();
+            out.integer(f.batch).number(f.loss).endRow();
         }
     }
     return out.take();
 }
 
 std::string memoryCsv(const LmExperimentResult& res) {
-    TextBuilder out;
-    out << "method,stage,stashed_weights,predicted_stash,kept_inputs,weight_bytes,activation_bytes\n";
+    CsvWriter out;
+    out.header(
+        "method,stage,stashed_weights,predicted_stash,kept_inputs,weight_bytes,activation_bytes");
     for (const LmMethodResult& m : res.methods) {
         for (std::size_t s = 0; s < m.memory.size(); ++s) {
             const LmStageMemory& x = m.memory[s];
-            out << '"' << m.run.label << "\"," << static_cast<long long>(s) << ',' << x.stashedWeights
-                << ',' << x.predictedStash << ',' << x.keptInputs << ',' << x.weightBytes << ','
-                << x.activationBytes << '\n';
+            out.label(m.run.label).integer(static_cast<long long>(s)).integer(x.stashedWeights)
+                .integer(x.predictedStash).integer(x.keptInputs).integer(x.weightBytes)
+                .integer(x.activationBytes).endRow();
         }
     }
     return out.take();
 }
 
 std::string heldOutCsv(const LmExperimentResult& res) {
-    TextBuilder out;
-    out << "method,updates,loss\n";
+    CsvWriter out;
+    out.header("method,updates,loss");
     for (const LmMethodResult& m : res.methods) {
         for (const auto& [updates, loss] : m.log.heldOutLoss) {
-            out << '"' << m.run.label << "\"," << updates << ',';
-            out.number(loss);
-            out << '\n';
+            out.label(m.run.label).integer(updates).number(loss).endRow();
         }
     }
     return out.take();
 }
 
 std::string sweepCsv(const LmExperimentResult& res) {
-    TextBuilder out;
-    out << "method,step_size,final_loss,diverged,stable,tail_mean,chosen\n";
+    CsvWriter out;
+    out.header("method,step_size,final_loss,diverged,stable,tail_mean,chosen");
     for (const LmMethodResult& m : res.methods) {
         for (std::size_t i = 0; i < m.run.grid.size(); ++i) {
             const GridStep& g = m.run.grid[i];
-            out << '"' << m.run.label << "\",";
-            out.number(g.stepSize);
-            out << ',';
-            out.number(g.finalObjective.mean);
-            out << ',' << (g.diverged ? "true" : "false") << ',' << (g.tail.stable() ? "true" : "false")
-                << ',';
-            out.number(g.tail.tailMean);
-            out << ',' << (static_cast<int>(i) == m.run.chosen ? "true" : "false") << '\n';
+            out.label(m.run.label).number(g.stepSize).number(g.finalObjective.mean)
+                .plain(g.diverged ? "true" : "false").plain(g.tail.stable() ? "true" : "false")
+                .number(g.tail.tailMean)
+                .plain(static_cast<int>(i) == m.run.chosen ? "true" : "false").endRow();
         }
     }
     return out.take();

@@ -10,6 +10,7 @@
 #include "experiment/step_rules.hpp"
 #include "experiment/sweep.hpp"
 #include "replay/delays.hpp"
+#include "util/csv_writer.hpp"
 #include "util/format_number.hpp"
 
 namespace pipelens {
@@ -316,21 +317,16 @@ Reproduction reproduce(const std::string& id, bool quick, const RunOptions& opti
 std::string figureCsv(const FigurePanel& figure) {
     const bool withSd = std::any_of(figure.series.begin(), figure.series.end(),
                                     [](const FigureSeries& s) { return !s.yError.empty(); });
-    std::string out = withSd ? "series,x,y,y_sd\n" : "series,x,y\n";
+    CsvWriter out;
+    out.header(withSd ? "series,x,y,y_sd" : "series,x,y");
     for (const FigureSeries& s : figure.series) {
         for (std::size_t i = 0; i < s.x.size(); ++i) {
-            out += '"' + s.name + "\",";
-            appendNumber(out, s.x[i], 17);
-            out += ',';
-            appendNumber(out, s.y[i], 17);
-            if (withSd) {
-                out += ',';
-                appendNumber(out, i < s.yError.size() ? s.yError[i] : 0.0, 17);
-            }
-            out += '\n';
+            out.label(s.name).number(s.x[i]).number(s.y[i]);
+            if (withSd) out.number(i < s.yError.size() ? s.yError[i] : 0.0);
+            out.endRow();
         }
     }
-    return out;
+    return out.take();
 }
 
 std::pair<double, double> fitQuadraticNoIntercept(const std::vector<double>& x,

@@ -18,6 +18,7 @@
 
 #include "errors.hpp"
 #include "replay/schedule_tables.hpp"
+#include "util/csv_writer.hpp"
 #include "util/file_target.hpp"
 #include "util/text_builder.hpp"
 
@@ -41,19 +42,19 @@ void writeText(const fs::path& path, const std::string& content) {
 std::string seriesCsv(const std::string& indexName, long long firstIndex,
                       const std::vector<std::string>& names,
                       const std::vector<const std::vector<double>*>& series, double shift) {
-    TextBuilder out;
-    out << indexName;
-    for (const auto& n : names) out << ",\"" << n << '"';
-    out << '\n';
+    CsvWriter out;
+    out.plain(indexName);
+    for (const auto& n : names) out.label(n);
+    out.endRow();
     size_t rows = 0;
     for (auto* s : series) rows = std::max(rows, s->size());
     for (size_t i = 0; i < rows; ++i) {
-        out << (static_cast<long long>(i) + firstIndex);
+        out.integer(static_cast<long long>(i) + firstIndex);
         for (auto* s : series) {
-            out << ',';
             if (i < s->size()) out.number((*s)[i] - shift);
+            else out.empty();
         }
-        out << '\n';
+        out.endRow();
     }
     return out.take();
 }
@@ -549,39 +550,39 @@ std::vector<std::string> writeResults(const ExperimentResult& r, const std::stri
         put(tmp / "gap_per_update.csv",
                   seriesCsv("block_update", 1, names, perUpdate, r.optimum));
         // Gradient norms: long format (method, k, value, running mean).
-        std::ostringstream g;
-        g << "method,block_update,grad_norm_sq,running_mean\n";
+        CsvWriter g;
+        g.header("method,block_update,grad_norm_sq,running_mean");
         bool anyGrad = false;
         for (const auto& o : r.methods) {
             const RunResult& res = o.result;
             for (size_t i = 0; i < res.gradNormSq.size(); ++i) {
                 anyGrad = true;
-                g << '"' << o.label << "\"," << res.gradNormUpdates[i] << ','
-                  << num(res.gradNormSq[i]) << ',' << num(res.gradNormRunningMean[i]) << '\n';
+                g.label(o.label).integer(res.gradNormUpdates[i]).number(res.gradNormSq[i])
+                    .number(res.gradNormRunningMean[i]).endRow();
             }
         }
-        if (anyGrad) put(tmp / "grad_norm.csv", g.str());
-        std::ostringstream th;
-        th << "method,optimisation,noise,staleness,total,mean_grad_norm_sq\n";
+        if (anyGrad) put(tmp / "grad_norm.csv", g.take());
+        CsvWriter th;
+        th.header("method,optimisation,noise,staleness,total,mean_grad_norm_sq");
         bool anyTheorem = false;
-        std::ostringstream sw;
-        sw << "method,step_size,final_gap,diverged\n";
+        CsvWriter sw;
+        sw.header("method,step_size,final_gap,diverged");
         bool anySweep = false;
         for (size_t i = 0; i < r.methods.size(); ++i) {
             const MethodRun& o = r.methods[i];
             const RunResult& res = o.result;
             if (res.theorem) {
                 anyTheorem = true;
-                th << '"' << o.label << "\"," << num(res.theorem->optimisation) << ','
-                   << num(res.theorem->noise) << ',' << num(res.theorem->staleness) << ','
-                   << num(res.theorem->total) << ','
-                   << (res.gradNormRunningMean.empty() ? "" : num(res.gradNormRunningMean.back()))
-                   << '\n';
+                th.label(o.label).number(res.theorem->optimisation).number(res.theorem->noise)
+                    .number(res.theorem->staleness).number(res.theorem->total);
+                if (res.gradNormRunningMean.empty()) th.empty();
+                else th.number(res.gradNormRunningMean.back());
+                th.endRow();
             }
             for (const SweepPoint& p : o.sweep) {
                 anySweep = true;
-                sw << '"' << o.label << "\"," << num(p.stepSize) << ',' << num(p.finalGap)
-                   << ',' << (p.diverged ? 1 : 0) << '\n';
+                sw.label(o.label).number(p.stepSize).number(p.finalGap)
+                    .integer(p.diverged ? 1 : 0).endRow();
             }
             if (res.timeline) {
                 put(tmp / ("timeline_" + std::to_string(i) + ".csv"),
@@ -592,8 +593,8 @@ std::vector<std::string> writeResults(const ExperimentResult& r, const std::stri
                     delayTableCsv(*res.delays, o.label));
             }
         }
-        if (anyTheorem) put(tmp / "theorem.csv", th.str());
-        if (anySweep) put(tmp / "sweep.csv", sw.str());
+        if (anyTheorem) put(tmp / "theorem.csv", th.take());
+        if (anySweep) put(tmp / "sweep.csv", sw.take());
     }, cancel);
 }
 

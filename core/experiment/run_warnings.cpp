@@ -13,8 +13,12 @@ std::optional<std::string> neverAveragesWarning(const MethodRun& run) {
     const bool unitCosts = p.costs.forwardSlots == 1 && p.costs.backwardSlots == 1 &&
                            p.costs.latencySlots == 0;
     if (p.replicas == p.stages && unitCosts) {
-        text += ", 2SH + 2(S − 1) = " + std::to_string(localSgdRoundSlotsFormula(p.stages, p.localSteps)) +
-                " slots";
+        // 2SH + 2(S - 1) in 64 bits: S = 2, H = 10^9 already overflows an int.
+        const long long stages = p.stages;
+        const long long roundSlots = 2 * stages * p.localSteps + 2 * (stages - 1);
+        text += ", 2SH + 2(S − 1) = ";
+        text += std::to_string(roundSlots);
+        text += " slots";
     }
     text += "): it never averages, so it is " + std::to_string(p.replicas) +
             " independent runs of plain SGD; lower H or raise the budget";

@@ -10,7 +10,7 @@
 
 #include "errors.hpp"
 #include "util/format_number.hpp"
-#include "util/text_builder.hpp"
+#include "util/csv_writer.hpp"
 #include "experiment/results.hpp"
 
 namespace pipelens {
@@ -27,11 +27,6 @@ std::string readText(const fs::path& p) {
     std::ostringstream s;
     s << in.rdbuf();
     return s.str();
-}
-
-// A CSV field in double quotes, inner quotes doubled (TextBuilder's quoting, for an ostream).
-std::string csvText(const std::string& t) {
-    return TextBuilder().quoted(t).take();
 }
 
 // Creates `dir` with the marker and sweep.json through a temporary sibling (the same rules as a
@@ -120,13 +115,13 @@ SweepFolder SweepFolder::open(const std::string& dirText, const SweepSpec& spec,
     return f;
 }
 
-void SweepFolder::discardIfUnused() const {
-    if (!created_) return;
+bool SweepFolder::discardIfUnused() const {
+    if (!created_) return false;
     const fs::path dir(dir_);
     std::error_code ec;
-    if (!fs::is_empty(dir / "points", ec) || ec) return;
-    if (!fs::is_regular_file(fs::symlink_status(dir / kMarker, ec))) return;
-    fs::remove_all(dir, ec);
+    if (!fs::is_empty(dir / "points", ec) || ec) return false;
+    if (!fs::is_regular_file(fs::symlink_status(dir / kMarker, ec))) return false;
+    return fs::remove_all(dir, ec) > 0 && !ec;
 }
 
 void SweepFolder::writePoint(const PointResult& point) const {
@@ -141,22 +136,28 @@ void SweepFolder::writeSummary(const SweepSpec& spec, const SweepPoints& points)
 }
 
 std::string sweepSummaryCsv(const SweepSpec& spec, const SweepPoints& points) {
-    std::ostringstream s;
-    s << "point," << sweepAxisName(spec.axis)
-      << ",method,label,step_rule,step_size,final_gap_mean,final_gap_sd,final_objective_mean,"
-         "final_objective_sd,all_diverged,seeds,updates,slots\n";
+    CsvWriter s;
+    s.plain("point").text(sweepAxisName(spec.axis))
+        .plain("method,label,step_rule,step_size,final_gap_mean,final_gap_sd,final_objective_mean,"
+               "final_objective_sd,all_diverged,seeds,updates,slots")
+        .endRow();
+    // The sweep's numbers in their shortest round-trip form (formatNumber), as before.
+    auto shortest = [&](double v) -> CsvWriter& { return s.plain(formatNumber(v)); };
     for (const auto& p : points) {
         if (!p) continue;
         for (const MethodPoint& m : p->methods) {
-            s << p->index << ',' << formatNumber(p->value) << ',' << m.method << ','
-              << csvText(m.label) << ',' << (m.tuned ? stepRuleName(m.rule) : "fixed") << ','
-              << formatNumber(m.stepSize) << ',' << formatNumber(m.finalGap.mean) << ','
-              << formatNumber(m.finalGap.sd) << ',' << formatNumber(m.finalObjective.mean) << ','
-              << formatNumber(m.finalObjective.sd) << ',' << (m.allDiverged ? 1 : 0) << ','
-              << p->seeds << ',' << m.updates << ',' << m.totalSlots << '\n';
+            s.integer(p->index);
+            shortest(p->value).text(m.method).label(m.label)
+                .text(m.tuned ? stepRuleName(m.rule) : "fixed");
+            shortest(m.stepSize);
+            shortest(m.finalGap.mean);
+            shortest(m.finalGap.sd);
+            shortest(m.finalObjective.mean);
+            shortest(m.finalObjective.sd).integer(m.allDiverged ? 1 : 0).integer(p->seeds)
+                .integer(m.updates).integer(m.totalSlots).endRow();
         }
     }
-    return s.str();
+    return s.take();
 }
 
 json sweepSummaryJson(const SweepSpec& spec, const SweepPoints& points) {

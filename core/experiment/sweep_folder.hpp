@@ -34,7 +34,8 @@ public:
 
     // Removes the folder again when open() created it and no point has been written into it
     // (a sweep that failed before its first point leaves nothing behind to block a rerun).
-    void discardIfUnused() const;
+    // True when it removed the folder.
+    bool discardIfUnused() const;
 
     static std::string pointFileName(std::size_t index);
 

@@ -8,7 +8,7 @@
 #include "data/memory_limit.hpp"
 #include "errors.hpp"
 #include "method.hpp"
-#include "util/text_builder.hpp"
+#include "util/csv_writer.hpp"
 
 namespace pipelens {
 namespace {
@@ -308,13 +308,13 @@ int localSgdRoundSlotsFormula(int stages, int localSteps) {
 }
 
 std::string timelineCsv(const Timeline& tl, bool withEndSlot) {
-    TextBuilder out;
-    out << "slot,stage,op,microbatch" << (withEndSlot ? ",end_slot" : "") << '\n';
+    CsvWriter out;
+    out.header(withEndSlot ? "slot,stage,op,microbatch,end_slot" : "slot,stage,op,microbatch");
     for (const auto& c : tl.cells) {
-        out << c.startSlot << ',' << c.stage << ',' << (c.op == OpKind::Forward ? 'F' : 'B') << ','
-            << c.microbatch;
-        if (withEndSlot) out << ',' << c.endSlot;
-        out << '\n';
+        out.integer(c.startSlot).integer(c.stage).plain(c.op == OpKind::Forward ? "F" : "B")
+            .integer(c.microbatch);
+        if (withEndSlot) out.integer(c.endSlot);
+        out.endRow();
     }
     return out.take();
 }

@@ -2,6 +2,7 @@
 // file byte for byte, with 2 processes and with 3 on this 2-core machine (--oversubscribe); a
 // run killed part way and resumed skips the points it had finished and still ends identical;
 // a point that fails names the point and the rank, and the job exits non-zero.
+#include <QFileInfo>
 #include <QtTest>
 
 #include <QTemporaryDir>
@@ -186,6 +187,10 @@ class TstMpiSweep : public QObject {
         QVERIFY2(r.err.contains(QRegularExpression(
                      "sweep point [0-5] \\(stages = [0-9]\\) failed on rank [0-2]: .*missing")),
                  qPrintable(r.err));
+        // No point finished: the folder this run created is gone, so it blocks no rerun, and
+        // nothing suggests --resume (issue 28; tst_cli_messages covers the hint after a point).
+        QVERIFY2(!QFileInfo::exists(tmp_.filePath("failing")), qPrintable(r.err));
+        QVERIFY2(!r.err.contains("--resume"), qPrintable(r.err));
     }
 
     void resumeRefusedWithoutFlagOnEveryRank() {
