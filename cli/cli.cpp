@@ -485,18 +485,32 @@ void reportProgress(RunOptions& opt, std::optional<SlowStepReporter>& reporter, 
 
 // After a run: its warnings (even with --quiet: the run finished, but a method did not do what
 // its name says), the results written with Ctrl-C as a clean stop, then the summary.
+// Text that quotes the user's config (its name, method labels, paths) line by line with its
+// control bytes escaped: a name holding ESC]0;...BEL must not retitle the terminal.
+std::string terminalText(const std::string& text) {
+    std::string out;
+    std::size_t from = 0;
+    while (from < text.size()) {
+        const std::size_t end = std::min(text.find('\n', from), text.size());
+        out += cmdline::withoutControlBytes(std::string_view(text).substr(from, end - from));
+        if (end < text.size()) out += '\n';
+        from = end + 1;
+    }
+    return out;
+}
+
 int finishRun(const std::vector<std::string>& warnings,
               const std::function<std::vector<std::string>(const std::atomic<bool>*)>& write,
               const std::string& summary, const std::string& folder, bool quiet,
               std::ostream& out, std::ostream& err) {
-    for (const auto& w : warnings) err << "pipelens-cli: warning: " << w << '\n';
-    if (!quiet) err << "writing results to " << folder << std::endl;
+    for (const auto& w : warnings) err << "pipelens-cli: warning: " << terminalText(w) << '\n';
+    if (!quiet) err << "writing results to " << terminalText(folder) << std::endl;
     for (const std::string& w : writeStoppable(write)) {
-        err << "pipelens-cli: warning: " << w << '\n';
+        err << "pipelens-cli: warning: " << terminalText(w) << '\n';
     }
     if (!quiet) {
-        out << summary;
-        out << "results written to " << folder << '\n';
+        out << terminalText(summary);
+        out << "results written to " << terminalText(folder) << '\n';
     }
     return 0;
 }

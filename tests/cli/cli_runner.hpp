@@ -16,11 +16,17 @@ struct CliResult {
     QByteArray rawErr;  // stderr's bytes, to check that no control byte got through
 };
 
+// How a program is started: RunSettings().withEnv({"NAME=VALUE"}).inFolder(dir).timeout(ms).
 struct RunSettings {
-    QStringList env;  // NAME=VALUE entries added to this process's environment
-    QString cwd;      // empty: this process's working folder
+    QStringList env;     // NAME=VALUE entries added to this process's environment
+    QString cwd;         // empty: this process's working folder
     int timeoutMs = 120000;
     QString stdoutFile;  // non-empty: standard output goes to this file (e.g. /dev/full)
+
+    RunSettings& withEnv(const QStringList& entries) { env = entries; return *this; }
+    RunSettings& inFolder(const QString& folder) { cwd = folder; return *this; }
+    RunSettings& timeout(int ms) { timeoutMs = ms; return *this; }
+    RunSettings& stdoutTo(const QString& file) { stdoutFile = file; return *this; }
 };
 
 // A binary built beside pipelens-cli.
@@ -31,7 +37,7 @@ inline QString siblingBinary(const QString& name) {
 // The app's binaries run with the offscreen platform. A run past the time limit is killed and
 // reported in `err` (exit code -1), so a hang fails its test instead of the suite.
 inline CliResult runProgram(const QString& program, const QStringList& args,
-                            const RunSettings& settings = {}) {
+                            const RunSettings& settings = RunSettings()) {
     QProcess p;
     QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
     e.insert("QT_QPA_PLATFORM", "offscreen");
@@ -57,5 +63,5 @@ inline CliResult runProgram(const QString& program, const QStringList& args,
 
 inline CliResult runCli(const QStringList& args, const QStringList& env = {},
                         int timeoutMs = 120000) {
-    return runProgram(QString(PIPELENS_CLI_PATH), args, {.env = env, .timeoutMs = timeoutMs});
+    return runProgram(QString(PIPELENS_CLI_PATH), args, RunSettings().withEnv(env).timeout(timeoutMs));
 }

@@ -139,7 +139,7 @@ private slots:
 
     void runOutWithoutValueWritesNothing() {
         const QString cfg = smallConfig();
-        const CliResult r = runProgram(QString(PIPELENS_CLI_PATH), {"run", cfg, "--out", "--quiet"}, {.cwd = dir_.path()});
+        const CliResult r = runProgram(QString(PIPELENS_CLI_PATH), {"run", cfg, "--out", "--quiet"}, RunSettings().inFolder(dir_.path()));
         expectRefused(r, {"--out needs a value; got the option --quiet"});
         QVERIFY(!QFileInfo::exists(path("--quiet")));
         expectRefused(runCli({"run", cfg, "--out", path("o"), "--quiet=0"}),
@@ -199,13 +199,13 @@ private slots:
 #ifdef PIPELENS_APP_PATH
         // A private runtime folder keeps Qt's warning about a missing one off stderr.
         const QStringList env{"XDG_RUNTIME_DIR=" + dir_.path()};
-        const CliResult r = runProgram(PIPELENS_APP_PATH, {"stray.json"}, {.env = env});
+        const CliResult r = runProgram(PIPELENS_APP_PATH, {"stray.json"}, RunSettings().withEnv(env));
         expectRefused(r, {"unexpected argument \"stray.json\""});
-        expectRefused(runProgram(PIPELENS_APP_PATH, {"--config", "--preset", "x"}, {.env = env}),
+        expectRefused(runProgram(PIPELENS_APP_PATH, {"--config", "--preset", "x"}, RunSettings().withEnv(env)),
                       {"--config needs a value"});
-        expectRefused(runProgram(PIPELENS_APP_PATH, {"--scale", "2", "--scale", "3"}, {.env = env}),
+        expectRefused(runProgram(PIPELENS_APP_PATH, {"--scale", "2", "--scale", "3"}, RunSettings().withEnv(env)),
                       {"--scale is given twice"});
-        const CliResult p = runProgram(PIPELENS_APP_PATH, {"--preset", "x\x1b]0;t\x07"}, {.env = env});
+        const CliResult p = runProgram(PIPELENS_APP_PATH, {"--preset", "x\x1b]0;t\x07"}, RunSettings().withEnv(env));
         expectRefused(p, {"--preset", "\\x1b"});
         QVERIFY(!p.rawErr.contains('\x1b'));
 #else
@@ -223,7 +223,7 @@ private slots:
             {"help"},
             {"run", "--help"}};
         for (const QStringList& c : commands) {
-            const CliResult r = runProgram(QString(PIPELENS_CLI_PATH), c, {.stdoutFile = "/dev/full"});
+            const CliResult r = runProgram(QString(PIPELENS_CLI_PATH), c, RunSettings().stdoutTo("/dev/full"));
             QVERIFY2(!r.crashed, qPrintable(c.join(' ')));
             QVERIFY2(r.exitCode == 2, qPrintable(c.join(' ') + QString(": exit %1").arg(r.exitCode)));
             QVERIFY2(r.err == "pipelens-cli: cannot write to standard output: No space left on "

@@ -31,7 +31,7 @@ namespace {
 
 // pipelens-cli started in the folder `cwd`.
 CliResult runIn(const QString& cwd, const QStringList& args) {
-    return runProgram(QString(PIPELENS_CLI_PATH), args, {.cwd = cwd});
+    return runProgram(QString(PIPELENS_CLI_PATH), args, RunSettings().inFolder(cwd));
 }
 
 void writeFile(const fs::path& path, const std::string& text) {
@@ -180,7 +180,7 @@ private slots:
         QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
         const CliResult r = runProgram(siblingBinary("pipelens"),
                                        {"--preset", "default", "--screenshot", path("shot.png")},
-                                       {.timeoutMs = 60000});
+                                       RunSettings().timeout(60000));
         expectAppRefused(r, {QString::fromStdString(fifo.string()), "a FIFO (named pipe)",
                           "not a regular file"});
         QVERIFY(isFifo(fifo));
@@ -191,7 +191,7 @@ private slots:
         const CliResult r = runProgram(siblingBinary("pipelens"),
                                        {"--preset", "default", "--screenshot", path("big.png"),
                                         "--size", "10000x10000", "--scale", "8"},
-                                       {.timeoutMs = 60000});
+                                       RunSettings().timeout(60000));
         expectAppRefused(r, {"--size 10000x10000", "--scale 8", "80000 x 80000", "16384",
                           "268435456"});
         QVERIFY(!fs::exists(dir() / "big.png"));
@@ -252,7 +252,7 @@ private slots:
         expectRefused(runIn(deeper, {"sweep", sweep, "--out", "."}), {"the current folder"});
         expectRefused(runIn(deeper, {"sweep", sweep, "--out", ".."}), {"holds the current folder"});
         expectRefused(runProgram(siblingBinary("pipelens-reproduce"),
-                                 {"reproduce", "E1", "--quick", "--out", "."}, {.cwd = deeper}),
+                                 {"reproduce", "E1", "--quick", "--out", "."}, RunSettings().inFolder(deeper)),
                       {"the current folder"});
         QVERIFY(fs::is_directory(dir() / "here" / "deeper"));
         QVERIFY(fs::is_empty(dir() / "here" / "deeper"));
@@ -340,7 +340,7 @@ private slots:
         QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
         e.insert("QT_QPA_PLATFORM", "offscreen");
         p.setProcessEnvironment(e);
-        p.start(binary("pipelens-reproduce"),
+        p.start(siblingBinary("pipelens-reproduce"),
                 {"reproduce", "all", "--quick", "--out", path("fig"), "--quiet"});
         QVERIFY(p.waitForStarted(10000));
         const fs::path tmp = dir() / ("fig.tmp-" + std::to_string(p.processId()));

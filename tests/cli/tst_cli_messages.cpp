@@ -204,6 +204,21 @@ private slots:
                                   .toUtf8()),
                  err.constData());
     }
+
+    // A config name or label holding ESC]0;...BEL retitled the terminal through the run's
+    // summary on standard output; it is escaped there as in every message.
+    void configNameAndLabelsEscapedInTheSummary() {
+        json c = smallConfig();
+        c["name"] = "x\x1b]0;pwned\x07";
+        c["methods"][0]["label"] = "pd\x1b[2J";
+        const CliResult r =
+            runCli({"run", file("esc.json", c.dump()), "--out", path("esc")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(!r.out.contains(QChar(0x1b)) && !r.out.contains(QChar(0x07)), qPrintable(r.out));
+        QVERIFY2(r.out.contains("x\\x1b]0;pwned\\x07") && r.out.contains("pd\\x1b[2J"),
+                 qPrintable(r.out));
+        QVERIFY(!r.rawErr.contains('\x1b'));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCliMessages)
