@@ -71,7 +71,9 @@ void setOnMethods(ExperimentConfig& c, Method method, const char* axis, Set set)
 }
 
 void applyAxis(ExperimentConfig& c, SweepAxis axis, double v) {
-    const int n = static_cast<int>(v);
+    // Only integer axes are cast (their values are checked <= 1e9); a step size of 1e11 cast to
+    // int was undefined behaviour (found by fuzz_sweep).
+    const int n = axisInfo(axis).integer ? static_cast<int>(v) : 0;
     switch (axis) {
         case SweepAxis::Stages: c.stages = n; break;
         case SweepAxis::Delta:
