@@ -7,7 +7,10 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-if ((${#targets[@]} == 0)); then targets=(fuzz_config fuzz_npy fuzz_csv fuzz_libsvm fuzz_text_corpus fuzz_args fuzz_csv_writer); fi
+if ((${#targets[@]} == 0)); then
+  targets=(fuzz_config fuzz_npy fuzz_csv fuzz_libsvm fuzz_text_corpus fuzz_sweep fuzz_point fuzz_args
+           fuzz_csv_writer)
+fi
 build="${PIPELENS_FUZZ_BUILD_DIR:-$here/build-fuzz}"
 
 # PIPELENS_FUZZ_SKIP_BUILD=1 runs what is built (several instances side by side).

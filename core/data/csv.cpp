@@ -1,4 +1,5 @@
 // Numeric CSV files: one row per line, an optional header line, X and y from one table or two.
+#include <algorithm>
 #include <cstdint>
 #include <sstream>
 #include <string_view>
@@ -45,6 +46,12 @@ std::string_view unquote(std::string_view cell) {
     return cell;
 }
 
+bool anyNumber(const std::vector<std::string_view>& cells) {
+    double value = 0.0;
+    return std::any_of(cells.begin(), cells.end(),
+                       [&](std::string_view cell) { return parseDouble(unquote(cell), value); });
+}
+
 CsvTable readCsv(std::istream& in, const std::string& path) {
     CsvTable table;
     std::string line;
@@ -72,10 +79,13 @@ CsvTable readCsv(std::istream& in, const std::string& path) {
             }
             row.push_back(value);
         }
+        const bool firstRow = first;
         if (first) {
             table.cols = static_cast<Eigen::Index>(cells.size());
             first = false;
-            if (badColumn != 0) {
+            // A header only when none of its cells is a number: a first row of numbers with
+            // one bad cell ("nan", a typo) is a broken data row, not a header to skip silently.
+            if (badColumn != 0 && !anyNumber(cells)) {
                 continue;  // a header line
             }
         }
@@ -89,7 +99,10 @@ CsvTable readCsv(std::istream& in, const std::string& path) {
             throw DataError("CSV file " + quoted(path) + ", line " + std::to_string(lineNumber) +
                             ", column " + std::to_string(badColumn) + ": " +
                             (cell.empty() ? std::string("empty cell")
-                                          : excerpt(cell) + " is not a finite number"));
+                                          : excerpt(cell) + " is not a finite number") +
+                            (firstRow ? " (the first row also holds numbers, so it is not a "
+                                        "header: a header has no number in it)"
+                                      : ""));
         }
         table.values.insert(table.values.end(), row.begin(), row.end());
         ++table.rows;

@@ -1,41 +1,21 @@
 #include "data/loader_support.hpp"
 
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <system_error>
 
 #include "data/memory_limit.hpp"
 #include "errors.hpp"
+#include "util/input_file.hpp"
 
 namespace pipelens::data_detail {
 
-namespace fs = std::filesystem;
-
-std::string quoted(const std::string& path) {
-    return "'" + path + "'";
-}
+std::string quoted(const std::string& path) { return showPath(path); }
 
 std::string excerpt(std::string_view text, std::size_t maxChars) {
-    static const char* hex = "0123456789abcdef";
-    std::string out = "'";
-    const std::size_t shown = std::min(text.size(), maxChars);
-    for (std::size_t i = 0; i < shown; ++i) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        if (c < 0x20 || c >= 0x7f || c == '\'' || c == '\\') {
-            out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 0xf];
-        } else {
-            out += static_cast<char>(c);
-        }
-    }
-    out += "'";
-    if (text.size() > shown) {
-        out += " (" + std::to_string(text.size()) + " bytes, first " + std::to_string(shown) +
+    std::string out = "'" + escapeBytes(text, maxChars) + "'";
+    if (text.size() > maxChars) {
+        out += " (" + std::to_string(text.size()) + " bytes, first " + std::to_string(maxChars) +
                " shown)";
     }
     return out;
@@ -74,20 +54,13 @@ bool parseIndex(std::string_view text, long long& value) {
     return ec == std::errc() && end == text.data() + text.size();
 }
 
-std::unique_ptr<std::istream> openForReading(const std::string& path, const std::string& kind) {
-    std::error_code ec;
-    if (!fs::exists(path, ec)) {
-        throw DataError(kind + " file " + quoted(path) + " does not exist");
-    }
-    if (fs::is_directory(path, ec)) {
-        throw DataError(kind + " file " + quoted(path) + " is a directory, not a file");
-    }
-    auto in = std::make_unique<std::ifstream>(path, std::ios::binary);
-    if (!*in) {
-        throw DataError(kind + " file " + quoted(path) +
-                        " cannot be opened: " + std::strerror(errno));
-    }
-    return in;
+std::unique_ptr<InputFileStream> openForReading(const std::string& path, const std::string& kind) {
+    // Never blocks (a FIFO is refused) and never reads without end (a device is refused, and a
+    // file growing while read stops at the memory limit).
+    const std::uint64_t limit = memoryLimitBytes();
+    return std::make_unique<InputFileStream>(
+        path, kind + " file", &throwAs<DataError>, limit,
+        "more than the " + formatBytes(limit) + " of memory PipeLens may use");
 }
 
 bool readLine(std::istream& in, std::string& line) {

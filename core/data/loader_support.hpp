@@ -9,11 +9,13 @@
 #include <string_view>
 
 #include "data/loaders.hpp"
+#include "util/input_file.hpp"
 
 namespace pipelens::data_detail {
 
 using RowMajorMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
+// The path in quotes, control bytes escaped (showPath).
 std::string quoted(const std::string& path);
 
 // At most `maxChars` characters of `text`, quoted, with control bytes, quotes, backslashes and
@@ -26,8 +28,9 @@ std::string_view trim(std::string_view s);
 bool parseDouble(std::string_view text, double& value);
 bool parseIndex(std::string_view text, long long& value);
 
-// Opens a data file for reading; DataError naming the file and the reason otherwise.
-std::unique_ptr<std::istream> openForReading(const std::string& path, const std::string& kind);
+// Opens a data file for reading through InputFile (regular files only, reads capped by the
+// memory limit); DataError naming the file and the reason otherwise.
+std::unique_ptr<InputFileStream> openForReading(const std::string& path, const std::string& kind);
 
 // Reads one line ending in "\n", "\r\n" or a lone "\r" (old Mac files) into `line`, without the
 // ending. False at the end of the input.

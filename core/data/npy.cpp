@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -359,13 +360,28 @@ void writeNpy(const std::string& path, const std::vector<std::int64_t>& shape, c
 }
 
 NpyArray readNpyFile(const std::string& path, const ShapeCheck& check) {
-    std::unique_ptr<std::istream> in = openForReading(path, "npy");
-    std::error_code ec;
-    const std::uint64_t fileSize = fs::file_size(path, ec);
-    if (ec) {
-        npyFail(path, "cannot read its size: " + ec.message());
-    }
-    return readNpy(*in, fileSize, path, check);
+    std::unique_ptr<InputFileStream> in = openForReading(path, "npy");
+    // The size of the file opened (fstat), not of whatever the path names a moment later.
+    return readNpy(*in, in->file().statSize(), path, check);
+}
+
+std::string nonFiniteName(double v) {
+    if (std::isnan(v)) return "NaN";
+    return v > 0 ? "inf" : "-inf";
+}
+
+// NaN or infinity anywhere is refused here, naming the file, the row and the column, rather
+// than by the objective with no place to look.
+void requireFinite(const NpyArray& array, const std::string& path) {
+    const auto bad = std::find_if(array.values.begin(), array.values.end(),
+                                  [](double v) { return !std::isfinite(v); });
+    if (bad == array.values.end()) return;
+    const auto at = static_cast<std::int64_t>(bad - array.values.begin());
+    const std::int64_t cols = array.shape.size() == 2 ? array.shape[1] : 1;
+    std::string where = "row " + std::to_string(at / cols);
+    if (array.shape.size() == 2) where += ", column " + std::to_string(at % cols);
+    npyFail(path, where + " (counting from 0) is " + nonFiniteName(*bad) +
+                      ": the data must be finite numbers");
 }
 
 Eigen::MatrixXd toMatrix(const NpyArray& array, const std::string& path) {
@@ -374,6 +390,7 @@ Eigen::MatrixXd toMatrix(const NpyArray& array, const std::string& path) {
                           shapeText(array.shape) + " (" + std::to_string(array.shape.size()) +
                           "-D)");
     }
+    requireFinite(array, path);
     return Eigen::Map<const RowMajorMatrix>(array.values.data(), array.shape[0], array.shape[1]);
 }
 
@@ -405,6 +422,7 @@ Eigen::VectorXd loadNpyVector(const std::string& path) {
         npyFail(path,
                 "expected a 1-D array (or n x 1), this one has shape " + shapeText(array.shape));
     }
+    requireFinite(array, path);
     return Eigen::Map<const Eigen::VectorXd>(array.values.data(), array.shape[0]);
 }
 

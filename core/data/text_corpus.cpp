@@ -9,7 +9,9 @@
 #include <sstream>
 
 #include "errors.hpp"
+#include "data/memory_limit.hpp"
 #include "objective/lm/lm_random.hpp"
+#include "util/input_file.hpp"
 
 namespace pipelens {
 
@@ -125,18 +127,14 @@ TextCorpus corpusFromUtf8(std::string_view bytes, const std::string& source) {
 }
 
 TextCorpus loadTextCorpus(const std::string& path) {
-    const std::string named = "\"" + path + "\"";
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) {
-        throw DataError("text corpus " + named + " does not exist");
-    }
-    if (std::filesystem::is_directory(path, ec)) {
-        throw DataError("text corpus " + named + " is a directory, not a file");
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw DataError("text corpus " + named + " cannot be opened for reading");
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) throw DataError("text corpus " + named + ": reading it failed");
+    const std::string named = "\"" + escapeBytes(path, 1024) + "\"";
+    // A FIFO or a device (/dev/zero) is refused before any read; the bytes read are capped
+    // (the text is held again as 32-bit characters and ids, hence an eighth of the memory).
+    const std::uint64_t cap = memoryLimitBytes() / 8;
+    const std::string bytes =
+        readInputFile(path, "text corpus", &throwAs<DataError>, cap,
+                      "a text corpus may use at most an eighth of the " +
+                          formatBytes(memoryLimitBytes()) + " of memory PipeLens may use");
     return corpusFromUtf8(bytes, named);
 }
 

@@ -13,6 +13,7 @@
 #include "errors.hpp"
 #include "experiment/lm_config.hpp"
 #include "experiment/object_reader.hpp"
+#include "util/input_file.hpp"
 
 namespace pipelens {
 namespace {
@@ -305,6 +306,22 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
     return c;
 }
 
+namespace {
+
+// The JSON library's message without its "[json.exception.parse_error.101] " tag, cut short
+// (the library already writes control bytes of the text it quotes as <U+001B>).
+std::string withoutLibraryTag(const std::string& what) {
+    std::string_view text = what;
+    if (text.starts_with("[json.exception.")) {
+        const std::size_t end = text.find("] ");
+        if (end != std::string_view::npos) text.remove_prefix(end + 2);
+    }
+    constexpr std::size_t kMax = 300;
+    return std::string(text.substr(0, kMax)) + (text.size() > kMax ? "..." : "");
+}
+
+}  // namespace
+
 json parseConfigText(std::string_view text, const std::string& source) {
     // Depth and duplicate keys are checked while parsing, so a hostile file can neither nest
     // deep enough to overflow the stack of code that walks the value nor hide a second "stages".
@@ -341,11 +358,11 @@ json parseConfigText(std::string_view text, const std::string& source) {
     try {
         return json::parse(text.begin(), text.end(), check);
     } catch (const json::parse_error& e) {
-        throw ConfigError(source + " is not valid JSON: " + e.what());
+        throw ConfigError(source + " is not valid JSON: " + withoutLibraryTag(e.what()));
     } catch (const json::out_of_range& e) {
         // A number beyond a double's range (e.g. 1e999): found by fuzz_config.
-        throw ConfigError(source + " has a number that is not allowed: " + e.what() +
-                          " (numbers must lie within +-1.8e308)");
+        throw ConfigError(source + " has a number that is not allowed: " +
+                          withoutLibraryTag(e.what()) + " (numbers must lie within +-1.8e308)");
     }
 }
 
@@ -355,27 +372,12 @@ ExperimentConfig ExperimentConfig::fromText(std::string_view text, const std::st
 }
 
 ExperimentConfig ExperimentConfig::fromFile(const std::string& path) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) {
-        throw ConfigError("config file '" + path + "' is a folder, not a file");
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw ConfigError("cannot open config file '" + path + "': " + std::strerror(errno));
-    }
-    const auto size = fs::file_size(path, ec);
-    if (!ec && size > kMaxConfigBytes) {
-        throw ConfigError("config file '" + path + "' has " + std::to_string(size) +
-                          " bytes; a config is at most " + std::to_string(kMaxConfigBytes));
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) {
-        throw ConfigError("cannot read config file '" + path + "': " + std::strerror(errno));
-    }
-    auto base = fs::absolute(path).parent_path().string();
-    return fromText(text.str(), "config file '" + path + "'", base);
+    // A FIFO, a device (/dev/zero) or a folder is refused before any read; the 16 MiB limit
+    // counts the bytes read, so a file that grows while read cannot get past it.
+    const std::string text = readInputFile(path, "config file", &throwAs<ConfigError>,
+                                           kMaxConfigBytes,
+                                           "a config is at most " + std::to_string(kMaxConfigBytes));
+    return fromText(text, "config file " + showPath(path), folderOf(path));
 }
 
 void ExperimentConfig::checkBudgetSet() const {

@@ -22,6 +22,8 @@
 #include "replay/rpd_replay.hpp"
 #include "replay/schedule_views.hpp"
 #include "schedule/run_length.hpp"
+#include "util/format_number.hpp"
+#include "util/input_file.hpp"
 #include "util/parallel_for.hpp"
 
 namespace pipelens {
@@ -60,6 +62,31 @@ GradientNoiseSpec noiseFor(const ExperimentConfig& c) {
     n.sigma = c.objective.gradientNoise;
     n.seed = c.objective.noiseSeed.value_or(c.data.source == "synthetic" ? c.data.seed : 0);
     return n;
+}
+
+// Logistic regression needs labels 0 or 1 (LIBSVM files are mapped onto them when read): a
+// CSV or .npy label that is neither is refused naming the file, the row and the column.
+void requireZeroOneLabels(const ExperimentConfig& c, const Dataset& data) {
+    const DataSpec& d = c.data;
+    if (c.objective.loss != LossKind::Logistic || (d.source != "csv" && d.source != "npy")) return;
+    for (Eigen::Index i = 0; i < data.y.size(); ++i) {
+        const double v = data.y[i];
+        if (v == 0.0 || v == 1.0) continue;
+        std::string where;
+        if (d.source == "npy") {
+            where = "npy file " + showPath(resolveDataPath(c, d.y)) + ", row " + std::to_string(i) +
+                    " (counting from 0)";
+        } else {
+            const bool pair = !d.y.empty();
+            const long long column =
+                pair ? 1 : (d.labelColumn < 0 ? data.X.cols() + 1 : d.labelColumn + 1);
+            where = "CSV file " + showPath(resolveDataPath(c, pair ? d.y : d.x)) + ", data row " +
+                    std::to_string(i + 1) + " (not counting a header), column " +
+                    std::to_string(column);
+        }
+        throw DataError(where + ": label " + formatNumber(v) +
+                        " is not allowed with objective.kind = logistic: labels must be 0 or 1");
+    }
 }
 
 }  // namespace
@@ -118,6 +145,7 @@ std::shared_ptr<LinearObjective> buildObjective(const ExperimentConfig& c) {
         throw ConfigError("data.kind = \"" + d.kind +
                           "\" is not allowed with objective.kind = logistic: use logistic data");
     }
+    requireZeroOneLabels(c, data);
     auto obj = std::make_shared<LinearObjective>(std::move(data), c.objective.loss,
                                                  c.objective.l2, c.batchSize);
     splitBlocks(obj->dim(), c.stages);  // S <= d, with the standard message

@@ -2,8 +2,11 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "errors.hpp"
+#include "experiment/config.hpp"
+#include "experiment/object_reader.hpp"
 
 namespace pipelens {
 namespace {
@@ -29,7 +32,7 @@ double numberFrom(const json& v, const std::string& where) {
     if (v == "nan") return std::numeric_limits<double>::quiet_NaN();
     if (v == "inf") return std::numeric_limits<double>::infinity();
     if (v == "-inf") return -std::numeric_limits<double>::infinity();
-    throw ConfigError("point result: " + where + " = " + v.dump() +
+    throw ConfigError("point result: " + where + " = " + showConfigValue(v) +
                       " is not allowed: a number, \"nan\", \"inf\" or \"-inf\"");
 }
 
@@ -40,12 +43,23 @@ double readNumber(const json& j, const char* key, const std::string& where) {
 template <typename T>
 T read(const json& j, const char* key, const std::string& where) {
     const json& v = field(j, key, where);
-    try {
-        return v.get<T>();
-    } catch (const json::exception&) {
-        throw ConfigError("point result: " + where + "." + key + " = " + v.dump() +
-                          " has the wrong type");
+    if constexpr (std::is_same_v<T, bool>) {
+        if (v.is_boolean()) return v.get<bool>();
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        if (v.is_string()) return v.get<std::string>();
+    } else {
+        // Integers range-checked before narrowing: -1 must not become a huge index.
+        static_assert(std::is_integral_v<T>);
+        long long out = 0;
+        constexpr auto top = static_cast<unsigned long long>(std::numeric_limits<T>::max());
+        constexpr auto llTop = static_cast<unsigned long long>(std::numeric_limits<long long>::max());
+        constexpr long long hi = static_cast<long long>(top > llTop ? llTop : top);
+        constexpr long long lo =
+            std::is_signed_v<T> ? static_cast<long long>(std::numeric_limits<T>::min()) : 0;
+        if (wholeNumberIn(v, lo, hi, out)) return static_cast<T>(out);
     }
+    throw ConfigError("point result: " + where + "." + key + " = " + showConfigValue(v) +
+                      " has the wrong type or is out of range");
 }
 
 json curveJson(const std::vector<double>& values) {
@@ -141,6 +155,12 @@ json pointResultToJson(const PointResult& p) {
     }
     return {{"index", p.index},     {"value", number(p.value)}, {"seeds", p.seeds},
             {"f_star", number(p.optimum)}, {"methods", ms}};
+}
+
+PointResult pointResultFromText(std::string_view text, const std::string& source) {
+    // The config reader's discipline: a damaged file cannot nest deep enough to overflow the
+    // stack, hide a duplicate key or leak a library message for 1e999.
+    return pointResultFromJson(parseConfigText(text, source));
 }
 
 PointResult pointResultFromJson(const json& j) {

@@ -5,7 +5,9 @@
 // reads back exactly: a point computed here, on another thread or on another machine gives the
 // same file.
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "experiment/seed_stats.hpp"
@@ -52,5 +54,10 @@ struct PointResult {
 nlohmann::json pointResultToJson(const PointResult& point);
 // The inverse of pointResultToJson (ConfigError naming the missing or malformed field).
 PointResult pointResultFromJson(const nlohmann::json& json);
+// A point file's text through parseConfigText (depth limit, duplicate keys, overflow-checked
+// numbers), then pointResultFromJson; `source` names it in messages. What --resume calls.
+PointResult pointResultFromText(std::string_view text, const std::string& source);
+// Point files hold whole curves: a larger limit than a config's, still a limit.
+constexpr std::uint64_t kMaxPointFileBytes = 1ull << 30;
 
 }  // namespace pipelens

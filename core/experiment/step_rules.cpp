@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "errors.hpp"
+#include "experiment/object_reader.hpp"
 
 namespace pipelens {
 namespace {
@@ -41,7 +42,9 @@ double slopeAgainstIndex(const std::vector<double>& y) {
 StepRule parseStepRule(const std::string& text) {
     if (text == "best_final") return StepRule::BestFinal;
     if (text == "stable") return StepRule::Stable;
-    throw ConfigError("step_rule = \"" + text + "\" is not allowed: one of best_final, stable");
+    // Escaped and cut short: the text may come from a damaged point file.
+    throw ConfigError("step_rule = " + showConfigValue(nlohmann::json(text)) +
+                      " is not allowed: one of best_final, stable");
 }
 
 std::string stepRuleName(StepRule rule) {

@@ -11,6 +11,7 @@
 #include "errors.hpp"
 #include "util/format_number.hpp"
 #include "util/csv_writer.hpp"
+#include "util/input_file.hpp"
 #include "experiment/results.hpp"
 
 namespace pipelens {
@@ -21,12 +22,11 @@ using nlohmann::json;
 
 constexpr const char* kMarker = kSweepMarker;
 
-std::string readText(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) throw IoError("cannot read " + p.string());
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
+// A file of the sweep folder, through InputFile: a FIFO or a device put there is refused
+// instead of blocking or being read without end.
+std::string readText(const fs::path& p, const std::string& what, std::uint64_t maxBytes) {
+    return readInputFile(p.string(), what, &throwAs<IoError>, maxBytes,
+                         "a " + what + " is at most " + std::to_string(maxBytes));
 }
 
 // Creates `dir` with the marker and sweep.json through a temporary sibling (the same rules as a
@@ -85,10 +85,14 @@ SweepFolder SweepFolder::open(const std::string& dirText, const SweepSpec& spec,
                           "folder");
     }
     json stored;
+    const fs::path storedPath = dir / "sweep.json";
+    const std::string storedText = readText(storedPath, "stored sweep file", kMaxConfigBytes);
     try {
-        stored = json::parse(readText(dir / "sweep.json"));
-    } catch (const json::parse_error& e) {
-        throw IoError(dir.string() + "/sweep.json is not valid JSON: " + e.what());
+        // Depth limit, duplicate keys and number range as for any config: a damaged sweep.json
+        // cannot overflow the stack.
+        stored = parseConfigText(storedText, showPath(storedPath.string()));
+    } catch (const ConfigError& e) {
+        throw IoError(std::string("--resume: ") + e.what());
     }
     if (stored != spec.toJson()) {
         throw ConfigError("--resume: " + dir.string() +
@@ -99,12 +103,13 @@ SweepFolder SweepFolder::open(const std::string& dirText, const SweepSpec& spec,
     for (size_t i = 0; i < spec.points(); ++i) {
         const fs::path p = dir / "points" / pointFileName(i);
         if (!fs::exists(p)) continue;
+        const std::string text = readText(p, "point file", kMaxPointFileBytes);
         PointResult r;
         try {
-            r = pointResultFromJson(json::parse(readText(p)));
+            r = pointResultFromText(text, "it");
         } catch (const std::exception& e) {
-            throw IoError("--resume: " + p.string() + " cannot be read back (" + e.what() +
-                          "); remove it to compute that point again");
+            throw IoError("--resume: " + showPath(p.string()) + " cannot be read back (" +
+                          e.what() + "); remove it to compute that point again");
         }
         if (r.index != i || r.value != spec.values[i]) {
             throw ConfigError("--resume: " + p.string() + " is for another point (index " +

@@ -8,11 +8,24 @@
 #include <sstream>
 
 #include "errors.hpp"
+#include "experiment/object_reader.hpp"
+#include "util/input_file.hpp"
 
 namespace pipelens {
 namespace {
 
 using nlohmann::json;
+
+// Values in messages are short escaped excerpts, never a whole (possibly huge or deep) value.
+std::string show(const json& v) { return showConfigValue(v); }
+
+// A key as typed when it is short printable ASCII, else escaped and cut short.
+std::string showKey(const std::string& key) {
+    const bool plain = key.size() <= 60 && std::all_of(key.begin(), key.end(), [](char c) {
+                           return c >= 0x20 && c < 0x7f;
+                       });
+    return plain ? key : show(json(key));
+}
 
 struct AxisInfo {
     SweepAxis axis;
@@ -58,7 +71,9 @@ void setOnMethods(ExperimentConfig& c, Method method, const char* axis, Set set)
 }
 
 void applyAxis(ExperimentConfig& c, SweepAxis axis, double v) {
-    const int n = static_cast<int>(v);
+    // Only integer axes are cast (their values are checked <= 1e9); a step size of 1e11 cast to
+    // int was undefined behaviour (found by fuzz_sweep).
+    const int n = axisInfo(axis).integer ? static_cast<int>(v) : 0;
     switch (axis) {
         case SweepAxis::Stages: c.stages = n; break;
         case SweepAxis::Delta:
@@ -93,7 +108,7 @@ void applyAxis(ExperimentConfig& c, SweepAxis axis, double v) {
 std::string valueError(SweepAxis axis, size_t i, const json& v) {
     const AxisInfo& a = axisInfo(axis);
     std::ostringstream s;
-    s << "axis.values[" << i << "] = " << v.dump() << " is not allowed for axis " << a.name
+    s << "axis.values[" << i << "] = " << show(v) << " is not allowed for axis " << a.name
       << ": " << (a.integer ? "an integer" : "a finite number") << " >= " << a.min;
     if (axis == SweepAxis::StepSize) s << " (and > 0)";
     return s.str();
@@ -105,7 +120,8 @@ SweepAxis parseSweepAxis(const std::string& text) {
     for (const AxisInfo& a : kAxes) {
         if (text == a.name) return a.axis;
     }
-    throw ConfigError("axis.name = \"" + text + "\" is not allowed: one of " + sweepAxisList());
+    throw ConfigError("axis.name = " + show(json(text)) + " is not allowed: one of " +
+                      sweepAxisList());
 }
 
 std::string sweepAxisName(SweepAxis axis) { return axisInfo(axis).name; }
@@ -117,7 +133,7 @@ std::string sweepAxisList() {
 }
 
 SweepSpec SweepSpec::fromJson(const json& j, const std::string& baseDir) {
-    if (!j.is_object()) throw ConfigError("sweep = " + j.dump() + " is not allowed: a JSON object");
+    if (!j.is_object()) throw ConfigError("sweep = " + show(j) + " is not allowed: a JSON object");
     for (const auto& item : j.items()) {
         // A plain name, not a structured binding: clang 14 (the fuzz build) cannot capture those.
         const std::string& key = item.key();
@@ -125,13 +141,13 @@ SweepSpec SweepSpec::fromJson(const json& j, const std::string& baseDir) {
                                                       "step_rule"};
         if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) ==
             known.end()) {
-            throw ConfigError("unknown key " + key +
+            throw ConfigError("unknown key " + showKey(key) +
                               " (allowed here: axis, experiment, name, seeds, step_rule)");
         }
     }
     SweepSpec s;
     if (j.contains("name")) {
-        if (!j["name"].is_string()) throw ConfigError("name = " + j["name"].dump() + " is not allowed: a string");
+        if (!j["name"].is_string()) throw ConfigError("name = " + show(j["name"]) + " is not allowed: a string");
         s.name = j["name"].get<std::string>();
     }
     if (!j.contains("experiment")) {
@@ -152,7 +168,7 @@ SweepSpec SweepSpec::fromJson(const json& j, const std::string& baseDir) {
     const json& a = j["axis"];
     for (const auto& [key, value] : a.items()) {
         if (key != "name" && key != "values") {
-            throw ConfigError("unknown key axis." + key + " (allowed here: name, values)");
+            throw ConfigError("unknown key axis." + showKey(key) + " (allowed here: name, values)");
         }
     }
     if (!a.contains("name") || !a["name"].is_string()) {
@@ -176,13 +192,13 @@ SweepSpec SweepSpec::fromJson(const json& j, const std::string& baseDir) {
     if (j.contains("seeds")) {
         const json& v = j["seeds"];
         if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 1000) {
-            throw ConfigError("seeds = " + v.dump() + " is not allowed: an integer in [1, 1000]");
+            throw ConfigError("seeds = " + show(v) + " is not allowed: an integer in [1, 1000]");
         }
         s.seeds = v.get<int>();
     }
     if (j.contains("step_rule")) {
         if (!j["step_rule"].is_string()) {
-            throw ConfigError("step_rule = " + j["step_rule"].dump() +
+            throw ConfigError("step_rule = " + show(j["step_rule"]) +
                               " is not allowed: one of best_final, stable");
         }
         s.stepRule = parseStepRule(j["step_rule"].get<std::string>());
@@ -202,16 +218,18 @@ SweepSpec SweepSpec::fromJson(const json& j, const std::string& baseDir) {
     return s;
 }
 
+SweepSpec SweepSpec::fromText(std::string_view text, const std::string& source,
+                              const std::string& baseDir) {
+    // The config reader's discipline: depth limit, duplicate keys refused, numbers checked.
+    return fromJson(parseConfigText(text, source), baseDir);
+}
+
 SweepSpec SweepSpec::fromFile(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw ConfigError("cannot open sweep file " + path);
-    json j;
-    try {
-        j = json::parse(in);
-    } catch (const json::parse_error& e) {
-        throw ConfigError("sweep file " + path + " is not valid JSON: " + e.what());
-    }
-    return fromJson(j, std::filesystem::absolute(path).parent_path().string());
+    // A FIFO, a device or a folder is refused before any read; at most kMaxConfigBytes are read.
+    const std::string text = readInputFile(
+        path, "sweep file", &throwAs<ConfigError>, kMaxConfigBytes,
+        "a sweep file is at most " + std::to_string(kMaxConfigBytes));
+    return fromText(text, "sweep file " + showPath(path), folderOf(path));
 }
 
 json SweepSpec::toJson() const {

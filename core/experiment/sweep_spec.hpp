@@ -4,6 +4,7 @@
 // form is described in docs/sweeps.md.
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,11 @@ struct SweepSpec {
     // Parses and validates every point (a ConfigError names the point's value and the key).
     // `baseDir` resolves a relative "experiment" file path and the experiment's data paths.
     static SweepSpec fromJson(const nlohmann::json& json, const std::string& baseDir = "");
+    // JSON text through parseConfigText (depth limit, duplicate keys, overflow-checked numbers),
+    // then fromJson; `source` names the text in messages. What `sweep` and fuzz_sweep call.
+    static SweepSpec fromText(std::string_view text, const std::string& source,
+                              const std::string& baseDir = "");
+    // A regular file of at most kMaxConfigBytes (InputFile), then fromText.
     static SweepSpec fromFile(const std::string& path);
     // The normalised form: the experiment inlined, every default written out.
     nlohmann::json toJson() const;

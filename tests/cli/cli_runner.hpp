@@ -11,6 +11,7 @@
 struct CliResult {
     int exitCode = -1;
     bool crashed = false;
+    bool finished = false;  // false: it could not start or ran past its time limit
     QString out;
     QString err;
     QByteArray rawErr;  // stderr's bytes, to check that no control byte got through
@@ -22,11 +23,14 @@ struct RunSettings {
     QString cwd;         // empty: this process's working folder
     int timeoutMs = 120000;
     QString stdoutFile;  // non-empty: standard output goes to this file (e.g. /dev/full)
+    long memoryKb = 0;   // > 0: started through `sh -c 'ulimit -v KB; exec ...'`, so a reader
+                         // that reads without end fails fast instead of eating the machine
 
     RunSettings& withEnv(const QStringList& entries) { env = entries; return *this; }
     RunSettings& inFolder(const QString& folder) { cwd = folder; return *this; }
     RunSettings& timeout(int ms) { timeoutMs = ms; return *this; }
     RunSettings& stdoutTo(const QString& file) { stdoutFile = file; return *this; }
+    RunSettings& addressSpace(long kb) { memoryKb = kb; return *this; }
 };
 
 // A binary built beside pipelens-cli.
@@ -45,14 +49,24 @@ inline CliResult runProgram(const QString& program, const QStringList& args,
     p.setProcessEnvironment(e);
     if (!settings.cwd.isEmpty()) p.setWorkingDirectory(settings.cwd);
     if (!settings.stdoutFile.isEmpty()) p.setStandardOutputFile(settings.stdoutFile);
-    p.start(program, args);
+    if (settings.memoryKb > 0) {
+        p.start("/bin/sh", QStringList{"-c",
+                                       "ulimit -v " + QString::number(settings.memoryKb) +
+                                           "; exec \"$@\"",
+                                       "sh", program} +
+                               args);
+    } else {
+        p.start(program, args);
+    }
     CliResult r;
     if (!p.waitForStarted(10000) || !p.waitForFinished(settings.timeoutMs)) {
         p.kill();
         p.waitForFinished();
-        r.err = "did not finish: " + program + " " + args.join(' ');
+        r.err = "did not finish within " + QString::number(settings.timeoutMs) +
+                " ms: " + program + " " + args.join(' ');
         return r;
     }
+    r.finished = true;
     r.crashed = p.exitStatus() != QProcess::NormalExit;
     r.exitCode = r.crashed ? -1 : p.exitCode();
     r.out = QString::fromUtf8(p.readAllStandardOutput());

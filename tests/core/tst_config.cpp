@@ -716,8 +716,9 @@ private slots:
         const std::string file = writeText(dir, "plain.json", "{}");
         expectError<ConfigError>([&] { ExperimentConfig::fromFile(file + "/inside.json"); },
                                  {"cannot open config file", "Not a directory"});
+        // The data readers' wording, from the one input-file reader.
         expectError<ConfigError>([&] { ExperimentConfig::fromFile(dir.filePath("gone.json").toStdString()); },
-                                 {"No such file or directory"});
+                                 {"config file '" + dir.filePath("gone.json") + "' does not exist"});
     }
 
     void defaultMethodLabels() {

@@ -271,7 +271,8 @@ class TestData : public QObject {
     void npyMissingAndMismatch() {
         EXPECT_THROW_WITH(DataError, loadNpyMatrix(path("nowhere.npy")), "nowhere.npy");
         EXPECT_THROW_WITH(DataError, loadNpyMatrix(path("nowhere.npy")), "does not exist");
-        EXPECT_THROW_WITH(DataError, loadNpyVector(path("")), "directory");
+        // The config reader's wording, from the one input-file reader.
+        EXPECT_THROW_WITH(DataError, loadNpyVector(path("")), "is a folder, not a file");
         const std::string dir = goldenDir("pd-logistic-S5");
         const std::string other = goldenDir("pd-quadratic-S4");
         EXPECT_THROW_WITH(DataError, loadNpyPair(dir + "/X.npy", other + "/y.npy"),
