@@ -179,6 +179,20 @@ Args parseCommand(const std::string& command, int argc, char** argv) {
 
 std::string shown(const std::string& text) { return cmdline::shownValue(text); }
 
+// Text that quotes the user's config (its name, method labels, paths) line by line with its
+// control bytes escaped: a name holding ESC]0;...BEL must not retitle the terminal.
+std::string terminalText(const std::string& text) {
+    std::string out;
+    std::size_t from = 0;
+    while (from < text.size()) {
+        const std::size_t end = std::min(text.find('\n', from), text.size());
+        out += cmdline::withoutControlBytes(std::string_view(text).substr(from, end - from));
+        if (end < text.size()) out += '\n';
+        from = end + 1;
+    }
+    return out;
+}
+
 bool wantsHelp(int argc, char** argv) {
     for (int i = 2; i < argc; ++i) {
         std::string a = argv[i];
@@ -437,11 +451,11 @@ public:
         step_ = what;
         since_ = std::chrono::steady_clock::now();
         shown_ = delay_.count() == 0;
-        if (shown_) err_ << step_ << std::endl;
+        if (shown_) err_ << terminalText(step_) << std::endl;
     }
     void print(const std::string& line) {
         std::lock_guard<std::mutex> lock(mutex_);
-        err_ << line << std::endl;
+        err_ << terminalText(line) << std::endl;
     }
 
 private:
@@ -457,7 +471,7 @@ private:
             wake_.wait_for(lock, std::chrono::milliseconds(200));
             if (!step_.empty() && !shown_ &&
                 std::chrono::steady_clock::now() - since_ >= delay_) {
-                err_ << step_ << std::endl;
+                err_ << terminalText(step_) << std::endl;
                 shown_ = true;
             }
         }
@@ -485,20 +499,6 @@ void reportProgress(RunOptions& opt, std::optional<SlowStepReporter>& reporter, 
 
 // After a run: its warnings (even with --quiet: the run finished, but a method did not do what
 // its name says), the results written with Ctrl-C as a clean stop, then the summary.
-// Text that quotes the user's config (its name, method labels, paths) line by line with its
-// control bytes escaped: a name holding ESC]0;...BEL must not retitle the terminal.
-std::string terminalText(const std::string& text) {
-    std::string out;
-    std::size_t from = 0;
-    while (from < text.size()) {
-        const std::size_t end = std::min(text.find('\n', from), text.size());
-        out += cmdline::withoutControlBytes(std::string_view(text).substr(from, end - from));
-        if (end < text.size()) out += '\n';
-        from = end + 1;
-    }
-    return out;
-}
-
 int finishRun(const std::vector<std::string>& warnings,
               const std::function<std::vector<std::string>(const std::atomic<bool>*)>& write,
               const std::string& summary, const std::string& folder, bool quiet,
