@@ -13,7 +13,11 @@ namespace pipelens::data_detail {
 std::string quoted(const std::string& path) { return showPath(path); }
 
 std::string excerpt(std::string_view text, std::size_t maxChars) {
-    std::string out = "'" + escapeBytes(text, maxChars) + "'";
+    // Appended, not "'" + escapeBytes(...): GCC 12 reports a false -Wrestrict on
+    // operator+(const char*, std::string&&) at -O3, which CI's -Werror build turns into an error.
+    std::string out = "'";
+    out += escapeBytes(text, maxChars);
+    out += '\'';
     if (text.size() > maxChars) {
         out += " (" + std::to_string(text.size()) + " bytes, first " + std::to_string(maxChars) +
                " shown)";

@@ -127,7 +127,10 @@ TextCorpus corpusFromUtf8(std::string_view bytes, const std::string& source) {
 }
 
 TextCorpus loadTextCorpus(const std::string& path) {
-    const std::string named = "\"" + escapeBytes(path, 1024) + "\"";
+    // Appended, not "\"" + escapeBytes(...): GCC 12's false -Wrestrict (see loader_support.cpp).
+    std::string named = "\"";
+    named += escapeBytes(path, 1024);
+    named += '"';
     // A FIFO or a device (/dev/zero) is refused before any read; the bytes read are capped
     // (the text is held again as 32-bit characters and ids, hence an eighth of the memory).
     const std::uint64_t cap = memoryLimitBytes() / 8;

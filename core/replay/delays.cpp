@@ -258,13 +258,19 @@ void requireDelayStatsMemory(int firstStages, int lastStages, int microbatches, 
         bytes = bytes > UINT64_MAX - one ? UINT64_MAX : bytes + one;
     }
     if (bytes < (std::uint64_t{1} << 20)) return;
-    const std::string n = microbatches > 0 ? std::to_string(microbatches) : "10 x S";
-    requireMemory(bytes,
-                  "the delay statistics for stages = " + std::to_string(firstStages) +
-                      (firstStages == lastStages ? "" : ":" + std::to_string(lastStages)) +
-                      " with " + n + " microbatches (" + std::to_string(side) +
-                      (side == 1 ? " size at a time)" : " sizes at a time)"),
-                  "fewer stages or microbatches");
+    // Built by appending: GCC 12 reports a false -Wrestrict on "literal" + std::string&& at -O3.
+    std::string what = "the delay statistics for stages = ";
+    what += std::to_string(firstStages);
+    if (firstStages != lastStages) {
+        what += ':';
+        what += std::to_string(lastStages);
+    }
+    what += " with ";
+    what += microbatches > 0 ? std::to_string(microbatches) : std::string("10 x S");
+    what += " microbatches (";
+    what += std::to_string(side);
+    what += side == 1 ? " size at a time)" : " sizes at a time)";
+    requireMemory(bytes, what, "fewer stages or microbatches");
 }
 
 DelayStats pipeDreamDelayStats(int stages, int microbatches, double fromFraction) {

@@ -50,7 +50,11 @@ std::string escapeBytes(std::string_view text, std::size_t maxChars) {
 
 std::string showPath(std::string_view path) {
     constexpr std::size_t kMax = 1024;
-    return "'" + escapeBytes(path, kMax) + (path.size() > kMax ? "...'" : "'");
+    // Appended, not "'" + escapeBytes(...): GCC 12's false -Wrestrict at -O3 (CI builds -Werror).
+    std::string out = "'";
+    out += escapeBytes(path, kMax);
+    out += path.size() > kMax ? "...'" : "'";
+    return out;
 }
 
 std::string folderOf(const std::string& path) {

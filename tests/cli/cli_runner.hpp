@@ -1,12 +1,19 @@
 #pragma once
 // Runs the real pipelens-cli (or a binary built beside it: pipelens, pipelens-reproduce) as a
-// user would: a process of its own, an environment, a working folder and a time limit. Shared by
-// the suites that drive the tools with bad and extreme inputs.
+// user would: a process of its own, an environment, a working folder and a time limit; and the
+// small fixtures the suites that drive the tools with bad and extreme inputs share.
 #include <QByteArray>
 #include <QFileInfo>
 #include <QProcess>
 #include <QString>
 #include <QStringList>
+#include <QtTest>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
 
 struct CliResult {
     int exitCode = -1;
@@ -78,4 +85,38 @@ inline CliResult runProgram(const QString& program, const QStringList& args,
 inline CliResult runCli(const QStringList& args, const QStringList& env = {},
                         int timeoutMs = 120000) {
     return runProgram(QString(PIPELENS_CLI_PATH), args, RunSettings().withEnv(env).timeout(timeoutMs));
+}
+
+inline void writeFile(const std::filesystem::path& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
+
+inline std::string readFile(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A valid experiment that runs in milliseconds.
+inline nlohmann::json smallConfig() {
+    return {{"name", "small"},
+            {"stages", 2},
+            {"batch_size", 5},
+            {"backend", "cpu"},
+            {"data", {{"rows", 20}, {"dim", 4}}},
+            {"budget", {{"microbatches", 6}}},
+            {"methods", nlohmann::json::array({{{"method", "pd"}, {"step_size", 0.1}}})}};
+}
+
+// A refusal: it finished with exit code `code`, nothing on standard output, one line on
+// standard error holding every fragment.
+inline void expectRefused(const CliResult& r, const QStringList& fragments, int code = 1) {
+    QVERIFY2(r.finished, qPrintable(r.err));
+    QVERIFY2(!r.crashed, qPrintable("crashed: " + r.err.left(500)));
+    QVERIFY2(r.exitCode == code,
+             qPrintable("exit code " + QString::number(r.exitCode) + ": " + r.err.left(500)));
+    QVERIFY2(r.out.isEmpty(), qPrintable("stdout: " + r.out.left(300)));
+    QVERIFY2(r.err.count('\n') == 1, qPrintable("not one line: " + r.err.left(500)));
+    for (const QString& f : fragments) {
+        QVERIFY2(r.err.contains(f), qPrintable("\"" + f + "\" missing from: " + r.err.left(500)));
+    }
 }

@@ -22,17 +22,6 @@ using pipelens::cmdline::parseArgs;
 
 namespace {
 
-// Exit code 1, one line on stderr holding every fragment, nothing on stdout.
-void expectRefused(const CliResult& r, const QStringList& fragments) {
-    QVERIFY2(!r.crashed, qPrintable("crashed: " + r.err));
-    QVERIFY2(r.exitCode == 1, qPrintable(QString("exit code %1: %2").arg(r.exitCode).arg(r.err)));
-    QVERIFY2(r.out.isEmpty(), qPrintable("stdout: " + r.out.left(300)));
-    QVERIFY2(r.err.count('\n') == 1, qPrintable("not one line: " + r.err.left(500)));
-    for (const QString& f : fragments) {
-        QVERIFY2(r.err.contains(f), qPrintable("\"" + f + "\" missing from: " + r.err.left(500)));
-    }
-}
-
 // The parser's message for `args` of `command`, or "" when they are accepted.
 std::string refusal(const std::string& command, const std::vector<std::string>& args) {
     try {

@@ -34,25 +34,6 @@ CliResult runIn(const QString& cwd, const QStringList& args) {
     return runProgram(QString(PIPELENS_CLI_PATH), args, RunSettings().inFolder(cwd));
 }
 
-void writeFile(const fs::path& path, const std::string& text) {
-    std::ofstream(path, std::ios::binary) << text;
-}
-
-std::string readFile(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-json smallConfig() {
-    return {{"name", "small"},
-            {"stages", 2},
-            {"batch_size", 5},
-            {"backend", "cpu"},
-            {"data", {{"rows", 20}, {"dim", 4}}},
-            {"budget", {{"microbatches", 6}}},
-            {"methods", json::array({{{"method", "pd"}, {"step_size", 0.1}}})}};
-}
-
 json smallSweep() {
     json e = smallConfig();
     e["objective"] = {{"kind", "quadratic"}};
@@ -60,17 +41,6 @@ json smallSweep() {
             {"experiment", e},
             {"axis", {{"name", "gradient_noise"}, {"values", {0, 0.1}}}},
             {"seeds", 1}};
-}
-
-// Exit code 1 with a one-line message holding every fragment, nothing on standard output.
-void expectRefused(const CliResult& r, const QStringList& fragments) {
-    QVERIFY2(!r.crashed, qPrintable("crashed: " + r.err));
-    QCOMPARE(r.exitCode, 1);
-    QVERIFY2(r.out.isEmpty(), qPrintable("stdout: " + r.out.left(300)));
-    QCOMPARE(r.err.count('\n'), 1);
-    for (const QString& f : fragments) {
-        QVERIFY2(r.err.contains(f), qPrintable("\"" + f + "\" missing from: " + r.err.left(500)));
-    }
 }
 
 // The app: the same, less Qt's own notices (e.g. "QStandardPaths: XDG_RUNTIME_DIR not set").

@@ -20,35 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void writeFile(const fs::path& path, const std::string& text) {
-    std::ofstream(path, std::ios::binary) << text;
-}
-
-std::string readFile(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-json smallConfig() {
-    return {{"name", "small"},
-            {"stages", 2},
-            {"batch_size", 5},
-            {"backend", "cpu"},
-            {"data", {{"rows", 20}, {"dim", 4}}},
-            {"budget", {{"microbatches", 6}}},
-            {"methods", json::array({{{"method", "pd"}, {"step_size", 0.1}}})}};
-}
-
-// Exit code 1 and a one-line message holding every fragment.
-void expectRefused(const CliResult& r, const QStringList& fragments) {
-    QVERIFY2(!r.crashed, qPrintable("crashed: " + r.err));
-    QCOMPARE(r.exitCode, 1);
-    QCOMPARE(r.err.count('\n'), 1);
-    for (const QString& f : fragments) {
-        QVERIFY2(r.err.contains(f), qPrintable("\"" + f + "\" missing from: " + r.err.left(500)));
-    }
-}
-
 const std::string kLabelPd = "=HYPERLINK(\"x\"),\"pd\nrun";
 const std::string kLabelRpd = "rpd, \"quoted\"\nsecond line";
 

@@ -24,38 +24,17 @@ CliResult runReader(const QStringList& args, int timeoutMs = 20000, long memoryK
                       RunSettings().timeout(timeoutMs).addressSpace(memoryKb));
 }
 
-void writeFile(const fs::path& path, const std::string& text) {
-    std::ofstream(path, std::ios::binary) << text;
-}
-
-json smallConfig() {
-    return {{"name", "small"},
-            {"stages", 2},
-            {"batch_size", 5},
-            {"backend", "cpu"},
-            {"data", {{"rows", 20}, {"dim", 4}}},
-            {"budget", {{"microbatches", 6}}},
-            {"methods", json::array({{{"method", "pd"}, {"step_size", 0.1}}})}};
-}
-
 json smallSweep() {
     return {{"experiment", smallConfig()}, {"axis", {{"name", "stages"}, {"values", {1, 2}}}}};
 }
 
-// Exit code `code` with a one-line message (short: never a whole value) holding every fragment.
-void expectRefused(const CliResult& r, const QStringList& fragments, int code = 1) {
-    QVERIFY2(r.finished, qPrintable(r.err));
-    QVERIFY2(!r.crashed, qPrintable("crashed: " + r.err.left(500)));
-    QVERIFY2(r.exitCode == code,
-             qPrintable("exit code " + QString::number(r.exitCode) + ": " + r.err.left(500)));
-    QVERIFY2(r.err.count('\n') == 1, qPrintable("not one line: " + r.err.left(500)));
+// A reader's refusal: expectRefused, and short (never a whole value) in PipeLens's own words.
+void expectReaderRefused(const CliResult& r, const QStringList& fragments, int code = 1) {
+    expectRefused(r, fragments, code);
     QVERIFY2(r.err.size() < 1000, qPrintable("a long message: " + r.err.left(500)));
     QVERIFY2(!r.err.contains("[json.exception"), qPrintable(r.err));
     QVERIFY2(!r.err.contains("filesystem error"), qPrintable(r.err));
     QVERIFY2(!r.err.contains("basic_filebuf"), qPrintable(r.err));
-    for (const QString& f : fragments) {
-        QVERIFY2(r.err.contains(f), qPrintable("\"" + f + "\" missing from: " + r.err.left(500)));
-    }
 }
 
 }  // namespace
@@ -82,10 +61,10 @@ private slots:
     // A sweep file 60000 deep ended with SIGSEGV: its messages dumped the whole value.
     void deepSweepFileRefused() {
         const std::string deep = std::string(60000, '[') + std::string(60000, ']');
-        expectRefused(runReader({"sweep", file("deep.json", deep), "--out", path("o1")}),
+        expectReaderRefused(runReader({"sweep", file("deep.json", deep), "--out", path("o1")}),
                       {"sweep file", "deep.json", "64 deep"});
         const std::string inner = "{\"experiment\": " + deep + "}";
-        expectRefused(runReader({"sweep", file("deep2.json", inner), "--out", path("o2")}),
+        expectReaderRefused(runReader({"sweep", file("deep2.json", inner), "--out", path("o2")}),
                       {"deep2.json", "64 deep"});
     }
 
@@ -93,9 +72,9 @@ private slots:
     void sweepNumbersAndKeysChecked() {
         std::string text = smallSweep().dump();
         text.insert(text.size() - 1, ", \"seeds\": 1e999");
-        expectRefused(runReader({"sweep", file("big.json", text), "--out", path("o3")}),
+        expectReaderRefused(runReader({"sweep", file("big.json", text), "--out", path("o3")}),
                       {"sweep file", "big.json", "has a number that is not allowed", "1e999"});
-        expectRefused(runReader({"sweep", file("dup.json", R"({"seeds": 1, "seeds": 2})"), "--out",
+        expectReaderRefused(runReader({"sweep", file("dup.json", R"({"seeds": 1, "seeds": 2})"), "--out",
                               path("o4")}),
                       {"key \"seeds\" appears twice"});
     }
@@ -104,12 +83,12 @@ private slots:
     void sweepErrorsNeverPrintAWholeValue() {
         json s = smallSweep();
         s["axis"]["values"] = json::array({std::string(6'000'000, 'x')});
-        expectRefused(runReader({"sweep", file("wide.json", s.dump()), "--out", path("o5")}),
+        expectReaderRefused(runReader({"sweep", file("wide.json", s.dump()), "--out", path("o5")}),
                       {"axis.values[0]"});
         json n = smallSweep();
         n["name"] = json::array();
         for (int i = 0; i < 200000; ++i) n["name"].push_back(i);
-        expectRefused(runReader({"sweep", file("name.json", n.dump()), "--out", path("o6")}),
+        expectReaderRefused(runReader({"sweep", file("name.json", n.dump()), "--out", path("o6")}),
                       {"name = [...]"});
     }
 
@@ -117,18 +96,18 @@ private slots:
     // path "filesystem error: cannot make absolute path".
     void sweepPathProblemsSayWhy() {
         fs::create_directory(dir() / "folder");
-        expectRefused(runReader({"sweep", path("folder"), "--out", path("o7")}),
+        expectReaderRefused(runReader({"sweep", path("folder"), "--out", path("o7")}),
                       {"sweep file", "folder", "is a folder, not a file"});
-        expectRefused(runReader({"sweep", "", "--out", path("o8")}),
+        expectReaderRefused(runReader({"sweep", "", "--out", path("o8")}),
                       {"sweep file '' does not exist"});
     }
 
     // A FIFO as config, sweep file or data file blocked forever.
     void fifosRefused() {
-        expectRefused(runReader({"run", fifo("c.json"), "--out", path("o9")}),
+        expectReaderRefused(runReader({"run", fifo("c.json"), "--out", path("o9")}),
                       {"config file '" + path("c.json") +
                        "' is a FIFO (named pipe), not a regular file"});
-        expectRefused(runReader({"sweep", fifo("s.json"), "--out", path("o10")}),
+        expectReaderRefused(runReader({"sweep", fifo("s.json"), "--out", path("o10")}),
                       {"sweep file", "s.json", "is a FIFO (named pipe)"});
         json c = smallConfig();
         c["data"] = {{"source", "csv"}, {"x", fifo("d.csv").toStdString()}};
@@ -142,7 +121,7 @@ private slots:
     // /dev/zero as a config or a CSV file was read until memory ran out. The memory limit
     // makes the old behaviour fail fast here instead of exhausting the machine.
     void devicesRefused() {
-        expectRefused(runReader({"run", "/dev/zero", "--out", path("o12")}, 20000, 4'000'000),
+        expectReaderRefused(runReader({"run", "/dev/zero", "--out", path("o12")}, 20000, 4'000'000),
                       {"config file '/dev/zero' is a character device, not a regular file"});
         json c = smallConfig();
         c["data"] = {{"source", "csv"}, {"x", "/dev/zero"}};
@@ -157,10 +136,10 @@ private slots:
     // Control bytes in a path are escaped, as docs/reliability.md promises.
     void pathControlBytesEscaped() {
         const CliResult r = runReader({"sweep", path("a\x1b[2Jb.json"), "--out", path("o14")});
-        expectRefused(r, {"a\\x1b[2Jb.json", "does not exist"});
+        expectReaderRefused(r, {"a\\x1b[2Jb.json", "does not exist"});
         QVERIFY(!r.err.contains(QChar(0x1b)));
         const CliResult c = runReader({"run", path("c\x07.json"), "--out", path("o15")});
-        expectRefused(c, {"c\\x07.json"});
+        expectReaderRefused(c, {"c\\x07.json"});
     }
 
     // A damaged points/point-NNNN.json crashed `sweep --resume`.
@@ -172,23 +151,23 @@ private slots:
         const fs::path point = dir() / "res" / "points" / "point-0000.json";
         QVERIFY(fs::exists(point));
         writeFile(point, std::string(60000, '[') + std::string(60000, ']'));
-        expectRefused(runReader({"sweep", spec, "--out", out, "--resume", "--quiet"}),
+        expectReaderRefused(runReader({"sweep", spec, "--out", out, "--resume", "--quiet"}),
                       {"--resume", "point-0000.json", "cannot be read back", "64 deep",
                        "remove it"},
                       2);
         json bad = json::parse(R"({"index": 0, "value": 1, "seeds": 1, "f_star": 0})");
         bad["methods"] = json::array({{{"label", std::string(3'000'000, 'q')}, {"method", 7}}});
         writeFile(point, bad.dump());
-        expectRefused(runReader({"sweep", spec, "--out", out, "--resume", "--quiet"}),
+        expectReaderRefused(runReader({"sweep", spec, "--out", out, "--resume", "--quiet"}),
                       {"point-0000.json", "cannot be read back"}, 2);
         // The stored sweep.json is read the same way.
         fs::remove(point);
         writeFile(dir() / "res" / "sweep.json", std::string(60000, '['));
-        expectRefused(runReader({"sweep", spec, "--out", out, "--resume", "--quiet"}),
+        expectReaderRefused(runReader({"sweep", spec, "--out", out, "--resume", "--quiet"}),
                       {"--resume", "sweep.json", "64 deep"}, 2);
         fs::remove(dir() / "res" / "sweep.json");
         ::mkfifo((dir() / "res" / "sweep.json").c_str(), 0600);
-        expectRefused(runReader({"sweep", spec, "--out", out, "--resume", "--quiet"}),
+        expectReaderRefused(runReader({"sweep", spec, "--out", out, "--resume", "--quiet"}),
                       {"sweep.json", "is a FIFO (named pipe)"}, 2);
     }
 };

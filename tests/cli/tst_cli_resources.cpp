@@ -17,8 +17,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // Exit code 1, nothing on standard output, and every fragment in the last line of stderr (the
-// refusal; set-up lines may come before it).
-void expectRefused(const CliResult& r, const QStringList& fragments) {
+// refusal; set-up lines may come before it, unlike expectRefused's single line).
+void expectRefusedAfterSetup(const CliResult& r, const QStringList& fragments) {
     QVERIFY2(!r.crashed, qPrintable("crashed: " + r.err));
     QVERIFY2(r.exitCode == 1, qPrintable(QString("exit %1: %2").arg(r.exitCode).arg(r.err.left(500))));
     QVERIFY2(r.out.isEmpty(), qPrintable("stdout: " + r.out.left(300)));
@@ -46,7 +46,7 @@ class TestCliResources : public QObject {
 private slots:
     // `schedule` built a 0.5 GB timeline (1.9 GB at larger sizes) under a 100 MB limit.
     void scheduleChecksMemoryFirst() {
-        expectRefused(runCli({"schedule", "--kind", "pd", "--stages", "512", "--microbatches",
+        expectRefusedAfterSetup(runCli({"schedule", "--kind", "pd", "--stages", "512", "--microbatches",
                               "20000", "--summary"},
                              kSmallLimit),
                       {"the pd schedule (stages = 512, microbatches = 20000)", "needs about",
@@ -61,10 +61,10 @@ private slots:
 
     // `delays` likewise ignored the limit.
     void delaysChecksMemoryFirst() {
-        expectRefused(runCli({"delays", "--stages", "1024", "--microbatches", "20000"}, kSmallLimit),
+        expectRefusedAfterSetup(runCli({"delays", "--stages", "1024", "--microbatches", "20000"}, kSmallLimit),
                       {"delay statistics for stages = 1024 with 20000 microbatches", "needs about",
                        "100.0 MiB available"});
-        expectRefused(runCli({"delays", "--stages", "1000:1024", "--microbatches", "20000"},
+        expectRefusedAfterSetup(runCli({"delays", "--stages", "1000:1024", "--microbatches", "20000"},
                              kSmallLimit),
                       {"stages = 1000:1024", "needs about"});
         QCOMPARE(runCli({"delays", "--stages", "2:8"}, kSmallLimit).exitCode, 0);
@@ -85,7 +85,7 @@ private slots:
         // Set-up steps are printed at once, so making the data set first would show.
         const CliResult r = runCli({"run", config("big.json", c), "--out", path("big")},
                                    {"PIPELENS_PROGRESS_AFTER_MS=0"});
-        expectRefused(r, {"this experiment (budget.microbatches = 20000, stages = 4096, "
+        expectRefusedAfterSetup(r, {"this experiment (budget.microbatches = 20000, stages = 4096, "
                           "10 methods side by side) needs about"});
         QVERIFY2(!r.err.contains("data set"), qPrintable("the data set was made first: " + r.err));
         QVERIFY(!fs::exists(path("big").toStdString()));
@@ -101,7 +101,7 @@ private slots:
             "methods": [{"method": "pd", "step_size": 0.1},
                         {"method": "localsgd", "step_size": 0.1, "local_steps": 2}]
         })");
-        expectRefused(runCli({"run", config("wide.json", c), "--out", path("wide")}, kSmallLimit),
+        expectRefusedAfterSetup(runCli({"run", config("wide.json", c), "--out", path("wide")}, kSmallLimit),
                       {"the language model (objective.width = 2048, objective.context = 64",
                        "stages = 4", "2 methods side by side", "needs about",
                        "a smaller objective.width"});
@@ -117,7 +117,7 @@ private slots:
             "budget": {"microbatches": 8},
             "methods": [{"method": "pd", "step_size": 0.1}]
         })");
-        expectRefused(runCli({"run", config("talk.json", c), "--out", path("talk")}, {}, 60000),
+        expectRefusedAfterSetup(runCli({"run", config("talk.json", c), "--out", path("talk")}, {}, 60000),
                       {"objective.sample_lines x objective.sample_length = 100 x 100000",
                        "10000000 characters", "at most 20000 characters"});
         // Within the allowance it runs and announces the sampling.
