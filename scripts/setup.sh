@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages PipeLens needs (only the missing ones), then configures and
-# builds it into build/. Sourced by run.sh and test.sh; safe to run again.
+# builds it into build/. Called by run.sh and test.sh; safe to run again.
+#   setup.sh [--werror]   --werror: compiler warnings are errors (test.sh, and so CI, always
+#                         passes it; it does not depend on any environment variable)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -16,9 +18,13 @@ bash "$here/scripts/install_missing.sh" "${packages[@]}"
 
 build="${PIPELENS_BUILD_DIR:-$here/build}"
 cmake_args=(-S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release)
-# CI builds treat warnings as errors.
-if [ "${CI:-}" = "true" ] || [ "${PIPELENS_WERROR:-0}" = "1" ]; then
-  cmake_args+=(-DPIPELENS_WERROR=ON)
-fi
+# Without --werror the build folder keeps whatever it was configured with (a build made by
+# test.sh is not rebuilt for run.sh).
+for arg in "$@"; do
+  case "$arg" in
+    --werror) cmake_args+=(-DPIPELENS_WERROR=ON) ;;
+    *) echo "setup.sh: unknown argument '$arg' (allowed: --werror)" >&2; exit 2 ;;
+  esac
+done
 cmake "${cmake_args[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)"

@@ -2,7 +2,8 @@
 # Installs what is missing, builds, and runs every test (core, OpenCL on PoCL, the UI offscreen).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bash "$here/scripts/setup.sh"
+# The tests' build treats compiler warnings as errors, here as in CI.
+bash "$here/scripts/setup.sh" --werror
 build="${PIPELENS_BUILD_DIR:-$here/build}"
 # PoCL compiles kernels on first use; keep its cache inside the build folder.
 export POCL_CACHE_DIR="$build/pocl-cache"
