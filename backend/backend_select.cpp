@@ -340,4 +340,21 @@ LmBackendChoice selectLmBackend(const ExperimentConfig& config, std::vector<std:
 #endif
 }
 
+void chooseEngine(const ExperimentConfig& config, RunOptions& options,
+                  std::vector<std::string>& notices,
+                  std::function<void(const std::string&)> runtimeNotice) {
+    if (config.languageModel()) {
+        LmBackendChoice choice = selectLmBackend(config, notices);
+        options.lmExecutor = std::move(choice.executor);
+        options.lmRpdExecutor = std::move(choice.rpdExecutor);
+        options.backendName = std::move(choice.name);
+        options.engine = std::move(choice.engine);
+        return;
+    }
+    BackendChoice choice = selectBackend(config, notices, std::move(runtimeNotice));
+    options.backend = std::move(choice.provider);
+    options.engine = choice.name == "cpu" ? "CPU engine" : choice.name;
+    options.backendName = std::move(choice.name);
+}
+
 }  // namespace pipelens

@@ -48,4 +48,11 @@ struct LmBackendChoice {
 };
 LmBackendChoice selectLmBackend(const ExperimentConfig& config, std::vector<std::string>& notices);
 
+// The engine of a run, for either objective: fills `options`' engine fields (backend for the
+// linear models; lmExecutor and lmRpdExecutor for the language model; backendName and engine for
+// both) with selectBackend's or selectLmBackend's choice. Notices and runtimeNotice as those.
+void chooseEngine(const ExperimentConfig& config, RunOptions& options,
+                  std::vector<std::string>& notices,
+                  std::function<void(const std::string&)> runtimeNotice = {});
+
 }  // namespace pipelens

@@ -30,7 +30,6 @@
 #include "errors.hpp"
 #include "experiment/config.hpp"
 #include "experiment/experiment.hpp"
-#include "experiment/lm_results.hpp"
 #include "experiment/results.hpp"
 #include "experiment/sweep.hpp"
 #include "replay/delays.hpp"
@@ -515,27 +514,6 @@ int finishRun(const std::vector<std::string>& warnings,
     return 0;
 }
 
-// `run` for objective.kind = char_transformer: PD and LocalSGD on the executor selectLmBackend
-// chooses (cpu and auto never initialise OpenCL), the LM results folder.
-int runLanguageModel(const ExperimentConfig& config, const std::string& folder, int threads,
-                     bool quiet, std::ostream& out, std::ostream& err) {
-    std::vector<std::string> notices;
-    const LmBackendChoice backend = selectLmBackend(config, notices);
-    RunOptions opt;
-    opt.threads = threads;
-    opt.lmExecutor = backend.executor;
-    opt.lmRpdExecutor = backend.rpdExecutor;
-    opt.lmExecutorName = backend.name;
-    opt.lmEngine = backend.engine;
-    std::optional<SlowStepReporter> reporter;
-    reportProgress(opt, reporter, quiet, err);
-    LmExperimentResult result = runLmExperiment(config, opt);
-    result.warnings.insert(result.warnings.begin(), notices.begin(), notices.end());
-    reporter.reset();
-    const auto write = [&](const std::atomic<bool>* stop) { return writeLmResults(result, folder, stop); };
-    return finishRun(result.warnings, write, lmSummaryText(result), folder, quiet, out, err);
-}
-
 // --backend and --device over the config's; a device name with control characters is refused
 // (it would be echoed in notices and errors).
 void applyBackendOptions(const Args& a, ExperimentConfig& config) {
@@ -579,14 +557,11 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
     applyBackendOptions(a, config);
     const int threads = a.integer("threads", 0, 0, 256);
     const bool quiet = a.has("quiet");
-    if (config.languageModel()) return runLanguageModel(config, folder, threads, quiet, out, err);
     std::vector<std::string> notices;
     // Notices (e.g. "no OpenCL device: CPU engine") are reported with the results, in the
     // summary and summary.json, so a run that fails prints its one-line reason and nothing else.
-    BackendChoice backend = selectBackend(config, notices);
     RunOptions opt;
-    opt.backend = backend.provider;
-    opt.backendName = backend.name;
+    chooseEngine(config, opt, notices);
     opt.threads = threads;
     std::optional<SlowStepReporter> reporter;
     reportProgress(opt, reporter, quiet, err);

@@ -228,22 +228,10 @@ void ExperimentController::runNow() {
                     this, [this, text = QString::fromStdString(line)] { emit notice(text); },
                     Qt::QueuedConnection);
             };
+            // The engine the config's backend picks, for either objective, as the CLI does.
             RunOptions options;
-            if (config.languageModel()) {
-                // PD and LocalSGD on the executor the config's backend picks, as the CLI does
-                // (RPD on the CPU engine; runLmExperiment's warnings say so).
-                const LmBackendChoice backend = selectLmBackend(config, lines);
-                for (const auto& l : lines) notices << QString::fromStdString(l);
-                options.lmExecutor = backend.executor;
-                options.lmRpdExecutor = backend.rpdExecutor;
-                options.lmExecutorName = backend.name;
-                options.lmEngine = backend.engine;
-            } else {
-                BackendChoice backend = selectBackend(config, lines, runtimeNotice);
-                for (const auto& l : lines) notices << QString::fromStdString(l);
-                options.backend = backend.provider;
-                options.backendName = backend.name;
-            }
+            chooseEngine(config, options, lines, runtimeNotice);
+            for (const auto& l : lines) notices << QString::fromStdString(l);
             options.cancel = cancel.get();
             auto s = std::make_shared<RunSnapshot>();
             s->generation = generation;
@@ -311,15 +299,9 @@ void ExperimentController::runNow() {
             // over split the language model's stages (one method alone gets them all).
             options.threads = static_cast<int>(std::max<size_t>(
                 {1, config.methods.size(), std::thread::hardware_concurrency()}));
-            if (config.languageModel()) {
-                auto info = std::make_shared<LmRunInfo>();
-                s->experiment = lmExperimentResult(runLmExperiment(config, options), *info);
-                s->lm = std::move(info);
-            } else {
-                options.objectives = cache.get();
-                options.previous = previous ? &previous->experiment : nullptr;
-                s->experiment = runExperiment(config, options);
-            }
+            options.objectives = cache.get();
+            options.previous = previous ? &previous->experiment : nullptr;
+            s->experiment = runExperiment(config, options);
             s->experiment.notices.insert(s->experiment.notices.end(), lines.begin(), lines.end());
             if (!s->experiment.cancelled) {
                 deriveRunViews(*s);

@@ -443,14 +443,15 @@ void FigureStrip::fillNumbers(const RunSnapshot& s) {
                 .arg(S * S / 2.0);
     if (s.languageModel()) {
         // No f* or L: the model's size and the corpus's say what its loss means.
-        if (s.lm) {
+        if (const CharTransformerProblem* p = s.lmProblem()) {
+            const int vocabulary = p->corpus.vocabSize();
             html +=
                 tr("<p>Language model: %1 parameters, V = %2 characters (log V = %3 nats), "
                    "M = %4 batches</p>")
-                    .arg(s.lm->parameters)
-                    .arg(s.lm->vocabulary)
-                    .arg(std::log(static_cast<double>(std::max(1, s.lm->vocabulary))), 0, 'f', 2)
-                    .arg(s.lm->trainBatches);
+                    .arg(static_cast<long long>(p->layout.size()))
+                    .arg(vocabulary)
+                    .arg(std::log(static_cast<double>(std::max(1, vocabulary))), 0, 'f', 2)
+                    .arg(p->train.batches());
         } else {
             html += tr("<p>Language model: computing…</p>");
         }

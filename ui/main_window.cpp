@@ -327,15 +327,16 @@ void MainWindow::showResults(const SnapshotPtr& snapshot) {
     loss_->setSnapshot(snapshot);
     theorem_->setSnapshot(snapshot);
     samples_->setSnapshot(snapshot);
-    showSamplesTab(snapshot->lm != nullptr);
+    showSamplesTab(snapshot->lmProblem() != nullptr);
     resultsShowSavedView_ = false;
     showSnapshotViews(snapshot);
     int diverged = 0;
     for (size_t i = 0; i < snapshot->runs().size(); ++i) {
         if (snapshot->result(i).divergence.diverged) ++diverged;
     }
-    QString text = tr("%n method(s) ran in %1 ms on %2", nullptr,
-                      static_cast<int>(snapshot->runs().size()))
+    const int methods = static_cast<int>(snapshot->runs().size());
+    QString text = (methods == 1 ? tr("1 method ran in %1 ms on %2")
+                                 : tr("%1 methods ran in %2 ms on %3").arg(methods))
                        .arg(qRound(snapshot->seconds * 1000.0))
                        .arg(QString::fromStdString(snapshot->experiment.backendName));
     if (diverged > 0) text += tr(" — %n diverged (its curve stops where it blew up)", nullptr, diverged);
@@ -562,6 +563,8 @@ void MainWindow::updateTitle() {
                              : QFileInfo(currentFile_).fileName();
     setWindowTitle(tr("%1[*] — PipeLens").arg(name));
 }
+
+QString MainWindow::statusText() const { return runState_->fullText(); }
 
 void MainWindow::status(const QString& message, bool error) {
     runState_->setStyleSheet(error ? "color: #b00020;" : QString());

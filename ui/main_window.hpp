@@ -82,6 +82,8 @@ public:
     // The results folder the CLI writes (summary.json, CSVs, timelines), written as `folder`
     // itself: an empty or new folder, or one PipeLens wrote (anything else is refused, unchanged).
     bool exportAllResults(const QString& folder, QString* error = nullptr);
+    // The status bar's run line, whole (not elided), e.g. "3 methods ran in 40 ms on cpu".
+    QString statusText() const;
 
 protected:
     void closeEvent(QCloseEvent* event) override;

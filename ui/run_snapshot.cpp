@@ -18,27 +18,6 @@ std::shared_ptr<const DelayTable> delaysOf(const SnapshotPtr& snapshot, size_t m
     return std::shared_ptr<const DelayTable>(snapshot, &*r.delays);
 }
 
-ExperimentResult lmExperimentResult(LmExperimentResult&& lm, LmRunInfo& info) {
-    ExperimentResult out;
-    out.config = std::move(lm.config);
-    out.budget = lm.budget;
-    out.warnings = std::move(lm.warnings);
-    out.backendName = "cpu";
-    out.cancelled = lm.cancelled;
-    info = LmRunInfo{};
-    if (lm.problem) {
-        info.vocabulary = lm.problem->corpus.vocabSize();
-        info.parameters = static_cast<long long>(lm.problem->layout.size());
-        info.trainBatches = lm.problem->train.batches();
-        info.corpusCharacters = lm.problem->corpus.length();
-    }
-    for (LmMethodResult& m : lm.methods) {
-        info.methods.push_back({std::move(m.samples), m.finalLoss});
-        out.methods.push_back(std::move(m.run));
-    }
-    return out;
-}
-
 void deriveRunViews(RunSnapshot& s) {
     placeUpdates(s.experiment);
     s.totalSlots = s.experiment.budget.slotBudget;

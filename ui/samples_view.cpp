@@ -46,14 +46,14 @@ void SamplesView::setSnapshot(SnapshotPtr snapshot) {
     computing_ = false;
     snapshot_ = std::move(snapshot);
     browser_->clear();
-    if (!snapshot_ || !snapshot_->lm) {
+    if (!snapshot_ || !snapshot_->lmProblem()) {
         heading_->setText(snapshot_ ? tr("No samples: text is sampled from the language model "
                                          "only")
                                     : tr("No run yet"));
         return;
     }
     const RunSnapshot& s = *snapshot_;
-    const LmRunInfo& lm = *s.lm;
+    const int vocabulary = s.lmProblem()->corpus.vocabSize();
     const auto& spec = *s.experiment.config.objective.languageModel;
     heading_->setText(
         tr("%n line(s) of %1 characters per method, temperature %2; line l uses seed %3 + l for "
@@ -62,8 +62,8 @@ void SamplesView::setSnapshot(SnapshotPtr snapshot) {
             .arg(spec.sampleLength)
             .arg(spec.sampleTemperature)
             .arg(s.experiment.config.seed)
-            .arg(std::log(static_cast<double>(std::max(1, lm.vocabulary))), 0, 'f', 2)
-            .arg(lm.vocabulary));
+            .arg(std::log(static_cast<double>(std::max(1, vocabulary))), 0, 'f', 2)
+            .arg(vocabulary));
     render();
 }
 
@@ -74,12 +74,11 @@ int SamplesView::columnsThatFit() const {
 
 void SamplesView::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);
-    if (snapshot_ && snapshot_->lm && columnsThatFit() != columns_) render();
+    if (snapshot_ && snapshot_->lmProblem() && columnsThatFit() != columns_) render();
 }
 
 void SamplesView::render() {
     const RunSnapshot& s = *snapshot_;
-    const LmRunInfo& lm = *s.lm;
     columns_ = columnsThatFit();
     const size_t perRow = static_cast<size_t>(columns_);
     QString html = QStringLiteral("<table width=\"100%\" cellspacing=\"4\" cellpadding=\"4\">");
@@ -87,7 +86,7 @@ void SamplesView::render() {
         const size_t end = std::min(s.runs().size(), first + perRow);
         html += QStringLiteral("<tr>");
         for (size_t i = first; i < end; ++i) {
-            const double loss = i < lm.methods.size() ? lm.methods[i].finalLoss : NAN;
+            const double loss = lmOf(s.runs()[i]).finalLoss;
             html += QStringLiteral(
                         "<th align=\"left\" valign=\"top\">%1<br><span style=\""
                         "font-weight: normal; color:#555\">%2</span></th>")
@@ -106,12 +105,10 @@ void SamplesView::render() {
 }
 
 QString SamplesView::cells(size_t first, size_t end) const {
-    const LmRunInfo& lm = *snapshot_->lm;
     QString html;
     for (size_t i = first; i < end; ++i) {
         html += QStringLiteral("<td valign=\"top\" style=\"background:#f4f4f4\">");
-        const std::vector<std::string> none;
-        const auto& lines = i < lm.methods.size() ? lm.methods[i].samples : none;
+        const auto& lines = lmOf(snapshot_->runs()[i]).samples;
         if (lines.empty()) html += tr("<i>no text (the weights are not finite)</i>");
         for (size_t l = 0; l < lines.size(); ++l) {
             const QString line = QString::fromStdString(lines[l]).toHtmlEscaped();

@@ -14,6 +14,7 @@
 #include "experiment/budget.hpp"
 #include "experiment/budget_checks.hpp"
 #include "experiment/step_tuning.hpp"
+#include "experiment/objective_run.hpp"
 #include "experiment/run_reuse.hpp"
 #include "experiment/run_warnings.hpp"
 #include "experiment/run_work.hpp"
@@ -105,10 +106,9 @@ BackendProvider cpuBackendProvider() {
 
 std::shared_ptr<LinearObjective> buildObjective(const ExperimentConfig& c) {
     if (c.languageModel()) {
-        // runLmExperiment runs it; this path (sweeps, the app's views) has no language model yet.
-        throw ConfigError("objective.kind = char_transformer is not allowed here: the language "
-                          "model runs through `pipelens-cli run` and `reproduce E5`; sweeps and "
-                          "the app do not run it yet (quadratic or logistic)");
+        // runExperiment builds the language model through its ObjectiveRun, never through here.
+        throw ConfigError("objective.kind = char_transformer is not allowed here: this step "
+                          "needs a linear model's data set (quadratic or logistic)");
     }
     Dataset data;
     const DataSpec& d = c.data;
@@ -286,6 +286,28 @@ std::unique_ptr<Replay> makeReplay(const ExperimentConfig& c, const MethodRun& p
     return std::make_unique<RpdReplay>(std::move(objective), backend(), std::move(cfg));
 }
 
+void fillPipelineConfig(PipelineRunConfig& cfg, const MethodRun& plan, double stepSize) {
+    cfg.method = plan.spec.method;
+    cfg.label = plan.label;
+    cfg.timeline = plannedTimeline(plan);
+    cfg.replicas = plan.replicas;
+    cfg.stepSize = stepSize;
+}
+
+void fillRpdConfig(RpdRunConfig& cfg, const ExperimentConfig& c, const MethodRun& plan,
+                   double stepSize) {
+    cfg.label = plan.label;
+    cfg.updates = plan.updates;
+    cfg.stepSize = stepSize;
+    cfg.delayMode = plan.spec.delayMode;
+    cfg.maxDelay = plan.delta;
+    cfg.order = plan.spec.order;
+    cfg.seed = plan.spec.seed != 0 ? plan.spec.seed : c.seed;
+    if (cfg.delayMode == DelayMode::PipeDream || cfg.order == StageOrder::PipeDream) {
+        cfg.pipeDream = pipeDreamDelayTable(c, plan.updates);
+    }
+}
+
 Timeline plannedTimeline(const MethodRun& run) {
     return run.truncateSlots > 0 ? truncatedTimeline(run.schedule, run.truncateSlots)
                                  : buildTimeline(run.schedule);
@@ -427,52 +449,97 @@ ExperimentResult plannedViews(const ExperimentConfig& c, const LinearObjective& 
     return res;
 }
 
-ExperimentResult runExperiment(const ExperimentConfig& c, const RunOptions& options) {
-    ExperimentResult res;
-    res.config = c;
-    auto stage = [&](const std::string& what) {
-        if (options.onStage) options.onStage(what);
-    };
-    auto outOfMemory = [] {
-        return ResourceError("setting up the data set and the objective ran out of memory; "
-                             "use fewer rows or features");
-    };
-    // From the cache (the app) f* and L come computed. Otherwise (the CLI) they are computed on a
-    // thread of their own while the runs start: on a small problem they cost a third of the run.
-    std::shared_ptr<const LinearObjective> objective;
-    std::future<void> constantsAside;
-    // Synthetic data's sizes are in the config: the plan's budget and memory checks run before
-    // the data set is made (generating d = 4096 takes half a minute, and a plan that cannot fit
-    // must not wait for it). File data is checked against its header's shape when read.
-    if (const std::optional<PlanSizes> sizes = planSizesFromConfig(c)) planExperiment(c, *sizes);
-    try {
-        if (options.objectives) {
-            objective = options.objectives->get(c, options.onStage);
-        } else {
-            ObjectiveAside prepared = prepareObjectiveAside(c, options.onStage);
-            objective = std::move(prepared.objective);
-            constantsAside = std::move(prepared.constants);
+namespace {
+
+class LinearModelRun final : public ObjectiveRun {
+public:
+    LinearModelRun(const ExperimentConfig& c, const RunOptions& options)
+        : config_(c), options_(options) {}
+
+    ExperimentPlan prepare(ExperimentResult& res) override {
+        // Synthetic data's sizes are in the config: the plan's budget and memory checks run
+        // before the data set is made (generating d = 4096 takes half a minute, and a plan that
+        // cannot fit must not wait for it). File data is checked against its header's shape
+        // when read.
+        if (const std::optional<PlanSizes> sizes = planSizesFromConfig(config_)) {
+            planExperiment(config_, *sizes);
         }
-    } catch (const std::bad_alloc&) {
-        throw outOfMemory();
-    }
-    auto takeConstants = [&] {
+        // From the cache (the app) f* and L come computed. Otherwise (the CLI) they are computed
+        // on a thread of their own while the runs start: on a small problem they cost a third
+        // of the run.
         try {
-            res.optimum = objective->optimum();  // waits for the thread computing it, if any
-            res.smoothness = objective->smoothness();
+            if (options_.objectives) {
+                objective_ = options_.objectives->get(config_, options_.onStage);
+            } else {
+                ObjectiveAside prepared = prepareObjectiveAside(config_, options_.onStage);
+                objective_ = std::move(prepared.objective);
+                constantsAside_ = std::move(prepared.constants);
+            }
         } catch (const std::bad_alloc&) {
             throw outOfMemory();
         }
-    };
-    if (objective->hasOptimum() && objective->hasSmoothness()) takeConstants();
-    ExperimentPlan plan = planExperiment(c, *objective);
+        if (objective_->hasOptimum() && objective_->hasSmoothness()) takeConstants(res);
+        return planExperiment(config_, *objective_);
+    }
+
+    std::vector<std::string> warnings(const ExperimentResult& res) const override {
+        return experimentWarnings(res);
+    }
+
+    std::string runningLine(const ExperimentResult& res) const override {
+        const size_t methods = res.methods.size();
+        return "running " + std::to_string(methods) + (methods == 1 ? " method" : " methods") +
+               " over " + std::to_string(res.budget.slotBudget) + " slots";
+    }
+
+    MethodRun run(const MethodRun& planned, std::size_t index) override {
+        return runMethod(config_, planned, objective_, options_, index);
+    }
+
+    std::string doneDetail(const MethodRun&) const override { return ""; }
+
+    void finish(ExperimentResult& res) override { takeConstants(res); }
+
+private:
+    static ResourceError outOfMemory() {
+        return ResourceError("setting up the data set and the objective ran out of memory; "
+                             "use fewer rows or features");
+    }
+
+    void takeConstants(ExperimentResult& res) const {
+        try {
+            res.optimum = objective_->optimum();  // waits for the thread computing it, if any
+            res.smoothness = objective_->smoothness();
+        } catch (const std::bad_alloc&) {
+            throw outOfMemory();
+        }
+    }
+
+    const ExperimentConfig& config_;
+    const RunOptions& options_;
+    std::shared_ptr<const LinearObjective> objective_;
+    std::future<void> constantsAside_;
+};
+
+}  // namespace
+
+std::unique_ptr<ObjectiveRun> linearModelRun(const ExperimentConfig& config,
+                                             const RunOptions& options) {
+    return std::make_unique<LinearModelRun>(config, options);
+}
+
+ExperimentResult runExperiment(const ExperimentConfig& c, const RunOptions& options) {
+    const std::unique_ptr<ObjectiveRun> objective =
+        c.languageModel() ? languageModelRun(c, options) : linearModelRun(c, options);
+    ExperimentResult res;
+    res.config = c;
+    res.backendName = options.backendName;
+    res.engine = options.engine;
+    ExperimentPlan plan = objective->prepare(res);
     res.budget = plan.budget;
     res.methods = std::move(plan.runs);
-    const size_t methods = res.methods.size();
-    stage("running " + std::to_string(methods) + (methods == 1 ? " method" : " methods") + " over " +
-          std::to_string(res.budget.slotBudget) + " slots");
-    res.backendName = options.backendName;
-    res.warnings = experimentWarnings(res);
+    res.warnings = objective->warnings(res);
+    if (options.onStage) options.onStage(objective->runningLine(res));
     if (options.onPlanned) options.onPlanned(res);
     std::mutex progressMutex;
     parallelFor(res.methods.size(), options.threads, [&](size_t i) {
@@ -486,18 +553,18 @@ ExperimentResult runExperiment(const ExperimentConfig& c, const RunOptions& opti
                 options.onChunk(whole, run.result);
             }
         } else {
-            run = runMethod(c, run, objective, options, i);
+            run = objective->run(run, i);
         }
         if (options.progress) {
             std::string line = run.label + ": " + std::to_string(run.result.updates) +
-                               " block updates";
+                               " block updates" + objective->doneDetail(run);
             if (run.result.divergence.diverged) line += ", " + run.result.divergence.reason;
             std::lock_guard<std::mutex> lock(progressMutex);
             options.progress(line);
         }
     });
     res.cancelled = options.cancel && options.cancel->load();
-    takeConstants();
+    objective->finish(res);
     return res;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
-// From a config to results: build the objective, plan each method's share of the budget, run
-// the methods in parallel, tune step sizes on a grid, collect the results. The command-line tool
-// and the desktop app both run experiments through here.
+// From a config to results, for every objective: build the objective (a linear model's data set
+// or the language model), plan each method's share of the budget, run the methods in parallel,
+// tune step sizes on a grid, collect one ExperimentResult. The command-line tool, the desktop app
+// and the paper's protocols all run experiments through runExperiment.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -19,8 +20,12 @@
 #include "replay/lm_pipeline_executor.hpp"
 #include "replay/lm_rpd_executor.hpp"
 #include "replay/replay.hpp"
+#include "replay/replay_config.hpp"
 
 namespace pipelens {
+
+struct CharTransformerProblem;
+struct LmMethodExtras;
 
 using BackendProvider = std::function<std::unique_ptr<ComputeBackend>()>;
 BackendProvider cpuBackendProvider();
@@ -58,6 +63,9 @@ struct MethodRun {
     // Slot in which block update k happened, in the replay's order (filled by placeUpdates; RPD
     // has no slots of its own: its update k sits at the slot of PipeDream's update k).
     std::vector<int> updateSlot;
+    // The language model's extras of the chosen run (its log, final weights, memory, sampled
+    // text; experiment/lm_experiment.hpp); null for the linear models and before the run.
+    std::shared_ptr<const LmMethodExtras> lm;
 
     bool pipeline() const { return isPipeline(spec.method); }  // false for RPD
     // Block updates done before slot `slot` starts (i.e. by the end of slot - 1).
@@ -94,13 +102,20 @@ std::unique_ptr<Replay> makeReplay(const ExperimentConfig& config, const MethodR
                                    std::shared_ptr<const LinearObjective> objective,
                                    const BackendProvider& backend);
 
+// One experiment's result, whatever its objective. The linear models fill optimum and
+// smoothness; the language model (config.languageModel()) has no f* or L and fills lmProblem and
+// each method's MethodRun::lm instead.
 struct ExperimentResult {
     ExperimentConfig config;
     ExperimentBudget budget;
     std::vector<MethodRun> methods;   // in config order
     double optimum = 0.0;
     double smoothness = 0.0;
-    std::string backendName;
+    std::shared_ptr<const CharTransformerProblem> lmProblem;  // the corpus and model
+    // What the runs ran on: "cpu" or the OpenCL device (RunOptions::backendName), and the same
+    // for a person (RunOptions::engine).
+    std::string backendName = "cpu";
+    std::string engine = "CPU engine";
     std::vector<std::string> notices;  // e.g. "no OpenCL device: running on the CPU engine"
     std::vector<std::string> warnings; // settings that do not do what they say (run_warnings)
     bool cancelled = false;
@@ -119,16 +134,18 @@ struct ChunkPosition {
     double methodFraction() const { return (gridIndex + fraction) / std::max(1, gridPoints); }
 };
 
+// How to run an experiment. backend/backend_select.hpp (chooseEngine) fills the engine's fields
+// from a config, for either objective.
 struct RunOptions {
-    BackendProvider backend;                       // default: the CPU engine
-    std::string backendName = "cpu";
-    // The language model's runs: the executors of PD and LocalSGD and of RPD (empty: the CPU
-    // engine) and what they are, e.g. "opencl: pthread-haswell (Portable Computing Language),
-    // double".
+    // The linear models' compute backend (default: the CPU engine).
+    BackendProvider backend;
+    // The language model's executors of PD and LocalSGD and of RPD (empty: the CPU engine).
     LmExecutorFactory lmExecutor;
     LmRpdExecutorFactory lmRpdExecutor;
-    std::string lmExecutorName = "cpu";
-    std::string lmEngine = "CPU engine";  // the same for a person: "OpenCL on DEVICE (PLATFORM)"
+    // What the engine is, e.g. "cpu" or "opencl: pthread-haswell (Portable Computing Language),
+    // double", and the same for a person: "CPU engine", "OpenCL on DEVICE (PLATFORM)".
+    std::string backendName = "cpu";
+    std::string engine = "CPU engine";
     std::function<void(const std::string&)> progress;  // one line per finished method
     std::function<void(const std::string&)> onStage;   // a line before each slow set-up step
     const std::atomic<bool>* cancel = nullptr;
@@ -152,8 +169,10 @@ void fillPlannedViews(ExperimentResult& planned);
 // the app shows at once while S changes (optimum and smoothness are left 0).
 ExperimentResult plannedViews(const ExperimentConfig& config, const LinearObjective& objective);
 
-// The one run orchestration (CLI and app): objective, plan, every method in parallel
-// (cancellable between chunks), step-size grids resolved by runMethod.
+// The one run orchestration (CLI, app, protocols), for every objective: objective, plan,
+// warnings, every method in parallel (cancellable between chunks, reused from
+// options.previous when unchanged), step-size grids resolved per method. The objective's own
+// part (experiment/objective_run.hpp) builds the data or model and runs one method.
 ExperimentResult runExperiment(const ExperimentConfig& config, const RunOptions& options = {});
 
 // Runs one planned method over its seeds: with a fixed step size once per seed; with a grid
@@ -192,36 +211,16 @@ RunResult runOne(const ExperimentConfig& config, const MethodRun& run, double st
 // A planned pipeline method's timeline: whole, or cut at the budget (budget.rule = truncate).
 Timeline plannedTimeline(const MethodRun& run);
 
-// The fields a pipeline replay's config shares with the plan (the linear and the language
-// model's configs name them alike).
-template <typename PipelineConfig>
-void fillPipelineConfig(PipelineConfig& cfg, const MethodRun& plan, double stepSize) {
-    cfg.method = plan.spec.method;
-    cfg.label = plan.label;
-    cfg.timeline = plannedTimeline(plan);
-    cfg.replicas = plan.replicas;
-    cfg.stepSize = stepSize;
-}
+// The part of a replay's config that the plan decides, the same for every objective
+// (replay/replay_config.hpp): a pipeline method's label, timeline, replicas and step size; RPD's
+// K, delta, delays, order, seed (0: the experiment's) and PD's delay table where it is used.
+void fillPipelineConfig(PipelineRunConfig& cfg, const MethodRun& plan, double stepSize);
+void fillRpdConfig(RpdRunConfig& cfg, const ExperimentConfig& c, const MethodRun& plan,
+                   double stepSize);
 
+// RPD's PipeDream delays and order for K = `updates`: the delay table of PD's run of
+// ceil(K / S) microbatches with the config's costs.
 std::shared_ptr<const DelayTable> pipeDreamDelayTable(const ExperimentConfig& config, long long updates);
-
-// The same for RPD: K, delta, delays, order, its seed (0: the experiment's), PD's table if used.
-template <typename RpdConfig>
-void fillRpdConfig(RpdConfig& cfg, const ExperimentConfig& c, const MethodRun& plan, double stepSize) {
-    cfg.label = plan.label;
-    cfg.updates = plan.updates;
-    cfg.stepSize = stepSize;
-    cfg.delayMode = plan.spec.delayMode;
-    cfg.maxDelay = plan.delta;
-    cfg.order = plan.spec.order;
-    cfg.seed = plan.spec.seed != 0 ? plan.spec.seed : c.seed;
-    if (cfg.delayMode == DelayMode::PipeDream || cfg.order == StageOrder::PipeDream) {
-        cfg.pipeDream = pipeDreamDelayTable(c, plan.updates);
-    }
-}
-
-// pipeDreamDelayTable: RPD's PipeDream delays and order for K = `updates`, the delay table of
-// PD's run of ceil(K / S) microbatches with the config's costs.
 
 // Advances a replay to its end in chunks sized by time, looking at `cancel` between them (a
 // cancelled replay is told so and stops); onChunk gets the result so far and the fraction done.

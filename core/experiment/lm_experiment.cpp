@@ -7,6 +7,7 @@
 
 #include "errors.hpp"
 #include "experiment/lm_config.hpp"
+#include "experiment/objective_run.hpp"
 #include "experiment/run_warnings.hpp"
 #include "objective/lm/lm_sampling.hpp"
 #include "objective/lm/lm_threads.hpp"
@@ -104,10 +105,10 @@ std::vector<LmStageMemory> stageMemory(const CharTransformerProblem& p, const Ru
     return out;
 }
 
-LmMethodResult runLmMethod(const ExperimentConfig& c, const MethodRun& planned,
-                           const Problem& problem, const RunOptions& options, std::size_t index) {
-    LmMethodResult out;
-    out.run = planned;
+MethodRun runLmMethod(const ExperimentConfig& c, const MethodRun& planned, const Problem& problem,
+                      const RunOptions& options, std::size_t index) {
+    MethodRun out = planned;
+    auto extras = std::make_shared<LmMethodExtras>();
     const StepSpec& step = planned.spec.step;
     std::vector<double> steps;
     if (step.grid) {
@@ -128,35 +129,38 @@ LmMethodResult runLmMethod(const ExperimentConfig& c, const MethodRun& planned,
         g.finalObjective = {r.finalLoss, 0.0};
         g.diverged = lmRunDiverged(r);
         g.tail = checkTail(lmRuleCurve(r.result));
-        out.run.grid.push_back(g);
+        out.grid.push_back(g);
         candidates.push_back({g.stepSize, r.finalLoss, g.diverged, g.tail});
     }
     if (runs.empty()) {
-        out.run.result.cancelled = true;
+        out.result.cancelled = true;
+        out.lm = std::move(extras);
         return out;
     }
     int pick = step.grid ? pickStep(step.rule, candidates) : 0;
     if (pick < 0) {
-        out.run.allDiverged = true;
+        out.allDiverged = true;
         pick = 0;
     }
     LmRunOutcome& chosen = runs[static_cast<std::size_t>(pick)];
-    out.run.chosen = pick;
-    out.run.result = std::move(chosen.result);
-    out.run.result.cancelled = out.run.result.cancelled || runs.size() < steps.size();
-    out.log = std::move(chosen.log);
-    out.weights = std::move(chosen.weights);
-    out.finalLoss = chosen.finalLoss;
-    out.memory = stageMemory(*problem, out.run.result, out.log);
+    out.chosen = pick;
+    out.result = std::move(chosen.result);
+    out.result.cancelled = out.result.cancelled || runs.size() < steps.size();
+    extras->log = std::move(chosen.log);
+    extras->weights = std::move(chosen.weights);
+    extras->finalLoss = chosen.finalLoss;
+    extras->memory = stageMemory(*problem, out.result, extras->log);
     const LanguageModelSpec& m = *c.objective.languageModel;
-    if (out.weights.allFinite()) {
+    if (extras->weights.allFinite()) {
         // Line l of every method uses seed + l, so the methods' samples differ only by weights.
         for (int l = 0; l < m.sampleLines; ++l) {
             if (options.cancel && options.cancel->load()) break;
-            out.samples.push_back(sampleText(*problem, out.weights, c.seed + static_cast<std::uint64_t>(l),
-                                             m.sampleLength, m.sampleTemperature));
+            extras->samples.push_back(sampleText(*problem, extras->weights,
+                                                 c.seed + static_cast<std::uint64_t>(l),
+                                                 m.sampleLength, m.sampleTemperature));
         }
     }
+    out.lm = std::move(extras);
     return out;
 }
 
@@ -195,6 +199,11 @@ std::string samplingNote(const ExperimentConfig& c) {
 
 }  // namespace
 
+const LmMethodExtras& lmOf(const MethodRun& run) {
+    static const LmMethodExtras none;
+    return run.lm ? *run.lm : none;
+}
+
 double lmFinalLoss(const RunResult& result, const LmLog& log) {
     const auto& f = log.forwardLosses;
     if (result.divergence.diverged || f.empty()) return std::numeric_limits<double>::infinity();
@@ -214,69 +223,76 @@ std::vector<double> lmRuleCurve(const RunResult& r) {
     return curve;
 }
 
-LmExperimentResult runLmExperiment(const ExperimentConfig& c, const RunOptions& options) {
-    LmExperimentResult res;
-    res.config = c;
-    if (options.onStage) options.onStage("loading the corpus and building the model");
-    res.problem = std::make_shared<const CharTransformerProblem>(
-        makeCharTransformerProblem(charTransformerParams(c)));
-    const CharTransformerProblem& p = *res.problem;
-    ExperimentPlan plan = planExperiment(c, PlanSizes{p.train.batches(), 0, p.layout.size()});
-    res.budget = plan.budget;
-    checkSamplingWork(c, res.budget);
-    if (options.lmExecutor) {
-        res.backend = options.lmExecutorName;
-        res.engine = options.lmEngine;
+namespace {
+
+class LanguageModelRun final : public ObjectiveRun {
+public:
+    LanguageModelRun(const ExperimentConfig& c, const RunOptions& options)
+        : config_(c), options_(options) {}
+
+    ExperimentPlan prepare(ExperimentResult& res) override {
+        if (options_.onStage) options_.onStage("loading the corpus and building the model");
+        problem_ = std::make_shared<const CharTransformerProblem>(
+            makeCharTransformerProblem(charTransformerParams(config_)));
+        res.lmProblem = problem_;
+        const CharTransformerProblem& p = *problem_;
+        ExperimentPlan plan =
+            planExperiment(config_, PlanSizes{p.train.batches(), 0, p.layout.size()});
+        checkSamplingWork(config_, plan.budget);
+        // Methods run side by side; the threads they leave over split each method's stages
+        // (lm_threads.hpp: bit-identical to one thread), e.g. both cores for a single method.
+        opThreads_ = lmk::threadsPerRun(options_.threads, plan.runs.size());
+        return plan;
     }
-    if (options.lmExecutor) {
-        for (const MethodRun& run : plan.runs) {
-            if (!run.pipeline() && !options.lmRpdExecutor) {
-                res.warnings.push_back(run.label + ": RPD on the language model runs on the CPU "
-                                       "engine (PD and LocalSGD run on " +
-                                       options.lmExecutorName + ")");
+
+    std::vector<std::string> warnings(const ExperimentResult& res) const override {
+        std::vector<std::string> out;
+        if (options_.lmExecutor) {
+            for (const MethodRun& run : res.methods) {
+                if (!run.pipeline() && !options_.lmRpdExecutor) {
+                    out.push_back(run.label + ": RPD on the language model runs on the CPU "
+                                  "engine (PD and LocalSGD run on " + options_.backendName + ")");
+                }
             }
+        } else if (config_.backend == "opencl") {
+            out.push_back("backend = opencl: the language model runs on the CPU engine "
+                          "(no OpenCL executor was given to this run)");
         }
-    } else if (c.backend == "opencl") {
-        res.warnings.push_back("backend = opencl: the language model runs on the CPU engine "
-                               "(no OpenCL executor was given to this run)");
-    }
-    for (const MethodRun& run : plan.runs) {
-        if (auto w = neverAveragesWarning(run)) res.warnings.push_back(*w);
-    }
-    if (options.onStage) {
-        options.onStage("running " + std::to_string(plan.runs.size()) + " methods over " +
-                        std::to_string(res.budget.slotBudget) + " slots on the language model (" +
-                        std::to_string(p.layout.size()) + " parameters)" + samplingNote(c));
-    }
-    if (options.onPlanned) {
-        // The plan as the linear experiments announce it (the app's schedule views, live curves).
-        ExperimentResult planned;
-        planned.config = c;
-        planned.budget = res.budget;
-        planned.methods = plan.runs;
-        planned.backendName = "cpu";
-        planned.warnings = res.warnings;
-        options.onPlanned(planned);
-    }
-    res.methods.resize(plan.runs.size());
-    std::mutex progressMutex;
-    // Methods run side by side; the threads they leave over split each method's stages
-    // (lm_threads.hpp: bit-identical to one thread), e.g. both cores for a single method.
-    const int opThreads = lmk::threadsPerRun(options.threads, plan.runs.size());
-    parallelFor(plan.runs.size(), options.threads, [&](std::size_t i) {
-        lmk::ScopedThreads team(opThreads);
-        LmMethodResult& m = res.methods[i];
-        m = runLmMethod(c, plan.runs[i], res.problem, options, i);
-        if (options.progress) {
-            std::string line = m.run.label + ": " + std::to_string(m.run.result.updates) +
-                               " block updates, final loss " + formatNumber(m.finalLoss, 5);
-            if (m.run.result.divergence.diverged) line += ", " + m.run.result.divergence.reason;
-            std::lock_guard<std::mutex> lock(progressMutex);
-            options.progress(line);
+        for (const MethodRun& run : res.methods) {
+            if (auto w = neverAveragesWarning(run)) out.push_back(*w);
         }
-    });
-    res.cancelled = options.cancel && options.cancel->load();
-    return res;
+        return out;
+    }
+
+    std::string runningLine(const ExperimentResult& res) const override {
+        return "running " + std::to_string(res.methods.size()) + " methods over " +
+               std::to_string(res.budget.slotBudget) + " slots on the language model (" +
+               std::to_string(problem_->layout.size()) + " parameters)" + samplingNote(config_);
+    }
+
+    MethodRun run(const MethodRun& planned, std::size_t index) override {
+        lmk::ScopedThreads team(opThreads_);
+        return runLmMethod(config_, planned, problem_, options_, index);
+    }
+
+    std::string doneDetail(const MethodRun& run) const override {
+        return ", final loss " + formatNumber(run.lm ? run.lm->finalLoss : 0.0, 5);
+    }
+
+    void finish(ExperimentResult&) override {}
+
+private:
+    const ExperimentConfig& config_;
+    const RunOptions& options_;
+    Problem problem_;
+    int opThreads_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<ObjectiveRun> languageModelRun(const ExperimentConfig& config,
+                                               const RunOptions& options) {
+    return std::make_unique<LanguageModelRun>(config, options);
 }
 
 }  // namespace pipelens

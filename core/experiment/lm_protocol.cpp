@@ -42,10 +42,10 @@ json e5Config(const E5Size& z, const ReproduceInputs& in) {
                 {"methods", methods}};
 }
 
-FigureSeries forwardLossCurve(const LmMethodResult& m) {
+FigureSeries forwardLossCurve(const MethodRun& m) {
     FigureSeries s;
-    s.name = m.run.label;
-    const auto& perSlot = m.run.result.objectivePerSlot;
+    s.name = m.label;
+    const auto& perSlot = m.result.objectivePerSlot;
     for (std::size_t t = 0; t < perSlot.size(); ++t) {
         if (std::isnan(perSlot[t])) continue;  // before the first last-stage forward
         s.x.push_back(static_cast<double>(t));
@@ -54,26 +54,26 @@ FigureSeries forwardLossCurve(const LmMethodResult& m) {
     return s;
 }
 
-json methodSummary(const LmMethodResult& m) {
+json methodSummary(const MethodRun& m) {
     json grid = json::array();
-    for (const GridStep& g : m.run.grid) {
+    for (const GridStep& g : m.grid) {
         grid.push_back({{"step_size", g.stepSize},
                         {"final_loss", std::isfinite(g.finalObjective.mean) ? json(g.finalObjective.mean) : json(nullptr)},
                         {"diverged", g.diverged},
                         {"stable", g.tail.stable()},
                         {"tail_mean", std::isfinite(g.tail.tailMean) ? json(g.tail.tailMean) : json(nullptr)}});
     }
-    const RunResult& r = m.run.result;
-    json j = {{"label", m.run.label},
+    const RunResult& r = m.result;
+    json j = {{"label", m.label},
               {"step_size", r.stepSize},
-              {"final_loss", std::isfinite(m.finalLoss) ? json(m.finalLoss) : json(nullptr)},
-              {"last_forward_loss", m.log.forwardLosses.empty() ? json(nullptr) : json(m.log.forwardLosses.back().loss)},
+              {"final_loss", std::isfinite(lmOf(m).finalLoss) ? json(lmOf(m).finalLoss) : json(nullptr)},
+              {"last_forward_loss", lmOf(m).log.forwardLosses.empty() ? json(nullptr) : json(lmOf(m).log.forwardLosses.back().loss)},
               {"updates", r.updates},
               {"microbatches_started", r.microbatches},
               {"diverged", r.divergence.diverged},
-              {"all_diverged", m.run.allDiverged},
+              {"all_diverged", m.allDiverged},
               {"grid", grid},
-              {"sample", m.samples.empty() ? json(nullptr) : json(m.samples.front())}};
+              {"sample", lmOf(m).samples.empty() ? json(nullptr) : json(lmOf(m).samples.front())}};
     if (r.divergence.diverged) j["divergence"] = r.divergence.reason;
     return j;
 }
@@ -85,7 +85,7 @@ Reproduction reproduceE5(bool quick, const ReproduceInputs& in, const RunOptions
                            : E5Size{16, 256, 4, 32, 16, 2080, 1'000'000};
     const json config = e5Config(z, in);
     const auto started = std::chrono::steady_clock::now();
-    const LmExperimentResult res = runLmExperiment(ExperimentConfig::fromJson(config), options);
+    const ExperimentResult res = runExperiment(ExperimentConfig::fromJson(config), options);
     if (res.cancelled) throw ConfigError("reproduce: cancelled");
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -97,12 +97,12 @@ Reproduction reproduceE5(bool quick, const ReproduceInputs& in, const RunOptions
                       ", C = " + std::to_string(z.width) + ", equal time)",
                   "simulated time (slots)", "last-stage forward loss (nats)", false, false, {}};
     json methods = json::array();
-    for (const LmMethodResult& m : res.methods) {
+    for (const MethodRun& m : res.methods) {
         f.series.push_back(forwardLossCurve(m));
         methods.push_back(methodSummary(m));
     }
     r.figures.push_back(f);
-    const CharTransformerProblem& p = *res.problem;
+    const CharTransformerProblem& p = *res.lmProblem;
     r.summary = {
         {"experiment", "E5"},
         {"quick", quick},

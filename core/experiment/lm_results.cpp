@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "errors.hpp"
+#include "experiment/lm_experiment.hpp"
 #include "experiment/results.hpp"
 #include "util/csv_writer.hpp"
 
@@ -45,47 +46,47 @@ std::string ruleName(const MethodRun& run) {
     return run.spec.step.grid ? stepRuleName(run.spec.step.rule) : "fixed";
 }
 
-json methodJson(const LmMethodResult& m) {
-    const RunResult& r = m.run.result;
-    json j{{"label", m.run.label},
-           {"method", methodName(m.run.spec.method)},
+json methodJson(const MethodRun& m) {
+    const RunResult& r = m.result;
+    json j{{"label", m.label},
+           {"method", methodName(m.spec.method)},
            {"step_size", r.stepSize},
-           {"step_rule", ruleName(m.run)},
-           {"all_diverged", m.run.allDiverged},
-           {"final_loss", finiteOrNull(m.finalLoss)},
+           {"step_rule", ruleName(m)},
+           {"all_diverged", m.allDiverged},
+           {"final_loss", finiteOrNull(lmOf(m).finalLoss)},
            {"updates", r.updates},
            {"finished", r.finished},
            {"diverged", r.divergence.diverged}};
-    if (!m.log.forwardLosses.empty()) {
-        j["first_forward_loss"] = finiteOrNull(m.log.forwardLosses.front().loss);
-        j["last_forward_loss"] = finiteOrNull(m.log.forwardLosses.back().loss);
+    if (!lmOf(m).log.forwardLosses.empty()) {
+        j["first_forward_loss"] = finiteOrNull(lmOf(m).log.forwardLosses.front().loss);
+        j["last_forward_loss"] = finiteOrNull(lmOf(m).log.forwardLosses.back().loss);
     }
-    if (m.run.pipeline()) {
+    if (m.pipeline()) {
         j["microbatches"] = r.microbatches;
         j["total_slots"] = r.totalSlots;
     } else {
         j["max_delay"] = r.maxDelay;
     }
-    if (m.run.spec.method == Method::LocalSgd) {
-        j["replicas"] = m.run.replicas;
-        j["local_steps"] = m.run.spec.localSteps;
+    if (m.spec.method == Method::LocalSgd) {
+        j["replicas"] = m.replicas;
+        j["local_steps"] = m.spec.localSteps;
     }
     if (r.divergence.diverged) {
         j["divergence"] = {{"update", r.divergence.update},
                            {"slot", r.divergence.slot >= 0 ? json(r.divergence.slot) : json(nullptr)},
                            {"reason", r.divergence.reason}};
     }
-    if (!m.log.heldOutLoss.empty()) {
-        j["held_out_final"] = {{"updates", m.log.heldOutLoss.back().first},
-                               {"loss", finiteOrNull(m.log.heldOutLoss.back().second)}};
+    if (!lmOf(m).log.heldOutLoss.empty()) {
+        j["held_out_final"] = {{"updates", lmOf(m).log.heldOutLoss.back().first},
+                               {"loss", finiteOrNull(lmOf(m).log.heldOutLoss.back().second)}};
     }
-    const auto& full = m.run.pipeline() ? m.log.fullObjectivePerSlot : m.log.fullObjectivePerBlockUpdate;
+    const auto& full = m.pipeline() ? lmOf(m).log.fullObjectivePerSlot : lmOf(m).log.fullObjectivePerBlockUpdate;
     if (!full.empty()) {
         j["full_objective_initial"] = finiteOrNull(r.initialObjective);
         j["full_objective_final"] = finiteOrNull(full.back());
     }
     json memory = json::array();
-    for (const LmStageMemory& s : m.memory) {
+    for (const LmStageMemory& s : lmOf(m).memory) {
         memory.push_back({{"stashed_weights", s.stashedWeights},
                           {"predicted_stash", s.predictedStash},
                           {"kept_inputs", s.keptInputs},
@@ -94,25 +95,25 @@ json methodJson(const LmMethodResult& m) {
     }
     if (!memory.empty()) j["memory_per_stage"] = memory;
     json grid = json::array();
-    for (std::size_t i = 0; i < m.run.grid.size(); ++i) {
-        const GridStep& g = m.run.grid[i];
+    for (std::size_t i = 0; i < m.grid.size(); ++i) {
+        const GridStep& g = m.grid[i];
         grid.push_back({{"step_size", g.stepSize},
                         {"final_loss", finiteOrNull(g.finalObjective.mean)},
                         {"diverged", g.diverged},
                         {"stable", g.tail.stable()},
                         {"tail_mean", finiteOrNull(g.tail.tailMean)},
-                        {"chosen", static_cast<int>(i) == m.run.chosen}});
+                        {"chosen", static_cast<int>(i) == m.chosen}});
     }
     j["grid"] = grid;
     return j;
 }
 
-std::string forwardLossesCsv(const LmExperimentResult& res) {
+std::string forwardLossesCsv(const ExperimentResult& res) {
     CsvWriter out;
     out.header("method,index,slot,batch,loss");
-    for (const LmMethodResult& m : res.methods) {
-        for (const LmForwardLoss& f : m.log.forwardLosses) {
-            out.label(m.run.label).integer(f.microbatch);
+    for (const MethodRun& m : res.methods) {
+        for (const LmForwardLoss& f : lmOf(m).log.forwardLosses) {
+            out.label(m.label).integer(f.microbatch);
             if (f.slot >= 0) out.integer(f.slot);
             else out.empty();
             out.integer(f.batch).number(f.loss).endRow();
@@ -121,14 +122,14 @@ std::string forwardLossesCsv(const LmExperimentResult& res) {
     return out.take();
 }
 
-std::string memoryCsv(const LmExperimentResult& res) {
+std::string memoryCsv(const ExperimentResult& res) {
     CsvWriter out;
     out.header(
         "method,stage,stashed_weights,predicted_stash,kept_inputs,weight_bytes,activation_bytes");
-    for (const LmMethodResult& m : res.methods) {
-        for (std::size_t s = 0; s < m.memory.size(); ++s) {
-            const LmStageMemory& x = m.memory[s];
-            out.label(m.run.label).integer(static_cast<long long>(s)).integer(x.stashedWeights)
+    for (const MethodRun& m : res.methods) {
+        for (std::size_t s = 0; s < lmOf(m).memory.size(); ++s) {
+            const LmStageMemory& x = lmOf(m).memory[s];
+            out.label(m.label).integer(static_cast<long long>(s)).integer(x.stashedWeights)
                 .integer(x.predictedStash).integer(x.keptInputs).integer(x.weightBytes)
                 .integer(x.activationBytes).endRow();
         }
@@ -136,43 +137,43 @@ std::string memoryCsv(const LmExperimentResult& res) {
     return out.take();
 }
 
-std::string heldOutCsv(const LmExperimentResult& res) {
+std::string heldOutCsv(const ExperimentResult& res) {
     CsvWriter out;
     out.header("method,updates,loss");
-    for (const LmMethodResult& m : res.methods) {
-        for (const auto& [updates, loss] : m.log.heldOutLoss) {
-            out.label(m.run.label).integer(updates).number(loss).endRow();
+    for (const MethodRun& m : res.methods) {
+        for (const auto& [updates, loss] : lmOf(m).log.heldOutLoss) {
+            out.label(m.label).integer(updates).number(loss).endRow();
         }
     }
     return out.take();
 }
 
-std::string sweepCsv(const LmExperimentResult& res) {
+std::string sweepCsv(const ExperimentResult& res) {
     CsvWriter out;
     out.header("method,step_size,final_loss,diverged,stable,tail_mean,chosen");
-    for (const LmMethodResult& m : res.methods) {
-        for (std::size_t i = 0; i < m.run.grid.size(); ++i) {
-            const GridStep& g = m.run.grid[i];
-            out.label(m.run.label).number(g.stepSize).number(g.finalObjective.mean)
+    for (const MethodRun& m : res.methods) {
+        for (std::size_t i = 0; i < m.grid.size(); ++i) {
+            const GridStep& g = m.grid[i];
+            out.label(m.label).number(g.stepSize).number(g.finalObjective.mean)
                 .plain(g.diverged ? "true" : "false").plain(g.tail.stable() ? "true" : "false")
                 .number(g.tail.tailMean)
-                .plain(static_cast<int>(i) == m.run.chosen ? "true" : "false").endRow();
+                .plain(static_cast<int>(i) == m.chosen ? "true" : "false").endRow();
         }
     }
     return out.take();
 }
 
-std::string samplesText(const LmExperimentResult& res) {
+std::string samplesText(const ExperimentResult& res) {
     std::ostringstream s;
     const LanguageModelSpec& spec = *res.config.objective.languageModel;
     s << "# " << spec.sampleLines << " samples of " << spec.sampleLength
       << " characters per method, temperature " << spec.sampleTemperature << ", sample l seeded with "
       << res.config.seed << " + l, from each method's final weights\n";
-    for (const LmMethodResult& m : res.methods) {
-        s << "\n== " << m.run.label << " (step size " << m.run.result.stepSize << ")\n";
-        if (m.samples.empty()) s << "(no samples: the weights are not finite)\n";
-        for (std::size_t l = 0; l < m.samples.size(); ++l) {
-            s << "-- sample " << l << "\n" << m.samples[l] << "\n";
+    for (const MethodRun& m : res.methods) {
+        s << "\n== " << m.label << " (step size " << m.result.stepSize << ")\n";
+        if (lmOf(m).samples.empty()) s << "(no samples: the weights are not finite)\n";
+        for (std::size_t l = 0; l < lmOf(m).samples.size(); ++l) {
+            s << "-- sample " << l << "\n" << lmOf(m).samples[l] << "\n";
         }
     }
     return s.str();
@@ -180,9 +181,9 @@ std::string samplesText(const LmExperimentResult& res) {
 
 }  // namespace
 
-json lmSummaryJson(const LmExperimentResult& res) {
+json lmSummaryJson(const ExperimentResult& res) {
     const ExperimentConfig& c = res.config;
-    const CharTransformerProblem& p = *res.problem;
+    const CharTransformerProblem& p = *res.lmProblem;
     json j;
     j["name"] = c.name;
     j["objective"] = {{"kind", "char_transformer"},
@@ -203,17 +204,18 @@ json lmSummaryJson(const LmExperimentResult& res) {
                    {"pipedream_microbatches", res.budget.pipeDreamMicrobatches},
                    {"block_updates", res.budget.updateBudget},
                    {"compare", c.budget.compare}};
-    j["backend"] = res.backend;
+    j["backend"] = res.backendName;
     j["final_loss_is"] = "mean of the last ceil(10 %) last-stage forward losses";
+    j["notices"] = res.notices;
     j["warnings"] = res.warnings;
     j["cancelled"] = res.cancelled;
     json methods = json::array();
-    for (const LmMethodResult& m : res.methods) methods.push_back(methodJson(m));
+    for (const MethodRun& m : res.methods) methods.push_back(methodJson(m));
     j["methods"] = methods;
     return j;
 }
 
-std::vector<std::string> writeLmResults(const LmExperimentResult& res, const std::string& folder,
+std::vector<std::string> writeLmResults(const ExperimentResult& res, const std::string& folder,
                                         const std::atomic<bool>* cancel) {
     return writeFolderAtomically(folder, [&](const fs::path& tmp) {
         writeText(tmp / "config.json", res.config.toJson().dump(2) + "\n");
@@ -227,18 +229,18 @@ std::vector<std::string> writeLmResults(const LmExperimentResult& res, const std
         bool any = false;
         bool heldOut = false;
         bool grids = false;
-        for (const LmMethodResult& m : res.methods) {
-            allNames.push_back(m.run.label);
-            perUpdate.push_back(&m.run.result.objectivePerUpdate);
-            fullUpdate.push_back(&m.log.fullObjectivePerBlockUpdate);
-            if (m.run.pipeline()) {
-                pipeNames.push_back(m.run.label);
-                perSlot.push_back(&m.run.result.objectivePerSlot);
-                fullSlot.push_back(&m.log.fullObjectivePerSlot);
+        for (const MethodRun& m : res.methods) {
+            allNames.push_back(m.label);
+            perUpdate.push_back(&m.result.objectivePerUpdate);
+            fullUpdate.push_back(&lmOf(m).log.fullObjectivePerBlockUpdate);
+            if (m.pipeline()) {
+                pipeNames.push_back(m.label);
+                perSlot.push_back(&m.result.objectivePerSlot);
+                fullSlot.push_back(&lmOf(m).log.fullObjectivePerSlot);
             }
-            any = any || !m.log.fullObjectivePerSlot.empty() || !m.log.fullObjectivePerBlockUpdate.empty();
-            heldOut = heldOut || !m.log.heldOutLoss.empty();
-            grids = grids || m.run.spec.step.grid;
+            any = any || !lmOf(m).log.fullObjectivePerSlot.empty() || !lmOf(m).log.fullObjectivePerBlockUpdate.empty();
+            heldOut = heldOut || !lmOf(m).log.heldOutLoss.empty();
+            grids = grids || m.spec.step.grid;
         }
         writeText(tmp / "loss_per_slot.csv", columnsCsv("slot", 0, pipeNames, perSlot));
         writeText(tmp / "loss_per_update.csv", columnsCsv("update", 1, allNames, perUpdate));
@@ -254,8 +256,8 @@ std::vector<std::string> writeLmResults(const LmExperimentResult& res, const std
     }, cancel);
 }
 
-std::string lmSummaryText(const LmExperimentResult& res) {
-    const CharTransformerProblem& p = *res.problem;
+std::string lmSummaryText(const ExperimentResult& res) {
+    const CharTransformerProblem& p = *res.lmProblem;
     std::ostringstream s;
     s << res.config.name << ": language model S=" << res.config.stages << ", C=" << p.params.width
       << ", T=" << p.params.context << ", b=" << p.params.batch << ", V=" << p.corpus.vocabSize()
@@ -263,15 +265,16 @@ std::string lmSummaryText(const LmExperimentResult& res) {
       << "), " << p.layout.size() << " parameters; budget " << res.budget.slotBudget << " slots / "
       << res.budget.updateBudget << " block updates, " << res.engine << " in "
       << lmPrecisionName(p.params.precision) << '\n';
+    for (const auto& n : res.notices) s << "  notice: " << n << '\n';
     for (const auto& w : res.warnings) s << "  warning: " << w << '\n';
-    for (const LmMethodResult& m : res.methods) {
-        const RunResult& r = m.run.result;
-        s << "  " << std::left << std::setw(34) << m.run.label << " gamma=" << std::setw(10)
-          << r.stepSize << " (" << ruleName(m.run) << ") updates=" << std::setw(8) << r.updates
-          << " final loss=" << std::setprecision(5) << m.finalLoss;
-        if (!m.log.heldOutLoss.empty()) s << " held-out=" << m.log.heldOutLoss.back().second;
+    for (const MethodRun& m : res.methods) {
+        const RunResult& r = m.result;
+        s << "  " << std::left << std::setw(34) << m.label << " gamma=" << std::setw(10)
+          << r.stepSize << " (" << ruleName(m) << ") updates=" << std::setw(8) << r.updates
+          << " final loss=" << std::setprecision(5) << lmOf(m).finalLoss;
+        if (!lmOf(m).log.heldOutLoss.empty()) s << " held-out=" << lmOf(m).log.heldOutLoss.back().second;
         if (r.divergence.diverged) s << "  DIVERGED: " << r.divergence.reason;
-        if (m.run.allDiverged) s << "  (every step size of the grid diverged)";
+        if (m.allDiverged) s << "  (every step size of the grid diverged)";
         s << '\n';
     }
     return s.str();

@@ -1,5 +1,7 @@
 #include "experiment/results.hpp"
 
+#include "experiment/lm_results.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -382,6 +384,7 @@ std::vector<std::string> writeStoppable(
 }
 
 json summaryJson(const ExperimentResult& r) {
+    if (r.config.languageModel()) return lmSummaryJson(r);
     json j;
     j["name"] = r.config.name;
     j["backend"] = r.backendName;
@@ -458,6 +461,7 @@ json summaryJson(const ExperimentResult& r) {
 }
 
 std::string summaryText(const ExperimentResult& r) {
+    if (r.config.languageModel()) return lmSummaryText(r);
     std::ostringstream s;
     s << r.config.name << ": S=" << r.config.stages << ", budget " << r.budget.slotBudget
       << " slots / " << r.budget.updateBudget << " block updates, f*=" << num(r.optimum)
@@ -528,6 +532,7 @@ std::vector<std::string> writeFolderAtomically(
 
 std::vector<std::string> writeResults(const ExperimentResult& r, const std::string& folder,
                                       const std::atomic<bool>* cancel) {
+    if (r.config.languageModel()) return writeLmResults(r, folder, cancel);
     // Checked between files: a signal handler or the app sets the flag, the write stops cleanly.
     auto put = [&](const fs::path& path, const std::string& content) {
         if (cancel && cancel->load()) throw Interrupted("writing results to " + folder);

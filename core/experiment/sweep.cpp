@@ -1,5 +1,7 @@
 #include "experiment/sweep.hpp"
 
+#include "experiment/objective_run.hpp"
+
 #include <chrono>
 #include <mutex>
 
@@ -10,12 +12,14 @@
 namespace pipelens {
 namespace {
 
-// One point being computed: its experiment, built once by whichever method gets there first.
+// One point being computed: its experiment, planned once (by whichever method gets there
+// first) through its objective's ObjectiveRun, as runExperiment plans one.
 struct PointWork {
     std::size_t index = 0;
     ExperimentConfig config;
+    RunOptions run;  // the engine, one thread per method, the sweep's cancel flag
     std::once_flag built;
-    std::shared_ptr<const LinearObjective> objective;
+    std::unique_ptr<ObjectiveRun> objective;
     double optimum = 0.0;
     ExperimentPlan plan;
     std::vector<MethodRun> methods;
@@ -23,23 +27,26 @@ struct PointWork {
     bool cancelled = false;
 };
 
-void build(PointWork& w) {
+void build(PointWork& w, const SweepRunOptions& o) {
     std::call_once(w.built, [&] {
-        auto objective = buildObjective(w.config);
-        w.optimum = objective->optimum();  // f* and L before threads share the objective
-        objective->smoothness();
-        w.plan = planExperiment(w.config, *objective);
-        w.objective = std::move(objective);
+        w.run.backend = o.backend;
+        w.run.lmExecutor = o.lmExecutor;
+        w.run.lmRpdExecutor = o.lmRpdExecutor;
+        w.run.cancel = o.cancel;
+        w.run.threads = 1;
+        w.objective = w.config.languageModel() ? languageModelRun(w.config, w.run)
+                                               : linearModelRun(w.config, w.run);
+        ExperimentResult planned;
+        planned.config = w.config;
+        w.plan = w.objective->prepare(planned);
+        w.objective->finish(planned);  // f* and L before threads share the objective
+        w.optimum = planned.optimum;
     });
 }
 
 MethodRun runPointMethod(PointWork& w, std::size_t method, const SweepRunOptions& o) {
-    build(w);
-    RunOptions run;
-    run.backend = o.backend;
-    run.cancel = o.cancel;
-    run.threads = 1;
-    return runMethod(w.config, w.plan.runs[method], w.objective, run);
+    build(w, o);
+    return w.objective->run(w.plan.runs[method], method);
 }
 
 bool outcomeCancelled(const MethodRun& m) {

@@ -27,7 +27,10 @@ struct SweepProgress {
 std::string sweepProgressLine(const SweepProgress& progress);
 
 struct SweepRunOptions {
-    BackendProvider backend;        // default: the CPU engine
+    BackendProvider backend;        // the linear models' engine (default: the CPU engine)
+    // The language model's executors of PD and LocalSGD and of RPD (empty: the CPU engine).
+    LmExecutorFactory lmExecutor;
+    LmRpdExecutorFactory lmRpdExecutor;
     int threads = 0;                // 0: one per hardware thread
     const std::atomic<bool>* cancel = nullptr;
     // Called on a worker thread (one at a time) as each point completes, e.g. to write it.

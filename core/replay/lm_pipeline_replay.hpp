@@ -14,18 +14,14 @@
 #include "method.hpp"
 #include "replay/lm_pipeline_executor.hpp"
 #include "replay/lm_replay.hpp"
+#include "replay/replay_config.hpp"
 #include "schedule/timeline.hpp"
 #include "util/task_team.hpp"
 
 namespace pipelens {
 
-struct LmPipelineConfig {
-    Method method = Method::PipeDream;  // PD or LocalSGD (a label; the timeline decides the order)
-    std::string label;
-    Timeline timeline;          // PD or LocalSGD timeline of the problem's S stages
-    int replicas = 1;           // LocalSGD: R (microbatch m acts on replica m mod R)
-    double stepSize = 0.1;
-    std::vector<int> batchOf;   // dataset batch of each microbatch (default: m mod M)
+// PD or LocalSGD, on a timeline of the problem's S stages.
+struct LmPipelineConfig : PipelineRunConfig {
     LmRunOptions options;
     // Threads that run the stages' ops of one slot side by side (they are independent within a
     // slot). Bit-identical to 1 (tested); the bookkeeping stays in the timeline's order. Runs

@@ -14,20 +14,12 @@
 #include "replay/delays.hpp"
 #include "replay/lm_replay.hpp"
 #include "replay/lm_rpd_executor.hpp"
+#include "replay/replay_config.hpp"
 #include "replay/rpd_replay.hpp"
 
 namespace pipelens {
 
-struct LmRpdConfig {
-    std::string label;
-    long long updates = 100;   // K (PipeDream delays or order: at most the table's updates)
-    double stepSize = 0.1;
-    DelayMode delayMode = DelayMode::Uniform;
-    long long maxDelay = 0;    // delta (ignored for DelayMode::PipeDream: the table's maximum)
-    StageOrder order = StageOrder::Uniform;
-    std::uint64_t seed = 0;
-    std::shared_ptr<const DelayTable> pipeDream;  // for DelayMode or StageOrder PipeDream
-    std::vector<int> batchOf;  // dataset batch of each of PD's microbatches (default: m mod M)
+struct LmRpdConfig : RpdRunConfig {
     LmRunOptions options;
 };
 

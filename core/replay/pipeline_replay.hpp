@@ -7,19 +7,14 @@
 
 #include "method.hpp"
 #include "replay/replay.hpp"
+#include "replay/replay_config.hpp"
 
 namespace pipelens {
 
 // PipeDream (weight stashing), LocalSGD (replicas + averaging), sequential SGD and fill-drain
 // over a slot timeline. Every backward is one block update with step stepSize * stepScale.
-struct PipelineReplayConfig {
-    Method method = Method::PipeDream;  // any but RPD
-    std::string label;
-    Timeline timeline;
-    int replicas = 1;         // LocalSGD: R (microbatch m acts on replica m mod R)
-    double stepSize = 0.1;
+struct PipelineReplayConfig : PipelineRunConfig {
     double stepScale = 1.0;   // fill-drain: 1/G so a flush applies the mean gradient
-    std::vector<int> batchOf; // data batch of each microbatch
     bool recordDelays = true; // keep the delay table (single-replica runs)
     SamplingOptions sampling;
     GradientNoiseSpec noise;

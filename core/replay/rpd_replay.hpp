@@ -7,29 +7,13 @@
 
 #include "random/numpy_random.hpp"
 #include "replay/replay.hpp"
+#include "replay/replay_config.hpp"
 
 namespace pipelens {
 
-enum class DelayMode { Uniform, Max, Zero, PipeDream };
-enum class StageOrder { Uniform, PipeDream };
-DelayMode parseDelayMode(const std::string& text);
-std::string delayModeName(DelayMode mode);
-StageOrder parseStageOrder(const std::string& text);
-std::string stageOrderName(StageOrder order);
-
 // Randomized PipeDream (SPEC section 4). Memory: a ring of delta+1 iterates, never K.
-struct RpdReplayConfig {
-    std::string label;
+struct RpdReplayConfig : RpdRunConfig {
     int stages = 4;
-    long long updates = 100;  // K (PipeDream delays/order: at most the table's update count)
-    double stepSize = 0.1;
-    DelayMode delayMode = DelayMode::Uniform;
-    long long maxDelay = 0;   // delta (ignored for DelayMode::PipeDream: the table's maximum)
-    StageOrder order = StageOrder::Uniform;
-    std::uint64_t seed = 0;
-    // Needed for DelayMode::PipeDream or StageOrder::PipeDream.
-    std::shared_ptr<const DelayTable> pipeDream;
-    std::vector<int> batchOf;  // PD's batch schedule (data batch of each PD microbatch)
     SamplingOptions sampling;
     GradientNoiseSpec noise;
 };

@@ -52,16 +52,16 @@ Timed runPd(int slots, const std::string& corpus) {
     RunOptions options;
     options.threads = 1;
     const std::clock_t c0 = std::clock();
-    const LmExperimentResult r = runLmExperiment(ExperimentConfig::fromJson(e5(slots, corpus, true)), options);
-    Timed t{r.methods[0].run.result.updates, static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC};
-    const LmMethodResult& m = r.methods[0];
-    if (!m.run.result.finished || m.log.forwardLosses.empty() ||
-        !(m.finalLoss < m.log.forwardLosses.front().loss)) {
+    const ExperimentResult r = runExperiment(ExperimentConfig::fromJson(e5(slots, corpus, true)), options);
+    Timed t{r.methods[0].result.updates, static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC};
+    const MethodRun& m = r.methods[0];
+    if (!m.result.finished || lmOf(m).log.forwardLosses.empty() ||
+        !(lmOf(m).finalLoss < lmOf(m).log.forwardLosses.front().loss)) {
         std::fprintf(stderr, "FAIL: PD over %d slots did not finish with a falling loss\n", slots);
         std::exit(1);
     }
     std::printf("PD, %d slots: %lld block updates, loss %.3f -> %.3f, %.1f CPU s (set-up included)\n",
-                slots, t.updates, m.log.forwardLosses.front().loss, m.finalLoss, t.cpuSeconds);
+                slots, t.updates, lmOf(m).log.forwardLosses.front().loss, lmOf(m).finalLoss, t.cpuSeconds);
     return t;
 }
 

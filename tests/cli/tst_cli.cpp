@@ -472,10 +472,12 @@ private slots:
         const QString out = tmp.filePath("out");
         const CliResult r = runCli({"run", tmp.filePath("lm.json"), "--out", out}, 120000);
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
-        // backend auto: the CPU engine, said once as a warning.
-        QVERIFY2(r.err.contains("warning: backend auto: a small language-model run") &&
-                     r.err.contains("runs on the CPU engine"),
-                 qPrintable(r.err));
+        // backend auto: the CPU engine, said once as a notice in the summary, as for the linear
+        // models (one result type: notices are not warnings).
+        QVERIFY2(r.out.contains("notice: backend auto: a small language-model run") &&
+                     r.out.contains("runs on the CPU engine"),
+                 qPrintable(r.out));
+        QVERIFY2(!r.err.contains("warning: backend auto"), qPrintable(r.err));
         QVERIFY(r.out.contains("language model S=3, C=16"));
         for (const char* f : {"summary.json", "config.json", "loss_per_slot.csv", "loss_per_update.csv",
                               "forward_losses.csv", "held_out.csv", "memory.csv", "samples.txt"}) {
@@ -483,6 +485,9 @@ private slots:
         }
         const json s = json::parse(readFile(out + "/summary.json").toStdString());
         QVERIFY(!s.contains("f_star"));
+        QCOMPARE(s["notices"].size(), std::size_t(1));
+        QVERIFY(s["notices"][0].get<std::string>().find("a small language-model run") !=
+                std::string::npos);
         QCOMPARE(s["methods"].size(), std::size_t(3));
         for (const json& m : s["methods"]) {
             QVERIFY(m["finished"].get<bool>());

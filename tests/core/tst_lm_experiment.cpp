@@ -12,7 +12,7 @@
 #include "errors.hpp"
 #include "experiment/config.hpp"
 #include "experiment/lm_experiment.hpp"
-#include "experiment/lm_results.hpp"
+#include "experiment/results.hpp"
 #include "replay/lm_cpu_pipeline_executor.hpp"
 
 using namespace pipelens;
@@ -45,32 +45,32 @@ class TestLmExperiment : public QObject {
 private slots:
     void everyMethodLowersTheLossAtEqualTime() {
         const ExperimentConfig c = ExperimentConfig::fromJson(tinyLm());
-        const LmExperimentResult r = runLmExperiment(c);
+        const ExperimentResult r = runExperiment(c);
         QCOMPARE(r.methods.size(), std::size_t(3));
-        const double logV = std::log(static_cast<double>(r.problem->corpus.vocabSize()));
-        for (const LmMethodResult& m : r.methods) {
-            QVERIFY2(m.run.result.finished, m.run.label.c_str());
-            QVERIFY(!m.run.result.divergence.diverged);
-            const double first = m.log.forwardLosses.front().loss;
+        const double logV = std::log(static_cast<double>(r.lmProblem->corpus.vocabSize()));
+        for (const MethodRun& m : r.methods) {
+            QVERIFY2(m.result.finished, m.label.c_str());
+            QVERIFY(!m.result.divergence.diverged);
+            const double first = lmOf(m).log.forwardLosses.front().loss;
             qInfo("%s: forward loss %.3f -> final %.3f (log V %.3f), held-out %.3f",
-                  m.run.label.c_str(), first, m.finalLoss, logV, m.log.heldOutLoss.back().second);
-            QVERIFY(m.finalLoss < 0.75 * first);
-            QVERIFY(m.finalLoss < 0.8 * logV);
-            QVERIFY(!m.log.heldOutLoss.empty());
-            QVERIFY(m.log.heldOutLoss.back().second < first);
-            QCOMPARE(m.samples.size(), std::size_t(1));
-            QCOMPARE(static_cast<int>(m.memory.size()), 4);
-            if (m.run.pipeline()) QVERIFY(m.run.result.totalSlots <= 500);  // equal simulated time
-            for (const LmStageMemory& s : m.memory) {
+                  m.label.c_str(), first, lmOf(m).finalLoss, logV, lmOf(m).log.heldOutLoss.back().second);
+            QVERIFY(lmOf(m).finalLoss < 0.75 * first);
+            QVERIFY(lmOf(m).finalLoss < 0.8 * logV);
+            QVERIFY(!lmOf(m).log.heldOutLoss.empty());
+            QVERIFY(lmOf(m).log.heldOutLoss.back().second < first);
+            QCOMPARE(lmOf(m).samples.size(), std::size_t(1));
+            QCOMPARE(static_cast<int>(lmOf(m).memory.size()), 4);
+            if (m.pipeline()) QVERIFY(m.result.totalSlots <= 500);  // equal simulated time
+            for (const LmStageMemory& s : lmOf(m).memory) {
                 QVERIFY(s.stashedWeights >= 1 && s.stashedWeights <= s.predictedStash);
-                if (!m.run.pipeline()) QCOMPARE(s.keptInputs, 0);
+                if (!m.pipeline()) QCOMPARE(s.keptInputs, 0);
             }
         }
         // RPD gets PD's block updates; PD's stash equals SPEC section 3's prediction.
-        QCOMPARE(r.methods[1].run.result.updates, r.budget.updateBudget);
-        for (const LmStageMemory& s : r.methods[0].memory) QCOMPARE(s.stashedWeights, s.predictedStash);
-        QCOMPARE(r.methods[0].memory[0].predictedStash, 4);
-        QCOMPARE(r.methods[1].memory[0].predictedStash, 7);  // RPD: delta + 1 versions at most
+        QCOMPARE(r.methods[1].result.updates, r.budget.updateBudget);
+        for (const LmStageMemory& s : lmOf(r.methods[0]).memory) QCOMPARE(s.stashedWeights, s.predictedStash);
+        QCOMPARE(lmOf(r.methods[0]).memory[0].predictedStash, 4);
+        QCOMPARE(lmOf(r.methods[1]).memory[0].predictedStash, 7);  // RPD: delta + 1 versions at most
         QVERIFY(r.warnings.empty());  // backend cpu: nothing to say
     }
 
@@ -80,15 +80,15 @@ private slots:
                                        {"method": "rpd", "step_size": 1e6},
                                        {"method": "localsgd", "step_size": 1e6, "local_steps": 2}])");
         j["backend"] = "auto";
-        const LmExperimentResult r = runLmExperiment(ExperimentConfig::fromJson(j));
-        for (const LmMethodResult& m : r.methods) {
-            const Divergence& d = m.run.result.divergence;
-            QVERIFY2(d.diverged, m.run.label.c_str());
+        const ExperimentResult r = runExperiment(ExperimentConfig::fromJson(j));
+        for (const MethodRun& m : r.methods) {
+            const Divergence& d = m.result.divergence;
+            QVERIFY2(d.diverged, m.label.c_str());
             QVERIFY(d.update > 0);
             QVERIFY2(d.reason.find("block update " + std::to_string(d.update)) != std::string::npos,
                      d.reason.c_str());
-            QVERIFY(std::isinf(m.finalLoss));
-            if (m.run.pipeline()) {
+            QVERIFY(std::isinf(lmOf(m).finalLoss));
+            if (m.pipeline()) {
                 QVERIFY(d.slot >= 0);
                 QVERIFY(d.reason.find("(slot " + std::to_string(d.slot) + ")") != std::string::npos);
             }
@@ -96,7 +96,7 @@ private slots:
         // No executor was given: every method ran on the CPU engine. With backend auto the
         // choice is selectLmBackend's to explain (tests/gpu/tst_lm_auto_backend.cpp).
         QVERIFY(r.warnings.empty());
-        QCOMPARE(r.backend, std::string("cpu"));
+        QCOMPARE(r.backendName, std::string("cpu"));
     }
 
     void gridPicksByItsRuleAndSkipsDivergedSteps() {
@@ -105,8 +105,8 @@ private slots:
         j["methods"] = json::parse(R"([{"method": "pd", "step_size": {"grid": [-2, 20]}}])");
         j["objective"]["held_out_fraction"] = 0;
         j["objective"]["held_out_every"] = 0;
-        const LmExperimentResult r = runLmExperiment(ExperimentConfig::fromJson(j));
-        const MethodRun& run = r.methods[0].run;
+        const ExperimentResult r = runExperiment(ExperimentConfig::fromJson(j));
+        const MethodRun& run = r.methods[0];
         QCOMPARE(run.grid.size(), std::size_t(23));
         QVERIFY(run.grid.back().diverged);  // 2^20
         QVERIFY(!run.grid.front().diverged);
@@ -117,17 +117,19 @@ private slots:
             if (!g.diverged) best = std::min(best, g.finalObjective.mean);
         }
         QCOMPARE(run.grid[static_cast<std::size_t>(run.chosen)].finalObjective.mean, best);
-        QCOMPARE(r.methods[0].finalLoss, best);
+        QCOMPARE(lmOf(r.methods[0]).finalLoss, best);
         QCOMPARE(run.result.stepSize, run.grid[static_cast<std::size_t>(run.chosen)].stepSize);
     }
 
-    // The linear path (sweeps, the app's views) refuses the language model with the reason.
+    // The linear models' data set builder refuses the language model with the reason (every run
+    // reaches the model through runExperiment's ObjectiveRun instead).
     void linearPathRefusesTheLanguageModel() {
         try {
             buildObjective(ExperimentConfig::fromJson(tinyLm()));
             QFAIL("buildObjective must refuse a char_transformer config");
         } catch (const ConfigError& e) {
-            QVERIFY2(std::string(e.what()).find("pipelens-cli run") != std::string::npos, e.what());
+            QVERIFY2(std::string(e.what()).find("needs a linear model's data set") != std::string::npos,
+                     e.what());
         }
     }
 
@@ -141,10 +143,10 @@ private slots:
         j["objective"]["held_out_fraction"] = 0.15;
         j["objective"]["held_out_every"] = 40;
         j["methods"][1]["step_size"] = {{"grid", {-2, -1}}, {"rule", "stable"}};
-        const LmExperimentResult r = runLmExperiment(ExperimentConfig::fromJson(j));
+        const ExperimentResult r = runExperiment(ExperimentConfig::fromJson(j));
         QTemporaryDir dir;
         const std::filesystem::path out = dir.filePath("res").toStdString();
-        writeLmResults(r, out.string());
+        writeResults(r, out.string());
         for (const char* f : {"summary.json", "config.json", "loss_per_slot.csv", "loss_per_update.csv",
                               "forward_losses.csv", "memory.csv", "samples.txt", "held_out.csv",
                               "sweep.csv", "full_objective_per_slot.csv",
@@ -169,15 +171,15 @@ private slots:
     }
 
     // The summary's head line names the engine PD and LocalSGD ran on.
-    // (RunOptions::lmEngine, which selectLmBackend's choice fills; tst_opencl_lm_runs checks the
+    // (RunOptions::engine, which selectLmBackend's choice fills; tst_opencl_lm_runs checks the
     // CLI's line for a real OpenCL run).
     void summarySaysWhichEngineRan() {
         json j = tinyLm();
         j["budget"] = {{"slots", 12}};
         const ExperimentConfig config = ExperimentConfig::fromJson(j);
-        const LmExperimentResult r = runLmExperiment(config);
+        const ExperimentResult r = runExperiment(config);
         QCOMPARE(r.engine, std::string("CPU engine"));
-        const std::string text = lmSummaryText(r);
+        const std::string text = summaryText(r);
         QVERIFY2(text.find("block updates, CPU engine in double\n") != std::string::npos,
                  text.c_str());
         // An executor given with its name: the summary names that engine, not the CPU's.
@@ -185,11 +187,11 @@ private slots:
         options.lmExecutor = [](std::shared_ptr<const CharTransformerProblem> p, int replicas) {
             return makeLmCpuPipelineExecutor(std::move(p), replicas);
         };
-        options.lmExecutorName = "test executor";
-        options.lmEngine = "the test's executor";
-        const LmExperimentResult given = runLmExperiment(config, options);
-        QCOMPARE(given.backend, std::string("test executor"));
-        const std::string named = lmSummaryText(given);
+        options.backendName = "test executor";
+        options.engine = "the test's executor";
+        const ExperimentResult given = runExperiment(config, options);
+        QCOMPARE(given.backendName, std::string("test executor"));
+        const std::string named = summaryText(given);
         QVERIFY2(named.find("block updates, the test's executor in double\n") != std::string::npos,
                  named.c_str());
         QVERIFY2(named.find("CPU engine in") == std::string::npos, named.c_str());

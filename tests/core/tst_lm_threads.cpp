@@ -281,16 +281,16 @@ class TestLmThreads : public QObject {
         RunOptions three;
         three.threads = 3;  // one method: its stages get all three
         QCOMPARE(lmk::threadsPerRun(three.threads, 1), 3);
-        const LmExperimentResult a = runLmExperiment(config, one);
-        const LmExperimentResult b = runLmExperiment(config, three);
-        QVERIFY(a.methods[0].run.result.finished && b.methods[0].run.result.finished);
-        QVERIFY(a.methods[0].weights == b.methods[0].weights);
-        QCOMPARE(a.methods[0].log.forwardLosses.size(), b.methods[0].log.forwardLosses.size());
-        for (std::size_t i = 0; i < a.methods[0].log.forwardLosses.size(); ++i) {
-            QVERIFY(a.methods[0].log.forwardLosses[i].loss ==
-                    b.methods[0].log.forwardLosses[i].loss);
+        const ExperimentResult a = runExperiment(config, one);
+        const ExperimentResult b = runExperiment(config, three);
+        QVERIFY(a.methods[0].result.finished && b.methods[0].result.finished);
+        QVERIFY(lmOf(a.methods[0]).weights == lmOf(b.methods[0]).weights);
+        QCOMPARE(lmOf(a.methods[0]).log.forwardLosses.size(), lmOf(b.methods[0]).log.forwardLosses.size());
+        for (std::size_t i = 0; i < lmOf(a.methods[0]).log.forwardLosses.size(); ++i) {
+            QVERIFY(lmOf(a.methods[0]).log.forwardLosses[i].loss ==
+                    lmOf(b.methods[0]).log.forwardLosses[i].loss);
         }
-        QCOMPARE(a.methods[0].log.heldOutLoss, b.methods[0].log.heldOutLoss);
+        QCOMPARE(lmOf(a.methods[0]).log.heldOutLoss, lmOf(b.methods[0]).log.heldOutLoss);
     }
 };
 

@@ -15,6 +15,7 @@
 #include "errors.hpp"
 #include "experiment/budget.hpp"
 #include "experiment/experiment.hpp"
+#include "experiment/lm_experiment.hpp"
 #include "experiment/sweep.hpp"
 #include "experiment/sweep_folder.hpp"
 
@@ -122,6 +123,40 @@ private slots:
         }
         // RPD's final value differs across delta (not f(w0) for every grid point).
         QVERIFY(all.points[0]->methods[1].finalGap.mean != all.points[2]->methods[1].finalGap.mean);
+    }
+
+    // The language model sweeps through the same engine (one ObjectiveRun per point): each point
+    // is its experiment run the ordinary way, and its "final gap" is the final training loss
+    // (the language model has no f*).
+    void languageModelSweepEqualsItsExperiments() {
+        const SweepSpec spec = SweepSpec::fromJson(nlohmann::json::parse(R"({
+            "name": "lm-h",
+            "experiment": {"name": "lm", "stages": 3, "batch_size": 4, "backend": "cpu",
+                "objective": {"kind": "char_transformer", "width": 16, "heads": 2, "context": 8,
+                              "corpus_characters": 5000, "sample_lines": 0},
+                "budget": {"slots": 90},
+                "methods": [{"method": "pd", "step_size": 0.5},
+                            {"method": "localsgd", "step_size": 0.5, "local_steps": 2}]},
+            "axis": {"name": "local_steps", "values": [1, 4]}})"));
+        SweepRunOptions o;
+        o.threads = 2;
+        const SweepOutcome all = runSweep(spec, {}, o);
+        QVERIFY(!all.cancelled);
+        for (size_t i = 0; i < spec.points(); ++i) {
+            QVERIFY(all.points[i].has_value());
+            const ExperimentResult r = runExperiment(spec.pointConfig(i));
+            QVERIFY(r.lmProblem);
+            QCOMPARE(r.optimum, 0.0);
+            const PointResult p = makePointResult(spec, i, r.optimum, r.methods);
+            QCOMPARE(pointResultToJson(p).dump(), pointResultToJson(*all.points[i]).dump());
+            for (size_t m = 0; m < r.methods.size(); ++m) {
+                QVERIFY(r.methods[m].lm);
+                QCOMPARE(all.points[i]->methods[m].finalGap.mean, r.methods[m].lm->finalLoss);
+            }
+        }
+        // H changes LocalSGD's run, not PD's.
+        QCOMPARE(all.points[0]->methods[0].finalGap.mean, all.points[1]->methods[0].finalGap.mean);
+        QVERIFY(all.points[0]->methods[1].finalGap.mean != all.points[1]->methods[1].finalGap.mean);
     }
 
     void cancelledThenResumedEqualsUninterrupted() {

@@ -214,16 +214,16 @@ class TestLanguageModel : public QObject {
         QVERIFY2(liveShown >= 1, "no live curve was drawn while the run computed");
         QVERIFY(!lastLive.empty());
         const SnapshotPtr s = c->latest();
-        QVERIFY(s->lm);
+        QVERIFY(s->lmProblem());
         QCOMPARE(s->runs().size(), std::size_t(3));
         const std::vector<QPointF>& finalPd = s->curves[0].loss.bySlot;
         QVERIFY(lastLive.size() <= finalPd.size());
         for (size_t i = 0; i < lastLive.size(); ++i) QCOMPARE(lastLive[i], finalPd[i]);
         // The first point is PD's first last-stage forward (slot S), near log V.
         QCOMPARE(finalPd.front().x(), 3.0);
-        const double logV = std::log(static_cast<double>(s->lm->vocabulary));
+        const double logV = std::log(static_cast<double>(s->lmProblem()->corpus.vocabSize()));
         QVERIFY(std::abs(finalPd.front().y() - logV) < 1.0);
-        QVERIFY(s->lm->methods[0].finalLoss < logV);
+        QVERIFY(lmOf(s->runs()[0]).finalLoss < logV);
         QCOMPARE(w.lossChart()->yAxisTitle(), QString("loss (nats)"));
         QCOMPARE(w.lossChart()->methodData(0).size(), finalPd.size());
         // The schedule views work as for the linear models.
@@ -297,13 +297,13 @@ class TestLanguageModel : public QObject {
         const SnapshotPtr s = w.controller()->latest();
         const QString shown = w.samplesView()->text();
         // The engine's own samples for this config, computed apart from the app.
-        const LmExperimentResult direct = runLmExperiment(s->experiment.config);
+        const ExperimentResult direct = runExperiment(s->experiment.config);
         QCOMPARE(direct.methods.size(), std::size_t(3));
         for (size_t i = 0; i < 3; ++i) {
             QVERIFY2(shown.contains(s->label(i)), qPrintable(s->label(i)));
-            QCOMPARE(direct.methods[i].samples.size(), std::size_t(2));
-            QVERIFY(direct.methods[i].samples == s->lm->methods[i].samples);
-            for (const std::string& line : direct.methods[i].samples) {
+            QCOMPARE(lmOf(direct.methods[i]).samples.size(), std::size_t(2));
+            QVERIFY(lmOf(direct.methods[i]).samples == lmOf(s->runs()[i]).samples);
+            for (const std::string& line : lmOf(direct.methods[i]).samples) {
                 QCOMPARE(static_cast<int>(QString::fromStdString(line).size()), 41);
                 // The browser shows each line (newlines as line breaks).
                 for (const QString& part : QString::fromStdString(line).split('\n'))
@@ -311,7 +311,7 @@ class TestLanguageModel : public QObject {
             }
         }
         // The methods' lines differ (same seeds, different weights).
-        QVERIFY(s->lm->methods[0].samples != s->lm->methods[1].samples);
+        QVERIFY(lmOf(s->runs()[0]).samples != lmOf(s->runs()[1]).samples);
         // Back to a linear model: the tab goes.
         QVERIFY(w.loadPreset("default"));
         QVERIFY(!hasTab(tabs, w.samplesView()));
@@ -348,7 +348,7 @@ class TestLanguageModel : public QObject {
         // The CLI's samples are the app's.
         const SnapshotPtr s = w.controller()->latest();
         for (size_t i = 0; i < s->runs().size(); ++i) {
-            for (const std::string& line : s->lm->methods[i].samples) {
+            for (const std::string& line : lmOf(s->runs()[i]).samples) {
                 for (const QString& part : QString::fromStdString(line).split('\n'))
                     QVERIFY2(text.contains(part), qPrintable(part));
             }

@@ -285,7 +285,7 @@ class TestLayout : public QObject {
             objective->setCurrentIndex(objective->findData("char_transformer"));
             QVERIFY(w.controller()->config().languageModel());
             QVERIFY2(w.waitForResults(test::timeout(120000), &error), qPrintable(error));
-            QVERIFY(w.controller()->latest()->lm);
+            QVERIFY(w.controller()->latest()->lmProblem());
         }
         if (state == "theorem chart") {
             w.lossChart()->setTheoremChartShown(true);

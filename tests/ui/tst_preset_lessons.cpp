@@ -136,34 +136,34 @@ private slots:
         const Preset p = loadPreset("e5-language-model");
         QVERIFY(!p.sweep);
         QVERIFY(p.config.languageModel());
-        const LmExperimentResult r = runLmExperiment(p.config);
+        const ExperimentResult r = runExperiment(p.config);
         QCOMPARE(r.methods.size(), std::size_t(3));
-        QCOMPARE(r.methods[0].run.spec.method, Method::PipeDream);
-        QCOMPARE(r.methods[1].run.spec.method, Method::LocalSgd);
-        QCOMPARE(r.methods[2].run.spec.method, Method::RandomizedPipeDream);
+        QCOMPARE(r.methods[0].spec.method, Method::PipeDream);
+        QCOMPARE(r.methods[1].spec.method, Method::LocalSgd);
+        QCOMPARE(r.methods[2].spec.method, Method::RandomizedPipeDream);
         QCOMPARE(r.budget.slotBudget, 600);
-        const CharTransformerProblem& problem = *r.problem;
+        const CharTransformerProblem& problem = *r.lmProblem;
         QCOMPARE(problem.corpus.vocabSize(), 45);
         const double logV = std::log(45.0);
-        for (const LmMethodResult& m : r.methods) {
-            QVERIFY(!m.log.forwardLosses.empty());
-            const double first = m.log.forwardLosses.front().loss;
+        for (const MethodRun& m : r.methods) {
+            QVERIFY(!lmOf(m).log.forwardLosses.empty());
+            const double first = lmOf(m).log.forwardLosses.front().loss;
             QVERIFY2(std::abs(first - logV) < 0.5, describe("first loss vs log V", first, logV));
         }
-        const double pd = r.methods[0].finalLoss, local = r.methods[1].finalLoss,
-                     rpd = r.methods[2].finalLoss;
+        const double pd = lmOf(r.methods[0]).finalLoss, local = lmOf(r.methods[1]).finalLoss,
+                     rpd = lmOf(r.methods[2]).finalLoss;
         QVERIFY2(pd < logV / 2 && rpd < logV / 2, describe("PD, RPD below log V / 2", pd, rpd));
         QVERIFY2(std::abs(pd - rpd) < 0.15, describe("PD vs RPD", pd, rpd));
         QVERIFY2(local > pd + 0.3, describe("LocalSGD vs PD", local, pd));
-        QVERIFY2(r.methods[1].run.result.updates < r.methods[0].run.result.updates,
-                 describe("updates LocalSGD vs PD", double(r.methods[1].run.result.updates),
-                          double(r.methods[0].run.result.updates)));
+        QVERIFY2(r.methods[1].result.updates < r.methods[0].result.updates,
+                 describe("updates LocalSGD vs PD", double(r.methods[1].result.updates),
+                          double(r.methods[0].result.updates)));
         // The heatmap's table: PD's delays per block and update, as for a linear model.
-        QVERIFY(r.methods[0].run.result.delays);
-        QCOMPARE(r.methods[0].run.result.delays->stages(), 4);
-        QCOMPARE(r.methods[0].run.result.delays->updates(), r.methods[0].run.result.updates);
-        QVERIFY(r.methods[0].run.result.timeline);
-        QCOMPARE(r.methods[2].run.result.maxDelay, pipeDreamMaxDelayFormula(4));
+        QVERIFY(r.methods[0].result.delays);
+        QCOMPARE(r.methods[0].result.delays->stages(), 4);
+        QCOMPARE(r.methods[0].result.delays->updates(), r.methods[0].result.updates);
+        QVERIFY(r.methods[0].result.timeline);
+        QCOMPARE(r.methods[2].result.maxDelay, pipeDreamMaxDelayFormula(4));
         QCOMPARE(pipeDreamMaxDelayFormula(4), 14LL);
         // Bigram log-probabilities (add-one) from the corpus's own text, per character.
         const int V = problem.corpus.vocabSize();
@@ -193,12 +193,12 @@ private slots:
             untrained +=
                 score(sampleText(problem, problem.w0, p.config.seed + l, spec.sampleLength));
         untrained /= spec.sampleLines;
-        for (const LmMethodResult& m : r.methods) {
-            QCOMPARE(static_cast<int>(m.samples.size()), spec.sampleLines);
+        for (const MethodRun& m : r.methods) {
+            QCOMPARE(static_cast<int>(lmOf(m).samples.size()), spec.sampleLines);
             double trained = 0.0;
-            for (const std::string& line : m.samples) trained += score(line);
+            for (const std::string& line : lmOf(m).samples) trained += score(line);
             trained /= spec.sampleLines;
-            QVERIFY2(trained > untrained, describe(m.run.label.c_str(), trained, untrained));
+            QVERIFY2(trained > untrained, describe(m.label.c_str(), trained, untrained));
         }
     }
 

@@ -1,0 +1,49 @@
+#pragma once
+// What a replay is told, whatever the objective it runs on. The linear models' replays
+// (pipeline_replay.hpp, rpd_replay.hpp) and the language model's (lm_pipeline_replay.hpp,
+// lm_rpd_replay.hpp) extend these with what only they have (sampling and gradient noise; the
+// language model's logs), and the experiment fills them in one place (experiment.hpp:
+// fillPipelineConfig, fillRpdConfig).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "method.hpp"
+#include "replay/delays.hpp"
+#include "schedule/timeline.hpp"
+
+namespace pipelens {
+
+enum class DelayMode { Uniform, Max, Zero, PipeDream };
+enum class StageOrder { Uniform, PipeDream };
+DelayMode parseDelayMode(const std::string& text);
+std::string delayModeName(DelayMode mode);
+StageOrder parseStageOrder(const std::string& text);
+std::string stageOrderName(StageOrder order);
+
+// A pipeline method walking a slot timeline: PipeDream, LocalSGD, sequential SGD, fill-drain.
+struct PipelineRunConfig {
+    Method method = Method::PipeDream;  // any but RPD (a label: the timeline decides the order)
+    std::string label;
+    Timeline timeline;
+    int replicas = 1;            // LocalSGD: R (microbatch m acts on replica m mod R)
+    double stepSize = 0.1;
+    std::vector<int> batchOf;    // data batch of each microbatch (empty: m mod M)
+};
+
+// Randomized PipeDream (SPEC section 4): K block updates with drawn delays and stage order.
+struct RpdRunConfig {
+    std::string label;
+    long long updates = 100;  // K (PipeDream delays or order: at most the table's updates)
+    double stepSize = 0.1;
+    DelayMode delayMode = DelayMode::Uniform;
+    long long maxDelay = 0;   // delta (ignored for DelayMode::PipeDream: the table's maximum)
+    StageOrder order = StageOrder::Uniform;
+    std::uint64_t seed = 0;
+    // Needed for DelayMode::PipeDream or StageOrder::PipeDream.
+    std::shared_ptr<const DelayTable> pipeDream;
+    std::vector<int> batchOf;  // PD's batch schedule (data batch of each PD microbatch)
+};
+
+}  // namespace pipelens
