@@ -12,11 +12,11 @@
 #include <exception>
 
 #include "app_info.hpp"
-#include "chart_support.hpp"
+#include "charts/chart_support.hpp"
 #include "cmdline/args.hpp"
 #include "cmdline/environment.hpp"
 #include "main_window.hpp"
-#include "presets.hpp"
+#include "controllers/presets.hpp"
 
 namespace {
 

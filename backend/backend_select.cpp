@@ -10,11 +10,11 @@
 
 #include "cmdline/environment.hpp"
 #include "errors.hpp"
-#include "experiment/lm_config.hpp"
+#include "experiment/config/lm_config.hpp"
 #include "lm_calibration.hpp"
 #include "objective/lm/lm_threads.hpp"
-#include "experiment/run_work.hpp"
-#include "replay/cpu_backend.hpp"
+#include "experiment/run/run_work.hpp"
+#include "compute/cpu_backend.hpp"
 
 #ifdef PIPELENS_HAVE_OPENCL
 #include "cl_error.hpp"
@@ -32,12 +32,12 @@ namespace {
 
 BackendChoice cpuChoice() { return {cpuBackendProvider(), "cpu"}; }
 
-void checkBackendName(const ExperimentConfig& config) {
-    if (config.backend != "auto" && config.backend != "cpu" && config.backend != "opencl") {
-        throw ConfigError("backend = \"" + config.backend +
-                          "\" is not allowed: one of auto, cpu, opencl");
-    }
+#ifdef PIPELENS_HAVE_OPENCL
+// The device precision the config names.
+gpu::Precision devicePrecision(const ExperimentConfig& config) {
+    return config.precision == Precision::Float ? gpu::Precision::Float : gpu::Precision::Double;
 }
+#endif
 
 // Below this estimated work the CPU engine finishes before OpenCL would have started (PoCL's
 // platform discovery and program load cost 0.25-0.3 s of CPU), and per-slot launch latency
@@ -92,8 +92,8 @@ std::shared_ptr<gpu::OpenClContext> openContext(const ExperimentConfig& config, 
 
 BackendChoice openClChoice(const ExperimentConfig& config, std::vector<std::string>& notices,
                            std::function<void(const std::string&)> runtimeNotice) {
-    const bool automatic = config.backend == "auto";
-    const gpu::Precision wanted = gpu::parsePrecision(config.precision);
+    const bool automatic = config.backend == BackendKind::Auto;
+    const gpu::Precision wanted = devicePrecision(config);
     const auto context = openContext(config, automatic || config.allowCpuFallback, notices,
                                      "running on the CPU engine");
     if (!context) return cpuChoice();
@@ -132,9 +132,8 @@ BackendChoice openClChoice(const ExperimentConfig& config, std::vector<std::stri
 
 BackendChoice selectBackend(const ExperimentConfig& config, std::vector<std::string>& notices,
                             std::function<void(const std::string&)> runtimeNotice) {
-    checkBackendName(config);
-    if (config.backend == "cpu") return cpuChoice();
-    if (config.backend == "auto") {
+    if (config.backend == BackendKind::Cpu) return cpuChoice();
+    if (config.backend == BackendKind::Auto) {
         // Decided before any OpenCL call, so a small run never loads the OpenCL driver.
         const double work = estimatedRunWork(config);
         const double minWork = autoOpenClMinWork();
@@ -146,7 +145,7 @@ BackendChoice selectBackend(const ExperimentConfig& config, std::vector<std::str
     }
     if (config.objective.gradientNoise > 0.0) {
         // The noise is drawn on the host in processing order; only the CPU engine adds it.
-        if (config.backend == "opencl" && !config.allowCpuFallback) {
+        if (config.backend == BackendKind::OpenCl && !config.allowCpuFallback) {
             throw ConfigError("backend = \"opencl\" is not allowed with objective.gradient_noise > 0: "
                               "only the CPU engine adds gradient noise (use cpu or auto, or "
                               "allow_cpu_fallback)");
@@ -159,7 +158,7 @@ BackendChoice selectBackend(const ExperimentConfig& config, std::vector<std::str
     return openClChoice(config, notices, std::move(runtimeNotice));
 #else
     (void)runtimeNotice;
-    if (config.backend == "opencl") {
+    if (config.backend == BackendKind::OpenCl) {
         if (!config.allowCpuFallback) {
             throw ConfigError("backend = \"opencl\" is not available: this build has no OpenCL "
                               "backend (allowed: cpu, auto)");
@@ -252,7 +251,7 @@ LmBackendChoice autoLmChoice(const ExperimentConfig& config, std::vector<std::st
         return {};
     }
 #ifdef PIPELENS_HAVE_OPENCL
-    const gpu::Precision precision = gpu::parsePrecision(config.precision);
+    const gpu::Precision precision = devicePrecision(config);
     const auto context = openContext(config, true, notices,
                                      "the language model runs on the CPU engine");
     if (!context) return {};
@@ -307,11 +306,10 @@ LmBackendChoice autoLmChoice(const ExperimentConfig& config, std::vector<std::st
 }  // namespace
 
 LmBackendChoice selectLmBackend(const ExperimentConfig& config, std::vector<std::string>& notices) {
-    checkBackendName(config);
-    if (config.backend == "cpu") return {};
-    if (config.backend == "auto") return autoLmChoice(config, notices);
+    if (config.backend == BackendKind::Cpu) return {};
+    if (config.backend == BackendKind::Auto) return autoLmChoice(config, notices);
 #ifdef PIPELENS_HAVE_OPENCL
-    const gpu::Precision precision = gpu::parsePrecision(config.precision);
+    const gpu::Precision precision = devicePrecision(config);
     const auto context = openContext(config, config.allowCpuFallback, notices,
                                      "the language model runs on the CPU engine");
     if (!context) return {};

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "experiment/config.hpp"
-#include "experiment/experiment.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/run/experiment.hpp"
 
 namespace pipelens {
 

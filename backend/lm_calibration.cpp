@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "cmdline/environment.hpp"
-#include "experiment/lm_config.hpp"
-#include "experiment/results.hpp"
+#include "experiment/config/lm_config.hpp"
+#include "experiment/output/results.hpp"
 #include "objective/lm/char_transformer.hpp"
 #include "objective/lm/lm_threads.hpp"
 #include "replay/lm_pipeline_replay.hpp"
@@ -124,7 +124,7 @@ std::string lmCalibrationKey(const ExperimentConfig& c, const std::string& backe
     const LanguageModelSpec& m = *c.objective.languageModel;
     std::ostringstream k;
     // The corpus decides the vocabulary, so the head's size.
-    k << "engines r" << kLmEngineRevision << " | " << backend << " | " << c.precision
+    k << "engines r" << kLmEngineRevision << " | " << backend << " | " << enumName(kPrecisions, c.precision)
       << " C=" << m.width << " heads=" << m.heads << " T=" << m.context << " b=" << c.batchSize
       << " corpus=" << (m.corpus.empty() ? "built-in" : m.corpus);
     return k.str();

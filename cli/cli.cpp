@@ -28,11 +28,11 @@
 #include "cmdline/args.hpp"
 #include "cmdline/environment.hpp"
 #include "errors.hpp"
-#include "experiment/config.hpp"
-#include "experiment/experiment.hpp"
-#include "experiment/results.hpp"
-#include "experiment/sweep.hpp"
-#include "replay/delays.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/run/experiment.hpp"
+#include "experiment/output/results.hpp"
+#include "experiment/sweep/sweep.hpp"
+#include "schedule/delays.hpp"
 #include "schedule/timeline.hpp"
 #include "sweep_command.hpp"
 #ifdef PIPELENS_HAVE_MPI
@@ -212,10 +212,10 @@ int cmdSchedule(const Args& a, std::ostream& out) {
     }
     p.kind = parseScheduleKind(kind);
     // The same bounds as a config's; costs are bounded so slot numbers cannot overflow.
-    p.stages = a.integer("stages", 0, 1, 4096);
+    p.stages = a.integer("stages", 0, 1, kMaxStages);
     p.microbatches = a.integer("microbatches", 0, 1, 100'000'000);
     p.noam = a.integer("noam", 0, 1, 1'000'000'000);
-    p.replicas = a.integer("replicas", 0, 1, 4096);
+    p.replicas = a.integer("replicas", 0, 1, kMaxStages);
     p.localSteps = a.integer("local-steps", 1, 1, 1'000'000'000);
     p.flushGroup = a.integer("flush-group", 0, 1, 1'000'000'000);
     p.costs.forwardSlots = a.integer("forward-slots", 1, 1, 1000);
@@ -246,9 +246,10 @@ std::pair<int, int> stageRange(const std::string& text) {
     auto parse = [&](const std::string& s) {
         char* end = nullptr;
         long v = std::strtol(s.c_str(), &end, 10);
-        if (s.empty() || *end != '\0' || v < 1 || v > 4096) {
+        if (s.empty() || *end != '\0' || v < 1 || v > kMaxStages) {
             throw ConfigError("--stages = \"" + shown(text) +
-                              "\" is not allowed: an integer in [1, 4096] or a range A:B");
+                              "\" is not allowed: an integer in [1, " +
+                              std::to_string(kMaxStages) + "] or a range A:B");
         }
         return static_cast<int>(v);
     };
@@ -349,7 +350,7 @@ ExperimentConfig languageModelExample() {
     c.name = "example-lm";
     c.stages = 4;
     c.batchSize = 8;
-    c.backend = "cpu";
+    c.backend = BackendKind::Cpu;
     LanguageModelSpec lm;
     lm.width = 32;
     lm.heads = 4;
@@ -519,11 +520,12 @@ int finishRun(const std::vector<std::string>& warnings,
 void applyBackendOptions(const Args& a, ExperimentConfig& config) {
     if (a.has("backend")) {
         const std::string b = a.get("backend");
-        if (b != "auto" && b != "cpu" && b != "opencl") {
-            throw ConfigError("--backend = \"" + shown(b) +
-                              "\" is not allowed: one of auto, cpu, opencl");
+        const std::optional<BackendKind> kind = parseEnum(kBackends, b);
+        if (!kind) {
+            throw ConfigError("--backend = \"" + shown(b) + "\" is not allowed: one of " +
+                              enumNameList(kBackends));
         }
-        config.backend = b;
+        config.backend = *kind;
     }
     if (a.has("device")) {
         const std::string d = a.get("device");

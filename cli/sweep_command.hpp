@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "backend_select.hpp"
-#include "experiment/sweep.hpp"
+#include "experiment/sweep/sweep.hpp"
 
 namespace pipelens {
 

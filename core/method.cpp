@@ -37,4 +37,13 @@ std::string methodKeyList() {
     return out;
 }
 
+ScheduleKind parseScheduleKind(const std::string& text) {
+    // The pipeline methods that name a schedule of their own (sgd is LocalSGD with R = 1).
+    if (auto m = findMethod(text, true)) {
+        const auto kind = methodInfo(*m).schedule;
+        if (kind && scheduleKindName(*kind) == methodInfo(*m).key) return *kind;
+    }
+    throw ConfigError("kind = \"" + text + "\" is not allowed: one of pd, fill-drain, localsgd");
+}
+
 }  // namespace pipelens

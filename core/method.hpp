@@ -41,6 +41,9 @@ std::optional<Method> findMethod(std::string_view text, bool aliases = false);
 Method parseMethod(std::string_view text, const std::string& field = "method");
 // "pd, rpd, localsgd, sgd, fill-drain": the keys in table order, for messages.
 std::string methodKeyList();
+// A schedule kind by the name of the method that walks it: "pd" / "fill-drain" / "localsgd"
+// (or an alias of theirs; throws ConfigError otherwise). Its name: scheduleKindName.
+ScheduleKind parseScheduleKind(const std::string& text);
 // True for the methods that walk a slot timeline (everything but RPD).
 inline bool isPipeline(Method method) { return methodInfo(method).schedule.has_value(); }
 

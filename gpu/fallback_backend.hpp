@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "compute.hpp"
+#include "compute/compute.hpp"
 
 namespace pipelens::gpu {
 

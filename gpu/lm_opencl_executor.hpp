@@ -1,6 +1,6 @@
 #pragma once
 // The OpenCL executor of PD and LocalSGD on the language model (LmPipelineExecutor,
-// core/replay/lm_pipeline_executor.hpp): the R replicas' flat weights, every stage's weight
+// core/compute/lm_pipeline_executor.hpp): the R replicas' flat weights, every stage's weight
 // stashes, kept input activations and passed gradients, and the corpus's token ids live on the
 // device; the stages and the corpora's ids are gpu/lm_opencl_model.hpp. Only losses (one value per row of a
 // last-stage forward, summed on the host) and weights() cross to the host.
@@ -19,7 +19,7 @@
 
 #include "lm_opencl_model.hpp"
 #include "objective/lm/char_transformer.hpp"
-#include "replay/lm_pipeline_executor.hpp"
+#include "compute/lm_pipeline_executor.hpp"
 
 namespace pipelens::gpu {
 

@@ -1,6 +1,6 @@
 #pragma once
 // The OpenCL executor of Randomized PipeDream on the language model (LmRpdExecutor,
-// core/replay/lm_rpd_executor.hpp): every block's held versions, one device buffer each (reused
+// core/compute/lm_rpd_executor.hpp): every block's held versions, one device buffer each (reused
 // as versions fall out of the delay window), and the corpus's token ids live on the device; a
 // step is one whole-model forward at the mixed stale point and a backward down to the drawn
 // stage (gpu/lm_opencl_model.hpp). Only the step's loss (one value per row, summed on the host)
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "lm_opencl_model.hpp"
-#include "replay/lm_rpd_executor.hpp"
+#include "compute/lm_rpd_executor.hpp"
 
 namespace pipelens::gpu {
 

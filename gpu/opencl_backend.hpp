@@ -1,5 +1,5 @@
 #pragma once
-// The OpenCL compute backend: ComputeBackend (core/compute.hpp) with everything device-resident.
+// The OpenCL compute backend: ComputeBackend (core/compute/compute.hpp) with everything device-resident.
 // Data, replica weights, stashed copies, activations, RPD's ring and the incremental activation
 // z = X w_avg live in device buffers; each slot's forwards run as one kernel, its backwards as
 // another, and the objective after each of its updates as one pass over the rows plus one
@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "compute.hpp"
+#include "compute/compute.hpp"
 #include "opencl_context.hpp"
 
 namespace pipelens::gpu {

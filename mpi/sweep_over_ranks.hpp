@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "experiment/sweep.hpp"
+#include "experiment/sweep/sweep.hpp"
 #include "mpi_world.hpp"
 
 namespace pipelens {

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Prints ui/viridis_table.cpp: the 256 entries of the viridis colour map as 8-bit RGB.
+"""Prints ui/charts/viridis_table.cpp: the 256 entries of the viridis colour map as 8-bit RGB.
 
 Viridis (Stéfan van der Walt and Nathaniel Smith, 2015) is released under CC0 (public domain);
 the entries come from matplotlib's `viridis` colormap, rounded to the nearest 8-bit value.
-Usage: /usr/bin/python3 scripts/viridis_table.py > ui/viridis_table.cpp
+Usage: /usr/bin/python3 scripts/viridis_table.py > ui/charts/viridis_table.cpp
 (a Python with matplotlib: on Debian `apt-get install python3-matplotlib` and the system python3)
 """
 import matplotlib

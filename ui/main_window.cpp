@@ -18,22 +18,22 @@
 #include <algorithm>
 #include <cmath>
 
-#include "controls_panel.hpp"
-#include "eliding_label.hpp"
-#include "experiment/results.hpp"
-#include "experiment_controller.hpp"
-#include "figure_strip.hpp"
-#include "fitting_scroll_area.hpp"
-#include "gantt_chart.hpp"
-#include "loss_chart.hpp"
-#include "playback_bar.hpp"
-#include "presets.hpp"
+#include "controls/controls_panel.hpp"
+#include "controls/eliding_label.hpp"
+#include "experiment/output/results.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "charts/figure_strip.hpp"
+#include "controls/fitting_scroll_area.hpp"
+#include "charts/gantt_chart.hpp"
+#include "charts/loss_chart.hpp"
+#include "controls/playback_bar.hpp"
+#include "controllers/presets.hpp"
 #include "samples_view.hpp"
-#include "staleness_heatmap.hpp"
-#include "sweep_controller.hpp"
+#include "charts/staleness_heatmap.hpp"
+#include "controllers/sweep_controller.hpp"
 #include "sweep_view.hpp"
-#include "theorem_chart.hpp"
-#include "widget_export.hpp"
+#include "charts/theorem_chart.hpp"
+#include "charts/widget_export.hpp"
 
 namespace pipelens::ui {
 namespace {
@@ -273,7 +273,7 @@ void MainWindow::showSnapshotViews(const SnapshotPtr& snapshot) {
 ViewState MainWindow::currentView() const {
     ViewState v;
     v.ganttMethod = ganttMethod_->currentText().toStdString();
-    v.xAxis = loss_->xAxis() == LossChart::XAxis::Updates ? "updates" : "slots";
+    v.xAxis = loss_->xAxis() == LossChart::XAxis::Updates ? LossXAxis::Updates : LossXAxis::Slots;
     v.logY = loss_->logY();
     v.logX = loss_->logX();
     v.theoremChart = loss_->theoremChartShown();
@@ -284,7 +284,8 @@ ViewState MainWindow::currentView() const {
 }
 
 void MainWindow::applyViewNow(const ViewState& view) {
-    loss_->setXAxis(view.xAxis == "updates" ? LossChart::XAxis::Updates : LossChart::XAxis::Slots);
+    loss_->setXAxis(view.xAxis == LossXAxis::Updates ? LossChart::XAxis::Updates
+                                                     : LossChart::XAxis::Slots);
     loss_->setLogY(view.logY);
     loss_->setLogX(view.logX);
     loss_->setTheoremChartShown(view.theoremChart);

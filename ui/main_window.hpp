@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "experiment/view_state.hpp"
-#include "run_snapshot.hpp"
+#include "experiment/config/view_state.hpp"
+#include "models/run_snapshot.hpp"
 
 class QAction;
 class QComboBox;

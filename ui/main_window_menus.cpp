@@ -11,19 +11,19 @@
 #include <QMessageBox>
 #include <QSettings>
 
-#include "controls_panel.hpp"
-#include "experiment/results.hpp"
-#include "experiment_controller.hpp"
-#include "figure_strip.hpp"
-#include "gantt_chart.hpp"
-#include "loss_chart.hpp"
+#include "controls/controls_panel.hpp"
+#include "experiment/output/results.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "charts/figure_strip.hpp"
+#include "charts/gantt_chart.hpp"
+#include "charts/loss_chart.hpp"
 #include "main_window.hpp"
-#include "playback_bar.hpp"
-#include "presets.hpp"
-#include "staleness_heatmap.hpp"
-#include "sweep_chart.hpp"
+#include "controls/playback_bar.hpp"
+#include "controllers/presets.hpp"
+#include "charts/staleness_heatmap.hpp"
+#include "charts/sweep_chart.hpp"
 #include "sweep_view.hpp"
-#include "theorem_chart.hpp"
+#include "charts/theorem_chart.hpp"
 
 namespace pipelens::ui {
 namespace {

@@ -7,7 +7,7 @@
 #include <QString>
 #include <QWidget>
 
-#include "run_snapshot.hpp"
+#include "models/run_snapshot.hpp"
 
 class QLabel;
 class QTextBrowser;

@@ -9,13 +9,13 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
-#include "experiment/sweep_folder.hpp"
-#include "experiment_controller.hpp"
-#include "screen_labels.hpp"
-#include "sweep_chart.hpp"
-#include "sweep_controller.hpp"
+#include "experiment/sweep/sweep_folder.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "models/screen_labels.hpp"
+#include "charts/sweep_chart.hpp"
+#include "controllers/sweep_controller.hpp"
 #include "util/format_number.hpp"
-#include "widget_export.hpp"
+#include "charts/widget_export.hpp"
 
 namespace pipelens::ui {
 namespace {

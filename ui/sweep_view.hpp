@@ -8,7 +8,7 @@
 #include <QWidget>
 #include <optional>
 
-#include "experiment/sweep_plot.hpp"
+#include "experiment/sweep/sweep_plot.hpp"
 
 class QComboBox;
 class QLabel;

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "objective/linear_objective.hpp"
+#include "data/dataset.hpp"
 
 namespace pipelens {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "objective/linear_objective.hpp"
+#include "data/dataset.hpp"
 
 namespace pipelens {
 

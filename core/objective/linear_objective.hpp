@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "data/dataset.hpp"
 #include "util/once_value.hpp"
 
 namespace pipelens {
@@ -24,12 +25,6 @@ struct BlockRange {
 };
 // Near-equal contiguous blocks; the first (d mod S) get one extra coordinate. d < S is a ConfigError.
 std::vector<BlockRange> splitBlocks(int dim, int stages);
-
-struct Dataset {
-    Eigen::MatrixXd X;  // n x d
-    Eigen::VectorXd y;  // n
-    std::string description;
-};
 
 class LinearObjective {
 public:

@@ -9,7 +9,7 @@
 
 #include "errors.hpp"
 #include "objective/lm/lm_threads.hpp"
-#include "replay/lm_cpu_pipeline_executor.hpp"
+#include "compute/lm_cpu_pipeline_executor.hpp"
 #include "replay/replay_checks.hpp"
 
 namespace pipelens {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "method.hpp"
-#include "replay/lm_pipeline_executor.hpp"
+#include "compute/lm_pipeline_executor.hpp"
 #include "replay/lm_replay.hpp"
 #include "replay/replay_config.hpp"
 #include "schedule/timeline.hpp"

@@ -23,8 +23,9 @@ LmRpdReplay<Real>::LmRpdReplay(std::shared_ptr<const CharTransformerProblem> pro
     requireStepSize(config_.stepSize);
     // The batch schedule RPD indexes, as the linear RPD: PD's N microbatches (N = ceil(K / S)
     // without a table), so a uniform draw picks a microbatch of PD's run and uses its batch.
-    const long long pdMicrobatches = std::max(
-        1LL, config_.pipeDream ? config_.pipeDream->microbatches() : (config_.updates + S - 1) / S);
+    const long long pdMicrobatches =
+        std::max(1LL, config_.pipeDream ? config_.pipeDream->microbatches()
+                                        : pipeDreamMicrobatchesFor(config_.updates, S));
     if (static_cast<long long>(config_.batchOf.size()) < pdMicrobatches) {
         config_.batchOf = batchSequence(pdMicrobatches, p.train.batches(), false, 0);
     }

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "random/numpy_random.hpp"
-#include "replay/delays.hpp"
+#include "schedule/delays.hpp"
 #include "replay/lm_replay.hpp"
-#include "replay/lm_rpd_executor.hpp"
+#include "compute/lm_rpd_executor.hpp"
 #include "replay/replay_config.hpp"
 #include "replay/rpd_replay.hpp"
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "compute.hpp"
+#include "compute/compute.hpp"
 #include "objective/linear_objective.hpp"
 #include "replay/run_result.hpp"
 

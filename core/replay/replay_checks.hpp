@@ -3,7 +3,7 @@
 // is written once. All throw ConfigError naming the field, its value and what is allowed.
 #include <memory>
 
-#include "replay/delays.hpp"
+#include "schedule/delays.hpp"
 
 namespace pipelens {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "method.hpp"
-#include "replay/delays.hpp"
+#include "schedule/delays.hpp"
 #include "schedule/timeline.hpp"
 
 namespace pipelens {

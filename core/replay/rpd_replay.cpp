@@ -52,7 +52,7 @@ RpdReplay::RpdReplay(std::shared_ptr<const LinearObjective> objective,
     requireStepSize(config_.stepSize);
     // The batch schedule RPD indexes: PD's N microbatches (N = ceil(K / S) without a table).
     const long long pdMicrobatches = config_.pipeDream ? config_.pipeDream->microbatches()
-                                                       : (config_.updates + S - 1) / S;
+                                                       : pipeDreamMicrobatchesFor(config_.updates, S);
     if (static_cast<long long>(config_.batchOf.size()) < std::max(1LL, pdMicrobatches)) {
         config_.batchOf = batchSequence(std::max(1LL, pdMicrobatches), objective_->batches(),
                                         false, 0);

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "method.hpp"
-#include "replay/delays.hpp"
+#include "schedule/delays.hpp"
 #include "replay/theorem.hpp"
 #include "schedule/timeline.hpp"
 

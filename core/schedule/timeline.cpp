@@ -7,7 +7,6 @@
 
 #include "data/memory_limit.hpp"
 #include "errors.hpp"
-#include "method.hpp"
 #include "util/csv_writer.hpp"
 
 namespace pipelens {
@@ -208,9 +207,18 @@ private:
 
 }  // namespace
 
+namespace {
+const std::string kAtMostMaxStages = std::string("at most ").append(std::to_string(kMaxStages));
+}  // namespace
+
+long long pipeDreamMicrobatchesFor(long long updates, int stages) {
+    const long long s = std::max(1, stages);
+    return std::max(1LL, (updates + s - 1) / s);
+}
+
 void validateScheduleParams(const ScheduleParams& raw) {
     require(raw.stages >= 1, "stages", raw.stages, "an integer >= 1");
-    require(raw.stages <= 4096, "stages", raw.stages, "at most 4096");
+    require(raw.stages <= kMaxStages, "stages", raw.stages, kAtMostMaxStages);
     require(raw.microbatches >= 1, "microbatches", raw.microbatches, "an integer >= 1");
     require(static_cast<long long>(raw.microbatches) * raw.stages * 2 <= kMaxCells, "microbatches",
             raw.microbatches, "microbatches * stages * 2 must be at most 400000000");
@@ -265,22 +273,6 @@ Timeline simulateSchedule(const ScheduleParams& params,
     const ScheduleParams r = resolved(params);
     requireScheduleMemory(r, false);
     return Simulator(r, &visit).run();
-}
-
-ScheduleKind parseScheduleKind(const std::string& text) {
-    // The pipeline methods that name a schedule of their own (sgd is LocalSGD with R = 1).
-    if (auto m = findMethod(text, true)) {
-        const auto kind = methodInfo(*m).schedule;
-        if (kind && scheduleKindName(*kind) == methodInfo(*m).key) return *kind;
-    }
-    throw ConfigError("kind = \"" + text + "\" is not allowed: one of pd, fill-drain, localsgd");
-}
-
-std::string scheduleKindName(ScheduleKind kind) {
-    for (const MethodInfo& m : kMethods) {
-        if (m.schedule == kind) return std::string(m.key);
-    }
-    return "?";
 }
 
 Utilization utilization(const Timeline& tl) {

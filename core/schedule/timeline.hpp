@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "limits.hpp"
+#include "util/named_enum.hpp"
+
 namespace pipelens {
 
 enum class OpKind : std::uint8_t { Forward, Backward };
@@ -65,9 +68,14 @@ void validateScheduleParams(const ScheduleParams& params);
 // call it before allocating.
 void requireScheduleMemory(const ScheduleParams& params, bool keepCells);
 
-// Parses "pd" / "fill-drain" / "localsgd" (throws ConfigError otherwise).
-ScheduleKind parseScheduleKind(const std::string& text);
-std::string scheduleKindName(ScheduleKind kind);
+// "pd", "localsgd", "fill-drain": the key of the method that walks the schedule (kMethods;
+// parseScheduleKind in method.hpp reads these names and the methods' aliases).
+inline constexpr EnumNames<ScheduleKind, 3> kScheduleKinds{{{ScheduleKind::PipeDream, "pd"},
+                                                            {ScheduleKind::LocalSgd, "localsgd"},
+                                                            {ScheduleKind::FillDrain, "fill-drain"}}};
+inline std::string scheduleKindName(ScheduleKind kind) {
+    return std::string(enumName(kScheduleKinds, kind));
+}
 
 struct Utilization {
     std::vector<double> perStage;  // busy slots / total slots
@@ -75,6 +83,10 @@ struct Utilization {
     double bubbleFraction = 0.0;   // 1 - overall
 };
 Utilization utilization(const Timeline& timeline);
+
+// N = max(1, ceil(K / S)): the microbatches of the PipeDream run that makes K block updates on
+// S stages (RPD's counterpart in PD: its batch schedule, delay table and update slots).
+long long pipeDreamMicrobatchesFor(long long updates, int stages);
 
 // Closed-form run lengths with default costs (used in docs, UI and tests).
 int pipeDreamSlotsFormula(int stages, int microbatches);

@@ -14,9 +14,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "experiment/budget.hpp"
-#include "experiment/config.hpp"
-#include "experiment/lm_experiment.hpp"
+#include "experiment/run/budget.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/run/lm_experiment.hpp"
 
 using namespace pipelens;
 using nlohmann::json;

@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "experiment/config.hpp"
-#include "experiment/experiment.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/run/experiment.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_context.hpp"
-#include "replay/cpu_backend.hpp"
+#include "compute/cpu_backend.hpp"
 
 using namespace pipelens;
 using Clock = std::chrono::steady_clock;

@@ -21,7 +21,7 @@
 
 #include "data/synthetic.hpp"
 #include "objective/linear_objective.hpp"
-#include "replay/cpu_backend.hpp"
+#include "compute/cpu_backend.hpp"
 #include "replay/rpd_replay.hpp"
 
 namespace {

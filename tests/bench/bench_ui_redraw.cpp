@@ -23,10 +23,10 @@
 #include <string>
 #include <vector>
 
-#include "gantt_chart.hpp"
-#include "replay/delays.hpp"
+#include "charts/gantt_chart.hpp"
+#include "schedule/delays.hpp"
 #include "schedule/timeline.hpp"
-#include "staleness_heatmap.hpp"
+#include "charts/staleness_heatmap.hpp"
 
 namespace {
 

@@ -26,14 +26,14 @@
 #include <vector>
 
 #include "bench_timing.hpp"
-#include "controls_panel.hpp"
-#include "experiment_controller.hpp"
-#include "figure_strip.hpp"
-#include "gantt_chart.hpp"
-#include "loss_chart.hpp"
+#include "controls/controls_panel.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "charts/figure_strip.hpp"
+#include "charts/gantt_chart.hpp"
+#include "charts/loss_chart.hpp"
 #include "main_window.hpp"
-#include "presets.hpp"
-#include "staleness_heatmap.hpp"
+#include "controllers/presets.hpp"
+#include "charts/staleness_heatmap.hpp"
 
 using namespace pipelens;
 using namespace pipelens::ui;

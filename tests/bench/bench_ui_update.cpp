@@ -18,8 +18,8 @@
 #include <cstring>
 #include <vector>
 
-#include "experiment_controller.hpp"
-#include "loss_chart.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "charts/loss_chart.hpp"
 #include "main_window.hpp"
 
 using namespace pipelens;

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "experiment/config.hpp"
+#include "experiment/config/config.hpp"
 #include "folder_snapshot.hpp"
 
 using nlohmann::json;

@@ -22,7 +22,7 @@
 #include "cli/cli_runner.hpp"
 #include "core/expect_error.hpp"
 #include "errors.hpp"
-#include "experiment/results.hpp"
+#include "experiment/output/results.hpp"
 
 using nlohmann::json;
 namespace fs = std::filesystem;

@@ -11,6 +11,7 @@
 
 #include "data/loaders.hpp"
 #include "objective/linear_objective.hpp"
+#include "method.hpp"
 #include "schedule/timeline.hpp"
 
 namespace golden {

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "replay/block_product.hpp"
+#include "compute/block_product.hpp"
 
 using namespace pipelens;
 

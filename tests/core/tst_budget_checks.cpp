@@ -8,9 +8,9 @@
 
 #include "core/expect_error.hpp"
 #include "errors.hpp"
-#include "experiment/budget_checks.hpp"
-#include "experiment/config.hpp"
-#include "experiment/experiment.hpp"
+#include "experiment/run/budget_checks.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/run/experiment.hpp"
 #include "schedule/run_length.hpp"
 #include "schedule/timeline.hpp"
 

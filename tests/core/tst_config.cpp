@@ -7,15 +7,16 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/expect_error.hpp"
 #include "data/loaders.hpp"
 #include "errors.hpp"
-#include "experiment/config.hpp"
-#include "experiment/experiment.hpp"
-#include "experiment/sweep_spec.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/run/experiment.hpp"
+#include "experiment/sweep/sweep_spec.hpp"
 #include "objective/lm/char_transformer.hpp"
 
 using namespace pipelens;
@@ -107,6 +108,53 @@ private slots:
         QCOMPARE(parseScheduleKind("gpipe"), ScheduleKind::FillDrain);
         QVERIFY_THROWS_EXCEPTION(ConfigError, parseScheduleKind("sgd"));
         QVERIFY_THROWS_EXCEPTION(ConfigError, parseScheduleKind("rpd"));
+        // Each schedule kind's name is the key of the method that walks it.
+        for (const auto& kind : kScheduleKinds) {
+            QCOMPARE(parseScheduleKind(std::string(kind.name)), kind.value);
+            const auto method = parseMethod(kind.name);
+            QVERIFY(methodInfo(method).schedule == kind.value);
+        }
+    }
+
+    // The config's enumerations, one table of names each: every value has one name, names are
+    // distinct, each reads back to its value, and a config file round-trips every value.
+    void enumTablesRoundTrip() {
+        auto check = [](const auto& table, const char* what) {
+            std::set<std::string_view> names;
+            for (const auto& e : table) {
+                QVERIFY2(names.insert(e.name).second, what);
+                QVERIFY2(parseEnum(table, e.name) == e.value, what);
+                QVERIFY2(enumName(table, e.value) == e.name, what);
+            }
+            QVERIFY2(!parseEnum(table, "no-such-name"), what);
+        };
+        check(kDataSources, "data.source");
+        check(kBudgetCompares, "budget.compare");
+        check(kBudgetRules, "budget.rule");
+        check(kBackends, "backend");
+        check(kPrecisions, "precision");
+        check(kLossXAxes, "view.x_axis");
+        check(kScheduleKinds, "schedule kind");
+        QCOMPARE(enumNameList(kBackends), std::string("auto, cpu, opencl"));
+        for (const auto& b : kBackends) {
+            for (const auto& p : kPrecisions) {
+                for (const auto& cmp : kBudgetCompares) {
+                    ExperimentConfig c = defaultExperiment();
+                    c.backend = b.value;
+                    c.precision = p.value;
+                    c.budget.compare = cmp.value;
+                    const json j = c.toJson();
+                    QCOMPARE(j["backend"].get<std::string>(), std::string(b.name));
+                    const ExperimentConfig back = ExperimentConfig::fromJson(j);
+                    QVERIFY(back.backend == b.value && back.precision == p.value &&
+                            back.budget.compare == cmp.value);
+                }
+            }
+        }
+        // A name outside the table is refused with the table's list.
+        json j = defaultExperiment().toJson();
+        j["backend"] = "gpu";
+        expectConfigError(j, {"backend = \"gpu\"", "one of auto, cpu, opencl"});
     }
 
     void everyKeyParses() {
@@ -116,14 +164,14 @@ private slots:
         QCOMPARE(c.stages, 3);
         QCOMPARE(c.batchSize, 4);
         QCOMPARE(c.shuffle, true);
-        QCOMPARE(c.backend, std::string("cpu"));
+        QCOMPARE(c.backend, BackendKind::Cpu);
         QCOMPARE(c.device, std::string("1"));
         QCOMPARE(c.allowCpuFallback, false);
-        QCOMPARE(c.precision, std::string("float"));
+        QCOMPARE(c.precision, Precision::Float);
         QCOMPARE(c.baseDir, std::string("/base"));
         QCOMPARE(c.objective.loss, LossKind::Logistic);
         QCOMPARE(c.objective.l2, 0.001);
-        QCOMPARE(c.data.source, std::string("synthetic"));
+        QCOMPARE(c.data.source, DataSource::Synthetic);
         QCOMPARE(c.data.kind, std::string("logistic"));
         QCOMPARE(c.data.rows, 48);
         QCOMPARE(c.data.dim, 6);
@@ -134,7 +182,7 @@ private slots:
         QCOMPARE(c.budget.totalSlots, 200);
         QCOMPARE(c.budget.microbatches, 10);
         QCOMPARE(c.budget.epochs, 2.5);
-        QCOMPARE(c.budget.compare, std::string("updates"));
+        QCOMPARE(c.budget.compare, BudgetCompare::Updates);
         QCOMPARE(c.costs.forwardSlots, 2);
         QCOMPARE(c.costs.backwardSlots, 3);
         QCOMPARE(c.costs.latencySlots, 1);
@@ -173,18 +221,18 @@ private slots:
         QCOMPARE(c.stages, 4);
         QCOMPARE(c.batchSize, 10);
         QCOMPARE(c.shuffle, false);
-        QCOMPARE(c.backend, std::string("auto"));
+        QCOMPARE(c.backend, BackendKind::Auto);
         QCOMPARE(c.allowCpuFallback, true);
-        QCOMPARE(c.precision, std::string("double"));
+        QCOMPARE(c.precision, Precision::Double);
         QCOMPARE(c.objective.loss, LossKind::Quadratic);
         QCOMPARE(c.objective.l2, 0.0);
-        QCOMPARE(c.data.source, std::string("synthetic"));
+        QCOMPARE(c.data.source, DataSource::Synthetic);
         QCOMPARE(c.data.kind, std::string("random"));
         QCOMPARE(c.data.rows, 600);
         QCOMPARE(c.data.dim, 64);
         QCOMPARE(c.data.seed, 1ULL);
         QCOMPARE(c.budget.epochs, 5.0);
-        QCOMPARE(c.budget.compare, std::string("time"));
+        QCOMPARE(c.budget.compare, BudgetCompare::Time);
         QCOMPARE(c.costs.forwardSlots, 1);
         QCOMPARE(c.costs.backwardSlots, 1);
         QCOMPARE(c.costs.latencySlots, 0);
@@ -252,7 +300,7 @@ private slots:
         const ExperimentConfig c = ExperimentConfig::fromJson(j);
         QVERIFY(c.view.has_value());
         QCOMPARE(c.view->ganttMethod, std::string("LocalSGD (R=8, H=5)"));
-        QCOMPARE(c.view->xAxis, std::string("updates"));
+        QCOMPARE(c.view->xAxis, LossXAxis::Updates);
         QVERIFY(!c.view->logY && c.view->logX && c.view->theoremChart);
         QCOMPARE(c.view->cursor, 37);
         QVERIFY(c.view->ganttRange && (*c.view->ganttRange)[1] == 60.5);

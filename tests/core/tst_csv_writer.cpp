@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "csv_strict_reader.hpp"
-#include "experiment/paper_protocols.hpp"
-#include "replay/delays.hpp"
-#include "replay/schedule_tables.hpp"
+#include "experiment/protocols/paper_protocols.hpp"
+#include "schedule/delays.hpp"
+#include "schedule/schedule_tables.hpp"
 #include "schedule/timeline.hpp"
 #include "util/csv_writer.hpp"
 

@@ -10,8 +10,8 @@
 #include <random>
 #include <vector>
 
-#include "replay/delay_ranges.hpp"
-#include "replay/delays.hpp"
+#include "schedule/delay_ranges.hpp"
+#include "schedule/delays.hpp"
 #include "schedule/timeline.hpp"
 
 using namespace pipelens;

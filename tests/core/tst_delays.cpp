@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "errors.hpp"
-#include "replay/delays.hpp"
-#include "replay/schedule_tables.hpp"
+#include "schedule/delays.hpp"
+#include "schedule/schedule_tables.hpp"
 #include "schedule/timeline.hpp"
 
 using namespace pipelens;

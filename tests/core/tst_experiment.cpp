@@ -14,10 +14,10 @@
 #include <string>
 
 #include "errors.hpp"
-#include "experiment/config.hpp"
-#include "experiment/experiment.hpp"
-#include "experiment/results.hpp"
-#include "replay/schedule_tables.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/run/experiment.hpp"
+#include "experiment/output/results.hpp"
+#include "schedule/schedule_tables.hpp"
 #include "schedule/timeline.hpp"
 #include "util/text_builder.hpp"
 

@@ -24,10 +24,10 @@
 #include "data/loaders.hpp"
 #include "data/text_corpus.hpp"
 #include "errors.hpp"
-#include "experiment/config.hpp"
-#include "experiment/experiment.hpp"
-#include "experiment/point_result.hpp"
-#include "experiment/sweep_spec.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/run/experiment.hpp"
+#include "experiment/sweep/point_result.hpp"
+#include "experiment/sweep/sweep_spec.hpp"
 
 using namespace pipelens;
 using nlohmann::json;

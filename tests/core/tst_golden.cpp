@@ -3,7 +3,7 @@
 #include <QtTest>
 
 #include "golden_case.hpp"
-#include "replay/cpu_backend.hpp"
+#include "compute/cpu_backend.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "replay/rpd_replay.hpp"
 #include "schedule/timeline.hpp"

@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "errors.hpp"
-#include "experiment/config.hpp"
-#include "experiment/lm_experiment.hpp"
-#include "experiment/results.hpp"
-#include "replay/lm_cpu_pipeline_executor.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/run/lm_experiment.hpp"
+#include "experiment/output/results.hpp"
+#include "compute/lm_cpu_pipeline_executor.hpp"
 
 using namespace pipelens;
 using nlohmann::json;

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "experiment/lm_experiment.hpp"
+#include "experiment/run/lm_experiment.hpp"
 #include "lm_builtin_problem.hpp"
 #include "objective/lm/lm_kernels.hpp"
 #include "objective/lm/lm_model.hpp"

@@ -9,10 +9,10 @@
 
 #include "data/synthetic.hpp"
 #include "errors.hpp"
-#include "experiment/config.hpp"
-#include "experiment/experiment.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/run/experiment.hpp"
 #include "random/numpy_random.hpp"
-#include "replay/cpu_backend.hpp"
+#include "compute/cpu_backend.hpp"
 
 using namespace pipelens;
 using Eigen::VectorXd;

@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiment/config.hpp"
-#include "experiment/experiment.hpp"
-#include "experiment/objective_cache.hpp"
-#include "replay/delays.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/run/experiment.hpp"
+#include "experiment/run/objective_cache.hpp"
+#include "schedule/delays.hpp"
 
 using namespace pipelens;
 using json = nlohmann::json;

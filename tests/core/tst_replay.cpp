@@ -12,8 +12,8 @@
 
 #include "data/synthetic.hpp"
 #include "errors.hpp"
-#include "replay/cpu_backend.hpp"
-#include "replay/delays.hpp"
+#include "compute/cpu_backend.hpp"
+#include "schedule/delays.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "replay/rpd_replay.hpp"
 #include "replay/theorem.hpp"

@@ -12,9 +12,9 @@
 
 #include "core/expect_error.hpp"
 #include "errors.hpp"
-#include "experiment/config.hpp"
-#include "experiment/experiment.hpp"
-#include "experiment/results.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/run/experiment.hpp"
+#include "experiment/output/results.hpp"
 
 using namespace pipelens;
 namespace fs = std::filesystem;

@@ -4,11 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiment/config.hpp"
-#include "experiment/experiment.hpp"
-#include "experiment/objective_cache.hpp"
-#include "experiment/results.hpp"
-#include "experiment/run_warnings.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/run/experiment.hpp"
+#include "experiment/run/objective_cache.hpp"
+#include "experiment/output/results.hpp"
+#include "experiment/run/run_warnings.hpp"
 
 using namespace pipelens;
 using json = nlohmann::json;

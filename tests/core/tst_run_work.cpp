@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "experiment/config.hpp"
-#include "experiment/run_work.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/run/run_work.hpp"
 #include "schedule/timeline.hpp"
 
 using namespace pipelens;
@@ -72,7 +72,7 @@ private slots:
             f << std::string(8000, '\0');
         }
         ExperimentConfig c = config(600, 512, 4, {{"microbatches", 10}});
-        c.data.source = "npy";
+        c.data.source = DataSource::Npy;
         c.data.x = "x.npy";
         c.baseDir = dir.path().toStdString();
         QCOMPARE(estimatedDataEntries(c), 1000.0);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "method.hpp"
 #include "schedule/timeline.hpp"
 
 using namespace pipelens;

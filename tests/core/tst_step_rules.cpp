@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "errors.hpp"
-#include "experiment/seed_stats.hpp"
-#include "experiment/step_rules.hpp"
+#include "experiment/step_size/seed_stats.hpp"
+#include "experiment/step_size/step_rules.hpp"
 
 using namespace pipelens;
 

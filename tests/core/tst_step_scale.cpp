@@ -2,8 +2,8 @@
 // shifted by k, back to the start after the opposite shift.
 #include <QtTest>
 
-#include "experiment/config.hpp"
-#include "experiment/step_scale.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/step_size/step_scale.hpp"
 
 using namespace pipelens;
 

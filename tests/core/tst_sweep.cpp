@@ -13,11 +13,11 @@
 #include <sstream>
 
 #include "errors.hpp"
-#include "experiment/budget.hpp"
-#include "experiment/experiment.hpp"
-#include "experiment/lm_experiment.hpp"
-#include "experiment/sweep.hpp"
-#include "experiment/sweep_folder.hpp"
+#include "experiment/run/budget.hpp"
+#include "experiment/run/experiment.hpp"
+#include "experiment/run/lm_experiment.hpp"
+#include "experiment/sweep/sweep.hpp"
+#include "experiment/sweep/sweep_folder.hpp"
 
 using namespace pipelens;
 using nlohmann::json;

@@ -1,4 +1,4 @@
-// What the app's Sweep view draws (core/experiment/sweep_plot.hpp), on hand-made point results:
+// What the app's Sweep view draws (core/experiment/sweep/sweep_plot.hpp), on hand-made point results:
 // one series per method in axis order, mean ± sd error bars clamped for log axes, the chosen
 // step carried along, labels merged across points, the axis ranges, and the experiment that
 // reopens one point's run with its chosen steps.
@@ -8,8 +8,8 @@
 #include <limits>
 
 #include "errors.hpp"
-#include "experiment/sweep.hpp"
-#include "experiment/sweep_plot.hpp"
+#include "experiment/sweep/sweep.hpp"
+#include "experiment/sweep/sweep_plot.hpp"
 #include "util/format_number.hpp"
 
 using namespace pipelens;

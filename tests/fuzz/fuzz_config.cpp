@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "experiment/config.hpp"
+#include "experiment/config/config.hpp"
 #include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "experiment/point_result.hpp"
+#include "experiment/sweep/point_result.hpp"
 #include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

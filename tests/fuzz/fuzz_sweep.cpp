@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "experiment/sweep_spec.hpp"
+#include "experiment/sweep/sweep_spec.hpp"
 #include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

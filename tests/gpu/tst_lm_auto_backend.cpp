@@ -204,7 +204,7 @@ class TestLmAutoBackend : public QObject {
 
     void theDeviceNameSaysWhichClblastParameters() {
         ExperimentConfig c = tinyLm();
-        c.backend = "opencl";
+        c.backend = BackendKind::OpenCl;
         std::vector<std::string> notices;
         const LmBackendChoice choice = selectLmBackend(c, notices);
         QVERIFY(choice.executor);

@@ -12,11 +12,11 @@
 #include "backend_select.hpp"
 #include "cl_error.hpp"
 #include "errors.hpp"
-#include "experiment/experiment.hpp"
+#include "experiment/run/experiment.hpp"
 #include "fallback_backend.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_test_support.hpp"
-#include "replay/cpu_backend.hpp"
+#include "compute/cpu_backend.hpp"
 #include "replay/replay.hpp"
 
 using namespace pipelens;
@@ -209,13 +209,14 @@ private slots:
         ExperimentConfig c = smallConfig("pd");
         auto backendOf = [&](const std::string& backend, const std::string& precision,
                              int expectedExit, const QString& minWork = {}) -> std::string {
-            ExperimentConfig cfg = c;
-            cfg.backend = backend;
-            cfg.precision = precision;
+            // As a file says it, so that values outside the tables can be tried too.
+            nlohmann::json cfg = c.toJson();
+            cfg["backend"] = backend;
+            cfg["precision"] = precision;
             const QString config = dir.filePath("c.json");
             QFile f(config);
             if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return "unwritable";
-            f.write(QByteArray::fromStdString(cfg.toJson().dump()));
+            f.write(QByteArray::fromStdString(cfg.dump()));
             f.close();
             const QString out =
                 dir.filePath(QString::fromStdString(backend + precision) + minWork);
@@ -272,7 +273,7 @@ private slots:
         QVERIFY2(device.rfind("opencl", 0) == 0, device.c_str());
         QVERIFY(notices.empty());
 
-        small.backend = "opencl";
+        small.backend = BackendKind::OpenCl;
         const std::string chosen = selectBackend(small, notices).name;
         QVERIFY2(chosen.rfind("opencl", 0) == 0, chosen.c_str());
     }
@@ -322,7 +323,7 @@ private slots:
                      autoText.contains("CPU engine"),
                  qPrintable(autoText));
 
-        c.backend = "opencl";
+        c.backend = BackendKind::OpenCl;
         c.allowCpuFallback = false;
         write(c);
         const auto [strictExit, strictText] = runCli("strict");

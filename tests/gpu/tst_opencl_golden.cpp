@@ -5,7 +5,7 @@
 #include "core/golden_case.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_test_support.hpp"
-#include "replay/delays.hpp"
+#include "schedule/delays.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "replay/rpd_replay.hpp"
 #include "schedule/timeline.hpp"

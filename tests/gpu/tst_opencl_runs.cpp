@@ -8,16 +8,16 @@
 #include <QTemporaryDir>
 #include <nlohmann/json.hpp>
 
-#include "experiment/config.hpp"
-#include "experiment/experiment.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/run/experiment.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_test_support.hpp"
-#include "replay/cpu_backend.hpp"
+#include "compute/cpu_backend.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "replay/rpd_replay.hpp"
 
 using namespace pipelens;
-using pipelens::gpu::Precision;
+using DevicePrecision = pipelens::gpu::Precision;
 
 namespace {
 
@@ -48,7 +48,7 @@ MethodSpec methodSpec(const std::string& name, double step) {
     return m;
 }
 
-BackendProvider openCl(Precision p) {
+BackendProvider openCl(DevicePrecision p) {
     return [p]() -> std::unique_ptr<ComputeBackend> {
         gpu::OpenClBackendOptions o;
         o.precision = p;
@@ -70,13 +70,13 @@ void compareSeries(const std::vector<double>& got, const std::vector<double>& wa
     }
 }
 
-void compareRuns(const RunResult& ocl, const RunResult& cpu, Precision p) {
+void compareRuns(const RunResult& ocl, const RunResult& cpu, DevicePrecision p) {
     QVERIFY(cpu.finished);
     QVERIFY(ocl.finished);
     QCOMPARE(ocl.updates, cpu.updates);
     QVERIFY(cpu.updates > 0);
     const double f0 = std::abs(cpu.initialObjective);
-    const bool dbl = p == Precision::Double;
+    const bool dbl = p == DevicePrecision::Double;
     const double rel = dbl ? 1e-9 : kFloatRunRel;
     const double abs = dbl ? 0.0 : kFloatRunAbsOfInitial * f0;
     compareSeries(ocl.objectivePerSlot, cpu.objectivePerSlot, rel, abs, "objective_per_slot");
@@ -108,14 +108,14 @@ void addRuns() {
             QString tag = QString("%1%2/%3").arg(r.method, *r.delay ? QString("-") + r.delay : "",
                                                  logistic ? "logistic" : "quadratic");
             QTest::newRow(qPrintable(tag + "/double"))
-                << r.method << r.delay << logistic << static_cast<int>(Precision::Double);
+                << r.method << r.delay << logistic << static_cast<int>(DevicePrecision::Double);
         }
         QTest::newRow(logistic ? "pd/logistic/float" : "pd/quadratic/float")
-            << "pd" << "" << logistic << static_cast<int>(Precision::Float);
+            << "pd" << "" << logistic << static_cast<int>(DevicePrecision::Float);
         QTest::newRow(logistic ? "localsgd/logistic/float" : "localsgd/quadratic/float")
-            << "localsgd" << "" << logistic << static_cast<int>(Precision::Float);
+            << "localsgd" << "" << logistic << static_cast<int>(DevicePrecision::Float);
         QTest::newRow(logistic ? "rpd-uniform/logistic/float" : "rpd-uniform/quadratic/float")
-            << "rpd" << "uniform" << logistic << static_cast<int>(Precision::Float);
+            << "rpd" << "uniform" << logistic << static_cast<int>(DevicePrecision::Float);
     }
 }
 
@@ -147,8 +147,8 @@ private slots:
         const MethodRun& run = plan.runs.front();
         RunResult cpu = runOne(c, run, m.step.value, objective, cpuBackendProvider());
         RunResult ocl = runOne(c, run, m.step.value, objective,
-                               openCl(static_cast<Precision>(precision)));
-        compareRuns(ocl, cpu, static_cast<Precision>(precision));
+                               openCl(static_cast<DevicePrecision>(precision)));
+        compareRuns(ocl, cpu, static_cast<DevicePrecision>(precision));
     }
 
     // The final weights (the one vector that crosses to the host on request) agree too.
@@ -167,7 +167,7 @@ private slots:
         cfg.replicas = 3;
         cfg.stepSize = 0.5;
         auto cpuBackend = std::make_unique<CpuBackend>();
-        auto oclBackend = openCl(Precision::Double)();
+        auto oclBackend = openCl(DevicePrecision::Double)();
         ComputeBackend* cpuRaw = cpuBackend.get();
         ComputeBackend* oclRaw = oclBackend.get();
         PipelineReplay a(objective, std::move(cpuBackend), cfg);

@@ -9,13 +9,13 @@
 #include <QTest>
 #include <cmath>
 
-#include "experiment_controller.hpp"
-#include "gantt_chart.hpp"
-#include "loss_chart.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "charts/gantt_chart.hpp"
+#include "charts/loss_chart.hpp"
 #include "main_window.hpp"
-#include "playback_bar.hpp"
+#include "controls/playback_bar.hpp"
 #include "schedule/timeline.hpp"
-#include "staleness_heatmap.hpp"
+#include "charts/staleness_heatmap.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;

@@ -9,12 +9,12 @@
 #include <QSpinBox>
 #include <QTest>
 
-#include "controls_panel.hpp"
-#include "experiment_controller.hpp"
-#include "log_slider.hpp"
-#include "method_list_editor.hpp"
-#include "presets.hpp"
-#include "screen_labels.hpp"
+#include "controls/controls_panel.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "controls/log_slider.hpp"
+#include "controls/method_list_editor.hpp"
+#include "controllers/presets.hpp"
+#include "models/screen_labels.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -190,9 +190,9 @@ private slots:
         QCOMPARE(c.config().budget.totalSlots, 500);
         QCOMPARE(c.config().budget.epochs, 0.0);
         panel.compareField()->setCurrentIndex(panel.compareField()->findData("updates"));
-        QCOMPARE(c.config().budget.compare, std::string("updates"));
+        QCOMPARE(c.config().budget.compare, BudgetCompare::Updates);
         panel.deviceField()->setCurrentIndex(panel.deviceField()->findData("cpu"));
-        QCOMPARE(c.config().backend, std::string("cpu"));
+        QCOMPARE(c.config().backend, BackendKind::Cpu);
     }
 
     void fieldsFollowAConfigChangedElsewhere() {

@@ -5,8 +5,8 @@
 #include <QTest>
 
 #include "backend_select.hpp"
-#include "experiment/experiment.hpp"
-#include "experiment_controller.hpp"
+#include "experiment/run/experiment.hpp"
+#include "controllers/experiment_controller.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -85,7 +85,7 @@ private slots:
     void aFailingRunReportsItsMessage() {
         ExperimentController c;
         ExperimentConfig bad = c.config();
-        bad.data.source = "csv";
+        bad.data.source = DataSource::Csv;
         bad.data.x = "/nonexistent/pipelens-test.csv";
         c.setConfig(bad);
         QSignalSpy failed(&c, &ExperimentController::runFailed);

@@ -22,16 +22,16 @@
 #include <QXmlStreamReader>
 #include <algorithm>
 
-#include "chart_support.hpp"
-#include "controls_panel.hpp"
-#include "figure_strip.hpp"
-#include "gantt_chart.hpp"
-#include "line_legend.hpp"
-#include "loss_chart.hpp"
+#include "charts/chart_support.hpp"
+#include "controls/controls_panel.hpp"
+#include "charts/figure_strip.hpp"
+#include "charts/gantt_chart.hpp"
+#include "charts/line_legend.hpp"
+#include "charts/loss_chart.hpp"
 #include "main_window.hpp"
-#include "playback_bar.hpp"
-#include "range_chart.hpp"
-#include "staleness_heatmap.hpp"
+#include "controls/playback_bar.hpp"
+#include "charts/range_chart.hpp"
+#include "charts/staleness_heatmap.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;

@@ -10,9 +10,9 @@
 #include <QValueAxis>
 #include <cmath>
 
-#include "experiment_controller.hpp"
-#include "figure_strip.hpp"
-#include "replay/delays.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "charts/figure_strip.hpp"
+#include "schedule/delays.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;

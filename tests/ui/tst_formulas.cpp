@@ -3,10 +3,10 @@
 #include <QTest>
 #include <cmath>
 
-#include "experiment_controller.hpp"
-#include "figure_strip.hpp"
-#include "presets.hpp"
-#include "replay/delays.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "charts/figure_strip.hpp"
+#include "controllers/presets.hpp"
+#include "schedule/delays.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;

@@ -10,8 +10,8 @@
 #include <QtTest>
 #include <memory>
 
-#include "gantt_chart.hpp"
-#include "replay/delays.hpp"
+#include "charts/gantt_chart.hpp"
+#include "schedule/delays.hpp"
 #include "schedule/timeline.hpp"
 #include "ui_test_support.hpp"
 

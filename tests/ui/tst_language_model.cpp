@@ -18,17 +18,17 @@
 #include <QTest>
 #include <QTextBrowser>
 
-#include "controls_panel.hpp"
-#include "experiment/lm_experiment.hpp"
-#include "experiment_controller.hpp"
-#include "figure_strip.hpp"
-#include "gantt_chart.hpp"
-#include "lm_objective_fields.hpp"
-#include "loss_chart.hpp"
+#include "controls/controls_panel.hpp"
+#include "experiment/run/lm_experiment.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "charts/figure_strip.hpp"
+#include "charts/gantt_chart.hpp"
+#include "controls/lm_objective_fields.hpp"
+#include "charts/loss_chart.hpp"
 #include "main_window.hpp"
 #include "samples_view.hpp"
-#include "staleness_heatmap.hpp"
-#include "theorem_chart.hpp"
+#include "charts/staleness_heatmap.hpp"
+#include "charts/theorem_chart.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -42,7 +42,7 @@ ExperimentConfig tinyLm(int slotBudget) {
     c.methods.clear();
     LmObjectiveFields::switchToLanguageModel(c);
     c.name = "tiny-lm";
-    c.backend = "cpu";
+    c.backend = BackendKind::Cpu;
     c.stages = 3;
     c.batchSize = 4;
     LanguageModelSpec& m = *c.objective.languageModel;

@@ -25,16 +25,16 @@
 #include <QTest>
 #include <QXmlStreamReader>
 
-#include "controls_panel.hpp"
-#include "experiment_controller.hpp"
-#include "gantt_chart.hpp"
-#include "log_slider.hpp"
-#include "loss_chart.hpp"
+#include "controls/controls_panel.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "charts/gantt_chart.hpp"
+#include "controls/log_slider.hpp"
+#include "charts/loss_chart.hpp"
 #include "main_window.hpp"
-#include "method_list_editor.hpp"
-#include "presets.hpp"
-#include "range_chart.hpp"
-#include "staleness_heatmap.hpp"
+#include "controls/method_list_editor.hpp"
+#include "controllers/presets.hpp"
+#include "charts/range_chart.hpp"
+#include "charts/staleness_heatmap.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;

@@ -12,11 +12,11 @@
 #include <cstddef>
 #include <vector>
 
-#include "experiment_controller.hpp"
-#include "gantt_chart.hpp"
-#include "loss_chart.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "charts/gantt_chart.hpp"
+#include "charts/loss_chart.hpp"
 #include "main_window.hpp"
-#include "presets.hpp"
+#include "controllers/presets.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;

@@ -11,9 +11,9 @@
 #include <QValueAxis>
 #include <cmath>
 
-#include "experiment_controller.hpp"
-#include "loss_chart.hpp"
-#include "presets.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "charts/loss_chart.hpp"
+#include "controllers/presets.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;

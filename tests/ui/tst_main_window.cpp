@@ -13,17 +13,17 @@
 #include <nlohmann/json.hpp>
 #include <QTextBrowser>
 
-#include "controls_panel.hpp"
-#include "eliding_label.hpp"
-#include "experiment_controller.hpp"
-#include "figure_strip.hpp"
-#include "gantt_chart.hpp"
-#include "loss_chart.hpp"
+#include "controls/controls_panel.hpp"
+#include "controls/eliding_label.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "charts/figure_strip.hpp"
+#include "charts/gantt_chart.hpp"
+#include "charts/loss_chart.hpp"
 #include "main_window.hpp"
-#include "playback_bar.hpp"
-#include "presets.hpp"
-#include "replay/delays.hpp"
-#include "staleness_heatmap.hpp"
+#include "controls/playback_bar.hpp"
+#include "controllers/presets.hpp"
+#include "schedule/delays.hpp"
+#include "charts/staleness_heatmap.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -76,7 +76,7 @@ private slots:
             w.heatmap()->setVisibleRange(5.0, 90.0);
             saved = w.currentView();
             QCOMPARE(saved.ganttMethod, w.ganttMethodField()->itemText(1).toStdString());
-            QCOMPARE(saved.xAxis, std::string("updates"));
+            QCOMPARE(saved.xAxis, LossXAxis::Updates);
             QVERIFY(!saved.logY && saved.logX);
             QCOMPARE(saved.cursor, 37);
             QVERIFY(saved.ganttRange && saved.heatmapRange);

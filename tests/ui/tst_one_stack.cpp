@@ -13,13 +13,13 @@
 #include <nlohmann/json.hpp>
 
 #include "../folder_snapshot.hpp"
-#include "controls_panel.hpp"
-#include "experiment/lm_experiment.hpp"
-#include "experiment_controller.hpp"
-#include "lm_objective_fields.hpp"
-#include "log_slider.hpp"
+#include "controls/controls_panel.hpp"
+#include "experiment/run/lm_experiment.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "controls/lm_objective_fields.hpp"
+#include "controls/log_slider.hpp"
 #include "main_window.hpp"
-#include "method_list_editor.hpp"
+#include "controls/method_list_editor.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -38,7 +38,7 @@ MethodSpec methodWithStep(Method method, double step) {
 ExperimentConfig tinyLinear() {
     ExperimentConfig c = defaultExperiment();
     c.name = "tiny-linear";
-    c.backend = "cpu";
+    c.backend = BackendKind::Cpu;
     c.data.rows = 120;
     c.data.dim = 16;
     c.stages = 3;

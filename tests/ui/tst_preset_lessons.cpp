@@ -6,13 +6,13 @@
 
 #include <algorithm>
 
-#include "experiment/experiment.hpp"
-#include "experiment/lm_experiment.hpp"
-#include "experiment/paper_protocols.hpp"
-#include "experiment/sweep.hpp"
+#include "experiment/run/experiment.hpp"
+#include "experiment/run/lm_experiment.hpp"
+#include "experiment/protocols/paper_protocols.hpp"
+#include "experiment/sweep/sweep.hpp"
 #include "objective/lm/lm_sampling.hpp"
-#include "presets.hpp"
-#include "replay/delays.hpp"
+#include "controllers/presets.hpp"
+#include "schedule/delays.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;

@@ -6,11 +6,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "experiment/experiment.hpp"
-#include "experiment/objective_cache.hpp"
-#include "experiment_controller.hpp"
+#include "experiment/run/experiment.hpp"
+#include "experiment/run/objective_cache.hpp"
+#include "controllers/experiment_controller.hpp"
 #include "main_window.hpp"
-#include "presets.hpp"
+#include "controllers/presets.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -95,7 +95,7 @@ private slots:
         QCOMPARE(b2.data.dim, 512);
         QCOMPARE(b2.batchSize, 100);
         QCOMPARE(b2.budget.epochs, 20.0);
-        QCOMPARE(b2.budget.compare, std::string("updates"));
+        QCOMPARE(b2.budget.compare, BudgetCompare::Updates);
         QCOMPARE(b2.seed, std::uint64_t(0));  // RPD's seed 0 stands for it: the authors' seed 0
         for (const MethodSpec& m : b2.methods) {
             QVERIFY(m.step.grid);
@@ -128,7 +128,7 @@ private slots:
             QCOMPARE(e3.config.stages, 16);
             QCOMPARE(e3.config.data.dim, 512);
             QCOMPARE(e3.config.budget.totalSlots, 1230);
-            QCOMPARE(e3.config.budget.compare, std::string("time"));
+            QCOMPARE(e3.config.budget.compare, BudgetCompare::Time);
             QCOMPARE(e3.config.budget.rule, BudgetRule::Truncate);
         }
         const ExperimentConfig q = loadPreset("e3-quadratic").config;

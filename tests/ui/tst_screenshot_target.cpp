@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "chart_support.hpp"
-#include "widget_export.hpp"
+#include "charts/chart_support.hpp"
+#include "charts/widget_export.hpp"
 
 using namespace pipelens::ui;
 namespace fs = std::filesystem;

@@ -11,14 +11,14 @@
 #include <QTest>
 #include <QTimer>
 
-#include "controls_panel.hpp"
-#include "experiment_controller.hpp"
-#include "figure_strip.hpp"
-#include "gantt_chart.hpp"
-#include "loss_chart.hpp"
+#include "controls/controls_panel.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "charts/figure_strip.hpp"
+#include "charts/gantt_chart.hpp"
+#include "charts/loss_chart.hpp"
 #include "main_window.hpp"
 #include "samples_view.hpp"
-#include "staleness_heatmap.hpp"
+#include "charts/staleness_heatmap.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -157,7 +157,7 @@ private slots:
         const ExperimentConfig before = w.controller()->config();
         QSignalSpy failed(w.controller(), &ExperimentController::runFailed);
         const QString refused = w.controller()->tryModify([](ExperimentConfig& c) {
-            c.data.source = "npy";
+            c.data.source = DataSource::Npy;
             c.data.x = "/nonexistent/pipelens-test-x.npy";
             c.data.y = "/nonexistent/pipelens-test-y.npy";
         });

@@ -12,11 +12,11 @@
 #include <cmath>
 #include <memory>
 
-#include "colour_map.hpp"
+#include "charts/colour_map.hpp"
 #include "core/golden_case.hpp"
-#include "replay/delays.hpp"
+#include "schedule/delays.hpp"
 #include "schedule/timeline.hpp"
-#include "staleness_heatmap.hpp"
+#include "charts/staleness_heatmap.hpp"
 #include "ui_test_support.hpp"
 
 using pipelens::DelayTable;

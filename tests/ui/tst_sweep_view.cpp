@@ -13,13 +13,13 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "experiment/sweep.hpp"
-#include "experiment_controller.hpp"
-#include "gantt_chart.hpp"
+#include "experiment/sweep/sweep.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "charts/gantt_chart.hpp"
 #include "main_window.hpp"
-#include "presets.hpp"
-#include "sweep_chart.hpp"
-#include "sweep_controller.hpp"
+#include "controllers/presets.hpp"
+#include "charts/sweep_chart.hpp"
+#include "controllers/sweep_controller.hpp"
 #include "sweep_view.hpp"
 #include "ui_test_support.hpp"
 

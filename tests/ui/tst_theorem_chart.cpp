@@ -12,13 +12,13 @@
 #include <QTest>
 #include <cmath>
 
-#include "experiment_controller.hpp"
-#include "line_legend.hpp"
-#include "loss_chart.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "charts/line_legend.hpp"
+#include "charts/loss_chart.hpp"
 #include "main_window.hpp"
-#include "presets.hpp"
+#include "controllers/presets.hpp"
 #include "replay/theorem_trace.hpp"
-#include "theorem_chart.hpp"
+#include "charts/theorem_chart.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;

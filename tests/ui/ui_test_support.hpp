@@ -12,7 +12,7 @@
 #include <QTest>
 #include <QWidget>
 
-#include "experiment_controller.hpp"
+#include "controllers/experiment_controller.hpp"
 
 namespace pipelens::ui::test {
 

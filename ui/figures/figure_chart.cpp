@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "chart_support.hpp"
+#include "charts/chart_support.hpp"
 
 namespace pipelens::ui {
 namespace {

@@ -3,7 +3,7 @@
 // PNG and SVG through the app's atomic image writers. Needs a QApplication.
 #include <QString>
 
-#include "experiment/paper_protocols.hpp"
+#include "experiment/protocols/paper_protocols.hpp"
 
 class QChart;
 

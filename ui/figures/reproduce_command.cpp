@@ -12,8 +12,8 @@
 
 #include "cmdline/args.hpp"
 #include "errors.hpp"
-#include "experiment/paper_protocols.hpp"
-#include "experiment/results.hpp"
+#include "experiment/protocols/paper_protocols.hpp"
+#include "experiment/output/results.hpp"
 #include "figure_chart.hpp"
 
 namespace pipelens::ui {

@@ -1,6 +1,7 @@
 #include "objective/lm/lm_layout.hpp"
 
 #include "errors.hpp"
+#include "limits.hpp"
 
 namespace pipelens {
 
@@ -15,7 +16,10 @@ void requireRange(const std::string& field, int value, int lo, int hi, const std
 }  // namespace
 
 void validateLmDims(const LmDims& d) {
-    requireRange("stages", d.stages, 3, 4096, "an integer in [3, 4096] (embedding, blocks, head)");
+    requireRange("stages", d.stages, 3, kMaxStages,
+                 std::string("an integer in [3, ")
+                     .append(std::to_string(kMaxStages))
+                     .append("] (embedding, blocks, head)"));
     requireRange("width", d.width, 1, 65536, "an integer in [1, 65536]");
     requireRange("heads", d.heads, 1, d.width, "an integer in [1, width] that divides width");
     if (d.width % d.heads != 0) {

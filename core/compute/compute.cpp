@@ -1,0 +1,13 @@
+#include "compute/compute.hpp"
+
+#include "errors.hpp"
+
+namespace pipelens {
+
+void ComputeBackend::setGradientNoise(double sigma, std::uint64_t /*seed*/) {
+    if (sigma == 0.0) return;
+    throw ConfigError("objective.gradient_noise > 0 is not supported by the " + name() +
+                      " backend: use the CPU engine (backend = \"cpu\")");
+}
+
+}  // namespace pipelens

@@ -1,0 +1,199 @@
+#include "compute/cpu_backend.hpp"
+
+#include <stdexcept>
+
+#include "compute/block_product.hpp"
+
+namespace pipelens {
+namespace {
+// Rebuild X*w from scratch this often, so incremental rounding never accumulates visibly.
+constexpr long long kResyncUpdates = 4096;
+}  // namespace
+
+double CpuBackend::regularisation() const {
+    return objective_->loss() == LossKind::Logistic ? objective_->l2() : 0.0;
+}
+
+void CpuBackend::preparePipeline(const LinearObjective& objective, const PipelineLayout& layout,
+                                 const Eigen::VectorXd& w0) {
+    objective_ = &objective;
+    blocks_ = layout.blocks;
+    rpdMode_ = false;
+    noise_.reset();
+    const int b = objective.batchSize();
+    weights_ = w0.replicate(1, layout.replicas);
+    average_ = w0;
+    activationAll_ = objective.X() * w0;
+    stash_.clear();
+    for (size_t s = 0; s < blocks_.size(); ++s) {
+        stash_.emplace_back(Eigen::MatrixXd::Zero(blocks_[s].size, layout.stashSlots[s]));
+    }
+    activation_ = Eigen::MatrixXd::Zero(b, layout.activationSlots);
+    outputGrad_ = Eigen::MatrixXd::Zero(b, layout.activationSlots);
+    updatesSinceResync_ = 0;
+}
+
+void CpuBackend::applyBlockUpdate(int stage, const Eigen::VectorXd& delta, double averageWeight) {
+    const BlockRange& blk = blocks_[stage];
+    average_.segment(blk.offset, blk.size) += averageWeight * delta;
+    if (++updatesSinceResync_ >= kResyncUpdates) {
+        activationAll_.noalias() = objective_->X() * average_;
+        updatesSinceResync_ = 0;
+    } else {
+        if (averageWeight == 1.0) {
+            addBlockProduct(objective_->X(), blk.offset, blk.size, delta, activationAll_);
+        } else {
+            activationAll_.noalias() +=
+                objective_->X().middleCols(blk.offset, blk.size) * (averageWeight * delta);
+        }
+    }
+}
+
+double CpuBackend::sampleObjective() {
+    return objective_->valueFromActivation(activationAll_, average_.squaredNorm(), scratchRows_);
+}
+
+void CpuBackend::runOps(std::span<const PipelineOp> ops, double stepSize, bool sample,
+                        std::vector<UpdateSample>& samples) {
+    const int b = objective_->batchSize();
+    const int lastStage = static_cast<int>(blocks_.size()) - 1;
+    const double l2 = regularisation();
+    const double replicaWeight = 1.0 / static_cast<double>(weights_.cols());
+    for (const PipelineOp& op : ops) {
+        const BlockRange& blk = blocks_[op.stage];
+        auto Xb = objective_->X().block(static_cast<Eigen::Index>(op.batch) * b, blk.offset, b,
+                                        blk.size);
+        auto stash = stash_[op.stage].col(op.stashSlot);
+        if (op.op == OpKind::Forward) {
+            stash = weights_.col(op.replica).segment(blk.offset, blk.size);
+            auto act = activation_.col(op.actSlot);
+            if (op.stage == 0) {
+                act.noalias() = Xb * stash;
+            } else {
+                act.noalias() += Xb * stash;
+            }
+            if (op.stage == lastStage) {
+                scratchA_ = act;
+                objective_->outputGradient(op.batch, scratchA_, scratchG_);
+                outputGrad_.col(op.actSlot) = scratchG_;
+            }
+        } else {
+            blockGrad_.noalias() = Xb.transpose() * outputGrad_.col(op.actSlot);
+            if (l2 != 0.0) blockGrad_ += l2 * stash;
+            if (noise_) noise_->addTo(blockGrad_);
+            delta_.noalias() = -stepSize * blockGrad_;
+            weights_.col(op.replica).segment(blk.offset, blk.size) += delta_;
+            applyBlockUpdate(op.stage, delta_, replicaWeight);
+            samples.push_back({sample ? sampleObjective() : 0.0, blockGrad_.squaredNorm()});
+        }
+    }
+}
+
+void CpuBackend::averageReplicas() {
+    Eigen::VectorXd mean = weights_.rowwise().mean();
+    weights_.colwise() = mean;
+    average_ = mean;
+    activationAll_.noalias() = objective_->X() * average_;
+}
+
+void CpuBackend::prepareRpd(const LinearObjective& objective, const std::vector<BlockRange>& blocks,
+                            int depth, const Eigen::VectorXd& w0) {
+    if (depth < 1) throw std::invalid_argument("RPD ring depth must be >= 1");
+    objective_ = &objective;
+    blocks_ = blocks;
+    rpdMode_ = true;
+    noise_.reset();
+    // Each block keeps at most depth versions: enough even if every one of the last depth
+    // iterates updated it. Memory is depth * d, independent of the number of updates.
+    rings_.assign(blocks.size(), {});
+    for (size_t j = 0; j < blocks.size(); ++j) {
+        BlockRing& r = rings_[j];
+        r.values.resize(blocks[j].size, depth);
+        r.from.assign(static_cast<size_t>(depth), 0);
+        r.values.col(0) = w0.segment(blocks[j].offset, blocks[j].size);
+        r.from[0] = 0;
+        r.start = 0;
+        r.count = 1;
+    }
+    ringDepth_ = depth;
+    average_ = w0;
+    activationAll_ = objective.X() * w0;
+    point_ = w0;
+    rpdIndex_ = 0;
+    updatesSinceResync_ = 0;
+}
+
+UpdateSample CpuBackend::rpdStep(std::span<const int> delays, int stage, int batch,
+                                 double stepSize, bool sample) {
+    const int b = objective_->batchSize();
+    const auto rows = static_cast<Eigen::Index>(batch) * b;
+    // z_k: block j of the iterate k - delays[j]; accumulate the activation stage by stage as a
+    // pipeline would.
+    scratchA_.setZero(b);
+    for (size_t j = 0; j < blocks_.size(); ++j) {
+        if (delays[j] < 0 || delays[j] >= ringDepth_ || delays[j] > rpdIndex_) {
+            throw std::logic_error("RPD delay out of range for the ring");
+        }
+        const BlockRing& r = rings_[j];
+        const long long want = rpdIndex_ - delays[j];
+        // The newest version valid at iterate `want`: binary search over the ring's versions
+        // (ordered oldest to newest by `from`).
+        int lo = 0;
+        int hi = r.count - 1;
+        while (lo < hi) {
+            const int mid = (lo + hi + 1) / 2;
+            const int phys = (r.start + mid) % ringDepth_;
+            if (r.from[static_cast<size_t>(phys)] <= want) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        const BlockRange& blk = blocks_[j];
+        auto version = r.values.col((r.start + lo) % ringDepth_);
+        point_.segment(blk.offset, blk.size) = version;
+        scratchA_.noalias() += objective_->X().block(rows, blk.offset, b, blk.size) * version;
+    }
+    objective_->outputGradient(batch, scratchA_, scratchG_);
+    const BlockRange& blk = blocks_[stage];
+    blockGrad_.noalias() =
+        objective_->X().block(rows, blk.offset, b, blk.size).transpose() * scratchG_;
+    if (regularisation() != 0.0) blockGrad_ += regularisation() * point_.segment(blk.offset, blk.size);
+    if (noise_) {
+        for (int j = static_cast<int>(blocks_.size()) - 1; j > stage; --j) noise_->skip(blocks_[j].size);
+        noise_->addTo(blockGrad_);
+    }
+    delta_.noalias() = -stepSize * blockGrad_;
+    // w_{k+1}: block `stage` of w_k plus delta becomes the newest version of that block.
+    BlockRing& r = rings_[stage];
+    const int newest = (r.start + r.count - 1) % ringDepth_;
+    int slot = 0;
+    if (r.count < ringDepth_) {
+        slot = (r.start + r.count) % ringDepth_;
+        ++r.count;
+    } else {
+        slot = r.start;  // drop the oldest: no read can reach back that far any more
+        r.start = (r.start + 1) % ringDepth_;
+    }
+    if (slot != newest) r.values.col(slot) = r.values.col(newest);
+    r.values.col(slot) += delta_;
+    r.from[static_cast<size_t>(slot)] = rpdIndex_ + 1;
+    ++rpdIndex_;
+    applyBlockUpdate(stage, delta_, 1.0);
+    UpdateSample out;
+    out.blockGradNormSq = blockGrad_.squaredNorm();
+    if (sample) out.objective = sampleObjective();
+    return out;
+}
+
+void CpuBackend::setGradientNoise(double sigma, std::uint64_t seed) {
+    if (sigma > 0.0) noise_.emplace(sigma, seed);
+}
+
+double CpuBackend::objective() { return sampleObjective(); }
+
+double CpuBackend::gradientNormSquared() { return objective_->gradient(average_).squaredNorm(); }
+
+Eigen::VectorXd CpuBackend::weights() { return average_; }
+
+}  // namespace pipelens

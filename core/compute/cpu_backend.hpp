@@ -1,0 +1,61 @@
+#pragma once
+// The double-precision reference backend: Eigen on the host. Every other backend is tested
+// against this one.
+#include <optional>
+
+#include "compute/compute.hpp"
+#include "objective/gradient_noise.hpp"
+
+namespace pipelens {
+
+class CpuBackend final : public ComputeBackend {
+public:
+    std::string name() const override { return "cpu (Eigen, double)"; }
+    void preparePipeline(const LinearObjective& objective, const PipelineLayout& layout,
+                         const Eigen::VectorXd& w0) override;
+    void runOps(std::span<const PipelineOp> ops, double stepSize, bool sample,
+                std::vector<UpdateSample>& samples) override;
+    void averageReplicas() override;
+    void prepareRpd(const LinearObjective& objective, const std::vector<BlockRange>& blocks,
+                    int depth, const Eigen::VectorXd& w0) override;
+    UpdateSample rpdStep(std::span<const int> delays, int stage, int batch, double stepSize,
+                         bool sample) override;
+    void setGradientNoise(double sigma, std::uint64_t seed) override;
+    double objective() override;
+    double gradientNormSquared() override;
+    Eigen::VectorXd weights() override;
+
+private:
+    void applyBlockUpdate(int stage, const Eigen::VectorXd& delta, double averageWeight);
+    double sampleObjective();
+    double regularisation() const;
+
+    const LinearObjective* objective_ = nullptr;
+    std::vector<BlockRange> blocks_;
+    bool rpdMode_ = false;
+    // Pipelines: one column per replica.
+    Eigen::MatrixXd weights_;
+    Eigen::VectorXd average_;       // replica average (pipelines) or w_k (RPD)
+    Eigen::VectorXd activationAll_; // X * average_, kept up to date incrementally
+    std::vector<Eigen::MatrixXd> stash_;  // per stage: block size x stash slots
+    Eigen::MatrixXd activation_;    // b x activation slots
+    Eigen::MatrixXd outputGrad_;    // b x activation slots
+    // RPD: per block, the versions it took in the last delta+1 iterates and the iterate index
+    // from which each is valid (a block changes only when updated, so most reads are shared).
+    struct BlockRing {
+        Eigen::MatrixXd values;      // block size x capacity
+        std::vector<long long> from; // capacity
+        int start = 0;               // physical index of the oldest version
+        int count = 0;
+    };
+    std::vector<BlockRing> rings_;
+    long long rpdIndex_ = 0;        // k of the newest iterate
+    int ringDepth_ = 1;
+    Eigen::ArrayXd scratchRows_;
+    Eigen::VectorXd point_;         // RPD mixed point z_k
+    Eigen::VectorXd scratchA_, scratchG_, blockGrad_, delta_;
+    long long updatesSinceResync_ = 0;
+    std::optional<GradientNoise> noise_;
+};
+
+}  // namespace pipelens

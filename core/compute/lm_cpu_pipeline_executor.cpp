@@ -1,0 +1,292 @@
+#include "compute/lm_cpu_pipeline_executor.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "util/task_team.hpp"
+
+namespace pipelens {
+
+template <typename Real>
+Real* LmBufferPool<Real>::acquire(int key) {
+    const auto i = static_cast<std::size_t>(slots_.acquire(key));
+    if (i == buffers_.size()) buffers_.emplace_back(size_);
+    return buffers_[i].data();
+}
+
+template <typename Real>
+Real* LmBufferPool<Real>::get(int key) {
+    return buffers_[static_cast<std::size_t>(slots_.get(key))].data();
+}
+
+template <typename Real>
+LmCpuPipelineExecutor<Real>::LmCpuPipelineExecutor(
+    std::shared_ptr<const CharTransformerProblem> problem, int replicas)
+    : problem_(std::move(problem)), model_(problem_->layout) {
+    const CharTransformerProblem& p = *problem_;
+    const int S = p.layout.stages();
+    const LmDims& d = p.layout.dims();
+    const auto nc = static_cast<std::size_t>(d.tokens()) * static_cast<std::size_t>(d.width);
+    const auto nv = static_cast<std::size_t>(d.tokens()) * static_cast<std::size_t>(d.vocab);
+    std::vector<Real> w0(static_cast<std::size_t>(p.w0.size()));
+    for (std::size_t i = 0; i < w0.size(); ++i) {
+        w0[i] = static_cast<Real>(p.w0[static_cast<Eigen::Index>(i)]);
+    }
+    replicas_.assign(static_cast<std::size_t>(replicas), w0);
+    average_.resize(w0.size());
+    long long largest = 0;
+    for (int s = 0; s < S; ++s) {
+        stash_.emplace_back(static_cast<std::size_t>(p.layout.stage(s).size));
+        input_.emplace_back(s == 0 ? 0 : nc);
+        gradOut_.emplace_back(s == S - 1 ? 0 : nc);
+        largest = std::max(largest, p.layout.stage(s).size);
+    }
+    gradW_.resize(static_cast<std::size_t>(largest));
+    logits_.resize(nv);
+    gradLogits_.resize(nv);
+    scratchOut_.resize(nc);
+    lastForward_.assign(static_cast<std::size_t>(S), -1);
+}
+
+template <typename Real>
+std::string LmCpuPipelineExecutor<Real>::describe() const {
+    return sizeof(Real) == sizeof(double) ? "cpu, double" : "cpu, float";
+}
+
+template <typename Real>
+const Real* LmCpuPipelineExecutor<Real>::currentPoint() {
+    if (replicas_.size() == 1) return replicas_[0].data();
+    std::fill(average_.begin(), average_.end(), Real(0));
+    for (const auto& w : replicas_) {
+        for (std::size_t i = 0; i < w.size(); ++i) average_[i] += w[i];
+    }
+    const auto R = static_cast<Real>(replicas_.size());
+    for (Real& v : average_) v /= R;
+    return average_.data();
+}
+
+template <typename Real>
+double LmCpuPipelineExecutor<Real>::meanLoss(const TokenBatches& batches) {
+    const double loss = model_.meanLoss(currentPoint(), batches);
+    // The whole-model pass reused the stage runners: their saved internals are gone.
+    std::fill(lastForward_.begin(), lastForward_.end(), -1);
+    return loss;
+}
+
+template <typename Real>
+double LmCpuPipelineExecutor<Real>::forward(int m, int s, int replica, int batch) {
+    const CharTransformerProblem& p = *problem_;
+    const int S = p.layout.stages();
+    const auto& block = p.layout.stage(s);
+    const Real* current = replicas_[static_cast<std::size_t>(replica)].data() + block.offset;
+    Real* stash = stash_[static_cast<std::size_t>(s)].acquire(m);
+    std::copy(current, current + block.size, stash);
+    const Real* in = s == 0 ? nullptr : input_[static_cast<std::size_t>(s)].get(m);
+    Real* out = s == S - 1 ? logits_.data() : input_[static_cast<std::size_t>(s + 1)].acquire(m);
+    model_.stage(s).forward(stash, p.train.tokens(batch), in, out);
+    lastForward_[static_cast<std::size_t>(s)] = m;
+    if (s != S - 1) return std::numeric_limits<double>::quiet_NaN();
+    const LmDims& d = p.layout.dims();
+    return crossEntropy<Real>(logits_.data(), p.train.targets(batch), d.tokens(), d.vocab, nullptr);
+}
+
+template <typename Real>
+void LmCpuPipelineExecutor<Real>::backward(int m, int s, int replica, int batch, double stepSize) {
+    const CharTransformerProblem& p = *problem_;
+    const LmDims& d = p.layout.dims();
+    const int S = p.layout.stages();
+    const auto su = static_cast<std::size_t>(s);
+    const auto& block = p.layout.stage(s);
+    // Weight stashing: the backward reads exactly the copy its forward used (get() throws if
+    // F(m, s) left none).
+    const Real* stash = stash_[su].get(m);
+    const Real* in = s == 0 ? nullptr : input_[su].get(m);
+    if (lastForward_[su] != m) {  // activation recomputation from the kept input
+        model_.stage(s).forward(stash, p.train.tokens(batch), in,
+                                s == S - 1 ? logits_.data() : scratchOut_.data());
+        lastForward_[su] = m;
+    }
+    const Real* gradOut = nullptr;
+    if (s == S - 1) {
+        crossEntropy<Real>(logits_.data(), p.train.targets(batch), d.tokens(), d.vocab,
+                           gradLogits_.data());
+        gradOut = gradLogits_.data();
+    } else {
+        gradOut = gradOut_[su].get(m);
+    }
+    Real* gradIn = s == 0 ? nullptr : gradOut_[su - 1].acquire(m);
+    model_.stage(s).backward(stash, gradOut, gradW_.data(), gradIn);
+    Real* w = replicas_[static_cast<std::size_t>(replica)].data() + block.offset;
+    const auto step = static_cast<Real>(stepSize);
+    for (long long i = 0; i < block.size; ++i) w[i] -= step * gradW_[static_cast<std::size_t>(i)];
+    stash_[su].release(m);
+    if (s > 0) input_[su].release(m);
+    if (s < S - 1) gradOut_[su].release(m);
+}
+
+template <typename Real>
+bool LmCpuPipelineExecutor<Real>::runSlot(const std::vector<LmSlotOp>& ops, double stepSize,
+                                          TaskTeam* team, const LmSlotDone& done) {
+    if (team == nullptr) return LmPipelineExecutor::runSlot(ops, stepSize, team, done);
+    return runSlotSideBySide(ops, stepSize, *team, done);
+}
+
+// The ops of one slot act on different stages, and none reads what another writes in the same
+// slot: F(m, s) reads stage s's weights (only B on stage s changes them) and the input F(m, s-1)
+// made in an earlier slot; B(m, s) reads the gradient B(m, s+1) made earlier. So they run side
+// by side in three phases: (1) in the slot's order, every buffer is acquired and released as
+// forward() and backward() do one after the other (same pool peaks), a released buffer being
+// lent again only after the slot; (2) in parallel, every F (with its stash copy and, on the last
+// stage, its loss) and every B (recomputation, backward into the stage's own gradient); (3) in
+// the slot's order, the weight updates and `done`, stopping where `done` says so exactly where
+// one after the other stops (later ops of that slot then never update anything). Each op
+// computes the same numbers on any thread: the results are bit-identical to one thread.
+template <typename Real>
+bool LmCpuPipelineExecutor<Real>::runSlotSideBySide(const std::vector<LmSlotOp>& ops,
+                                                    double stepSize, TaskTeam& team,
+                                                    const LmSlotDone& done) {
+    const CharTransformerProblem& p = *problem_;
+    const int S = p.layout.stages();
+    const LmDims& d = p.layout.dims();
+    if (stageGradW_.empty()) {
+        const auto nc = static_cast<std::size_t>(d.tokens()) * static_cast<std::size_t>(d.width);
+        for (int s = 0; s < S; ++s) {
+            stageGradW_.emplace_back(static_cast<std::size_t>(p.layout.stage(s).size));
+            stageScratch_.emplace_back(s == S - 1 ? 0 : nc);
+        }
+    }
+    slotBuffers_.clear();
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+        const LmSlotOp& e = ops[k];
+        const auto su = static_cast<std::size_t>(e.stage);
+        for (std::size_t j = 0; j < k; ++j) {
+            if (ops[j].stage == e.stage) throw std::logic_error("two ops on one stage in a slot");
+        }
+        SlotBuffers b{nullptr, nullptr, nullptr, nullptr, nullptr, 0.0};
+        if (e.forward) {
+            b.stash = stash_[su].acquire(e.microbatch);
+            b.in = e.stage == 0 ? nullptr : input_[su].get(e.microbatch);
+            b.out = e.stage == S - 1 ? logits_.data() : input_[su + 1].acquire(e.microbatch);
+        } else {
+            b.stash = stash_[su].get(e.microbatch);
+            b.in = e.stage == 0 ? nullptr : input_[su].get(e.microbatch);
+            b.out = e.stage == S - 1 ? logits_.data() : stageScratch_[su].data();
+            b.gradOut = e.stage == S - 1 ? gradLogits_.data() : gradOut_[su].get(e.microbatch);
+            b.gradIn = e.stage == 0 ? nullptr : gradOut_[su - 1].acquire(e.microbatch);
+            stash_[su].releaseDeferred(e.microbatch);
+            if (e.stage > 0) input_[su].releaseDeferred(e.microbatch);
+            if (e.stage < S - 1) gradOut_[su].releaseDeferred(e.microbatch);
+        }
+        slotBuffers_.push_back(b);
+    }
+    // Costliest first: a block's backward (with its recomputation), then forwards.
+    slotOrder_.clear();
+    for (std::size_t k = 0; k < ops.size(); ++k) slotOrder_.push_back(k);
+    auto cost = [&](std::size_t k) {
+        const LmSlotOp& e = ops[k];
+        const bool block = e.stage > 0 && e.stage < S - 1;
+        return (block ? 4 : 1) * (e.forward ? 1 : 3);
+    };
+    std::stable_sort(slotOrder_.begin(), slotOrder_.end(),
+                     [&](std::size_t a, std::size_t b) { return cost(a) > cost(b); });
+
+    team.run(slotOrder_.size(), [&](std::size_t i) {
+        const std::size_t k = slotOrder_[i];
+        const LmSlotOp& e = ops[k];
+        SlotBuffers& b = slotBuffers_[k];
+        const auto su = static_cast<std::size_t>(e.stage);
+        auto& stage = model_.stage(e.stage);
+        if (e.forward) {
+            const auto& block = p.layout.stage(e.stage);
+            const Real* current =
+                replicas_[static_cast<std::size_t>(e.replica)].data() + block.offset;
+            std::copy(current, current + block.size, b.stash);
+            stage.forward(b.stash, p.train.tokens(e.batch), b.in, b.out);
+            lastForward_[su] = e.microbatch;
+            if (e.stage == S - 1) {
+                b.loss = crossEntropy<Real>(logits_.data(), p.train.targets(e.batch), d.tokens(),
+                                            d.vocab, nullptr);
+            }
+            return;
+        }
+        if (lastForward_[su] != e.microbatch) {
+            stage.forward(b.stash, p.train.tokens(e.batch), b.in, b.out);
+            lastForward_[su] = e.microbatch;
+        }
+        if (e.stage == S - 1) {
+            crossEntropy<Real>(logits_.data(), p.train.targets(e.batch), d.tokens(), d.vocab,
+                               gradLogits_.data());
+        }
+        stage.backward(b.stash, b.gradOut, stageGradW_[su].data(), b.gradIn);
+    });
+
+    bool ok = true;
+    const auto step = static_cast<Real>(stepSize);
+    for (std::size_t k = 0; ok && k < ops.size(); ++k) {
+        const LmSlotOp& e = ops[k];
+        double loss = std::numeric_limits<double>::quiet_NaN();
+        if (e.forward) {
+            if (e.stage == S - 1) loss = slotBuffers_[k].loss;
+        } else {
+            const auto& block = p.layout.stage(e.stage);
+            Real* w = replicas_[static_cast<std::size_t>(e.replica)].data() + block.offset;
+            const Real* g = stageGradW_[static_cast<std::size_t>(e.stage)].data();
+            for (long long i = 0; i < block.size; ++i) w[i] -= step * g[i];
+        }
+        ok = done(k, loss);
+    }
+    for (auto* pools : {&stash_, &input_, &gradOut_}) {
+        for (auto& pool : *pools) pool.reclaim();
+    }
+    return ok;
+}
+
+template <typename Real>
+void LmCpuPipelineExecutor<Real>::averageReplicas() {
+    const Real* avg = currentPoint();
+    for (auto& w : replicas_) std::copy(avg, avg + w.size(), w.begin());
+}
+
+template <typename Real>
+Eigen::VectorXd LmCpuPipelineExecutor<Real>::weights() const {
+    Eigen::VectorXd w = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(replicas_[0].size()));
+    for (const auto& rep : replicas_) {
+        for (std::size_t i = 0; i < rep.size(); ++i) {
+            w[static_cast<Eigen::Index>(i)] += static_cast<double>(rep[i]);
+        }
+    }
+    return w / static_cast<double>(replicas_.size());
+}
+
+template <typename Real>
+std::vector<int> LmCpuPipelineExecutor<Real>::peakStashedWeights() const {
+    std::vector<int> out;
+    for (const auto& pool : stash_) out.push_back(pool.peak());
+    return out;
+}
+
+template <typename Real>
+std::vector<int> LmCpuPipelineExecutor<Real>::peakKeptInputs() const {
+    std::vector<int> out;
+    for (std::size_t s = 0; s < stash_.size(); ++s) {
+        out.push_back(s == 0 ? stash_[s].peak() : input_[s].peak());
+    }
+    return out;
+}
+
+std::unique_ptr<LmPipelineExecutor> makeLmCpuPipelineExecutor(
+    std::shared_ptr<const CharTransformerProblem> problem, int replicas) {
+    if (problem->params.precision == LmPrecision::Float) {
+        return std::make_unique<LmCpuPipelineExecutor<float>>(std::move(problem), replicas);
+    }
+    return std::make_unique<LmCpuPipelineExecutor<double>>(std::move(problem), replicas);
+}
+
+template class LmBufferPool<double>;
+template class LmBufferPool<float>;
+template class LmCpuPipelineExecutor<double>;
+template class LmCpuPipelineExecutor<float>;
+
+}  // namespace pipelens

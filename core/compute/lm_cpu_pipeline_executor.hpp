@@ -1,0 +1,74 @@
+#pragma once
+// The CPU executor of PD and LocalSGD on the language model (LmPipelineExecutor): replicas,
+// stashes and kept activations in host memory, the stages of core/objective/lm (Eigen), in the
+// problem's precision Real. Given a team, runSlot runs the ops of one slot side by side,
+// bit-identical to one after the other.
+#include <memory>
+#include <vector>
+
+#include "objective/lm/char_transformer.hpp"
+#include "objective/lm/lm_model.hpp"
+#include "compute/lm_pipeline_executor.hpp"
+
+namespace pipelens {
+
+// A small pool of equal-size host buffers owned by microbatch keys (LmSlotPool's bookkeeping).
+template <typename Real>
+class LmBufferPool {
+  public:
+    explicit LmBufferPool(std::size_t size = 0) : size_(size) {}
+    Real* acquire(int key);  // logic_error if key already holds one
+    Real* get(int key);      // logic_error if key holds none
+    void release(int key) { slots_.release(key); }
+    void releaseDeferred(int key) { slots_.releaseDeferred(key); }  // LmSlotPool's
+    void reclaim() { slots_.reclaim(); }
+    int peak() const { return slots_.peak(); }
+
+  private:
+    std::size_t size_;
+    LmSlotPool slots_;
+    std::vector<std::vector<Real>> buffers_;
+};
+
+template <typename Real>
+class LmCpuPipelineExecutor final : public LmPipelineExecutor {
+  public:
+    LmCpuPipelineExecutor(std::shared_ptr<const CharTransformerProblem> problem, int replicas);
+    std::string describe() const override;
+    double forward(int m, int s, int replica, int batch) override;
+    void backward(int m, int s, int replica, int batch, double stepSize) override;
+    bool runSlot(const std::vector<LmSlotOp>& ops, double stepSize, TaskTeam* team,
+                 const LmSlotDone& done) override;
+    void averageReplicas() override;
+    double meanLoss(const TokenBatches& batches) override;
+    Eigen::VectorXd weights() const override;
+    std::vector<int> peakStashedWeights() const override;
+    std::vector<int> peakKeptInputs() const override;
+
+  private:
+    const Real* currentPoint();  // the replica average (or the only replica)
+    bool runSlotSideBySide(const std::vector<LmSlotOp>& ops, double stepSize, TaskTeam& team,
+                           const LmSlotDone& done);
+
+    std::shared_ptr<const CharTransformerProblem> problem_;
+    CharTransformer<Real> model_;
+    std::vector<std::vector<Real>> replicas_;
+    std::vector<Real> average_, gradW_, logits_, gradLogits_, scratchOut_;
+    std::vector<LmBufferPool<Real>> stash_, input_, gradOut_;  // per stage
+    std::vector<int> lastForward_;  // per stage: microbatch whose internals the runner holds
+    // Side-by-side slots: one op per stage, with its buffers resolved in the slot's order.
+    struct SlotBuffers {
+        Real *stash, *out, *gradIn;
+        const Real *in, *gradOut;
+        double loss;
+    };
+    std::vector<SlotBuffers> slotBuffers_;
+    std::vector<std::size_t> slotOrder_;                        // ops indices, costliest first
+    std::vector<std::vector<Real>> stageGradW_, stageScratch_;  // per stage (made on first use)
+};
+
+// The CPU executor in the problem's precision.
+std::unique_ptr<LmPipelineExecutor> makeLmCpuPipelineExecutor(
+    std::shared_ptr<const CharTransformerProblem> problem, int replicas);
+
+}  // namespace pipelens

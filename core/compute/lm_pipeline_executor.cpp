@@ -1,0 +1,72 @@
+#include "compute/lm_pipeline_executor.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace pipelens {
+
+int LmSlotPool::acquire(int key) {
+    if (std::find(owner_.begin(), owner_.end(), key) != owner_.end()) {
+        throw std::logic_error("buffer of microbatch " + std::to_string(key) + " already in use");
+    }
+    auto freeSlot = std::find(owner_.begin(), owner_.end(), -1);
+    int i = 0;
+    if (freeSlot == owner_.end()) {
+        owner_.push_back(key);
+        i = static_cast<int>(owner_.size()) - 1;
+    } else {
+        *freeSlot = key;
+        i = static_cast<int>(freeSlot - owner_.begin());
+    }
+    peak_ = std::max(peak_, ++inUse_);
+    return i;
+}
+
+int LmSlotPool::get(int key) const {
+    auto it = std::find(owner_.begin(), owner_.end(), key);
+    if (it == owner_.end()) {
+        throw std::logic_error("no buffer held for microbatch " + std::to_string(key));
+    }
+    return static_cast<int>(it - owner_.begin());
+}
+
+void LmSlotPool::release(int key) {
+    releaseAs(key, -1);
+}
+
+void LmSlotPool::releaseDeferred(int key) {
+    releaseAs(key, -2);
+}
+
+void LmSlotPool::reclaim() {
+    std::replace(owner_.begin(), owner_.end(), -2, -1);
+}
+
+void LmSlotPool::releaseAs(int key, int mark) {
+    auto it = std::find(owner_.begin(), owner_.end(), key);
+    if (it == owner_.end()) {
+        throw std::logic_error("releasing a buffer microbatch " + std::to_string(key) +
+                               " does not hold");
+    }
+    *it = mark;
+    --inUse_;
+}
+
+bool LmPipelineExecutor::runSlot(const std::vector<LmSlotOp>& ops, double stepSize,
+                                 TaskTeam* /*team*/, const LmSlotDone& done) {
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+        const LmSlotOp& op = ops[k];
+        double loss = std::numeric_limits<double>::quiet_NaN();
+        if (op.forward) {
+            loss = forward(op.microbatch, op.stage, op.replica, op.batch);
+        } else {
+            backward(op.microbatch, op.stage, op.replica, op.batch, stepSize);
+        }
+        if (!done(k, loss)) return false;
+    }
+    return true;
+}
+
+}  // namespace pipelens

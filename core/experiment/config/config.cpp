@@ -1,0 +1,548 @@
+#include "experiment/config/config.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "errors.hpp"
+#include "experiment/config/lm_config.hpp"
+#include "experiment/config/object_reader.hpp"
+#include "util/input_file.hpp"
+
+namespace pipelens {
+namespace {
+
+using nlohmann::json;
+
+constexpr long long kBig = kConfigBig;
+
+std::string show(const json& v) { return showConfigValue(v); }
+
+// [first, last] with 0 <= first < last, finite.
+std::optional<std::array<double, 2>> readRange(ObjectReader& r, const std::string& key) {
+    if (!r.has(key)) return std::nullopt;
+    const json& v = r.at(key);
+    const std::string allowed = "[first, last], two finite numbers with 0 <= first < last";
+    if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number()) {
+        throw ConfigError(r.field(key) + " = " + show(v) + " is not allowed: " + allowed);
+    }
+    const std::array<double, 2> range{v[0].get<double>(), v[1].get<double>()};
+    if (!std::isfinite(range[0]) || !std::isfinite(range[1]) || range[0] < 0.0 ||
+        !(range[0] < range[1])) {
+        throw ConfigError(r.field(key) + " = " + show(v) + " is not allowed: " + allowed);
+    }
+    return range;
+}
+
+ViewState readView(const json& j) {
+    ObjectReader r(j, "view");
+    ViewState v;
+    v.ganttMethod = r.text("gantt_method", "");
+    v.xAxis = r.choice("x_axis", LossXAxis::Slots, kLossXAxes);
+    v.logY = r.boolean("log_y", true);
+    v.logX = r.boolean("log_x", false);
+    v.theoremChart = r.boolean("theorem_chart", false);
+    v.cursor = static_cast<int>(r.integer(
+        "cursor", -1, -1, kBig, "-1 (the end of the run) or a slot count in [0, 1000000000]"));
+    v.ganttRange = readRange(r, "gantt_range");
+    v.heatmapRange = readRange(r, "heatmap_range");
+    r.rejectUnknown();
+    return v;
+}
+
+json viewJson(const ViewState& v) {
+    json j = {{"gantt_method", v.ganttMethod}, {"x_axis", enumName(kLossXAxes, v.xAxis)},
+              {"log_y", v.logY},               {"log_x", v.logX},
+              {"theorem_chart", v.theoremChart}, {"cursor", v.cursor}};
+    if (v.ganttRange) j["gantt_range"] = {(*v.ganttRange)[0], (*v.ganttRange)[1]};
+    if (v.heatmapRange) j["heatmap_range"] = {(*v.heatmapRange)[0], (*v.heatmapRange)[1]};
+    return j;
+}
+
+StepSpec readStep(ObjectReader& r) {
+    StepSpec s;
+    if (!r.has("step_size")) {
+        throw ConfigError(
+            r.field("step_size") +
+            " is missing: a number in (0, 1e12], or {\"grid\": [a_min, a_max]} for 2^a");
+    }
+    const json& v = r.at("step_size");
+    if (v.is_number()) {
+        s.value = r.number("step_size", 0.0, 0.0, 1e12, "a number in (0, 1e12]");
+        if (!(s.value > 0.0)) {
+            throw ConfigError(r.field("step_size") + " = " + show(v) +
+                              " is not allowed: a number in (0, 1e12]");
+        }
+        return s;
+    }
+    if (!v.is_object()) {
+        throw ConfigError(r.field("step_size") + " = " + show(v) +
+                          " is not allowed: a number in (0, 1e12], or {\"grid\": [a_min, a_max]}");
+    }
+    ObjectReader g(v, r.field("step_size"));
+    if (!g.has("grid")) throw ConfigError(r.field("step_size") + ".grid is missing");
+    const json& range = g.at("grid");
+    long long lo = 0;
+    long long hi = 0;
+    // Read as 64-bit and range-checked before narrowing: 2^32 must not become 0.
+    if (!range.is_array() || range.size() != 2 || !range[0].is_number_integer() ||
+        !range[1].is_number_integer() || !wholeNumberIn(range[0], -60, 20, lo) ||
+        !wholeNumberIn(range[1], -60, 20, hi) || lo > hi) {
+        throw ConfigError(r.field("step_size.grid") + " = " + show(range) +
+                          " is not allowed: [a_min, a_max], integers with -60 <= a_min <= a_max <= 20");
+    }
+    s.rule = parseStepRule(g.text("rule", "best_final", {"best_final", "stable"}));
+    g.rejectUnknown();
+    s.grid = true;
+    s.gridMin = static_cast<int>(lo);
+    s.gridMax = static_cast<int>(hi);
+    return s;
+}
+
+json stepJson(const StepSpec& s) {
+    if (s.grid) return json{{"grid", {s.gridMin, s.gridMax}}, {"rule", stepRuleName(s.rule)}};
+    return s.value;
+}
+
+MethodSpec readMethod(const json& v, const std::string& path) {
+    ObjectReader r(v, path);
+    MethodSpec m;
+    if (!r.has("method")) throw ConfigError(path + ".method is missing: one of " + methodKeyList());
+    std::vector<std::string> keys;
+    for (const MethodInfo& info : kMethods) keys.emplace_back(info.key);
+    m.method = parseMethod(r.text("method", "", keys), r.field("method"));
+    m.label = r.text("label", "");
+    m.step = readStep(r);
+    if (m.method == Method::PipeDream) {
+        m.noam = static_cast<int>(
+            r.integer("noam", 0, 0, kBig, "0 (meaning S) or an integer in [1, 1000000000]"));
+    } else if (m.method == Method::LocalSgd) {
+        m.replicas = static_cast<int>(
+            r.integer("replicas", 0, 0, kMaxStages,
+                      std::string("0 (meaning S) or an integer in [1, ")
+                          .append(std::to_string(kMaxStages))
+                          .append("]")));
+        m.localSteps = static_cast<int>(
+            r.integer("local_steps", 5, 1, kBig, "an integer in [1, 1000000000] (H)"));
+    } else if (m.method == Method::FillDrain) {
+        m.flushGroup = static_cast<int>(
+            r.integer("flush_group", 0, 0, kBig, "0 (meaning S) or an integer in [1, 1000000000]"));
+    } else if (m.method == Method::RandomizedPipeDream) {
+        m.delayMode = parseDelayMode(r.text("delay_mode", "uniform", {"uniform", "max", "zero", "pd"}));
+        m.delta = r.integer("delta", -1, -1, 10'000'000,
+                            "-1 (meaning S^2 - S/2) or an integer in [0, 10000000]");
+        m.order = parseStageOrder(r.text("order", "uniform", {"uniform", "pd"}));
+        m.seed = static_cast<std::uint64_t>(
+            r.integer("seed", 0, 0, kBig * 1000, "an integer in [0, 1000000000000]"));
+    }
+    r.rejectUnknown();
+    return m;
+}
+
+}  // namespace
+
+std::string resolveDataPath(const ExperimentConfig& c, const std::string& p) {
+    if (p.empty() || c.baseDir.empty() || std::filesystem::path(p).is_absolute()) return p;
+    return (std::filesystem::path(c.baseDir) / p).string();
+}
+
+std::string defaultMethodLabel(const MethodSpec& m, int stages) {
+    std::ostringstream s;
+    if (m.method == Method::PipeDream) {
+        s << "PipeDream";
+        if (m.noam > 0 && m.noam != stages) s << " (NOAM=" << m.noam << ")";
+    } else if (m.method == Method::RandomizedPipeDream) {
+        s << "RPD (" << delayModeName(m.delayMode);
+        if (m.delayMode != DelayMode::PipeDream && m.delayMode != DelayMode::Zero) {
+            long long d = m.delta >= 0 ? m.delta : pipeDreamMaxDelayFormula(stages);
+            s << ", delta=" << d;
+        }
+        if (m.order == StageOrder::PipeDream) s << ", PD order";
+        s << ")";
+    } else if (m.method == Method::LocalSgd) {
+        s << "LocalSGD (R=" << (m.replicas > 0 ? m.replicas : stages) << ", H=" << m.localSteps << ")";
+    } else if (m.method == Method::Sgd) {
+        s << "SGD (sequential)";
+    } else {
+        s << "Fill-drain (G=" << (m.flushGroup > 0 ? m.flushGroup : stages) << ")";
+    }
+    return s.str();
+}
+
+namespace {
+
+// fromJson's steps, one per top-level object; each marks the keys it reads on `r`.
+void readObjectiveInto(ObjectReader& r, const json& j, ExperimentConfig& c) {
+    if (r.has("objective")) {
+        ObjectReader o(r.at("objective"), "objective");
+        const std::string kind =
+            o.text("kind", "quadratic", {"quadratic", "logistic", "char_transformer"});
+        if (kind == "char_transformer") {
+            refuseLinearOnlyKeys(j);
+            c.objective.languageModel = readLanguageModel(o, c.seed);
+            o.rejectUnknown();
+        }
+    }
+    if (r.has("objective") && !c.languageModel()) {
+        ObjectReader o(r.at("objective"), "objective");
+        c.objective.loss = parseLossKind(o.text("kind", "quadratic", {"quadratic", "logistic"}));
+        c.objective.l2 = o.number("l2", c.objective.loss == LossKind::Logistic ? 1e-4 : 0.0, 0.0,
+                                  1e12, "a number in [0, 1e12]");
+        // Least squares has no regulariser in the model: a nonzero value would be silently lost.
+        if (c.objective.loss == LossKind::Quadratic && c.objective.l2 != 0.0) {
+            throw ConfigError("objective.l2 = " + show(o.at("l2")) +
+                              " is not allowed with objective.kind = quadratic: 0 (least squares "
+                              "has no regulariser)");
+        }
+        c.objective.gradientNoise =
+            o.number("gradient_noise", 0.0, 0.0, 1e12, "a number in [0, 1e12] (sigma)");
+        if (o.has("noise_seed")) {
+            c.objective.noiseSeed = static_cast<std::uint64_t>(
+                o.integer("noise_seed", 0, 0, kBig * 1000, "an integer in [0, 1000000000000]"));
+        }
+        o.rejectUnknown();
+    }
+}
+
+void readDataInto(ObjectReader& r, ExperimentConfig& c) {
+    if (r.has("data")) {
+        ObjectReader d(r.at("data"), "data");
+        DataSpec& s = c.data;
+        s.source = d.choice("source", DataSource::Synthetic, kDataSources);
+        if (s.source == DataSource::Synthetic) {
+            s.kind = d.text("kind", c.objective.loss == LossKind::Logistic ? "logistic" : "random",
+                            {"random", "simple", "tridiagonal", "logistic"});
+            s.rows = static_cast<int>(
+                d.integer("rows", 600, 1, 100'000'000, "an integer in [1, 100000000]"));
+            s.dim = static_cast<int>(
+                d.integer("dim", 64, 1, 10'000'000, "an integer in [1, 10000000]"));
+            s.seed = static_cast<std::uint64_t>(d.integer("seed", static_cast<long long>(c.seed), 0,
+                                                          kBig * 1000,
+                                                          "an integer in [0, 1000000000000]"));
+            s.labelNoise = d.number("label_noise", 0.0, 0.0, 1e12, "a number in [0, 1e12]");
+            s.mu = d.number("mu", 0.01, 0.0, 1e12, "a number in [0, 1e12]");
+            s.conditionNumber = d.number("condition_number", 0.0, 0.0, 1e300,
+                                         "0 (use mu) or a number in (1, 1e300]");
+        } else {
+            s.x = d.text("x", "");
+            if (s.x.empty()) throw ConfigError("data.x is missing: the path of the data file");
+            s.y = d.text("y", "");
+            if (s.source == DataSource::Npy && s.y.empty()) {
+                throw ConfigError("data.y is missing: the path of the labels .npy file");
+            }
+            s.labelColumn = static_cast<int>(d.integer(
+                "label_column", -1, -1, 1'000'000, "-1 (last) or a column index in [0, 1000000]"));
+            s.libsvmDim = static_cast<int>(d.integer(
+                "dim", 0, 0, 10'000'000, "0 (largest index seen) or an integer in [1, 10000000]"));
+        }
+        d.rejectUnknown();
+    } else if (c.objective.loss == LossKind::Logistic) {
+        c.data.kind = "logistic";
+    }
+}
+
+void readBudgetInto(ObjectReader& r, ExperimentConfig& c) {
+    if (r.has("budget")) {
+        ObjectReader b(r.at("budget"), "budget");
+        c.budget.totalSlots =
+            static_cast<int>(b.integer("slots", 0, 0, kBig, "an integer in [0, 1000000000]"));
+        c.budget.microbatches = static_cast<int>(
+            b.integer("microbatches", 0, 0, kBig, "an integer in [0, 1000000000]"));
+        c.budget.epochs = b.number("epochs", 0.0, 0.0, 1e9, "a number in [0, 1e9]");
+        c.budget.compare = b.choice("compare", BudgetCompare::Time, kBudgetCompares);
+        c.budget.rule = b.choice("rule", BudgetRule::Fit, kBudgetRules);
+        b.rejectUnknown();
+    } else {
+        c.budget.epochs = 5;
+    }
+}
+
+void readCostsAndSamplingInto(ObjectReader& r, ExperimentConfig& c) {
+    if (r.has("costs")) {
+        ObjectReader o(r.at("costs"), "costs");
+        c.costs.forwardSlots =
+            static_cast<int>(o.integer("forward_slots", 1, 1, 1000, "an integer in [1, 1000]"));
+        c.costs.backwardSlots =
+            static_cast<int>(o.integer("backward_slots", 1, 1, 1000, "an integer in [1, 1000]"));
+        c.costs.latencySlots =
+            static_cast<int>(o.integer("latency_slots", 0, 0, 1000, "an integer in [0, 1000]"));
+        o.rejectUnknown();
+    }
+    if (c.languageModel()) c.sampling.blowUpFactor = 100.0;
+    if (r.has("sampling")) {
+        ObjectReader o(r.at("sampling"), "sampling");
+        c.sampling.objectivePerUpdate = o.boolean("objective_per_update", true);
+        c.sampling.gradNormEvery =
+            o.integer("grad_norm_every", 0, 0, kBig, "an integer in [0, 1000000000] (0: off)");
+        // The language model's factor multiplies log V (uniform guessing), the linear one's the
+        // initial gap: different scales, different defaults.
+        c.sampling.blowUpFactor = o.number("blow_up_factor", c.languageModel() ? 100.0 : 1e6, 1.0,
+                                           1e300, "a number in [1, 1e300]");
+        o.rejectUnknown();
+    }
+}
+
+}  // namespace
+
+ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& baseDir) {
+    ExperimentConfig c;
+    c.baseDir = baseDir;
+    ObjectReader r(j, "");
+    c.name = r.text("name", "experiment");
+    c.seed = static_cast<std::uint64_t>(
+        r.integer("seed", 1, 0, kBig * 1000, "an integer in [0, 1000000000000]"));
+    c.seeds = static_cast<int>(r.integer("seeds", 1, 1, 1000, "an integer in [1, 1000]"));
+    c.stages = static_cast<int>(r.integer(
+        "stages", 4, 1, kMaxStages,
+        std::string("an integer in [1, ").append(std::to_string(kMaxStages)).append("]")));
+    c.batchSize =
+        static_cast<int>(r.integer("batch_size", 10, 1, kBig, "an integer in [1, 1000000000]"));
+    c.shuffle = r.boolean("shuffle", false);
+    c.backend = r.choice("backend", BackendKind::Auto, kBackends);
+    if (r.has("device")) {
+        const json& d = r.at("device");
+        if (d.is_number_integer()) {
+            c.device = std::to_string(d.get<long long>());
+        } else if (d.is_string()) {
+            c.device = d.get<std::string>();
+        } else {
+            throw ConfigError("device = " + show(d) + " is not allowed: an index or a name");
+        }
+    }
+    c.allowCpuFallback = r.boolean("allow_cpu_fallback", true);
+    c.precision = r.choice("precision", Precision::Double, kPrecisions);
+
+    readObjectiveInto(r, j, c);
+    readDataInto(r, c);
+    readBudgetInto(r, c);
+    readCostsAndSamplingInto(r, c);
+    if (!r.has("methods")) throw ConfigError("methods is missing: a list of methods to run");
+    const json& ms = r.at("methods");
+    if (!ms.is_array() || ms.empty()) {
+        throw ConfigError("methods = " + show(ms) + " is not allowed: a non-empty list");
+    }
+    for (size_t i = 0; i < ms.size(); ++i) {
+        c.methods.push_back(readMethod(ms[i], "methods[" + std::to_string(i) + "]"));
+    }
+    if (r.has("view")) c.view = readView(r.at("view"));
+    r.rejectUnknown();
+    c.validate();
+    return c;
+}
+
+namespace {
+
+// The JSON library's message without its "[json.exception.parse_error.101] " tag, cut short
+// (the library already writes control bytes of the text it quotes as <U+001B>).
+std::string withoutLibraryTag(const std::string& what) {
+    std::string_view text = what;
+    if (text.starts_with("[json.exception.")) {
+        const std::size_t end = text.find("] ");
+        if (end != std::string_view::npos) text.remove_prefix(end + 2);
+    }
+    constexpr std::size_t kMax = 300;
+    return std::string(text.substr(0, kMax)) + (text.size() > kMax ? "..." : "");
+}
+
+}  // namespace
+
+json parseConfigText(std::string_view text, const std::string& source) {
+    // Depth and duplicate keys are checked while parsing, so a hostile file can neither nest
+    // deep enough to overflow the stack of code that walks the value nor hide a second "stages".
+    std::vector<std::set<std::string>> keys;
+    int depth = 0;
+    auto check = [&](int, json::parse_event_t event, json& parsed) {
+        switch (event) {
+            case json::parse_event_t::object_start:
+            case json::parse_event_t::array_start:
+                if (++depth > kMaxConfigDepth) {
+                    throw ConfigError(source + " nests lists and objects more than " +
+                                      std::to_string(kMaxConfigDepth) +
+                                      " deep; a PipeLens config is at most 4 deep");
+                }
+                if (event == json::parse_event_t::object_start) keys.emplace_back();
+                break;
+            case json::parse_event_t::object_end:
+                keys.pop_back();
+                [[fallthrough]];
+            case json::parse_event_t::array_end:
+                --depth;
+                break;
+            case json::parse_event_t::key:
+                if (!keys.empty() && !keys.back().insert(parsed.get<std::string>()).second) {
+                    throw ConfigError(source + ": key " + show(parsed) +
+                                      " appears twice in one object; give each key once");
+                }
+                break;
+            case json::parse_event_t::value:
+                break;
+        }
+        return true;
+    };
+    try {
+        return json::parse(text.begin(), text.end(), check);
+    } catch (const json::parse_error& e) {
+        throw ConfigError(source + " is not valid JSON: " + withoutLibraryTag(e.what()));
+    } catch (const json::out_of_range& e) {
+        // A number beyond a double's range (e.g. 1e999): found by fuzz_config.
+        throw ConfigError(source + " has a number that is not allowed: " +
+                          withoutLibraryTag(e.what()) + " (numbers must lie within +-1.8e308)");
+    }
+}
+
+ExperimentConfig ExperimentConfig::fromText(std::string_view text, const std::string& source,
+                                            const std::string& baseDir) {
+    return fromJson(parseConfigText(text, source), baseDir);
+}
+
+ExperimentConfig ExperimentConfig::fromFile(const std::string& path) {
+    // A FIFO, a device (/dev/zero) or a folder is refused before any read; the 16 MiB limit
+    // counts the bytes read, so a file that grows while read cannot get past it.
+    const std::string text = readInputFile(path, "config file", &throwAs<ConfigError>,
+                                           kMaxConfigBytes,
+                                           "a config is at most " + std::to_string(kMaxConfigBytes));
+    return fromText(text, "config file " + showPath(path), folderOf(path));
+}
+
+void ExperimentConfig::checkBudgetSet() const {
+    if (budget.totalSlots == 0 && budget.microbatches == 0 && !(budget.epochs > 0.0)) {
+        throw ConfigError("budget is empty: set budget.slots, budget.microbatches or budget.epochs "
+                          "> 0");
+    }
+}
+
+void ExperimentConfig::validate() const {
+    if (languageModel()) {
+        validateLanguageModel(*this);
+        checkBudgetSet();
+        return;
+    }
+    if (data.source == DataSource::Synthetic && data.dim < stages) {
+        throw ConfigError("stages = " + std::to_string(stages) +
+                          " is not allowed: the model has d = " + std::to_string(data.dim) +
+                          " coordinates and each stage needs at least one (S <= d)");
+    }
+    if (data.source == DataSource::Synthetic && data.rows % batchSize != 0) {
+        throw ConfigError("batch_size = " + std::to_string(batchSize) +
+                          " is not allowed: data.rows = " + std::to_string(data.rows) +
+                          " must be a multiple of it");
+    }
+    checkBudgetSet();
+    for (const MethodSpec& m : methods) {
+        if (m.method == Method::LocalSgd && m.replicas > kMaxStages) {
+            throw ConfigError("replicas = " + std::to_string(m.replicas) + " is not allowed");
+        }
+    }
+}
+
+json ExperimentConfig::toJson() const {
+    json j;
+    j["name"] = name;
+    j["seed"] = seed;
+    j["seeds"] = seeds;
+    j["stages"] = stages;
+    j["batch_size"] = batchSize;
+    j["shuffle"] = shuffle;
+    j["backend"] = enumName(kBackends, backend);
+    if (!device.empty()) j["device"] = device;
+    j["allow_cpu_fallback"] = allowCpuFallback;
+    j["precision"] = enumName(kPrecisions, precision);
+    if (languageModel()) {
+        j["objective"] = languageModelJson(*objective.languageModel);
+    } else {
+        j["objective"] = {{"kind", lossKindName(objective.loss)},
+                          {"l2", objective.l2},
+                          {"gradient_noise", objective.gradientNoise}};
+        if (objective.noiseSeed) j["objective"]["noise_seed"] = *objective.noiseSeed;
+    }
+    json d;
+    d["source"] = enumName(kDataSources, data.source);
+    if (data.source == DataSource::Synthetic) {
+        d["kind"] = data.kind;
+        d["rows"] = data.rows;
+        d["dim"] = data.dim;
+        d["seed"] = data.seed;
+        d["label_noise"] = data.labelNoise;
+        d["mu"] = data.mu;
+        d["condition_number"] = data.conditionNumber;
+    } else {
+        d["x"] = data.x;
+        if (!data.y.empty()) d["y"] = data.y;
+        if (data.source == DataSource::Csv) d["label_column"] = data.labelColumn;
+        if (data.source == DataSource::Libsvm) d["dim"] = data.libsvmDim;
+    }
+    if (!languageModel()) j["data"] = d;
+    json b;
+    if (budget.totalSlots > 0) b["slots"] = budget.totalSlots;
+    if (budget.microbatches > 0) b["microbatches"] = budget.microbatches;
+    if (budget.epochs > 0) b["epochs"] = budget.epochs;
+    b["compare"] = enumName(kBudgetCompares, budget.compare);
+    b["rule"] = enumName(kBudgetRules, budget.rule);
+    j["budget"] = b;
+    j["costs"] = {{"forward_slots", costs.forwardSlots},
+                  {"backward_slots", costs.backwardSlots},
+                  {"latency_slots", costs.latencySlots}};
+    j["sampling"] = {{"objective_per_update", sampling.objectivePerUpdate},
+                     {"grad_norm_every", sampling.gradNormEvery},
+                     {"blow_up_factor", sampling.blowUpFactor}};
+    json ms = json::array();
+    for (const MethodSpec& m : methods) {
+        json o;
+        o["method"] = methodName(m.method);
+        if (!m.label.empty()) o["label"] = m.label;
+        o["step_size"] = stepJson(m.step);
+        if (m.method == Method::PipeDream) o["noam"] = m.noam;
+        if (m.method == Method::LocalSgd) {
+            o["replicas"] = m.replicas;
+            o["local_steps"] = m.localSteps;
+        }
+        if (m.method == Method::FillDrain) o["flush_group"] = m.flushGroup;
+        if (m.method == Method::RandomizedPipeDream) {
+            o["delay_mode"] = delayModeName(m.delayMode);
+            o["delta"] = m.delta;
+            o["order"] = stageOrderName(m.order);
+            o["seed"] = m.seed;
+        }
+        ms.push_back(o);
+    }
+    j["methods"] = ms;
+    if (view) j["view"] = viewJson(*view);
+    return j;
+}
+
+ExperimentConfig defaultExperiment() {
+    ExperimentConfig c;
+    c.name = "default";
+    c.seed = 1;
+    c.objective.loss = LossKind::Logistic;
+    c.objective.l2 = 1e-4;
+    c.data.source = DataSource::Synthetic;
+    c.data.kind = "logistic";
+    c.data.rows = 600;
+    c.data.dim = 64;
+    c.data.seed = 1;
+    c.stages = 8;
+    c.batchSize = 10;
+    c.budget.epochs = 5;
+    MethodSpec pd;
+    pd.method = Method::PipeDream;
+    pd.step.value = 0.25;
+    MethodSpec rpd;
+    rpd.method = Method::RandomizedPipeDream;
+    rpd.step.value = 0.25;
+    rpd.delayMode = DelayMode::Uniform;
+    MethodSpec local;
+    local.method = Method::LocalSgd;
+    local.step.value = 0.25;
+    local.localSteps = 5;
+    c.methods = {pd, rpd, local};
+    return c;
+}
+
+}  // namespace pipelens

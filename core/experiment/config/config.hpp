@@ -1,0 +1,163 @@
+#pragma once
+// An experiment: one objective and data set, one pipeline size, a budget, and the methods to
+// compare. The JSON form (docs/config.md) is shared by the CLI and the desktop app.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "experiment/config/lm_config.hpp"
+#include "experiment/step_size/step_rules.hpp"
+#include "experiment/config/view_state.hpp"
+#include "method.hpp"
+#include "objective/linear_objective.hpp"
+#include "replay/rpd_replay.hpp"
+#include "schedule/timeline.hpp"
+#include "util/named_enum.hpp"
+
+namespace pipelens {
+
+// Config fields that take one of a few names: each an enumeration with one table of names
+// (util/named_enum.hpp), read, written and listed in messages from that table.
+enum class DataSource { Synthetic, Npy, Csv, Libsvm };
+inline constexpr EnumNames<DataSource, 4> kDataSources{{{DataSource::Synthetic, "synthetic"},
+                                                        {DataSource::Npy, "npy"},
+                                                        {DataSource::Csv, "csv"},
+                                                        {DataSource::Libsvm, "libsvm"}}};
+// What the methods are compared at: equal simulated slots, or equal block updates.
+enum class BudgetCompare { Time, Updates };
+inline constexpr EnumNames<BudgetCompare, 2> kBudgetCompares{
+    {{BudgetCompare::Time, "time"}, {BudgetCompare::Updates, "updates"}}};
+enum class BackendKind { Auto, Cpu, OpenCl };
+inline constexpr EnumNames<BackendKind, 3> kBackends{
+    {{BackendKind::Auto, "auto"}, {BackendKind::Cpu, "cpu"}, {BackendKind::OpenCl, "opencl"}}};
+enum class Precision { Double, Float };
+inline constexpr EnumNames<Precision, 2> kPrecisions{
+    {{Precision::Double, "double"}, {Precision::Float, "float"}}};
+
+struct DataSpec {
+    DataSource source = DataSource::Synthetic;
+    // synthetic
+    std::string kind = "random";  // random | simple | tridiagonal | logistic
+    int rows = 600;
+    int dim = 64;
+    std::uint64_t seed = 1;
+    double labelNoise = 0.0;
+    double mu = 0.01;
+    double conditionNumber = 0.0;
+    // files (relative paths are resolved against the config file's folder)
+    std::string x;          // npy: X; csv: the table (or X with `y`); libsvm: the file
+    std::string y;          // npy: y; csv: optional separate label file
+    int labelColumn = -1;   // csv without `y`: label column (-1 = last)
+    int libsvmDim = 0;      // libsvm: number of features (0 = largest index seen)
+};
+
+struct ObjectiveSpec {
+    LossKind loss = LossKind::Quadratic;
+    double l2 = 0.0;
+    // Gaussian noise added to every block gradient (SPEC section 6): g += sigma * N(0, I).
+    double gradientNoise = 0.0;
+    // Seed of the noise generator; unset: the data seed (0 for data from files).
+    std::optional<std::uint64_t> noiseSeed;
+    // Set for `kind: "char_transformer"`: the language model (loss and the keys above unused).
+    std::optional<LanguageModelSpec> languageModel;
+};
+
+// A fixed step size, or a grid {2^a : a in [gridMin, gridMax]} from which `rule` picks one.
+struct StepSpec {
+    double value = 0.0;
+    bool grid = false;
+    int gridMin = -10;
+    int gridMax = 0;
+    StepRule rule = StepRule::BestFinal;
+};
+
+struct MethodSpec {
+    Method method = Method::PipeDream;
+    std::string label;          // shown in legends; default derived from the parameters
+    StepSpec step;
+    int noam = 0;               // pd: 0 = S
+    int replicas = 0;           // localsgd: 0 = S
+    int localSteps = 5;         // localsgd: H
+    int flushGroup = 0;         // fill-drain: microbatches per flush, 0 = S
+    DelayMode delayMode = DelayMode::Uniform;  // rpd
+    long long delta = -1;       // rpd: -1 = PD's max delay S^2 - S/2
+    StageOrder order = StageOrder::Uniform;    // rpd
+    std::uint64_t seed = 0;     // rpd: draws (0 = the experiment seed)
+};
+
+enum class BudgetRule { Fit, Truncate };
+inline constexpr EnumNames<BudgetRule, 2> kBudgetRules{
+    {{BudgetRule::Fit, "fit"}, {BudgetRule::Truncate, "truncate"}}};
+
+struct BudgetSpec {
+    // Exactly one is used, in this order: slots, microbatches, epochs.
+    int totalSlots = 0;          // simulated time for every method
+    int microbatches = 0;   // PD microbatches; the slot budget is PD's run length
+    double epochs = 0.0;    // passes over the M batches by PD; budget as for microbatches
+    BudgetCompare compare = BudgetCompare::Time;
+    // compare = time, how a method meets the slot budget (SPEC section 6): fit runs the largest
+    // N whose whole run fits; truncate runs a longer timeline cut after the budget's last slot.
+    BudgetRule rule = BudgetRule::Fit;
+};
+
+struct ExperimentConfig {
+    std::string name = "experiment";
+    std::uint64_t seed = 1;
+    // Runs per step size, averaged (SPEC section 6 "Seeds"). Seed i (from 0) adds i to the batch
+    // order seed, the RPD seed and the gradient-noise seed; seed 0 is the single run.
+    int seeds = 1;
+    DataSpec data;
+    ObjectiveSpec objective;
+    int stages = 4;
+    int batchSize = 10;
+    bool shuffle = false;
+    BudgetSpec budget;
+    OpCosts costs;
+    SamplingOptions sampling;
+    std::vector<MethodSpec> methods;
+    BackendKind backend = BackendKind::Auto;
+    std::string device;            // OpenCL device index or name substring
+    bool allowCpuFallback = true;
+    Precision precision = Precision::Double;  // OpenCL and the language model
+    std::string baseDir;           // folder of the config file, for relative data paths
+    std::optional<ViewState> view;  // the app's view when saved ("view"; runs ignore it)
+
+    // Parses and validates; every error is a ConfigError naming the key, the value and what is
+    // allowed. Unknown keys are errors too.
+    static ExperimentConfig fromJson(const nlohmann::json& json, const std::string& baseDir = "");
+    // JSON text through parseConfigText, then fromJson. `source` names it in messages.
+    static ExperimentConfig fromText(std::string_view text, const std::string& source,
+                                     const std::string& baseDir = "");
+    // A folder, an unreadable file (with the system's reason) and a file above kMaxConfigBytes
+    // are ConfigErrors too.
+    static ExperimentConfig fromFile(const std::string& path);
+    nlohmann::json toJson() const;
+    void validate() const;
+    bool languageModel() const { return objective.languageModel.has_value(); }
+
+private:
+    void checkBudgetSet() const;
+};
+
+// Limits on config text: lists and objects nest at most this deep (a config needs 4), and a
+// config file is at most this large.
+constexpr int kMaxConfigDepth = 64;
+constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;
+
+// Parses JSON text, refusing (ConfigError, naming `source`) invalid JSON, nesting deeper than
+// kMaxConfigDepth and a key given twice in one object.
+nlohmann::json parseConfigText(std::string_view text, const std::string& source);
+
+std::string defaultMethodLabel(const MethodSpec& m, int stages);
+
+// A data path of the config (data.x, data.y, the corpus, w0), relative to the config file's
+// folder (baseDir) unless absolute.
+std::string resolveDataPath(const ExperimentConfig& config, const std::string& path);
+
+// A complete default experiment: logistic regression, S = 8, PD vs RPD vs LocalSGD.
+ExperimentConfig defaultExperiment();
+
+}  // namespace pipelens

@@ -1,0 +1,101 @@
+#include "experiment/step_size/step_tuning.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace pipelens {
+
+bool runDiverged(const RunResult& r) {
+    const double f = r.finalObjective();
+    return r.divergence.diverged || !std::isfinite(f) || f > r.initialObjective;
+}
+
+std::vector<double> gapCurve(const RunResult& r) {
+    std::vector<double> c;
+    const bool perSlot = !r.objectivePerSlot.empty();
+    if (perSlot) {
+        c.reserve(r.objectivePerSlot.size() + 1);
+        for (double f : r.objectivePerSlot) c.push_back(f - r.optimum);
+    } else {
+        c.reserve(r.objectivePerUpdate.size() + 2);
+        c.push_back(r.initialObjective - r.optimum);
+        for (double f : r.objectivePerUpdate) c.push_back(f - r.optimum);
+    }
+    if (r.divergence.diverged) c.push_back(std::numeric_limits<double>::infinity());
+    return c;
+}
+
+TunedSteps tuneSteps(const std::vector<double>& steps, int seeds, StepRule rule,
+                     const SeededRun& run, const std::atomic<bool>* cancel) {
+    TunedSteps out;
+    std::vector<CurveStats> curves;
+    std::vector<GridCandidate> candidates;
+    // Seed 0's run of the best step so far by final value (best_final's choice), so that the
+    // usual case needs no second run; the stable rule may pick another step and rerun it.
+    std::optional<RunResult> kept;
+    int keptIndex = -1;
+    double keptGap = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < steps.size(); ++i) {
+        std::vector<std::vector<double>> seedCurves;
+        std::vector<double> gaps;
+        std::vector<double> objectives;
+        bool diverged = false;
+        std::optional<RunResult> first;
+        for (int s = 0; s < seeds; ++s) {
+            if (cancel && cancel->load()) {
+                out.cancelled = true;
+                break;
+            }
+            RunResult r = run(i, s);
+            if (r.cancelled) {
+                out.cancelled = true;
+                break;
+            }
+            diverged = diverged || runDiverged(r);
+            seedCurves.push_back(gapCurve(r));
+            objectives.push_back(r.finalObjective());
+            gaps.push_back(r.finalObjective() - r.optimum);
+            if (s == 0) first = std::move(r);
+        }
+        if (out.cancelled) break;
+        size_t length = 0;
+        for (const auto& c : seedCurves) length = std::max(length, c.size());
+        curves.push_back(curveMeanAndSd(seedCurves, length));
+        GridStep g;
+        g.stepSize = steps[i];
+        g.finalGap = meanAndSd(gaps);
+        g.finalObjective = meanAndSd(objectives);
+        g.diverged = diverged;
+        g.tail = checkTail(curves.back().mean);
+        out.grid.push_back(g);
+        candidates.push_back({g.stepSize, g.finalGap.mean, g.diverged, g.tail});
+        if (!diverged && g.finalGap.mean < keptGap) {
+            kept = std::move(first);
+            keptIndex = static_cast<int>(i);
+            keptGap = g.finalGap.mean;
+        } else if (i == 0) {
+            kept = std::move(first);  // the fallback when every step diverges
+            keptIndex = 0;
+        }
+    }
+    if (out.grid.empty()) {
+        out.cancelled = true;
+        return out;
+    }
+    int pick = pickStep(rule, candidates);
+    if (pick < 0) {
+        out.allDiverged = true;
+        pick = 0;
+    }
+    out.chosen = pick;
+    out.chosenCurve = curves[static_cast<size_t>(pick)];
+    if (kept && keptIndex == pick) {
+        out.run = std::move(*kept);
+    } else if (!out.cancelled) {
+        out.run = run(static_cast<size_t>(pick), 0);  // deterministic: the same run again
+    }
+    return out;
+}
+
+}  // namespace pipelens

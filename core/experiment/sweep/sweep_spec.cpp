@@ -1,0 +1,264 @@
+#include "experiment/sweep/sweep_spec.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "errors.hpp"
+#include "experiment/config/object_reader.hpp"
+#include "util/input_file.hpp"
+
+namespace pipelens {
+namespace {
+
+using nlohmann::json;
+
+// Values in messages are short escaped excerpts, never a whole (possibly huge or deep) value.
+std::string show(const json& v) { return showConfigValue(v); }
+
+// A key as typed when it is short printable ASCII, else escaped and cut short.
+std::string showKey(const std::string& key) {
+    const bool plain = key.size() <= 60 && std::all_of(key.begin(), key.end(), [](char c) {
+                           return c >= 0x20 && c < 0x7f;
+                       });
+    return plain ? key : show(json(key));
+}
+
+struct AxisInfo {
+    SweepAxis axis;
+    const char* name;
+    bool integer;  // values must be whole numbers
+    double min;    // smallest allowed value
+};
+
+constexpr std::array<AxisInfo, 9> kAxes{{
+    {SweepAxis::Stages, "stages", true, 1},
+    {SweepAxis::Delta, "delta", true, 0},
+    {SweepAxis::LocalSteps, "local_steps", true, 1},
+    {SweepAxis::Replicas, "replicas", true, 1},
+    {SweepAxis::Noam, "noam", true, 1},
+    {SweepAxis::GradientNoise, "gradient_noise", false, 0},
+    {SweepAxis::StepSize, "step_size", false, 0},
+    {SweepAxis::Rows, "rows", true, 1},
+    {SweepAxis::Dim, "dim", true, 1},
+}};
+
+const AxisInfo& axisInfo(SweepAxis axis) {
+    for (const AxisInfo& a : kAxes) {
+        if (a.axis == axis) return a;
+    }
+    return kAxes[0];
+}
+
+// Sets the parameter of every method of one kind; a sweep over a parameter no method has is
+// a mistake, not a no-op.
+template <typename Set>
+void setOnMethods(ExperimentConfig& c, Method method, const char* axis, Set set) {
+    bool any = false;
+    for (MethodSpec& m : c.methods) {
+        if (m.method == method) {
+            set(m);
+            any = true;
+        }
+    }
+    if (!any) {
+        throw ConfigError(std::string("axis.name = \"") + axis + "\" is not allowed here: no " +
+                          methodName(method) + " method in the experiment");
+    }
+}
+
+void applyAxis(ExperimentConfig& c, SweepAxis axis, double v) {
+    // Only integer axes are cast (their values are checked <= 1e9); a step size of 1e11 cast to
+    // int was undefined behaviour (found by fuzz_sweep).
+    const int n = axisInfo(axis).integer ? static_cast<int>(v) : 0;
+    switch (axis) {
+        case SweepAxis::Stages: c.stages = n; break;
+        case SweepAxis::Delta:
+            setOnMethods(c, Method::RandomizedPipeDream, "delta", [&](MethodSpec& m) { m.delta = n; });
+            break;
+        case SweepAxis::LocalSteps:
+            setOnMethods(c, Method::LocalSgd, "local_steps", [&](MethodSpec& m) { m.localSteps = n; });
+            break;
+        case SweepAxis::Replicas:
+            setOnMethods(c, Method::LocalSgd, "replicas", [&](MethodSpec& m) { m.replicas = n; });
+            break;
+        case SweepAxis::Noam:
+            setOnMethods(c, Method::PipeDream, "noam", [&](MethodSpec& m) { m.noam = n; });
+            break;
+        case SweepAxis::GradientNoise: c.objective.gradientNoise = v; break;
+        case SweepAxis::StepSize:
+            for (MethodSpec& m : c.methods) {
+                m.step.grid = false;
+                m.step.value = v;
+            }
+            break;
+        case SweepAxis::Rows: c.data.rows = n; break;
+        case SweepAxis::Dim: c.data.dim = n; break;
+    }
+    if ((axis == SweepAxis::Rows || axis == SweepAxis::Dim) && c.data.source != DataSource::Synthetic) {
+        throw ConfigError("axis.name = \"" + sweepAxisName(axis) +
+                          "\" is not allowed with data.source = \"" +
+                          std::string(enumName(kDataSources, c.data.source)) +
+                          "\": only synthetic data can change its size");
+    }
+}
+
+std::string valueError(SweepAxis axis, size_t i, const json& v) {
+    const AxisInfo& a = axisInfo(axis);
+    std::ostringstream s;
+    s << "axis.values[" << i << "] = " << show(v) << " is not allowed for axis " << a.name
+      << ": " << (a.integer ? "an integer" : "a finite number") << " >= " << a.min;
+    if (axis == SweepAxis::StepSize) s << " (and > 0)";
+    return s.str();
+}
+
+}  // namespace
+
+SweepAxis parseSweepAxis(const std::string& text) {
+    for (const AxisInfo& a : kAxes) {
+        if (text == a.name) return a.axis;
+    }
+    throw ConfigError("axis.name = " + show(json(text)) + " is not allowed: one of " +
+                      sweepAxisList());
+}
+
+std::string sweepAxisName(SweepAxis axis) { return axisInfo(axis).name; }
+
+std::string sweepAxisList() {
+    std::string s;
+    for (const AxisInfo& a : kAxes) s += (s.empty() ? "" : ", ") + std::string(a.name);
+    return s;
+}
+
+SweepSpec SweepSpec::fromJson(const json& j, const std::string& baseDir) {
+    if (!j.is_object()) throw ConfigError("sweep = " + show(j) + " is not allowed: a JSON object");
+    for (const auto& item : j.items()) {
+        // A plain name, not a structured binding: clang 14 (the fuzz build) cannot capture those.
+        const std::string& key = item.key();
+        static const std::array<const char*, 5> known{"name", "experiment", "axis", "seeds",
+                                                      "step_rule"};
+        if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) ==
+            known.end()) {
+            throw ConfigError("unknown key " + showKey(key) +
+                              " (allowed here: axis, experiment, name, seeds, step_rule)");
+        }
+    }
+    SweepSpec s;
+    if (j.contains("name")) {
+        if (!j["name"].is_string()) throw ConfigError("name = " + show(j["name"]) + " is not allowed: a string");
+        s.name = j["name"].get<std::string>();
+    }
+    if (!j.contains("experiment")) {
+        throw ConfigError("experiment is missing: an experiment config (object) or its file path");
+    }
+    const json& e = j["experiment"];
+    if (e.is_string()) {
+        std::filesystem::path p = e.get<std::string>();
+        if (p.is_relative() && !baseDir.empty()) p = std::filesystem::path(baseDir) / p;
+        s.experiment = ExperimentConfig::fromFile(p.string());
+    } else {
+        s.experiment = ExperimentConfig::fromJson(e, baseDir);
+    }
+    if (!j.contains("axis") || !j["axis"].is_object()) {
+        throw ConfigError("axis is missing: {\"name\": one of " + sweepAxisList() +
+                          ", \"values\": [...]}");
+    }
+    const json& a = j["axis"];
+    for (const auto& [key, value] : a.items()) {
+        if (key != "name" && key != "values") {
+            throw ConfigError("unknown key axis." + showKey(key) + " (allowed here: name, values)");
+        }
+    }
+    if (!a.contains("name") || !a["name"].is_string()) {
+        throw ConfigError("axis.name is missing: one of " + sweepAxisList());
+    }
+    s.axis = parseSweepAxis(a["name"].get<std::string>());
+    if (!a.contains("values") || !a["values"].is_array() || a["values"].empty()) {
+        throw ConfigError("axis.values is missing: a non-empty list of numbers");
+    }
+    const AxisInfo& info = axisInfo(s.axis);
+    for (size_t i = 0; i < a["values"].size(); ++i) {
+        const json& v = a["values"][i];
+        if (!v.is_number()) throw ConfigError(valueError(s.axis, i, v));
+        const double x = v.get<double>();
+        const bool bad = !std::isfinite(x) || x < info.min || (info.integer && std::floor(x) != x) ||
+                         (info.integer && x > 1e9) || (s.axis == SweepAxis::StepSize && !(x > 0));
+        if (bad) throw ConfigError(valueError(s.axis, i, v));
+        s.values.push_back(x);
+    }
+    s.seeds = s.experiment.seeds;
+    if (j.contains("seeds")) {
+        const json& v = j["seeds"];
+        if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 1000) {
+            throw ConfigError("seeds = " + show(v) + " is not allowed: an integer in [1, 1000]");
+        }
+        s.seeds = v.get<int>();
+    }
+    if (j.contains("step_rule")) {
+        if (!j["step_rule"].is_string()) {
+            throw ConfigError("step_rule = " + show(j["step_rule"]) +
+                              " is not allowed: one of best_final, stable");
+        }
+        s.stepRule = parseStepRule(j["step_rule"].get<std::string>());
+    }
+    // Every point must be a valid experiment before anything runs.
+    for (size_t i = 0; i < s.points(); ++i) {
+        try {
+            s.pointConfig(i);
+        } catch (const ConfigError& err) {
+            const std::string value = info.integer
+                                          ? std::to_string(static_cast<long long>(s.values[i]))
+                                          : json(s.values[i]).dump();
+            throw ConfigError("point " + std::to_string(i) + " (" + info.name + " = " + value +
+                              "): " + err.what());
+        }
+    }
+    return s;
+}
+
+SweepSpec SweepSpec::fromText(std::string_view text, const std::string& source,
+                              const std::string& baseDir) {
+    // The config reader's discipline: depth limit, duplicate keys refused, numbers checked.
+    return fromJson(parseConfigText(text, source), baseDir);
+}
+
+SweepSpec SweepSpec::fromFile(const std::string& path) {
+    // A FIFO, a device or a folder is refused before any read; at most kMaxConfigBytes are read.
+    const std::string text = readInputFile(
+        path, "sweep file", &throwAs<ConfigError>, kMaxConfigBytes,
+        "a sweep file is at most " + std::to_string(kMaxConfigBytes));
+    return fromText(text, "sweep file " + showPath(path), folderOf(path));
+}
+
+json SweepSpec::toJson() const {
+    json j;
+    j["name"] = name;
+    j["experiment"] = experiment.toJson();
+    // Data paths absolute, so the stored sweep.json runs from any folder.
+    json& data = j["experiment"]["data"];
+    for (const char* key : {"x", "y"}) {
+        if (!data.contains(key) || experiment.baseDir.empty()) continue;
+        const std::filesystem::path p = data[key].get<std::string>();
+        if (p.is_relative()) data[key] = (std::filesystem::path(experiment.baseDir) / p).string();
+    }
+    j["axis"] = {{"name", sweepAxisName(axis)}, {"values", values}};
+    j["seeds"] = seeds;
+    if (stepRule) j["step_rule"] = stepRuleName(*stepRule);
+    return j;
+}
+
+ExperimentConfig SweepSpec::pointConfig(std::size_t index) const {
+    ExperimentConfig c = experiment;
+    applyAxis(c, axis, values.at(index));
+    c.seeds = seeds;
+    if (stepRule) {
+        for (MethodSpec& m : c.methods) m.step.rule = *stepRule;
+    }
+    c.validate();
+    return c;
+}
+
+}  // namespace pipelens

@@ -1,0 +1,57 @@
+#pragma once
+// A sweep: one experiment, one parameter (the axis) taking a list of values, a number of seeds
+// and a step-size rule. Each value is a point: the experiment with that parameter set. The JSON
+// form is described in docs/sweeps.md.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
+#include <string>
+#include <vector>
+
+#include "experiment/config/config.hpp"
+#include "experiment/step_size/step_rules.hpp"
+
+namespace pipelens {
+
+enum class SweepAxis {
+    Stages,         // stages: S
+    Delta,          // delta: RPD's delay bound of every rpd method
+    LocalSteps,     // local_steps: H of every localsgd method
+    Replicas,       // replicas: R of every localsgd method
+    Noam,           // noam: microbatches in flight of every pd method
+    GradientNoise,  // gradient_noise: sigma of the objective's gradient noise
+    StepSize,       // step_size: one fixed step size for every method (no grid)
+    Rows,           // rows: n of the synthetic data
+    Dim,            // dim: d of the synthetic data
+};
+
+SweepAxis parseSweepAxis(const std::string& text);  // ConfigError naming the allowed names
+std::string sweepAxisName(SweepAxis axis);
+std::string sweepAxisList();  // "stages, delta, ..." for messages and help
+
+struct SweepSpec {
+    std::string name = "sweep";
+    ExperimentConfig experiment;  // the base every point starts from
+    SweepAxis axis = SweepAxis::Stages;
+    std::vector<double> values;   // one point per value, in this order
+    int seeds = 1;                // runs per grid step, averaged (overrides experiment.seeds)
+    std::optional<StepRule> stepRule;  // overrides every method's rule when set
+
+    // Parses and validates every point (a ConfigError names the point's value and the key).
+    // `baseDir` resolves a relative "experiment" file path and the experiment's data paths.
+    static SweepSpec fromJson(const nlohmann::json& json, const std::string& baseDir = "");
+    // JSON text through parseConfigText (depth limit, duplicate keys, overflow-checked numbers),
+    // then fromJson; `source` names the text in messages. What `sweep` and fuzz_sweep call.
+    static SweepSpec fromText(std::string_view text, const std::string& source,
+                              const std::string& baseDir = "");
+    // A regular file of at most kMaxConfigBytes (InputFile), then fromText.
+    static SweepSpec fromFile(const std::string& path);
+    // The normalised form: the experiment inlined, every default written out.
+    nlohmann::json toJson() const;
+
+    std::size_t points() const { return values.size(); }
+    // The experiment of point `index`: the base with the axis set to values[index].
+    ExperimentConfig pointConfig(std::size_t index) const;
+};
+
+}  // namespace pipelens

@@ -1,0 +1,189 @@
+#pragma once
+// Loss curves (Qt Charts): f − f* of every method against slots or block updates, overlaid with
+// a legend, on linear or logarithmic axes, truncated at the playback cursor. Hovering shows the
+// nearest curve's method, x and value; a rubber band zooms (reset zoom undoes it); a finished run
+// can be pinned and stays drawn, dashed and faded, under the runs of the next settings. Its
+// "theorem chart" box asks for the theorem's own chart (TheoremChart) beside it.
+// Series are replaced in bulk (QXYSeries::replace) and decimated to a few thousand points.
+#include <QPointF>
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+#include "models/run_snapshot.hpp"
+
+class QCheckBox;
+class QAbstractAxis;
+class QChart;
+class QChartView;
+class QComboBox;
+class QLabel;
+class QGraphicsEllipseItem;
+class QLineSeries;
+class QToolButton;
+
+namespace pipelens::ui {
+
+class LineLegend;
+
+class LossChart : public QWidget {
+    Q_OBJECT
+public:
+    enum class XAxis { Slots, Updates };
+
+    explicit LossChart(QWidget* parent = nullptr);
+
+    void setSnapshot(SnapshotPtr snapshot);
+    SnapshotPtr snapshot() const { return snapshot_; }
+    // A new config is computing: no curve of an earlier run is shown; the title names `plan`'s
+    // S and says so, the x range is `plan`'s whole run, and the live curves that follow are
+    // named from `plan` exactly as the finished run's will be.
+    void setComputing(SnapshotPtr plan);
+    bool computing() const { return live_; }
+    // The run that was computing failed: no curve, and the title says so with `reason` (a
+    // failed run is neither shown as computing nor as an earlier result). The next
+    // setComputing or setSnapshot ends it.
+    void setFailed(const QString& reason);
+    QString failure() const { return failure_; }
+    // What the y axis is: "f − f*", or the language model's "loss (nats)".
+    QString yAxisTitle() const;
+    // The curves of a run in flight, drawn whole (no cursor) until the next setSnapshot. The
+    // series are kept when the methods are the same, so the chart does not flicker.
+    // `totalSlots` / `totalUpdates` (when known) fix the x range to the whole run.
+    void setLive(const std::vector<LiveCurve>& curves, double totalSlots = 0.0,
+                 double totalUpdates = 0.0);
+    bool showingLive() const { return live_; }
+    // Points after `slot` slots are hidden (playback); -1 shows the whole run.
+    void setCursorSlot(int slot);
+    int cursorSlot() const { return cursor_; }
+
+    void setXAxis(XAxis axis);
+    XAxis xAxis() const { return xAxis_; }
+    void setLogY(bool on);
+    void setLogX(bool on);
+    bool logY() const;
+    bool logX() const;
+    void setTheoremChartShown(bool on);
+    bool theoremChartShown() const;
+
+    // What hovering at `viewPos` (viewport coordinates) reads out: the drawn point nearest to
+    // the pointer (within about 30 px), its curve's name, x and f − f*. method is -1 for none.
+    struct Readout {
+        int method = -1;
+        bool pinned = false;
+        QString name;
+        double x = 0.0;
+        double y = 0.0;
+        QString text;
+    };
+    Readout readoutAt(const QPointF& viewPos) const;
+    // The floating readout label (shown while hovering a curve).
+    QLabel* readoutLabel() const { return readout_; }
+
+    // Zoom: a rubber band on the chart zooms in (right click zooms out); resetZoom shows the
+    // whole run again. A zoom is kept through playback, live updates and new runs.
+    bool zoomed() const { return zoomed_; }
+    void resetZoom();
+    QToolButton* resetZoomButton() const { return resetZoom_; }
+
+    // Pins the finished run shown (its curves stay, dashed and faded, named with "pinned"; the
+    // title says its settings) until unpin. False when there is no finished run to pin.
+    bool pin();
+    void unpin();
+    SnapshotPtr pinned() const { return pinned_; }
+    QString pinnedSettings() const { return pinnedSettings_; }
+    QList<QLineSeries*> pinnedSeries() const { return pinnedSeries_; }
+    QToolButton* pinButton() const { return pin_; }
+
+    QChartView* view() const { return view_; }
+    // The chart and its legend: what the PNG and SVG exports show.
+    QWidget* plot() const { return plot_; }
+    LineLegend* legend() const { return legend_; }
+    QChart* chart() const;
+    // One line per method (in config order).
+    QList<QLineSeries*> methodSeries() const { return methodSeries_; }
+    // The full-resolution data of method i on the current x axis (what the CSV holds).
+    const std::vector<QPointF>& methodData(int i) const;
+    // Axis label texts as drawn (for the "no row of 0.0" check).
+    QStringList yAxisLabels() const;
+
+    bool exportPng(const QString& path, double scale, QString* error = nullptr);
+    bool exportSvg(const QString& path, QString* error = nullptr);
+    bool exportCsv(const QString& path, QString* error = nullptr) const;
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+    // Labels that fit one above another on the log y axis at the view's height (2 to 8).
+    int logLabelCapacity() const;
+
+  signals:
+    // The person asked for (or hid) the theorem's chart.
+    void theoremChartToggled(bool on);
+
+private:
+    static constexpr double kLogFloor = 1e-16;  // f − f* at or below this is drawn at the floor
+  // A drawn line: its points (from the snapshot, or a copy of a live curve) and legend name.
+  struct Curve {
+      QString name;
+      std::shared_ptr<const CurvePoints> points;
+      int method = 0;
+    };
+    void rebuildData();
+    void rebuildSeries();
+    void rebuildAxes();
+    // The chart's one x and one y axis, replaced only when their scale (log / linear) changes;
+    // every series is attached to both.
+    // Returns true when an axis was replaced.
+    bool ensureAxes();
+    void showReadout(const QPointF& viewPos);
+    QString curveName(const MethodRun& run, double stepSize) const;
+    void updateTitle();
+    void refreshPoints();
+    const std::vector<QPointF>& pointsOf(const Curve& c) const;
+    double cursorX(int method) const;
+
+    // The language model has no f*: the curves are its last-stage forward loss, and the labels
+    // say so (from the snapshot or plan shown).
+    void showQuantity(const SnapshotPtr& of);
+    QString quantityName() const;
+
+    SnapshotPtr snapshot_;
+    SnapshotPtr plan_;  // of the run in flight (setComputing)
+    QString failure_;   // why the last run gave no result (setFailed)
+    bool languageModel_ = false;
+    QLabel* heading_ = nullptr;
+    QAbstractAxis* xAxisItem_ = nullptr;
+    QAbstractAxis* yAxisItem_ = nullptr;
+    int cursor_ = -1;
+    int builtLabelCapacity_ = 8;  // logLabelCapacity() when the y axis was last built
+    bool live_ = false;
+    double liveSlots_ = 0.0;
+    double liveUpdates_ = 0.0;
+    XAxis xAxis_ = XAxis::Slots;
+    QWidget* plot_;  // the chart view and its legend
+    QChartView* view_;
+    LineLegend* legend_;
+    QComboBox* xChoice_;
+    QCheckBox* logY_;
+    QCheckBox* logX_;
+    QCheckBox* theorem_;
+    QLabel* note_;
+    std::vector<Curve> curves_;   // one per method
+    QList<QLineSeries*> methodSeries_;
+    SnapshotPtr pinned_;
+    QString pinnedSettings_;
+    std::vector<Curve> pinnedCurves_;
+    QList<QLineSeries*> pinnedSeries_;
+    bool zoomed_ = false;
+    bool settingRanges_ = false;  // the chart sets its own ranges: not a zoom
+    QToolButton* pin_;
+    QToolButton* resetZoom_;
+    QLabel* readout_;
+    QGraphicsEllipseItem* marker_;
+};
+
+// Keeps at most about `maxPoints` points: per bucket of x the first, min, max and last points,
+// so spikes and the curve's envelope survive.
+QList<QPointF> decimate(const std::vector<QPointF>& points, size_t count, int maxPoints);
+
+}  // namespace pipelens::ui

@@ -1,0 +1,106 @@
+#pragma once
+// The left-hand controls: objective and data, the pipeline (S, batch size, budget, seed), the
+// methods to compare, the compute device. Every edit goes to the ExperimentController; a value
+// the engine refuses stays in its field, framed red, with the engine's message in the message
+// area (a fixed place, so that no field moves).
+#include <QWidget>
+#include <functional>
+
+#include "experiment/config/config.hpp"
+#include "controls/field_errors.hpp"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QFormLayout;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+class QVBoxLayout;
+
+namespace pipelens::ui {
+
+class ExperimentController;
+class LmObjectiveFields;
+class MethodListEditor;
+
+class ControlsPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ControlsPanel(ExperimentController* controller, QWidget* parent = nullptr);
+
+    // Fields, for tests and keyboard focus.
+    QComboBox* objectiveField() const { return objective_; }
+    QComboBox* dataKindField() const { return dataKind_; }
+    QSpinBox* rowsField() const { return rows_; }
+    QSpinBox* dimField() const { return dim_; }
+    QLineEdit* l2Field() const { return l2_; }
+    QSpinBox* stagesField() const { return stages_; }
+    QSlider* stagesSlider() const { return stagesSlider_; }
+    QSpinBox* batchField() const { return batch_; }
+    QComboBox* budgetKindField() const { return budgetKind_; }
+    QDoubleSpinBox* budgetField() const { return budget_; }
+    QComboBox* compareField() const { return compare_; }
+    QLineEdit* seedField() const { return seed_; }
+    QComboBox* deviceField() const { return device_; }
+    MethodListEditor* methods() const { return methods_; }
+    // The language model's fields (shown for that objective only).
+    LmObjectiveFields* lmFields() const { return lm_; }
+    // "All γ ×": scales every method's γ by a power of two (scaleStepSizes), relative to the
+    // config loaded last; resetStepScale shows ×1 again (a new preset or file) without a change.
+    QComboBox* stepScaleField() const { return stepScale_; }
+    int stepScaleExponent() const { return appliedScale_; }
+    void resetStepScale();
+    const FieldErrors& errors() const { return errors_; }
+    // Where refusals of every field (the methods' too) are shown: a label of reserved height,
+    // placed by the window above the panel's scroll area so that it stays in sight.
+    QLabel* messageArea() const { return messageArea_; }
+
+    // Refreshes every field from the controller's config (clears refused-value messages).
+    void syncFromConfig();
+
+private:
+    // The constructor's steps: the fields of each group, then what each field's edit does.
+    void buildMessageArea(QVBoxLayout* layout);
+    void buildMethods(QVBoxLayout* layout);
+    void buildDataFields(QVBoxLayout* layout);
+    void buildPipelineFields(QVBoxLayout* layout);
+    void buildComputeFields(QVBoxLayout* layout);
+    void connectDataEdits();
+    void connectPipelineEdits();
+    void connectComputeEdits();
+    void apply(QWidget* field, const std::function<void(ExperimentConfig&)>& change);
+    void chooseDataFile();
+
+    ExperimentController* controller_;
+    FieldErrors errors_;
+    QLabel* messageArea_;
+    QComboBox* objective_;
+    QFormLayout* dataForm_;
+    LmObjectiveFields* lm_;
+    QComboBox* dataKind_;
+    QLabel* dataFile_;
+    QPushButton* browse_;
+    QSpinBox* rows_;
+    QSpinBox* dim_;
+    QLineEdit* l2_;
+    QSpinBox* dataSeed_;
+    QSpinBox* stages_;
+    QSlider* stagesSlider_;
+    QSpinBox* batch_;
+    QComboBox* budgetKind_;
+    QDoubleSpinBox* budget_;
+    QComboBox* compare_;
+    QLineEdit* seed_;
+    QCheckBox* shuffle_;
+    QComboBox* device_;
+    QComboBox* precision_;
+    MethodListEditor* methods_;
+    QComboBox* stepScale_;
+    int appliedScale_ = 0;  // the power of two applied to the loaded config's γ
+    bool updating_ = false;
+};
+
+}  // namespace pipelens::ui

@@ -1,0 +1,84 @@
+#pragma once
+// The methods to compare: a checkable list (checked = in the experiment, in list order) and an
+// editor for the selected method's parameters (step size gamma on a log slider, NOAM, RPD's
+// delay mode and delta, LocalSGD's R and H, fill-drain's flush group). Unchecked methods are
+// remembered here so they can be switched back on; the config only holds the checked ones.
+#include <QWidget>
+#include <functional>
+#include <vector>
+
+#include "experiment/config/config.hpp"
+#include "controls/field_errors.hpp"
+
+class QCheckBox;
+class QComboBox;
+class QFormLayout;
+class QLabel;
+class QListWidget;
+class QListWidgetItem;
+class QPushButton;
+class QSpinBox;
+
+namespace pipelens::ui {
+
+class ExperimentController;
+class LogSlider;
+
+class MethodListEditor : public QWidget {
+    Q_OBJECT
+public:
+    MethodListEditor(ExperimentController* controller, QWidget* parent = nullptr);
+
+    // Rebuilds the list if the config's methods differ from the checked entries.
+    void syncFromConfig();
+
+    QListWidget* list() const { return list_; }
+    LogSlider* stepSlider() const { return step_; }
+    QCheckBox* gridField() const { return grid_; }
+    QSpinBox* gridMinField() const { return gridMin_; }
+    QSpinBox* noamField() const { return noam_; }
+    QComboBox* delayModeField() const { return delayMode_; }
+    QSpinBox* deltaField() const { return delta_; }
+    QSpinBox* replicasField() const { return replicas_; }
+    QSpinBox* localStepsField() const { return localSteps_; }
+    const FieldErrors& errors() const { return errors_; }
+    // Shows this editor's refusals (γ's entry included) in `area` rather than under the fields.
+    void setMessageArea(QLabel* area);
+
+    // Adds a method of the given kind, checked.
+    void addMethod(Method method);
+
+private:
+    std::vector<MethodSpec> checkedSpecs() const;
+    // The γ a grid-tuned method's last run chose (the middle of the grid before it ran); a fixed
+    // method's own γ.
+    double gridChoice(int row) const;
+    void showCurrent();
+    // Applies an edit of the current method; shows the engine's message on `field` if refused.
+    void editCurrent(QWidget* field, const std::function<void(MethodSpec&)>& change);
+    void onItemChanged(QListWidgetItem* item);
+    QString commit(const std::vector<MethodSpec>& specs);
+
+    ExperimentController* controller_;
+    QListWidget* list_;
+    QPushButton* add_;
+    QPushButton* remove_;
+    QFormLayout* form_;
+    QWidget* editor_;
+    LogSlider* step_;
+    QCheckBox* grid_;
+    QSpinBox* gridMin_;
+    QSpinBox* gridMax_;
+    QSpinBox* noam_;
+    QComboBox* delayMode_;
+    QSpinBox* delta_;
+    QComboBox* order_;
+    QSpinBox* replicas_;
+    QSpinBox* localSteps_;
+    QSpinBox* flushGroup_;
+    FieldErrors errors_;
+    std::vector<MethodSpec> specs_;  // parallel to the list rows
+    bool updating_ = false;
+};
+
+}  // namespace pipelens::ui
