@@ -15,8 +15,8 @@
 #include "charts/chart_support.hpp"
 #include "cmdline/args.hpp"
 #include "cmdline/environment.hpp"
-#include "main_window.hpp"
 #include "controllers/presets.hpp"
+#include "main_window.hpp"
 
 namespace {
 
@@ -84,8 +84,8 @@ int main(int argc, char** argv) {
     if (!parser.parse(QApplication::arguments())) return fail(shown(parser.errorText()));
     if (parser.isSet("help")) parser.showHelp(0);
     if (parser.isSet("version")) parser.showVersion();
-    if (const QString why =
-            strictnessError(parser, {preset, config, screenshot, scale, size}, QApplication::arguments());
+    if (const QString why = strictnessError(parser, {preset, config, screenshot, scale, size},
+                                            QApplication::arguments());
         !why.isEmpty()) {
         return fail(why);
     }
@@ -124,8 +124,9 @@ int main(int argc, char** argv) {
             return fail(error);
         }
         const bool svg = parser.value(screenshot).endsWith(".svg", Qt::CaseInsensitive);
-        const QString problem = pipelens::ui::chart::imageSizeProblem(
-            qRound64(width * (svg ? 1.0 : scaleFactor)), qRound64(height * (svg ? 1.0 : scaleFactor)));
+        const QString problem =
+            pipelens::ui::chart::imageSizeProblem(qRound64(width * (svg ? 1.0 : scaleFactor)),
+                                                  qRound64(height * (svg ? 1.0 : scaleFactor)));
         if (!problem.isEmpty()) {
             return fail("--size " + shown(parser.value(size)) + " with --scale " +
                         shown(parser.value(scale)) + " is not allowed: " + problem);

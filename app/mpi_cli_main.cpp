@@ -5,4 +5,6 @@
 
 #include "cli.hpp"
 
-int main(int argc, char** argv) { return pipelens::runCli(argc, argv, std::cout, std::cerr); }
+int main(int argc, char** argv) {
+    return pipelens::runCli(argc, argv, std::cout, std::cerr);
+}

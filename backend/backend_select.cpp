@@ -9,12 +9,12 @@
 #include <sstream>
 
 #include "cmdline/environment.hpp"
+#include "compute/cpu_backend.hpp"
 #include "errors.hpp"
 #include "experiment/config/lm_config.hpp"
+#include "experiment/run/run_work.hpp"
 #include "lm_calibration.hpp"
 #include "objective/lm/lm_threads.hpp"
-#include "experiment/run/run_work.hpp"
-#include "compute/cpu_backend.hpp"
 
 #ifdef PIPELENS_HAVE_OPENCL
 #include "cl_error.hpp"
@@ -30,7 +30,9 @@
 namespace pipelens {
 namespace {
 
-BackendChoice cpuChoice() { return {cpuBackendProvider(), "cpu"}; }
+BackendChoice cpuChoice() {
+    return {cpuBackendProvider(), "cpu"};
+}
 
 #ifdef PIPELENS_HAVE_OPENCL
 // The device precision the config names.
@@ -138,20 +140,23 @@ BackendChoice selectBackend(const ExperimentConfig& config, std::vector<std::str
         const double work = estimatedRunWork(config);
         const double minWork = autoOpenClMinWork();
         if (work < minWork) {
-            notices.push_back("backend auto: a small run (n x d x microbatches = " + workText(work) +
-                              " < " + workText(minWork) + ") runs on the CPU engine");
+            notices.push_back(
+                "backend auto: a small run (n x d x microbatches = " + workText(work) + " < " +
+                workText(minWork) + ") runs on the CPU engine");
             return cpuChoice();
         }
     }
     if (config.objective.gradientNoise > 0.0) {
         // The noise is drawn on the host in processing order; only the CPU engine adds it.
         if (config.backend == BackendKind::OpenCl && !config.allowCpuFallback) {
-            throw ConfigError("backend = \"opencl\" is not allowed with objective.gradient_noise > 0: "
-                              "only the CPU engine adds gradient noise (use cpu or auto, or "
-                              "allow_cpu_fallback)");
+            throw ConfigError(
+                "backend = \"opencl\" is not allowed with objective.gradient_noise > 0: "
+                "only the CPU engine adds gradient noise (use cpu or auto, or "
+                "allow_cpu_fallback)");
         }
-        notices.push_back("objective.gradient_noise > 0: running on the CPU engine (the OpenCL "
-                          "backend does not add gradient noise)");
+        notices.push_back(
+            "objective.gradient_noise > 0: running on the CPU engine (the OpenCL "
+            "backend does not add gradient noise)");
         return cpuChoice();
     }
 #ifdef PIPELENS_HAVE_OPENCL
@@ -160,8 +165,9 @@ BackendChoice selectBackend(const ExperimentConfig& config, std::vector<std::str
     (void)runtimeNotice;
     if (config.backend == BackendKind::OpenCl) {
         if (!config.allowCpuFallback) {
-            throw ConfigError("backend = \"opencl\" is not available: this build has no OpenCL "
-                              "backend (allowed: cpu, auto)");
+            throw ConfigError(
+                "backend = \"opencl\" is not available: this build has no OpenCL "
+                "backend (allowed: cpu, auto)");
         }
         notices.push_back("this build has no OpenCL backend: running on the CPU engine");
     } else {
@@ -190,7 +196,8 @@ long long roughLmParameters(const ExperimentConfig& c) {
     const LanguageModelSpec& m = *c.objective.languageModel;
     const long long C = m.width;
     const long long V = 96;
-    return (c.stages - 2) * (12 * C * C + 13 * C) + 2 * V * C + static_cast<long long>(m.context) * C + 2 * C;
+    return (c.stages - 2) * (12 * C * C + 13 * C) + 2 * V * C +
+           static_cast<long long>(m.context) * C + 2 * C;
 }
 
 long long roughTrainBatches(const ExperimentConfig& c) {
@@ -252,8 +259,8 @@ LmBackendChoice autoLmChoice(const ExperimentConfig& config, std::vector<std::st
     }
 #ifdef PIPELENS_HAVE_OPENCL
     const gpu::Precision precision = devicePrecision(config);
-    const auto context = openContext(config, true, notices,
-                                     "the language model runs on the CPU engine");
+    const auto context =
+        openContext(config, true, notices, "the language model runs on the CPU engine");
     if (!context) return {};
     if (!context->supports(precision)) {
         notices.push_back("backend auto: precision = \"double\" is not available on " +
@@ -288,17 +295,17 @@ LmBackendChoice autoLmChoice(const ExperimentConfig& config, std::vector<std::st
         << secondsText(onDevice ? cpuSeconds : devSeconds) << " on "
         << (onDevice ? std::string("the CPU engine") : device.name) << " (one microbatch through "
         << config.stages << " stages: " << secondsText(cpu.cycle(config.stages)) << " on the CPU "
-        << "engine " << onThreads << ", "
-        << atOnce << " of the " << runs << " method" << (runs == 1 ? "" : "s") << " at once; "
-        << secondsText(dev.cycle(config.stages)) << " on the device; "
-        << (measured ? "measured now" : "measured earlier") << ", cached in "
+        << "engine " << onThreads << ", " << atOnce << " of the " << runs << " method"
+        << (runs == 1 ? "" : "s") << " at once; " << secondsText(dev.cycle(config.stages))
+        << " on the device; " << (measured ? "measured now" : "measured earlier") << ", cached in "
         << lmCalibrationCachePath() << ")";
     notices.push_back(why.str());
     if (onDevice) return device;
     return {};
 #else
-    notices.push_back("backend auto: no OpenCL backend in this build: the language model runs on "
-                      "the CPU engine");
+    notices.push_back(
+        "backend auto: no OpenCL backend in this build: the language model runs on "
+        "the CPU engine");
     return {};
 #endif
 }
@@ -317,7 +324,8 @@ LmBackendChoice selectLmBackend(const ExperimentConfig& config, std::vector<std:
         const std::string why = "precision = \"double\" is not available on " +
                                 context->info().name + " (no cl_khr_fp64)";
         if (!config.allowCpuFallback) {
-            throw ConfigError(why + ": allowed there: float (or backend cpu, or allow_cpu_fallback)");
+            throw ConfigError(why +
+                              ": allowed there: float (or backend cpu, or allow_cpu_fallback)");
         }
         notices.push_back(why + ": the language model runs on the CPU engine");
         return {};
@@ -330,10 +338,12 @@ LmBackendChoice selectLmBackend(const ExperimentConfig& config, std::vector<std:
     return choice;
 #else
     if (!config.allowCpuFallback) {
-        throw ConfigError("backend = \"opencl\" is not available: this build has no OpenCL "
-                          "backend (allowed: cpu, auto)");
+        throw ConfigError(
+            "backend = \"opencl\" is not available: this build has no OpenCL "
+            "backend (allowed: cpu, auto)");
     }
-    notices.push_back("this build has no OpenCL backend: the language model runs on the CPU engine");
+    notices.push_back(
+        "this build has no OpenCL backend: the language model runs on the CPU engine");
     return {};
 #endif
 }

@@ -48,8 +48,8 @@ double timeCycles(const ExperimentConfig& config, int stages, const LmExecutorFa
     p.heldOutFraction = 0.0;
     p.w0Path.clear();  // the shape is what counts, not the weights
     if (p.corpusPath.empty()) {
-        p.builtInCharacters = std::min<long long>(
-            p.builtInCharacters, 4LL * p.batch * p.context + 1);
+        p.builtInCharacters =
+            std::min<long long>(p.builtInCharacters, 4LL * p.batch * p.context + 1);
     }
     auto problem = std::make_shared<const CharTransformerProblem>(makeCharTransformerProblem(p));
     const lmk::ScopedThreads team(threads);
@@ -118,14 +118,17 @@ LmCycleCost measureLmCycles(const ExperimentConfig& config, const LmExecutorFact
     return cost;
 }
 
-std::string lmCalibrationCachePath() { return cacheDir() + "/lm-calibration.json"; }
+std::string lmCalibrationCachePath() {
+    return cacheDir() + "/lm-calibration.json";
+}
 
 std::string lmCalibrationKey(const ExperimentConfig& c, const std::string& backend) {
     const LanguageModelSpec& m = *c.objective.languageModel;
     std::ostringstream k;
     // The corpus decides the vocabulary, so the head's size.
-    k << "engines r" << kLmEngineRevision << " | " << backend << " | " << enumName(kPrecisions, c.precision)
-      << " C=" << m.width << " heads=" << m.heads << " T=" << m.context << " b=" << c.batchSize
+    k << "engines r" << kLmEngineRevision << " | " << backend << " | "
+      << enumName(kPrecisions, c.precision) << " C=" << m.width << " heads=" << m.heads
+      << " T=" << m.context << " b=" << c.batchSize
       << " corpus=" << (m.corpus.empty() ? "built-in" : m.corpus);
     return k.str();
 }

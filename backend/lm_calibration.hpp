@@ -13,8 +13,8 @@
 #include <optional>
 #include <string>
 
-#include "experiment/config/config.hpp"
 #include "compute/lm_pipeline_executor.hpp"
+#include "experiment/config/config.hpp"
 
 namespace pipelens {
 

@@ -1,27 +1,26 @@
 #include "cli.hpp"
 
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <optional>
-#include <thread>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
 #include <fstream>
 #include <functional>
-#include <new>
 #include <iomanip>
+#include <iostream>
 #include <map>
+#include <mutex>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend_select.hpp"
@@ -29,8 +28,8 @@
 #include "cmdline/environment.hpp"
 #include "errors.hpp"
 #include "experiment/config/config.hpp"
-#include "experiment/run/experiment.hpp"
 #include "experiment/output/results.hpp"
+#include "experiment/run/experiment.hpp"
 #include "experiment/sweep/sweep.hpp"
 #include "schedule/delays.hpp"
 #include "schedule/timeline.hpp"
@@ -74,7 +73,8 @@ kept; --resume continues it).
 // Exit code when standard output could not be written (documented in kMainHelp).
 constexpr int kOutputFailed = 2;
 
-const char* kScheduleHelp = R"(Usage: pipelens-cli schedule --kind pd|fill-drain|localsgd --stages S --microbatches N [options]
+const char* kScheduleHelp =
+    R"(Usage: pipelens-cli schedule --kind pd|fill-drain|localsgd --stages S --microbatches N [options]
 
 Prints the timeline as CSV `slot,stage,op,microbatch` (stages and microbatches from 0), one row
 per operation in slot order then stage order.
@@ -95,7 +95,8 @@ Options:
   --summary            print run length, utilization, bubble fraction and peak stash per stage
 )";
 
-const char* kDelaysHelp = R"(Usage: pipelens-cli delays --stages S|A:B [--microbatches N] [--from F] [--json]
+const char* kDelaysHelp =
+    R"(Usage: pipelens-cli delays --stages S|A:B [--microbatches N] [--from F] [--json]
 
 Exact PipeDream delays k - h(m, j) (SPEC section 3) with NOAM = S and unit costs. For each S:
 the maximum, mean and 10th/50th/90th percentiles (nearest rank) over every block read of the
@@ -151,7 +152,8 @@ Options:
   --quiet            print nothing but errors
 )";
 
-const char* kExampleHelp = R"(Usage: pipelens-cli example [default|pd|rpd|localsgd|sgd|fill-drain|compare|lm]
+const char* kExampleHelp =
+    R"(Usage: pipelens-cli example [default|pd|rpd|localsgd|sgd|fill-drain|compare|lm]
 
 Prints an example experiment config as JSON (docs/config.md explains every key).
 )";
@@ -176,7 +178,9 @@ Args parseCommand(const std::string& command, int argc, char** argv) {
     return cmdline::parseArgs(cmdline::commandSpec(command), argc, argv, 2);
 }
 
-std::string shown(const std::string& text) { return cmdline::shownValue(text); }
+std::string shown(const std::string& text) {
+    return cmdline::shownValue(text);
+}
 
 // Text that quotes the user's config (its name, method labels, paths) line by line with its
 // control bytes escaped: a name holding ESC]0;...BEL must not retitle the terminal.
@@ -248,8 +252,8 @@ std::pair<int, int> stageRange(const std::string& text) {
         long v = std::strtol(s.c_str(), &end, 10);
         if (s.empty() || *end != '\0' || v < 1 || v > kMaxStages) {
             throw ConfigError("--stages = \"" + shown(text) +
-                              "\" is not allowed: an integer in [1, " +
-                              std::to_string(kMaxStages) + "] or a range A:B");
+                              "\" is not allowed: an integer in [1, " + std::to_string(kMaxStages) +
+                              "] or a range A:B");
         }
         return static_cast<int>(v);
     };
@@ -309,8 +313,8 @@ int cmdDelays(const Args& a, std::ostream& out, std::ostream& err) {
         const double largest =
             std::floor(static_cast<double>(updates - 1) / static_cast<double>(updates) * 1e6) / 1e6;
         std::ostringstream why;
-        why << "--from = \"" << shown(a.get("from")) << "\" leaves no samples: with --stages "
-            << lo << " and " << updates / lo << " microbatches (" << updates
+        why << "--from = \"" << shown(a.get("from")) << "\" leaves no samples: with --stages " << lo
+            << " and " << updates / lo << " microbatches (" << updates
             << " updates) the window is empty; --from must be at most " << largest
             << " (or give more --microbatches)";
         throw ConfigError(why.str());
@@ -325,11 +329,16 @@ int cmdDelays(const Args& a, std::ostream& out, std::ostream& err) {
     for (int S = lo; S <= hi; ++S) {
         const DelayStats& d = all[static_cast<size_t>(S - lo)];
         if (a.has("json")) {
-            arr.push_back({{"stages", S},          {"microbatches", d.microbatches},
-                           {"max", d.max},         {"mean", d.mean},
-                           {"p10", d.p10},         {"p50", d.p50},
-                           {"p90", d.p90},         {"formula", d.formulaMax},
-                           {"formula_mean", d.formulaMean}, {"samples", d.samples}});
+            arr.push_back({{"stages", S},
+                           {"microbatches", d.microbatches},
+                           {"max", d.max},
+                           {"mean", d.mean},
+                           {"p10", d.p10},
+                           {"p50", d.p50},
+                           {"p90", d.p90},
+                           {"formula", d.formulaMax},
+                           {"formula_mean", d.formulaMean},
+                           {"samples", d.samples}});
         } else {
             // The formula is an integer: print it as one (as a double it would inherit the
             // precision 1 left by the previous row's S^2/2 column and read "1e+01").
@@ -392,8 +401,8 @@ nlohmann::json exampleJson(const std::string& which) {
     if (which == "lm") return languageModelExample().toJson();
     const std::optional<Method> method = findMethod(which);
     if (!method) {
-        throw ConfigError("example = \"" + shown(which) + "\" is not allowed: one of default, compare, lm, " +
-                          methodKeyList());
+        throw ConfigError("example = \"" + shown(which) +
+                          "\" is not allowed: one of default, compare, lm, " + methodKeyList());
     }
     m.method = *method;
     switch (*method) {
@@ -432,7 +441,7 @@ int cmdExample(const Args& a, std::ostream& out) {
 // changes the delay): slow inputs say what they are doing, while a quick failure still prints its
 // one-line reason alone. All progress output goes through print(), from any thread.
 class SlowStepReporter {
-public:
+  public:
     explicit SlowStepReporter(std::ostream& err)
         : err_(err), delay_(delayFromEnvironment()), thread_([this] { watch(); }) {}
     ~SlowStepReporter() {
@@ -458,7 +467,7 @@ public:
         err_ << terminalText(line) << std::endl;
     }
 
-private:
+  private:
     static std::chrono::milliseconds delayFromEnvironment() {
         const char* env = std::getenv("PIPELENS_PROGRESS_AFTER_MS");
         char* end = nullptr;
@@ -469,8 +478,7 @@ private:
         std::unique_lock<std::mutex> lock(mutex_);
         while (!stop_) {
             wake_.wait_for(lock, std::chrono::milliseconds(200));
-            if (!step_.empty() && !shown_ &&
-                std::chrono::steady_clock::now() - since_ >= delay_) {
+            if (!step_.empty() && !shown_ && std::chrono::steady_clock::now() - since_ >= delay_) {
                 err_ << terminalText(step_) << std::endl;
                 shown_ = true;
             }
@@ -501,8 +509,8 @@ void reportProgress(RunOptions& opt, std::optional<SlowStepReporter>& reporter, 
 // its name says), the results written with Ctrl-C as a clean stop, then the summary.
 int finishRun(const std::vector<std::string>& warnings,
               const std::function<std::vector<std::string>(const std::atomic<bool>*)>& write,
-              const std::string& summary, const std::string& folder, bool quiet,
-              std::ostream& out, std::ostream& err) {
+              const std::string& summary, const std::string& folder, bool quiet, std::ostream& out,
+              std::ostream& err) {
     for (const auto& w : warnings) err << "pipelens-cli: warning: " << terminalText(w) << '\n';
     if (!quiet) err << "writing results to " << terminalText(folder) << std::endl;
     for (const std::string& w : writeStoppable(write)) {
@@ -570,13 +578,17 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
     ExperimentResult result = runExperiment(config, opt);
     reporter.reset();
     result.notices = notices;
-    const auto write = [&](const std::atomic<bool>* stop) { return writeResults(result, folder, stop); };
+    const auto write = [&](const std::atomic<bool>* stop) {
+        return writeResults(result, folder, stop);
+    };
     return finishRun(result.warnings, write, summaryText(result), folder, quiet, out, err);
 }
 
 std::atomic<bool> gSweepCancel{false};
 
-extern "C" void onSweepInterrupt(int) { gSweepCancel.store(true); }
+extern "C" void onSweepInterrupt(int) {
+    gSweepCancel.store(true);
+}
 
 SweepCommand parseSweepCommand(const Args& a) {
     if (!a.has("out")) throw ConfigError("--out is missing: the results folder");
@@ -650,7 +662,8 @@ int cmdDevices(const Args& a, std::ostream& out) {
     const auto devices = gpu::listDevices();
     out << (a.has("json") ? gpu::devicesJson(devices) : gpu::devicesText(devices));
 #else
-    out << (a.has("json") ? "[]\n" : "This build has no OpenCL backend: runs use the CPU engine.\n");
+    out << (a.has("json") ? "[]\n"
+                          : "This build has no OpenCL backend: runs use the CPU engine.\n");
 #endif
     return 0;
 }
@@ -666,7 +679,7 @@ int dispatch(int argc, char** argv, std::ostream& out, std::ostream& err,
         if (cmd == "help" || cmd == "--help" || cmd == "-h") {
             // `help COMMAND` is `COMMAND --help`; anything else after help is refused.
             const std::map<std::string, const char*> texts{
-                {"schedule", kScheduleHelp}, {"delays", kDelaysHelp}, {"run", kRunHelp},
+                {"schedule", kScheduleHelp}, {"delays", kDelaysHelp},   {"run", kRunHelp},
                 {"sweep", kSweepHelp},       {"example", kExampleHelp}, {"devices", kDevicesHelp}};
             if (argc == 3 && texts.count(argv[2]) > 0) return out << texts.at(argv[2]), 0;
             if (argc > 2) {

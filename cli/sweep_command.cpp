@@ -24,8 +24,10 @@ std::string shellWord(std::string_view s) {
     if (!s.empty() && s.find_first_not_of(kSafe) == std::string_view::npos) return std::string(s);
     std::string out = "'";
     for (char c : s) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out += c;
     }
     return out + "'";
 }

@@ -11,7 +11,7 @@
 namespace pipelens {
 
 struct SweepCommand {
-    SweepSpec spec;  // with --backend / --device applied
+    SweepSpec spec;        // with --backend / --device applied
     std::string specPath;  // the sweep file as given
     std::string outDir;
     bool resume = false;

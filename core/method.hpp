@@ -16,11 +16,11 @@ enum class Method : std::uint8_t { PipeDream, RandomizedPipeDream, LocalSgd, Sgd
 
 struct MethodInfo {
     Method method;
-    std::string_view key;          // configs, results and the CLI: "pd", "rpd", ...
-    std::string_view shortLabel;   // compact views: "PD", "RPD", ...
-    std::string_view description;  // method pickers: "PipeDream (1F1B, weight stashing)"
+    std::string_view key;                  // configs, results and the CLI: "pd", "rpd", ...
+    std::string_view shortLabel;           // compact views: "PD", "RPD", ...
+    std::string_view description;          // method pickers: "PipeDream (1F1B, weight stashing)"
     std::optional<ScheduleKind> schedule;  // slot timeline walked; none for RPD (no slots)
-    std::string_view aliases;      // other accepted spellings of `key` (space separated)
+    std::string_view aliases;              // other accepted spellings of `key` (space separated)
 };
 
 inline constexpr std::array<MethodInfo, 5> kMethods{{
@@ -34,7 +34,9 @@ inline constexpr std::array<MethodInfo, 5> kMethods{{
 }};
 
 const MethodInfo& methodInfo(Method method);
-inline std::string methodName(Method method) { return std::string(methodInfo(method).key); }
+inline std::string methodName(Method method) {
+    return std::string(methodInfo(method).key);
+}
 // The method named `text` (its key, or with `aliases` also another spelling); nullopt if none.
 std::optional<Method> findMethod(std::string_view text, bool aliases = false);
 // As findMethod, but throws ConfigError naming `field`, the value and the allowed keys.
@@ -45,6 +47,8 @@ std::string methodKeyList();
 // (or an alias of theirs; throws ConfigError otherwise). Its name: scheduleKindName.
 ScheduleKind parseScheduleKind(const std::string& text);
 // True for the methods that walk a slot timeline (everything but RPD).
-inline bool isPipeline(Method method) { return methodInfo(method).schedule.has_value(); }
+inline bool isPipeline(Method method) {
+    return methodInfo(method).schedule.has_value();
+}
 
 }  // namespace pipelens

@@ -15,7 +15,8 @@ std::string messageFor(const std::string& call, int status, const std::string& d
 }  // namespace
 
 ClError::ClError(std::string call, int status, const std::string& detail)
-    : std::runtime_error(messageFor(call, status, detail)), call_(std::move(call)),
+    : std::runtime_error(messageFor(call, status, detail)),
+      call_(std::move(call)),
       status_(status) {}
 
 bool ClError::deviceFailure() const {
@@ -36,7 +37,8 @@ bool ClError::deviceFailure() const {
 std::string clStatusName(int status) {
     switch (status) {
 #define PIPELENS_CL_STATUS(name) \
-    case name: return #name;
+    case name:                   \
+        return #name;
         PIPELENS_CL_STATUS(CL_SUCCESS)
         PIPELENS_CL_STATUS(CL_DEVICE_NOT_FOUND)
         PIPELENS_CL_STATUS(CL_DEVICE_NOT_AVAILABLE)
@@ -99,8 +101,10 @@ std::string clStatusName(int status) {
         PIPELENS_CL_STATUS(CL_INVALID_PIPE_SIZE)
         PIPELENS_CL_STATUS(CL_INVALID_DEVICE_QUEUE)
 #undef PIPELENS_CL_STATUS
-        case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
-        default: return "CL_UNKNOWN_ERROR";
+        case -1001:
+            return "CL_PLATFORM_NOT_FOUND_KHR";
+        default:
+            return "CL_UNKNOWN_ERROR";
     }
 }
 

@@ -7,14 +7,14 @@
 namespace pipelens::gpu {
 
 class ClError : public std::runtime_error {
-public:
+  public:
     ClError(std::string call, int status, const std::string& detail = {});
     const std::string& call() const { return call_; }
     int status() const { return status_; }
     // True for statuses after which the device cannot be trusted any more (lost, out of memory).
     bool deviceFailure() const;
 
-private:
+  private:
     std::string call_;
     int status_;
 };

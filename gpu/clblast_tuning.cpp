@@ -6,16 +6,16 @@
 #include <map>
 #include <mutex>
 
-#include "cmdline/environment.hpp"
 #include "cl_error.hpp"
+#include "cmdline/environment.hpp"
 
 namespace pipelens::gpu {
 
 namespace {
 
 bool isPoclCpu(const DeviceInfo& device) {
-    return device.type == "cpu" && device.platform.find("Portable Computing Language") !=
-                                       std::string::npos;
+    return device.type == "cpu" &&
+           device.platform.find("Portable Computing Language") != std::string::npos;
 }
 
 std::string describe(const std::vector<ClblastOverride>& overrides) {
@@ -26,8 +26,8 @@ std::string describe(const std::vector<ClblastOverride>& overrides) {
         text += o.precision + ":";
         bool first = true;
         for (const char* name : {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "SA", "SB"}) {
-            text += (first ? " " : ", ") + std::string(name) + " " +
-                    std::to_string(o.params.at(name));
+            text +=
+                (first ? " " : ", ") + std::string(name) + " " + std::to_string(o.params.at(name));
             first = false;
         }
         text += "; ";
@@ -44,9 +44,8 @@ std::vector<ClblastOverride> clblastOverridesFor(const DeviceInfo& device,
     // and NDIMB VWN, KWG by MDIMC NDIMC / MDIMA and by KWI. Both precisions: 64 x 64 tiles, k in
     // steps of 32, no local memory, 8 work-items along n with vectors of 8 (NWG = NDIMC VWN).
     const std::unordered_map<std::string, std::size_t> common{
-        {"GEMMK", 0}, {"KREG", 1}, {"KWG", 32}, {"KWI", 8},  {"MWG", 64},   {"NWG", 64},
-        {"SA", 0},    {"SB", 0},   {"STRM", 0}, {"STRN", 0}, {"NDIMB", 8}, {"NDIMC", 8},
-        {"VWN", 8}};
+        {"GEMMK", 0}, {"KREG", 1}, {"KWG", 32}, {"KWI", 8},   {"MWG", 64},  {"NWG", 64}, {"SA", 0},
+        {"SB", 0},    {"STRM", 0}, {"STRN", 0}, {"NDIMB", 8}, {"NDIMC", 8}, {"VWN", 8}};
     // Along m, each work-item keeps 32 values of a column of C in two vectors: in float vectors
     // of 16 (one AVX-512 register each) and 2 work-items (MWG = 64 = 2 x 32), in double vectors
     // of 8 and 4 work-items (64 = 4 x 16). Timed on the model's block products in the form it

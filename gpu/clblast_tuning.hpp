@@ -20,8 +20,8 @@ namespace pipelens::gpu {
 
 // One CLBlast kernel family's overridden parameters (clblast::OverrideParameters' arguments).
 struct ClblastOverride {
-    std::string kernel;                                    // "Xgemm", "GemmRoutine"
-    std::string precision;                                 // "float", "double"; "" both
+    std::string kernel;     // "Xgemm", "GemmRoutine"
+    std::string precision;  // "float", "double"; "" both
     std::unordered_map<std::string, std::size_t> params;
 };
 

@@ -96,8 +96,8 @@ std::vector<DeviceInfo> listDevices() {
             info.type = typeName(deviceInfo<CL_DEVICE_TYPE, cl_device_type>(d, "CL_DEVICE_TYPE"));
             info.computeUnits =
                 deviceInfo<CL_DEVICE_MAX_COMPUTE_UNITS, cl_uint>(d, "CL_DEVICE_MAX_COMPUTE_UNITS");
-            info.globalMemBytes = deviceInfo<CL_DEVICE_GLOBAL_MEM_SIZE, cl_ulong>(
-                d, "CL_DEVICE_GLOBAL_MEM_SIZE");
+            info.globalMemBytes =
+                deviceInfo<CL_DEVICE_GLOBAL_MEM_SIZE, cl_ulong>(d, "CL_DEVICE_GLOBAL_MEM_SIZE");
             info.maxAllocBytes = deviceInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE, cl_ulong>(
                 d, "CL_DEVICE_MAX_MEM_ALLOC_SIZE");
             info.localMemBytes =
@@ -123,19 +123,20 @@ DeviceInfo chooseDevice(const std::string& spec) {
         return s;
     };
     if (devices.empty()) {
-        throw ConfigError("no OpenCL device found: no OpenCL platform (ICD) is installed or none "
-                          "reports a device (on Debian: apt install pocl-opencl-icd)");
+        throw ConfigError(
+            "no OpenCL device found: no OpenCL platform (ICD) is installed or none "
+            "reports a device (on Debian: apt install pocl-opencl-icd)");
     }
     if (spec.empty()) return devices.front();
-    const bool numeric = std::all_of(spec.begin(), spec.end(),
-                                     [](unsigned char c) { return std::isdigit(c) != 0; });
+    const bool numeric =
+        std::all_of(spec.begin(), spec.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
     if (numeric) {
         const long index = spec.size() > 6 ? -1 : std::strtol(spec.c_str(), nullptr, 10);
         if (index < 0 || index >= static_cast<long>(devices.size())) {
             throw ConfigError("device = \"" + spec + "\" is not allowed: there " +
-                              (devices.size() == 1 ? "is 1 OpenCL device"
-                                                   : "are " + std::to_string(devices.size()) +
-                                                         " OpenCL devices") +
+                              (devices.size() == 1
+                                   ? "is 1 OpenCL device"
+                                   : "are " + std::to_string(devices.size()) + " OpenCL devices") +
                               " (" + choices() + "); give an index or part of a name");
         }
         return devices[static_cast<size_t>(index)];
@@ -166,8 +167,9 @@ std::string devicesText(const std::vector<DeviceInfo>& devices) {
         s << "  [" << d.index << "] " << d.name << '\n'
           << "      vendor: " << d.vendor << ", type: " << d.type << '\n'
           << "      driver: " << d.driver << ", " << d.version << '\n'
-          << "      compute units: " << d.computeUnits << ", global memory: "
-          << mib(d.globalMemBytes) << " (largest buffer " << mib(d.maxAllocBytes) << ")\n"
+          << "      compute units: " << d.computeUnits
+          << ", global memory: " << mib(d.globalMemBytes) << " (largest buffer "
+          << mib(d.maxAllocBytes) << ")\n"
           << "      fp64: " << (d.fp64 ? "yes" : "no (float only)")
           << ", max work-group size: " << d.maxWorkGroupSize << '\n';
     }

@@ -7,22 +7,22 @@
 namespace pipelens::gpu {
 
 struct DeviceInfo {
-    int index = 0;               // position in listDevices(), the number --device takes
+    int index = 0;  // position in listDevices(), the number --device takes
     int platformIndex = 0;
-    int deviceIndex = 0;         // within its platform
-    std::string platform;        // platform name
+    int deviceIndex = 0;   // within its platform
+    std::string platform;  // platform name
     std::string platformVersion;
     std::string name;
     std::string vendor;
-    std::string driver;          // driver version
-    std::string version;         // OpenCL version the device reports
-    std::string type;            // cpu | gpu | accelerator | other
+    std::string driver;   // driver version
+    std::string version;  // OpenCL version the device reports
+    std::string type;     // cpu | gpu | accelerator | other
     unsigned computeUnits = 0;
     std::uint64_t globalMemBytes = 0;
     std::uint64_t maxAllocBytes = 0;
     std::uint64_t localMemBytes = 0;
     std::size_t maxWorkGroupSize = 0;
-    bool fp64 = false;           // cl_khr_fp64
+    bool fp64 = false;  // cl_khr_fp64
 };
 
 // Every device of every platform, in platform order. Empty (not an error) when no platform or

@@ -46,8 +46,12 @@ void FallbackBackend::switchToFallback(const std::exception& why) {
                 ignored.clear();
                 active_->runOps(c.ops, c.stepSize, false, ignored);
                 break;
-            case Call::Average: active_->averageReplicas(); break;
-            case Call::Rpd: active_->rpdStep(c.delays, c.stage, c.batch, c.stepSize, false); break;
+            case Call::Average:
+                active_->averageReplicas();
+                break;
+            case Call::Rpd:
+                active_->rpdStep(c.delays, c.stage, c.batch, c.stepSize, false);
+                break;
         }
     }
     log_.clear();

@@ -13,7 +13,7 @@
 namespace pipelens::gpu {
 
 class FallbackBackend final : public ComputeBackend {
-public:
+  public:
     using Factory = std::function<std::unique_ptr<ComputeBackend>()>;
     using Notify = std::function<void(const std::string&)>;
 
@@ -35,7 +35,7 @@ public:
 
     bool fellBack() const { return fellBack_; }
 
-private:
+  private:
     struct Call {
         enum Kind { Ops, Average, Rpd } kind = Ops;
         std::vector<PipelineOp> ops;

@@ -22,7 +22,7 @@ struct Local {
 
 // KernelArgs(kernel, "name", precision)(buffer)(n)(Real{step})(Local{bytes});
 class KernelArgs {
-public:
+  public:
     KernelArgs(cl::Kernel& kernel, const char* name, Precision precision)
         : kernel_(kernel), name_(name), fp64_(precision == Precision::Double) {}
     KernelArgs& operator()(const cl::Buffer& b) { return check(kernel_.setArg(index_, b)); }
@@ -34,7 +34,7 @@ public:
     }
     KernelArgs& operator()(Local l) { return check(kernel_.setArg(index_, cl::Local(l.bytes))); }
 
-private:
+  private:
     KernelArgs& check(cl_int status) {
         checkCl(status, "clSetKernelArg",
                 std::string(name_) + " argument " + std::to_string(index_));

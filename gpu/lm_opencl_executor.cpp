@@ -122,8 +122,8 @@ double LmOpenClExecutor<Real>::forward(int m, int s, int replica, int batch) {
         return std::numeric_limits<double>::quiet_NaN();
     }
     const LmDims& d = layout.dims();
-    return ops_.crossEntropy(model_.logits(), model_.tokens(problem_->train, batch, 1), d.tokens(), d.vocab,
-                             nullptr);
+    return ops_.crossEntropy(model_.logits(), model_.tokens(problem_->train, batch, 1), d.tokens(),
+                             d.vocab, nullptr);
 }
 
 template <typename Real>
@@ -149,8 +149,8 @@ void LmOpenClExecutor<Real>::backward(int m, int s, int replica, int batch, doub
     if (s == S - 1) {
         const DeviceRef gl = model_.gradLogits();
         // The loss is not needed, but the kernel pass writing the gradient computes it anyway.
-        ops_.crossEntropyRows(model_.logits(), model_.tokens(problem_->train, batch, 1), d.tokens(), d.vocab,
-                              model_.scratchB(), &gl);
+        ops_.crossEntropyRows(model_.logits(), model_.tokens(problem_->train, batch, 1), d.tokens(),
+                              d.vocab, model_.scratchB(), &gl);
         gradOut = gl;
     } else {
         gradOut = get(gradOut_[su], m);

@@ -2,8 +2,8 @@
 // The OpenCL executor of PD and LocalSGD on the language model (LmPipelineExecutor,
 // core/compute/lm_pipeline_executor.hpp): the R replicas' flat weights, every stage's weight
 // stashes, kept input activations and passed gradients, and the corpus's token ids live on the
-// device; the stages and the corpora's ids are gpu/lm_opencl_model.hpp. Only losses (one value per row of a
-// last-stage forward, summed on the host) and weights() cross to the host.
+// device; the stages and the corpora's ids are gpu/lm_opencl_model.hpp. Only losses (one value per
+// row of a last-stage forward, summed on the host) and weights() cross to the host.
 //
 // Each stage has an in-order queue of its own, so that the device may run the ops of different
 // stages side by side (PoCL otherwise spends about a quarter of a small model's run between
@@ -17,9 +17,9 @@
 #include <memory>
 #include <vector>
 
+#include "compute/lm_pipeline_executor.hpp"
 #include "lm_opencl_model.hpp"
 #include "objective/lm/char_transformer.hpp"
-#include "compute/lm_pipeline_executor.hpp"
 
 namespace pipelens::gpu {
 

@@ -78,8 +78,8 @@ double LmOpenClModel<Real>::meanLoss(const BlockOf& blockOf, const TokenBatches&
 }
 
 template <typename Real>
-double LmOpenClModel<Real>::lossAndStageGradient(const BlockOf& blockOf, int batch,
-                                                 int lowestStage, DeviceRef gradW) {
+double LmOpenClModel<Real>::lossAndStageGradient(const BlockOf& blockOf, int batch, int lowestStage,
+                                                 DeviceRef gradW) {
     const LmLayout& l = layout();
     const LmDims& d = l.dims();
     const int S = l.stages();

@@ -40,7 +40,8 @@ class LmOpenClModel {
     double meanLoss(const BlockOf& blockOf, const TokenBatches& batches);
     // Forward through every stage on training batch `batch`, backward from the last stage down
     // to `lowestStage`; gradW receives block lowestStage's gradient. Returns the forward loss.
-    double lossAndStageGradient(const BlockOf& blockOf, int batch, int lowestStage, DeviceRef gradW);
+    double lossAndStageGradient(const BlockOf& blockOf, int batch, int lowestStage,
+                                DeviceRef gradW);
 
   private:
     struct Ids {

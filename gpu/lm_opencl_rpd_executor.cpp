@@ -5,8 +5,8 @@
 namespace pipelens::gpu {
 
 template <typename Real>
-LmOpenClRpdExecutor<Real>::LmOpenClRpdExecutor(std::shared_ptr<OpenClContext> context,
-                                               std::shared_ptr<const CharTransformerProblem> problem)
+LmOpenClRpdExecutor<Real>::LmOpenClRpdExecutor(
+    std::shared_ptr<OpenClContext> context, std::shared_ptr<const CharTransformerProblem> problem)
     : problem_(std::move(problem)), model_(std::move(context), *problem_) {
     const LmLayout& layout = problem_->layout;
     versions_.resize(static_cast<std::size_t>(layout.stages()));
@@ -35,9 +35,9 @@ template <typename Real>
 DeviceRef LmOpenClRpdExecutor<Real>::buffer(int block, int index) {
     auto& list = versions_[static_cast<std::size_t>(block)];
     while (list.size() <= static_cast<std::size_t>(index)) {
-        list.push_back(model_.ops().reals(
-            static_cast<std::size_t>(problem_->layout.stage(block).size),
-            "RPD version of block " + std::to_string(block)));
+        list.push_back(
+            model_.ops().reals(static_cast<std::size_t>(problem_->layout.stage(block).size),
+                               "RPD version of block " + std::to_string(block)));
     }
     return {&list[static_cast<std::size_t>(index)], 0};
 }
@@ -70,11 +70,13 @@ Eigen::VectorXd LmOpenClRpdExecutor<Real>::weights(const std::vector<int>& point
     for (int s = 0; s < layout.stages(); ++s) {
         const auto& b = layout.stage(s);
         host.resize(static_cast<std::size_t>(b.size));
-        const cl::Buffer& v = versions_[static_cast<std::size_t>(s)]
-                                       [static_cast<std::size_t>(point[static_cast<std::size_t>(s)])];
+        const cl::Buffer& v =
+            versions_[static_cast<std::size_t>(s)]
+                     [static_cast<std::size_t>(point[static_cast<std::size_t>(s)])];
         model_.ops().read({&v, 0}, host.data(), host.size());
         for (long long i = 0; i < b.size; ++i) {
-            w[static_cast<Eigen::Index>(b.offset + i)] = static_cast<double>(host[static_cast<std::size_t>(i)]);
+            w[static_cast<Eigen::Index>(b.offset + i)] =
+                static_cast<double>(host[static_cast<std::size_t>(i)]);
         }
     }
     return w;

@@ -9,8 +9,8 @@
 #include <memory>
 #include <vector>
 
-#include "lm_opencl_model.hpp"
 #include "compute/lm_rpd_executor.hpp"
+#include "lm_opencl_model.hpp"
 
 namespace pipelens::gpu {
 

@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "cmdline/environment.hpp"
 #include "cl_error.hpp"
 #include "clblast_tuning.hpp"
+#include "cmdline/environment.hpp"
 #include "kernel_args.hpp"
 
 namespace pipelens::gpu {
@@ -23,7 +23,9 @@ using RealArg = pipelens::gpu::Real;
 
 // Work-items for kernels that take eight elements each, the last one fewer (lm_gelu_*, and
 // lm_bias_add per row).
-long long byEights(long long count) { return (count + 7) / 8; }
+long long byEights(long long count) {
+    return (count + 7) / 8;
+}
 
 }  // namespace
 
@@ -46,9 +48,8 @@ struct LmOpenClOps<Real>::Kernels {
           crossEntropy(makeKernel(p, "lm_cross_entropy")),
           sgd(makeKernel(p, "lm_sgd")),
           average(makeKernel(p, "lm_average")) {}
-    cl::Kernel embedForward, embedBackward, lnForward, lnBackward, biasAdd,
-        biasResidual, biasGeluForward, transposeSum, transpose, transposeFour,
-        attnForward, attnBackwardRows,
+    cl::Kernel embedForward, embedBackward, lnForward, lnBackward, biasAdd, biasResidual,
+        biasGeluForward, transposeSum, transpose, transposeFour, attnForward, attnBackwardRows,
         attnBackwardColumns, crossEntropy, sgd, average;
 };
 
@@ -135,7 +136,8 @@ void LmOpenClOps<Real>::setQueues(int count) {
     const cl_command_queue_properties properties = profile_ ? CL_QUEUE_PROFILING_ENABLE : 0;
     while (static_cast<int>(queues_.size()) < count) {
         cl_int err = CL_SUCCESS;
-        queues_.push_back(cl::CommandQueue(context_->context(), context_->device(), properties, &err));
+        queues_.push_back(
+            cl::CommandQueue(context_->context(), context_->device(), properties, &err));
         checkCl(err, "clCreateCommandQueue", "language model");
     }
     queues_.resize(toSize(count));
@@ -314,9 +316,9 @@ void LmOpenClOps<Real>::gemm(bool transA, bool transB, int m, int n, int k, Devi
     const auto op = [](bool t) { return t ? clblast::Transpose::kYes : clblast::Transpose::kNo; };
     // The scratch CLBlast needs depends on the call's shape only: asked once per shape (each
     // question is a host-side database lookup), from a dozen or so in a model.
-    const ProductShape shape{transA ? 1u : 0u, transB ? 1u : 0u, toSize(m), toSize(n), toSize(k),
-                             toSize(a.offset),  toSize(lda),      toSize(b.offset), toSize(ldb),
-                             toSize(c.offset),  toSize(ldc)};
+    const ProductShape shape{transA ? 1u : 0u, transB ? 1u : 0u, toSize(m),   toSize(n),
+                             toSize(k),        toSize(a.offset), toSize(lda), toSize(b.offset),
+                             toSize(ldb),      toSize(c.offset), toSize(ldc)};
     std::size_t scratch = 0;
     auto status = clblast::StatusCode::kSuccess;
     if (const auto known = scratchByShape_.find(shape); known != scratchByShape_.end()) {
@@ -343,10 +345,9 @@ void LmOpenClOps<Real>::gemm(bool transA, bool transB, int m, int n, int k, Devi
     if (status == clblast::StatusCode::kSuccess) {
         status = clblast::Gemm<Real>(
             clblast::Layout::kColMajor, op(transB), op(transA), toSize(n), toSize(m), toSize(k),
-            Real(1), (*b.buffer)(), toSize(b.offset), toSize(ldb), (*a.buffer)(),
-            toSize(a.offset), toSize(lda), beta, (*c.buffer)(), toSize(c.offset), toSize(ldc), &q,
-            eventsWanted() ? &done : nullptr,
-            scratch > 0 ? lanes_[current_].scratch() : nullptr);
+            Real(1), (*b.buffer)(), toSize(b.offset), toSize(ldb), (*a.buffer)(), toSize(a.offset),
+            toSize(lda), beta, (*c.buffer)(), toSize(c.offset), toSize(ldc), &q,
+            eventsWanted() ? &done : nullptr, scratch > 0 ? lanes_[current_].scratch() : nullptr);
     }
     if (done != nullptr) {
         commandEvent_ = cl::Event(done);
@@ -379,14 +380,13 @@ void LmOpenClOps<Real>::biasAdd(DeviceRef out, DeviceRef bias, int rows, int col
 template <typename Real>
 void LmOpenClOps<Real>::linearForwardTransposed(const cl::Buffer& inT, const cl::Buffer& WT,
                                                 int rows, int inDim, int outDim, DeviceRef out) {
-    gemm(true, false, rows, outDim, inDim, {&inT, 0}, rows, {&WT, 0}, outDim, Real(0), out,
-         outDim);
+    gemm(true, false, rows, outDim, inDim, {&inT, 0}, rows, {&WT, 0}, outDim, Real(0), out, outDim);
 }
 
 template <typename Real>
 void LmOpenClOps<Real>::transpose(DeviceRef src, int rows, int cols, const cl::Buffer& dst) {
-    KernelArgs(k_->transpose, "lm_transpose", precision()) (*src.buffer)(cl_long{src.offset})(
-        rows)(cols)(dst);
+    KernelArgs(k_->transpose, "lm_transpose",
+               precision()) (*src.buffer)(cl_long{src.offset})(rows)(cols)(dst);
     launch(k_->transpose, byEights(rows) * byEights(cols), "lm_transpose");
 }
 
@@ -420,9 +420,9 @@ void LmOpenClOps<Real>::linearBackward(DeviceRef in, DeviceRef W, DeviceRef dOut
 template <typename Real>
 void LmOpenClOps<Real>::transposeSum(DeviceRef g, int rows, int cols, const cl::Buffer& dst,
                                      DeviceRef sums, const cl::Buffer* geluPre) {
-    KernelArgs(k_->transposeSum, "lm_transpose_sum", precision()) (*g.buffer)(cl_long{g.offset})(
-        rows)(cols)(dst) (*sums.buffer)(cl_long{sums.offset})(geluPre != nullptr ? *geluPre : dst)(
-        geluPre != nullptr ? 1 : 0);
+    KernelArgs(k_->transposeSum, "lm_transpose_sum",
+               precision()) (*g.buffer)(cl_long{g.offset})(rows)(cols)(dst)(*sums.buffer)(
+        cl_long{sums.offset})(geluPre != nullptr ? *geluPre : dst)(geluPre != nullptr ? 1 : 0);
     launch(k_->transposeSum, byEights(cols), "lm_transpose_sum", true);
 }
 
@@ -441,8 +441,7 @@ void LmOpenClOps<Real>::embedBackward(DeviceRef gradOut, DeviceRef tokens, Devic
     KernelArgs(k_->embedBackward, "lm_embed_backward", precision()) (*gradOut.buffer)(
         cl_long{gradOut.offset}) (*tokens.buffer)(cl_long{tokens.offset}) (*gradW.buffer)(
         cl_long{gradW.offset})(d.tokens())(d.width)(d.vocab)(d.context);
-    launch(k_->embedBackward, static_cast<long long>(1 + d.context) * d.width,
-           "lm_embed_backward");
+    launch(k_->embedBackward, static_cast<long long>(1 + d.context) * d.width, "lm_embed_backward");
 }
 
 template <typename Real>
@@ -452,7 +451,7 @@ void LmOpenClOps<Real>::layerNormForward(DeviceRef x, DeviceRef gain, DeviceRef 
     if (gain.buffer != bias.buffer) throw std::logic_error("LayerNorm gain and bias in one buffer");
     KernelArgs(k_->lnForward, "lm_ln_forward",
                precision()) (*x.buffer)(cl_long{x.offset}) (*gain.buffer)(cl_long{gain.offset})(
-        cl_long{bias.offset})(xhat)(rstd) (*y.buffer)(cl_long{y.offset})(rows)(C);
+        cl_long{bias.offset})(xhat)(rstd)(*y.buffer)(cl_long{y.offset})(rows)(C);
     launch(k_->lnForward, rows, "lm_ln_forward");
 }
 
@@ -464,18 +463,17 @@ void LmOpenClOps<Real>::layerNormBackward(const cl::Buffer& dy, const cl::Buffer
     if (dGain.buffer != dBias.buffer) throw std::logic_error("LayerNorm gradients in one buffer");
     const DeviceRef from = base != nullptr ? *base : dx;
     KernelArgs(k_->lnBackward, "lm_ln_backward", precision())(dy)(xhat)(rstd)(*gain.buffer)(
-        cl_long{gain.offset}) (*from.buffer)(cl_long{from.offset}) (*dx.buffer)(
-        cl_long{dx.offset})(accumulate ? 1 : 0) (*dGain.buffer)(cl_long{dGain.offset})(
-        cl_long{dBias.offset})(rows)(C);
+        cl_long{gain.offset}) (*from.buffer)(cl_long{from.offset}) (*dx.buffer)(cl_long{dx.offset})(
+        accumulate ? 1 : 0) (*dGain.buffer)(cl_long{dGain.offset})(cl_long{dBias.offset})(rows)(C);
     launch(k_->lnBackward, static_cast<long long>(rows) + C, "lm_ln_backward");
 }
 
 template <typename Real>
 void LmOpenClOps<Real>::biasResidual(DeviceRef x, DeviceRef y, DeviceRef bias, DeviceRef out,
                                      int rows, int cols) {
-    KernelArgs(k_->biasResidual, "lm_bias_residual", precision()) (*x.buffer)(cl_long{x.offset}) (
-        *y.buffer)(cl_long{y.offset}) (*bias.buffer)(cl_long{bias.offset}) (*out.buffer)(
-        cl_long{out.offset})(rows)(cols);
+    KernelArgs(k_->biasResidual, "lm_bias_residual",
+               precision()) (*x.buffer)(cl_long{x.offset}) (*y.buffer)(cl_long{y.offset}) (
+        *bias.buffer)(cl_long{bias.offset}) (*out.buffer)(cl_long{out.offset})(rows)(cols);
     launch(k_->biasResidual, rows * byEights(cols), "lm_bias_residual");
 }
 
@@ -483,9 +481,9 @@ template <typename Real>
 void LmOpenClOps<Real>::biasGeluForward(const cl::Buffer& pre, DeviceRef bias,
                                         const cl::Buffer& act, int rows, int cols,
                                         const cl::Buffer* actT) {
-    KernelArgs(k_->biasGeluForward, "lm_bias_gelu_forward", precision())(pre) (*bias.buffer)(
-        cl_long{bias.offset})(act)(rows)(cols)(actT != nullptr ? *actT : act)(
-        actT != nullptr ? 1 : 0);
+    KernelArgs(k_->biasGeluForward, "lm_bias_gelu_forward",
+               precision())(pre) (*bias.buffer)(cl_long{bias.offset})(
+        act)(rows)(cols)(actT != nullptr ? *actT : act)(actT != nullptr ? 1 : 0);
     launch(k_->biasGeluForward, byEights(rows) * byEights(cols), "lm_bias_gelu_forward");
 }
 

@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "cmdline/environment.hpp"
 #include "cl_error.hpp"
+#include "cmdline/environment.hpp"
 #include "errors.hpp"
 #include "kernel_args.hpp"
 
@@ -31,9 +31,8 @@ std::string mib(std::uint64_t bytes) {
 }  // namespace
 
 struct OpenClBackend::Kernels {
-    cl::Kernel slot, average, broadcast, sample, finish, matvec, lossPartials, reduce,
-        blockSquares, residuals, gradientPartials, gradientSquares, rpdForward, rpdBackward,
-        rpdAdvance;
+    cl::Kernel slot, average, broadcast, sample, finish, matvec, lossPartials, reduce, blockSquares,
+        residuals, gradientPartials, gradientSquares, rpdForward, rpdBackward, rpdAdvance;
 };
 
 struct OpenClBackend::Buffers {
@@ -83,7 +82,9 @@ OpenClBackend::~OpenClBackend() {
     }
 }
 
-std::string OpenClBackend::name() const { return context_->describe(options_.precision); }
+std::string OpenClBackend::name() const {
+    return context_->describe(options_.precision);
+}
 
 std::size_t OpenClBackend::realBytes() const {
     return options_.precision == Precision::Double ? sizeof(double) : sizeof(float);
@@ -134,9 +135,9 @@ void OpenClBackend::readReals(const cl::Buffer& buffer, std::size_t count,
         return;
     }
     floatStaging_.resize(count);
-    checkCl(queue_.enqueueReadBuffer(buffer, CL_TRUE, 0, count * sizeof(float),
-                                     floatStaging_.data()),
-            "clEnqueueReadBuffer");
+    checkCl(
+        queue_.enqueueReadBuffer(buffer, CL_TRUE, 0, count * sizeof(float), floatStaging_.data()),
+        "clEnqueueReadBuffer");
     std::copy(floatStaging_.begin(), floatStaging_.end(), out.begin());
 }
 
@@ -204,15 +205,15 @@ void OpenClBackend::uploadRowMajor(const Eigen::MatrixXd& X, const cl::Buffer& b
     const auto d = static_cast<std::size_t>(X.cols());
     const auto n = static_cast<std::size_t>(X.rows());
     const std::size_t slabRows = std::max<std::size_t>(1, (std::size_t{64} << 20) / (real * d));
-    const unsigned threads =
-        n * d > (std::size_t{1} << 22) ? std::clamp(std::thread::hardware_concurrency(), 1u, 4u)
-                                       : 1u;
+    const unsigned threads = n * d > (std::size_t{1} << 22)
+                                 ? std::clamp(std::thread::hardware_concurrency(), 1u, 4u)
+                                 : 1u;
     for (std::size_t r0 = 0; r0 < n; r0 += slabRows) {
         const std::size_t count = std::min(slabRows, n - r0);
         cl_int err = CL_SUCCESS;
-        void* mapped = queue_.enqueueMapBuffer(buffer, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION,
-                                               r0 * d * real, count * d * real, nullptr, nullptr,
-                                               &err);
+        void* mapped =
+            queue_.enqueueMapBuffer(buffer, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, r0 * d * real,
+                                    count * d * real, nullptr, nullptr, &err);
         checkCl(err, "clEnqueueMapBuffer", "uploading X");
         auto work = [&](std::size_t part, std::size_t parts) {
             const auto c0 = static_cast<Eigen::Index>(d * part / parts);
@@ -305,7 +306,8 @@ void OpenClBackend::recomputeActivation() {
     const auto local = Local{context_->workGroupSize() * realBytes()};
     KernelArgs(k.matvec, "matvec_rows", options_.precision)(b.X)(b.average)(rows_)(dim_)(b.z);
     enqueue(k.matvec, static_cast<std::size_t>(rows_), 1, "matvec_rows");
-    KernelArgs(k.blockSquares, "block_squares", options_.precision)(b.average)(b.blocks)(b.out)(local);
+    KernelArgs(k.blockSquares, "block_squares",
+               options_.precision)(b.average)(b.blocks)(b.out)(local);
     enqueue(k.blockSquares, blocks_.size() * context_->workGroupSize(), 1, "block_squares");
     readReals(b.out, blocks_.size(), blockSq_);
     cachedObjective_.reset();
@@ -358,8 +360,8 @@ void OpenClBackend::preparePipeline(const LinearObjective& objective, const Pipe
     buf.act = make(b * activationSlots_ * real, "the activations");
     buf.grad = make(b * activationSlots_ * real, "the output gradients");
     buf.ops = make(static_cast<std::uint64_t>(S) * kOpFields * sizeof(int), "the op table");
-    KernelArgs(kernels_->broadcast, "broadcast_vector", options_.precision)(buf.average)(dim_)(replicas_)(
-        buf.weights);
+    KernelArgs(kernels_->broadcast, "broadcast_vector",
+               options_.precision)(buf.average)(dim_)(replicas_)(buf.weights);
     enqueue(kernels_->broadcast, static_cast<std::size_t>(dim_), 1, "broadcast_vector");
     for (const cl::Buffer* zeroed : {&buf.stash, &buf.act, &buf.grad}) {
         std::size_t bytes = 0;
@@ -381,8 +383,7 @@ void OpenClBackend::runOps(std::span<const PipelineOp> ops, double stepSize, boo
             stashBase_[static_cast<size_t>(op.stage)] +
                     static_cast<long long>(op.stashSlot + 1) *
                         blocks_[static_cast<size_t>(op.stage)].size >
-                (op.stage + 1 < S ? stashBase_[static_cast<size_t>(op.stage) + 1]
-                                  : LLONG_MAX)) {
+                (op.stage + 1 < S ? stashBase_[static_cast<size_t>(op.stage) + 1] : LLONG_MAX)) {
             throw std::out_of_range("OpenClBackend: op outside the prepared pipeline layout");
         }
     }
@@ -415,8 +416,10 @@ void OpenClBackend::runOps(std::span<const PipelineOp> ops, double stepSize, boo
         if (i < ops.size()) {
             const PipelineOp& op = ops[i];
             stageUsed[static_cast<size_t>(op.stage)] = 1;
-            if (op.op == OpKind::Forward) actWritten[static_cast<size_t>(op.actSlot)] = 1;
-            else gradRead[static_cast<size_t>(op.actSlot)] = 1;
+            if (op.op == OpKind::Forward)
+                actWritten[static_cast<size_t>(op.actSlot)] = 1;
+            else
+                gradRead[static_cast<size_t>(op.actSlot)] = 1;
         }
     }
 }
@@ -456,19 +459,19 @@ void OpenClBackend::runGroup(std::span<const PipelineOp> ops, double stepSize, b
     }
     writeInts(b.ops, table_);
     const int logistic = logistic_ ? 1 : 0;
-    KernelArgs(k.slot, "pipeline_slot", options_.precision)(b.X)(b.y)(dim_)(batchSize_)(S - 1)(logistic)(
-        Real{l2_})(Real{stepSize})(Real{1.0 / replicas_})(b.ops)(b.weights)(b.stash)(b.act)(
-        b.grad)(b.average)(b.deltaAvg)(b.gradSq);
+    KernelArgs(k.slot, "pipeline_slot", options_.precision)(b.X)(b.y)(dim_)(batchSize_)(S - 1)(
+        logistic)(Real{l2_})(Real{stepSize})(Real{1.0 / replicas_})(b.ops)(b.weights)(b.stash)(
+        b.act)(b.grad)(b.average)(b.deltaAvg)(b.gradSq);
     enqueue(k.slot,
             static_cast<std::size_t>(std::max(forwards > 0 ? batchSize_ : 1, widestBackward)),
             ops.size(), "pipeline_slot");
     if (backwards == 0) return;  // forwards change no weights: the cached objective stands
     const auto local = Local{context_->workGroupSize() * realBytes()};
-    KernelArgs(k.sample, "sample_updates", options_.precision)(b.X)(b.y)(rows_)(dim_)(logistic)(b.ops)(backwards)(
-        b.deltaAvg)(b.z)(rowsPerItem_)(b.partial);
+    KernelArgs(k.sample, "sample_updates", options_.precision)(b.X)(b.y)(
+        rows_)(dim_)(logistic)(b.ops)(backwards)(b.deltaAvg)(b.z)(rowsPerItem_)(b.partial);
     enqueue(k.sample, static_cast<std::size_t>(rowItems_), 1, "sample_updates", kSampleGroup);
-    KernelArgs(k.finish, "finish_updates", options_.precision)(b.partial)(rowItems_)(b.ops)(b.gradSq)(b.average)(
-        b.out)(local);
+    KernelArgs(k.finish, "finish_updates",
+               options_.precision)(b.partial)(rowItems_)(b.ops)(b.gradSq)(b.average)(b.out)(local);
     enqueue(k.finish, static_cast<std::size_t>(backwards) * context_->workGroupSize(), 1,
             "finish_updates");
     readReals(b.out, 3 * static_cast<std::size_t>(backwards), scratch_);
@@ -487,8 +490,8 @@ void OpenClBackend::runGroup(std::span<const PipelineOp> ops, double stepSize, b
 void OpenClBackend::averageReplicas() {
     if (!objective_ || rpdMode_) throw std::logic_error("averageReplicas before preparePipeline");
     countCall();
-    KernelArgs(kernels_->average, "average_replicas", options_.precision)(buffers_->weights)(replicas_)(dim_)(
-        buffers_->average);
+    KernelArgs(kernels_->average, "average_replicas",
+               options_.precision)(buffers_->weights)(replicas_)(dim_)(buffers_->average);
     enqueue(kernels_->average, static_cast<std::size_t>(dim_), 1, "average_replicas");
     recomputeActivation();
 }
@@ -505,16 +508,17 @@ void OpenClBackend::prepareRpd(const LinearObjective& objective,
     const std::uint64_t real = realBytes();
     const std::uint64_t ringBytes = static_cast<std::uint64_t>(depth) * objective.dim() * real;
     const std::uint64_t tableBytes = (kOpFields + blocks.size()) * sizeof(int);
-    prepareCommon(objective, blocks, w0,
-                  ringBytes + static_cast<std::uint64_t>(objective.batchSize()) * real +
-                      tableBytes);
+    prepareCommon(
+        objective, blocks, w0,
+        ringBytes + static_cast<std::uint64_t>(objective.batchSize()) * real + tableBytes);
     Buffers& buf = *buffers_;
     deviceBytes_ += ringBytes + tableBytes + objective.batchSize() * real;
-    buf.weights = context_->buffer(ringBytes, "RPD's ring of " + std::to_string(depth) +
-                                                  " iterates");
+    buf.weights =
+        context_->buffer(ringBytes, "RPD's ring of " + std::to_string(depth) + " iterates");
     buf.grad = context_->buffer(static_cast<std::size_t>(batchSize_) * real, "the output gradient");
     buf.ops = context_->buffer(tableBytes, "the step table");
-    KernelArgs(kernels_->broadcast, "broadcast_vector", options_.precision)(buf.average)(dim_)(depth)(buf.weights);
+    KernelArgs(kernels_->broadcast, "broadcast_vector",
+               options_.precision)(buf.average)(dim_)(depth)(buf.weights);
     enqueue(kernels_->broadcast, static_cast<std::size_t>(dim_), 1, "broadcast_vector");
     checkCl(queue_.finish(), "clFinish", "preparing RPD's ring");
 }
@@ -550,20 +554,21 @@ UpdateSample OpenClBackend::rpdStep(std::span<const int> delays, int stage, int 
     const int logistic = logistic_ ? 1 : 0;
     const auto local = Local{context_->workGroupSize() * realBytes()};
     writeInts(b.ops, table_);
-    KernelArgs(k.rpdForward, "rpd_forward", options_.precision)(b.X)(b.y)(dim_)(batchSize_)(batch)(S)(b.blocks)(
-        b.ops)(b.weights)(logistic)(b.grad);
+    KernelArgs(k.rpdForward, "rpd_forward", options_.precision)(b.X)(b.y)(
+        dim_)(batchSize_)(batch)(S)(b.blocks)(b.ops)(b.weights)(logistic)(b.grad);
     enqueue(k.rpdForward, static_cast<std::size_t>(batchSize_), 1, "rpd_forward");
-    KernelArgs(k.rpdBackward, "rpd_backward", options_.precision)(b.X)(dim_)(batchSize_)(batch)(blk.offset)(
-        blk.size)(col)(b.weights)(b.grad)(Real{l2_})(Real{stepSize})(b.deltaAvg)(b.gradSq);
+    KernelArgs(k.rpdBackward, "rpd_backward",
+               options_.precision)(b.X)(dim_)(batchSize_)(batch)(blk.offset)(blk.size)(
+        col)(b.weights)(b.grad)(Real{l2_})(Real{stepSize})(b.deltaAvg)(b.gradSq);
     enqueue(k.rpdBackward, static_cast<std::size_t>(blk.size), 1, "rpd_backward");
-    KernelArgs(k.rpdAdvance, "rpd_advance", options_.precision)(b.weights)(dim_)(cur)(nextCol)(blk.offset)(
-        blk.size)(b.deltaAvg)(b.average);
+    KernelArgs(k.rpdAdvance, "rpd_advance", options_.precision)(b.weights)(
+        dim_)(cur)(nextCol)(blk.offset)(blk.size)(b.deltaAvg)(b.average);
     enqueue(k.rpdAdvance, static_cast<std::size_t>(dim_), 1, "rpd_advance");
-    KernelArgs(k.sample, "sample_updates", options_.precision)(b.X)(b.y)(rows_)(dim_)(logistic)(b.ops)(1)(
-        b.deltaAvg)(b.z)(rowsPerItem_)(b.partial);
+    KernelArgs(k.sample, "sample_updates", options_.precision)(b.X)(b.y)(
+        rows_)(dim_)(logistic)(b.ops)(1)(b.deltaAvg)(b.z)(rowsPerItem_)(b.partial);
     enqueue(k.sample, static_cast<std::size_t>(rowItems_), 1, "sample_updates", kSampleGroup);
-    KernelArgs(k.finish, "finish_updates", options_.precision)(b.partial)(rowItems_)(b.ops)(b.gradSq)(b.average)(
-        b.out)(local);
+    KernelArgs(k.finish, "finish_updates",
+               options_.precision)(b.partial)(rowItems_)(b.ops)(b.gradSq)(b.average)(b.out)(local);
     enqueue(k.finish, static_cast<std::size_t>(context_->workGroupSize()), 1, "finish_updates");
     readReals(b.out, 3, scratch_);
     blockSq_[static_cast<size_t>(stage)] = scratch_[2];
@@ -580,8 +585,8 @@ double OpenClBackend::objective() {
     Buffers& b = *buffers_;
     Kernels& k = *kernels_;
     const auto local = Local{context_->workGroupSize() * realBytes()};
-    KernelArgs(k.lossPartials, "loss_partials", options_.precision)(b.z)(b.y)(rows_)(logistic_ ? 1 : 0)(
-        b.partial)(local);
+    KernelArgs(k.lossPartials, "loss_partials",
+               options_.precision)(b.z)(b.y)(rows_)(logistic_ ? 1 : 0)(b.partial)(local);
     enqueue(k.lossPartials, static_cast<std::size_t>(rows_), 1, "loss_partials");
     KernelArgs(k.reduce, "reduce_sum", options_.precision)(b.partial)(rowGroups_)(b.out)(0)(local);
     enqueue(k.reduce, static_cast<std::size_t>(context_->workGroupSize()), 1, "reduce_sum");
@@ -601,21 +606,23 @@ double OpenClBackend::gradientNormSquared() {
         b.gradPartial = context_->buffer(static_cast<std::size_t>(chunks) * dim_ * real,
                                          "gradient partial sums");
         b.gradSquares = context_->buffer(static_cast<std::size_t>(dim_) * real, "gradient squares");
-        deviceBytes_ += (static_cast<std::uint64_t>(rows_) +
-                         static_cast<std::uint64_t>(chunks) * dim_ + dim_) *
-                        real;
+        deviceBytes_ +=
+            (static_cast<std::uint64_t>(rows_) + static_cast<std::uint64_t>(chunks) * dim_ + dim_) *
+            real;
     }
     // A fresh X w (not the incremental z), as CpuBackend's gradient(w) does.
-    KernelArgs(k.matvec, "matvec_rows", options_.precision)(b.X)(b.average)(rows_)(dim_)(b.gradRows);
+    KernelArgs(k.matvec, "matvec_rows",
+               options_.precision)(b.X)(b.average)(rows_)(dim_)(b.gradRows);
     enqueue(k.matvec, static_cast<std::size_t>(rows_), 1, "matvec_rows");
-    KernelArgs(k.residuals, "residuals", options_.precision)(b.gradRows)(b.y)(rows_)(logistic_ ? 1 : 0);
+    KernelArgs(k.residuals, "residuals",
+               options_.precision)(b.gradRows)(b.y)(rows_)(logistic_ ? 1 : 0);
     enqueue(k.residuals, static_cast<std::size_t>(rows_), 1, "residuals");
-    KernelArgs(k.gradientPartials, "gradient_partials", options_.precision)(b.X)(b.gradRows)(rows_)(dim_)(
-        kRowsPerGradientChunk)(b.gradPartial);
+    KernelArgs(k.gradientPartials, "gradient_partials", options_.precision)(b.X)(b.gradRows)(
+        rows_)(dim_)(kRowsPerGradientChunk)(b.gradPartial);
     enqueue(k.gradientPartials, static_cast<std::size_t>(dim_), static_cast<std::size_t>(chunks),
             "gradient_partials");
-    KernelArgs(k.gradientSquares, "gradient_squares", options_.precision)(b.gradPartial)(chunks)(rows_)(dim_)(
-        Real{l2_})(b.average)(b.gradSquares);
+    KernelArgs(k.gradientSquares, "gradient_squares", options_.precision)(b.gradPartial)(
+        chunks)(rows_)(dim_)(Real{l2_})(b.average)(b.gradSquares);
     enqueue(k.gradientSquares, static_cast<std::size_t>(dim_), 1, "gradient_squares");
     const auto local = Local{context_->workGroupSize() * real};
     KernelArgs(k.reduce, "reduce_sum", options_.precision)(b.gradSquares)(dim_)(b.out)(0)(local);

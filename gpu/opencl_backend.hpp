@@ -1,10 +1,10 @@
 #pragma once
-// The OpenCL compute backend: ComputeBackend (core/compute/compute.hpp) with everything device-resident.
-// Data, replica weights, stashed copies, activations, RPD's ring and the incremental activation
-// z = X w_avg live in device buffers; each slot's forwards run as one kernel, its backwards as
-// another, and the objective after each of its updates as one pass over the rows plus one
-// reduction. Only scalars (objectives, gradient norms) and weights() cross to the host.
-// Numbers match CpuBackend to rounding in double precision (tests/gpu).
+// The OpenCL compute backend: ComputeBackend (core/compute/compute.hpp) with everything
+// device-resident. Data, replica weights, stashed copies, activations, RPD's ring and the
+// incremental activation z = X w_avg live in device buffers; each slot's forwards run as one
+// kernel, its backwards as another, and the objective after each of its updates as one pass over
+// the rows plus one reduction. Only scalars (objectives, gradient norms) and weights() cross to the
+// host. Numbers match CpuBackend to rounding in double precision (tests/gpu).
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,7 +23,7 @@ struct OpenClBackendOptions {
 };
 
 class OpenClBackend final : public ComputeBackend {
-public:
+  public:
     // Builds (or reuses) the context's program for the precision and makes this backend's queue
     // and kernels. Throws ClError (build log included) or ConfigError (no fp64).
     OpenClBackend(std::shared_ptr<OpenClContext> context, OpenClBackendOptions options = {});
@@ -49,7 +49,7 @@ public:
     // Device bytes this backend holds.
     std::uint64_t deviceBytes() const { return deviceBytes_; }
 
-private:
+  private:
     struct Kernels;
     struct Buffers;
 
@@ -79,7 +79,7 @@ private:
 
     const LinearObjective* objective_ = nullptr;
     std::vector<BlockRange> blocks_;
-    std::vector<long long> stashBase_;   // per stage: first element of its stash slots
+    std::vector<long long> stashBase_;  // per stage: first element of its stash slots
     int replicas_ = 1;
     int activationSlots_ = 1;
     int rows_ = 0;
@@ -87,9 +87,9 @@ private:
     int batchSize_ = 0;
     bool logistic_ = false;
     double l2_ = 0.0;
-    int rowGroups_ = 1;                  // work-groups over the rows
+    int rowGroups_ = 1;  // work-groups over the rows
     int maxUpdatesPerGroup_ = 1;
-    std::vector<double> blockSq_;        // ||w_avg block s||^2, kept on the host for the l2 term
+    std::vector<double> blockSq_;  // ||w_avg block s||^2, kept on the host for the l2 term
     std::optional<double> cachedObjective_;
     long long updatesSinceResync_ = 0;
     bool rpdMode_ = false;
@@ -98,17 +98,17 @@ private:
     long long calls_ = 0;
     long long enqueues_ = 0;
     std::uint64_t deviceBytes_ = 0;
-    std::vector<int> table_;             // the op table being built
+    std::vector<int> table_;  // the op table being built
     struct Staging {
         std::vector<int> values;
         cl::Event written;
         bool pending = false;
     };
-    Staging staging_[2];                 // host copies that uploads read from
+    Staging staging_[2];  // host copies that uploads read from
     int nextStaging_ = 0;
-    int rowsPerItem_ = 1;                // sample_updates: rows per work-item
-    int rowItems_ = 1;                   // sample_updates: work-items (partials per update)
-    std::vector<double> scratch_;        // staging for reads
+    int rowsPerItem_ = 1;          // sample_updates: rows per work-item
+    int rowItems_ = 1;             // sample_updates: work-items (partials per update)
+    std::vector<double> scratch_;  // staging for reads
     std::vector<float> floatStaging_;
     bool profile_ = false;  // PIPELENS_CL_PROFILE=1: per-kernel device times on destruction
     std::map<std::string, std::pair<long long, long long>> profileNs_;

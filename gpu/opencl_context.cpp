@@ -17,15 +17,19 @@ std::string mib(std::uint64_t bytes) {
 std::string programSource(const std::string& extra) {
     std::string src;
     for (const auto& k : embeddedKernels()) {
-        if (k.file == "common.cl") src = std::string(k.source) + "\n" + src;
-        else src += "\n// ---- " + std::string(k.file) + "\n" + std::string(k.source);
+        if (k.file == "common.cl")
+            src = std::string(k.source) + "\n" + src;
+        else
+            src += "\n// ---- " + std::string(k.file) + "\n" + std::string(k.source);
     }
     return src + "\n" + extra;
 }
 
 }  // namespace
 
-std::string precisionName(Precision p) { return p == Precision::Double ? "double" : "float"; }
+std::string precisionName(Precision p) {
+    return p == Precision::Double ? "double" : "float";
+}
 
 Precision parsePrecision(const std::string& text) {
     if (text == "double") return Precision::Double;

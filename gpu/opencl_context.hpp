@@ -20,13 +20,13 @@ std::string precisionName(Precision p);
 Precision parsePrecision(const std::string& text);
 
 struct ContextOptions {
-    std::string device;                 // index or name substring ("" = first)
-    std::string extraKernelSource;      // appended to the program (tests: a build failure)
-    std::uint64_t memoryLimitBytes = 0; // pretend the device has at most this much (tests)
+    std::string device;                  // index or name substring ("" = first)
+    std::string extraKernelSource;       // appended to the program (tests: a build failure)
+    std::uint64_t memoryLimitBytes = 0;  // pretend the device has at most this much (tests)
 };
 
 class OpenClContext {
-public:
+  public:
     // Chooses the device (ConfigError when there is none or the choice is bad) and creates the
     // context (ClError).
     explicit OpenClContext(const ContextOptions& options = {});
@@ -54,7 +54,7 @@ public:
     // "pthread-skylake (Portable Computing Language), double"
     std::string describe(Precision p) const;
 
-private:
+  private:
     ContextOptions options_;
     DeviceInfo info_;
     cl::Device device_;

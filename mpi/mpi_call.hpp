@@ -9,7 +9,7 @@
 namespace pipelens {
 
 class MpiCallFailed : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
@@ -22,14 +22,14 @@ void checkMpiCall(int code, const char* call);
 // Waiting without a busy loop: Open MPI's blocking calls spin on a core, which would take it from
 // the ranks (or rank 0's thread) that compute. Sleeps grow from 20 us to 1 ms while idle.
 class Backoff {
-public:
+  public:
     void reset() { sleep_ = std::chrono::microseconds(20); }
     void wait() {
         std::this_thread::sleep_for(sleep_);
         sleep_ = std::min(sleep_ * 2, std::chrono::microseconds(1000));
     }
 
-private:
+  private:
     std::chrono::microseconds sleep_{20};
 };
 

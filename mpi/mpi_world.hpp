@@ -9,7 +9,7 @@
 namespace pipelens {
 
 class MpiWorld {
-public:
+  public:
     MpiWorld();
     ~MpiWorld();
     MpiWorld(const MpiWorld&) = delete;
@@ -25,7 +25,7 @@ public:
     // Collective: every rank returns rank 0's `text` (the others' argument is ignored).
     std::string broadcastFromCoordinator(const std::string& text) const;
 
-private:
+  private:
     int rank_ = 0;
     int size_ = 1;
 };

@@ -37,7 +37,7 @@ struct SweepOverRanksOutcome {
 
 // A rank other than 0 stops because rank 0 reported the failure (rank 0 shows the message).
 class StoppedByOtherRank : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 

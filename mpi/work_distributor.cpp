@@ -113,7 +113,7 @@ std::string describe(const std::exception_ptr& e) {
 }
 
 class Coordinator {
-public:
+  public:
     Coordinator(const MpiWorld& world, const std::vector<std::size_t>& todo,
                 const ComputeWorkItem& compute, const FinishWorkItem& onFinish)
         : world_(world), todo_(todo), compute_(compute), onFinish_(onFinish) {
@@ -142,7 +142,7 @@ public:
         return report_;
     }
 
-private:
+  private:
     std::optional<std::size_t> takeNext() {
         std::lock_guard<std::mutex> lock(mutex_);
         if (failure_ || next_ >= todo_.size()) return std::nullopt;

@@ -33,13 +33,13 @@ struct DistributorReport {
 
 // The first failure of a distributed run, known to every rank.
 class WorkItemFailed : public std::runtime_error {
-public:
+  public:
     WorkItemFailed(std::size_t item, int rank, const std::string& message);
     std::size_t item() const { return item_; }
     int rank() const { return rank_; }
     const std::string& message() const { return message_; }
 
-private:
+  private:
     std::size_t item_;
     int rank_;
     std::string message_;

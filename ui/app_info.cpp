@@ -2,6 +2,8 @@
 
 namespace pipelens::ui {
 
-QString applicationVersion() { return QStringLiteral(PIPELENS_VERSION); }
+QString applicationVersion() {
+    return QStringLiteral(PIPELENS_VERSION);
+}
 
 }  // namespace pipelens::ui

@@ -18,22 +18,22 @@
 #include <algorithm>
 #include <cmath>
 
-#include "controls/controls_panel.hpp"
-#include "controls/eliding_label.hpp"
-#include "experiment/output/results.hpp"
-#include "controllers/experiment_controller.hpp"
 #include "charts/figure_strip.hpp"
-#include "controls/fitting_scroll_area.hpp"
 #include "charts/gantt_chart.hpp"
 #include "charts/loss_chart.hpp"
-#include "controls/playback_bar.hpp"
-#include "controllers/presets.hpp"
-#include "samples_view.hpp"
 #include "charts/staleness_heatmap.hpp"
-#include "controllers/sweep_controller.hpp"
-#include "sweep_view.hpp"
 #include "charts/theorem_chart.hpp"
 #include "charts/widget_export.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "controllers/presets.hpp"
+#include "controllers/sweep_controller.hpp"
+#include "controls/controls_panel.hpp"
+#include "controls/eliding_label.hpp"
+#include "controls/fitting_scroll_area.hpp"
+#include "controls/playback_bar.hpp"
+#include "experiment/output/results.hpp"
+#include "samples_view.hpp"
+#include "sweep_view.hpp"
 
 namespace pipelens::ui {
 namespace {
@@ -119,14 +119,16 @@ MainWindow::~MainWindow() = default;
 
 void MainWindow::buildCentral() {
     gantt_ = new GanttChart;
-    gantt_->setToolTip(tr("Pipeline Gantt chart: stages by slots. Wheel zooms, drag pans; hover "
-                          "a cell for its operation, microbatch and weight version."));
+    gantt_->setToolTip(
+        tr("Pipeline Gantt chart: stages by slots. Wheel zooms, drag pans; hover "
+           "a cell for its operation, microbatch and weight version."));
     ganttMethod_ = new QComboBox;
     ganttMethod_->setToolTip(tr("The pipeline method whose timeline (and delays) are shown"));
     ganttMethod_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     heatmap_ = new StalenessHeatmap;
-    heatmap_->setToolTip(tr("Staleness heatmap: blocks by block updates, colour = the delay "
-                            "of that block's read in that update"));
+    heatmap_->setToolTip(
+        tr("Staleness heatmap: blocks by block updates, colour = the delay "
+           "of that block's read in that update"));
     loss_ = new LossChart;
     theorem_ = new TheoremChart(this);  // a tab of besideLoss_ while shown
     theorem_->hide();
@@ -279,7 +281,8 @@ ViewState MainWindow::currentView() const {
     v.theoremChart = loss_->theoremChartShown();
     v.cursor = playback_->cursor() >= playback_->totalSlots() ? -1 : playback_->cursor();
     if (gantt_->zoomedIn()) v.ganttRange = {{gantt_->visibleFirst(), gantt_->visibleLast()}};
-    if (heatmap_->zoomedIn()) v.heatmapRange = {{heatmap_->visibleFirst(), heatmap_->visibleLast()}};
+    if (heatmap_->zoomedIn())
+        v.heatmapRange = {{heatmap_->visibleFirst(), heatmap_->visibleLast()}};
     return v;
 }
 
@@ -340,7 +343,8 @@ void MainWindow::showResults(const SnapshotPtr& snapshot) {
                                  : tr("%1 methods ran in %2 ms on %3").arg(methods))
                        .arg(qRound(snapshot->seconds * 1000.0))
                        .arg(QString::fromStdString(snapshot->experiment.backendName));
-    if (diverged > 0) text += tr(" — %n diverged (its curve stops where it blew up)", nullptr, diverged);
+    if (diverged > 0)
+        text += tr(" — %n diverged (its curve stops where it blew up)", nullptr, diverged);
     lastUpdateMs_ = clock.nsecsElapsed() / 1e6;
     status(text + tr(", charts updated in %1 ms").arg(qRound(lastUpdateMs_)));
 }
@@ -378,7 +382,8 @@ void MainWindow::showGanttMethod() {
         heatmapMethod_ >= 0 ? snapshot_->label(static_cast<size_t>(heatmapMethod_)) : QString());
     QString title = tr("<b>Staleness</b>");
     if (heatmapMethod_ >= 0) {
-        title += QStringLiteral(" — ") + snapshot_->label(static_cast<size_t>(heatmapMethod_)).toHtmlEscaped();
+        title += QStringLiteral(" — ") +
+                 snapshot_->label(static_cast<size_t>(heatmapMethod_)).toHtmlEscaped();
     } else if (snapshot_) {
         title += tr(" — no delay table (LocalSGD replicas are never stale; RPD draws its delays)");
     }
@@ -404,8 +409,8 @@ void MainWindow::showPartial() {
         updates = static_cast<double>(plan->experiment.budget.updateBudget);
         for (const MethodRun& o : plan->experiment.methods) {
             if (o.pipeline()) {
-                updates = std::max(updates, static_cast<double>(o.schedule.microbatches) *
-                                                o.schedule.stages);
+                updates = std::max(
+                    updates, static_cast<double>(o.schedule.microbatches) * o.schedule.stages);
             }
         }
     }
@@ -422,7 +427,8 @@ void MainWindow::applyCursor(int slot) {
     loss_->setCursorSlot(slot);
     theorem_->setCursorSlot(slot);
     if (snapshot_ && heatmapMethod_ >= 0) {
-        heatmap_->setCursorUpdate(snapshot_->runs()[static_cast<size_t>(heatmapMethod_)].updatesBefore(slot));
+        heatmap_->setCursorUpdate(
+            snapshot_->runs()[static_cast<size_t>(heatmapMethod_)].updatesBefore(slot));
     }
 }
 
@@ -558,14 +564,17 @@ bool MainWindow::exportWindow(const QString& path, double scale, QString* error)
 }
 
 void MainWindow::updateTitle() {
-    const QString name = currentFile_.isEmpty()
-                             ? (presetId_.isEmpty() ? QString::fromStdString(controller_->config().name)
-                                                    : presetTitle(presetId_))
-                             : QFileInfo(currentFile_).fileName();
+    const QString name =
+        currentFile_.isEmpty()
+            ? (presetId_.isEmpty() ? QString::fromStdString(controller_->config().name)
+                                   : presetTitle(presetId_))
+            : QFileInfo(currentFile_).fileName();
     setWindowTitle(tr("%1[*] — PipeLens").arg(name));
 }
 
-QString MainWindow::statusText() const { return runState_->fullText(); }
+QString MainWindow::statusText() const {
+    return runState_->fullText();
+}
 
 void MainWindow::status(const QString& message, bool error) {
     runState_->setStyleSheet(error ? "color: #b00020;" : QString());
@@ -615,8 +624,8 @@ void MainWindow::onTheoremChart(bool on) {
     // The bound is compared with the running mean of ‖∇f‖²: sample it about 200 times a run.
     const long long updates = snapshot_ ? snapshot_->experiment.budget.updateBudget : 2000;
     const long long every = std::max<long long>(1, updates / 200);
-    const QString error = controller_->tryModify(
-        [every](ExperimentConfig& c) { c.sampling.gradNormEvery = every; });
+    const QString error =
+        controller_->tryModify([every](ExperimentConfig& c) { c.sampling.gradNormEvery = every; });
     if (!error.isEmpty()) status(error, true);
 }
 

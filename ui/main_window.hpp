@@ -37,7 +37,7 @@ class TheoremChart;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
-public:
+  public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
@@ -85,10 +85,10 @@ public:
     // The status bar's run line, whole (not elided), e.g. "3 methods ran in 40 ms on cpu".
     QString statusText() const;
 
-protected:
+  protected:
     void closeEvent(QCloseEvent* event) override;
 
-private:
+  private:
     void buildCentral();
     void buildDocks();
     void buildMenus();

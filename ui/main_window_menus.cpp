@@ -11,19 +11,19 @@
 #include <QMessageBox>
 #include <QSettings>
 
-#include "controls/controls_panel.hpp"
-#include "experiment/output/results.hpp"
-#include "controllers/experiment_controller.hpp"
 #include "charts/figure_strip.hpp"
 #include "charts/gantt_chart.hpp"
 #include "charts/loss_chart.hpp"
-#include "main_window.hpp"
-#include "controls/playback_bar.hpp"
-#include "controllers/presets.hpp"
 #include "charts/staleness_heatmap.hpp"
 #include "charts/sweep_chart.hpp"
-#include "sweep_view.hpp"
 #include "charts/theorem_chart.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "controllers/presets.hpp"
+#include "controls/controls_panel.hpp"
+#include "controls/playback_bar.hpp"
+#include "experiment/output/results.hpp"
+#include "main_window.hpp"
+#include "sweep_view.hpp"
 
 namespace pipelens::ui {
 namespace {
@@ -38,8 +38,8 @@ void MainWindow::buildMenus() {
     file->addAction(tr("&New (default experiment)"), QKeySequence::New, this,
                     [this] { loadPreset("default"); });
     file->addAction(tr("&Open experiment…"), QKeySequence::Open, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open experiment"), QString(),
-                                                          tr(kJsonFilter));
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Open experiment"), QString(), tr(kJsonFilter));
         if (!path.isEmpty()) openConfig(path);
     });
     recentMenu_ = file->addMenu(tr("Open &recent"));
@@ -62,16 +62,14 @@ void MainWindow::buildMenus() {
     exportMenu->addAction(tr("Window as PNG…"), QKeySequence(tr("Ctrl+E")), this,
                           [this] { exportChart("window", "png"); });
     exportMenu->addAction(tr("Window as SVG…"), this, [this] { exportChart("window", "svg"); });
-    const QList<QPair<QString, QString>> charts = {{"gantt", tr("Gantt chart")},
-                                                   {"heatmap", tr("Staleness heatmap")},
-                                                   {"loss", tr("Loss curves")},
-                                                   {"theorem", tr("Theorem chart (RPD)")},
-                                                   {"figures", tr("Figure strip")},
-                                                   {"sweep", tr("Sweep chart")}};
+    const QList<QPair<QString, QString>> charts = {
+        {"gantt", tr("Gantt chart")},    {"heatmap", tr("Staleness heatmap")},
+        {"loss", tr("Loss curves")},     {"theorem", tr("Theorem chart (RPD)")},
+        {"figures", tr("Figure strip")}, {"sweep", tr("Sweep chart")}};
     for (const auto& [id, name] : charts) {
         QMenu* sub = exportMenu->addMenu(name);
-        for (const QString& format : {QStringLiteral("png"), QStringLiteral("svg"),
-                                     QStringLiteral("csv")}) {
+        for (const QString& format :
+             {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("csv")}) {
             sub->addAction(tr("%1…").arg(format.toUpper()), this,
                            [this, id = id, format] { exportChart(id, format); });
         }
@@ -82,8 +80,10 @@ void MainWindow::buildMenus() {
             this, tr("Results folder (empty, new, or one PipeLens wrote)"));
         if (dir.isEmpty()) return;
         QString error;
-        if (exportAllResults(dir, &error)) status(tr("Wrote all results to %1").arg(dir));
-        else status(error, true);
+        if (exportAllResults(dir, &error))
+            status(tr("Wrote all results to %1").arg(dir));
+        else
+            status(error, true);
     });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
@@ -114,8 +114,7 @@ void MainWindow::buildMenus() {
                    &PlaybackBar::stepBack);
     run->addAction(tr("To the s&tart"), QKeySequence(tr("Ctrl+Home")), playback_,
                    &PlaybackBar::toStart);
-    run->addAction(tr("To the &end"), QKeySequence(tr("Ctrl+End")), playback_,
-                   &PlaybackBar::toEnd);
+    run->addAction(tr("To the &end"), QKeySequence(tr("Ctrl+End")), playback_, &PlaybackBar::toEnd);
 
     QMenu* presets = menuBar()->addMenu(tr("&Presets"));
     for (const QString& id : presetIds()) {
@@ -124,10 +123,11 @@ void MainWindow::buildMenus() {
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     for (QAction* a : dockActions_) view->addAction(a);
-    view->addAction(tr("Fit the Gantt chart and heatmap"), QKeySequence(tr("Ctrl+0")), this, [this] {
-        gantt_->fitAll();
-        heatmap_->fitAll();
-    });
+    view->addAction(tr("Fit the Gantt chart and heatmap"), QKeySequence(tr("Ctrl+0")), this,
+                    [this] {
+                        gantt_->fitAll();
+                        heatmap_->fitAll();
+                    });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&Lesson"), QKeySequence::HelpContents, this, [this] {
@@ -177,9 +177,9 @@ void MainWindow::exportChart(const QString& what, const QString& format) {
         settings.setValue("export/scale", scale);
     }
     const QString dir = settings.value("export/dir").toString();
-    const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export"), dir + "/" + what + "." + format,
-        tr("%1 files (*.%2)").arg(format.toUpper(), format));
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Export"), dir + "/" + what + "." + format,
+                                     tr("%1 files (*.%2)").arg(format.toUpper(), format));
     if (path.isEmpty()) return;
     settings.setValue("export/dir", QFileInfo(path).absolutePath());
     QString error;
@@ -238,7 +238,8 @@ bool MainWindow::exportAllResults(const QString& folder, QString* error) {
         if (error) *error = message;
         return false;
     };
-    if (!snapshot_ || snapshot_->planOnly) return fail(tr("No results yet: run the experiment first"));
+    if (!snapshot_ || snapshot_->planOnly)
+        return fail(tr("No results yet: run the experiment first"));
     try {
         // Checked first, so a refusal names the folder as the dialog did and writes nothing.
         const std::string target = prepareResultsFolder(folder.toStdString(), "Results folder");

@@ -40,7 +40,9 @@ void SamplesView::setFailed() {
     browser_->clear();
 }
 
-QString SamplesView::heading() const { return heading_->text(); }
+QString SamplesView::heading() const {
+    return heading_->text();
+}
 
 void SamplesView::setSnapshot(SnapshotPtr snapshot) {
     computing_ = false;

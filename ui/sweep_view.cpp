@@ -9,13 +9,13 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
-#include "experiment/sweep/sweep_folder.hpp"
-#include "controllers/experiment_controller.hpp"
-#include "models/screen_labels.hpp"
 #include "charts/sweep_chart.hpp"
-#include "controllers/sweep_controller.hpp"
-#include "util/format_number.hpp"
 #include "charts/widget_export.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "controllers/sweep_controller.hpp"
+#include "experiment/sweep/sweep_folder.hpp"
+#include "models/screen_labels.hpp"
+#include "util/format_number.hpp"
 
 namespace pipelens::ui {
 namespace {
@@ -26,10 +26,14 @@ struct AxisChoice {
 };
 
 constexpr AxisChoice kAxes[] = {
-    {"stages", "2, 4, 8, 16, 32"},      {"delta", "0, 8, 30, 60, 180"},
-    {"local_steps", "1, 2, 5, 10, 30"}, {"replicas", "2, 4, 8, 16"},
-    {"noam", "1, 2, 4, 8"},             {"gradient_noise", "0, 0.1, 0.5, 1"},
-    {"step_size", "0.01, 0.03, 0.1, 0.3"}, {"rows", "100, 300, 1000"},
+    {"stages", "2, 4, 8, 16, 32"},
+    {"delta", "0, 8, 30, 60, 180"},
+    {"local_steps", "1, 2, 5, 10, 30"},
+    {"replicas", "2, 4, 8, 16"},
+    {"noam", "1, 2, 4, 8"},
+    {"gradient_noise", "0, 0.1, 0.5, 1"},
+    {"step_size", "0.01, 0.03, 0.1, 0.3"},
+    {"rows", "100, 300, 1000"},
     {"dim", "16, 64, 256"},
 };
 
@@ -64,9 +68,10 @@ SweepView::SweepView(ExperimentController* experiment, QWidget* parent)
     rule_->addItem(tr("γ: per method"), QString());
     rule_->addItem(tr("γ: best final"), QStringLiteral("best_final"));
     rule_->addItem(tr("γ: stable"), QStringLiteral("stable"));
-    rule_->setToolTip(tr("How each method's step size γ is picked from its grid at every point: "
-                         "each method's own rule, or one for all (best final f − f*, or the "
-                         "stable rule of SPEC §6)"));
+    rule_->setToolTip(
+        tr("How each method's step size γ is picked from its grid at every point: "
+           "each method's own rule, or one for all (best final f − f*, or the "
+           "stable rule of SPEC §6)"));
     metric_ = new QComboBox;
     metric_->addItem(tr("y: final f − f*"), QStringLiteral("final_gap"));
     metric_->addItem(tr("y: final f"), QStringLiteral("final_objective"));
@@ -148,8 +153,10 @@ void SweepView::openSweep(const SweepSpec& spec, SweepMetric metric, bool start)
         values_->setText(valuesText(spec.values));
         seeds_->setValue(spec.seeds);
         rule_->setCurrentIndex(
-            spec.stepRule ? rule_->findData(QString::fromStdString(stepRuleName(*spec.stepRule))) : 0);
-        metric_->setCurrentIndex(metric_->findData(QString::fromStdString(sweepMetricName(metric))));
+            spec.stepRule ? rule_->findData(QString::fromStdString(stepRuleName(*spec.stepRule)))
+                          : 0);
+        metric_->setCurrentIndex(
+            metric_->findData(QString::fromStdString(sweepMetricName(metric))));
     }
     if (start) {
         sweep_->start(spec);
@@ -172,12 +179,12 @@ ExperimentConfig SweepView::baseExperiment() const {
 std::optional<SweepSpec> SweepView::pendingSpec(QString* error) const {
     try {
         const ExperimentConfig base = baseExperiment();
-        nlohmann::json j = {
-            {"name", base_ ? base_->name : base.name},
-            {"experiment", base.toJson()},
-            {"axis", {{"name", axis_->currentData().toString().toStdString()},
-                      {"values", parseAxisValues(values_->text().toStdString())}}},
-            {"seeds", seeds_->value()}};
+        nlohmann::json j = {{"name", base_ ? base_->name : base.name},
+                            {"experiment", base.toJson()},
+                            {"axis",
+                             {{"name", axis_->currentData().toString().toStdString()},
+                              {"values", parseAxisValues(values_->text().toStdString())}}},
+                            {"seeds", seeds_->value()}};
         const QString rule = rule_->currentData().toString();
         if (!rule.isEmpty()) j["step_rule"] = rule.toStdString();
         return SweepSpec::fromJson(j, base.baseDir);
@@ -204,7 +211,9 @@ void SweepView::run() {
     sweep_->start(*spec);
 }
 
-void SweepView::cancel() { sweep_->cancel(); }
+void SweepView::cancel() {
+    sweep_->cancel();
+}
 
 void SweepView::openPoint(int point, int method) {
     const auto& spec = sweep_->spec();
@@ -249,12 +258,14 @@ void SweepView::refresh() {
     bool bad = false;
     switch (sweep_->state()) {
         case SweepController::State::Empty:
-            line = tr("Pick the axis and its values, then Run sweep: every method is tuned at every "
-                      "value.");
+            line =
+                tr("Pick the axis and its values, then Run sweep: every method is tuned at every "
+                   "value.");
             break;
         case SweepController::State::Running:
-            banner = done == 0 ? tr("Waiting for the first point (0 of %1)…").arg(total)
-                               : tr("Running: %1 of %2 points, more are coming").arg(done).arg(total);
+            banner = done == 0
+                         ? tr("Waiting for the first point (0 of %1)…").arg(total)
+                         : tr("Running: %1 of %2 points, more are coming").arg(done).arg(total);
             line = QString::fromStdString(sweepProgressLine(progress));
             break;
         case SweepController::State::Cancelling:
@@ -271,7 +282,8 @@ void SweepView::refresh() {
             bad = true;
             break;
         case SweepController::State::Done:
-            line = tr("Done: %1 points. Hover a marker for its γ, click it to open that run.").arg(total);
+            line = tr("Done: %1 points. Hover a marker for its γ, click it to open that run.")
+                       .arg(total);
             break;
     }
     if (sweep_->spec() && !current) {

@@ -25,7 +25,7 @@ class SweepController;
 
 class SweepView : public QWidget {
     Q_OBJECT
-public:
+  public:
     explicit SweepView(ExperimentController* experiment, QWidget* parent = nullptr);
 
     SweepController* controller() const { return sweep_; }
@@ -46,16 +46,16 @@ public:
     bool upToDate() const;
     SweepMetric metric() const;
 
-    void run();     // starts pendingSpec() (an invalid one is reported in the state line)
+    void run();  // starts pendingSpec() (an invalid one is reported in the state line)
     void cancel();
     // The finished points as summary.csv (one row per point and method), as the CLI writes it.
     bool exportCsv(const QString& path, QString* error = nullptr) const;
 
-signals:
+  signals:
     // A point's run was handed to the experiment controller.
     void pointOpened(int point, int method);
 
-private:
+  private:
     void refresh();
     void openPoint(int point, int method);
     void axisPicked();

@@ -27,7 +27,8 @@ std::size_t editDistance(std::string_view a, std::string_view b) {
         row[0] = i;
         for (std::size_t j = 1; j <= b.size(); ++j) {
             const std::size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            row[j] =
+                std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
             diagonal = up;
         }
     }
@@ -57,9 +58,13 @@ bool isNumber(const std::string& text) {
     return *end == '\0';
 }
 
-std::string seeHelp(const CommandSpec& spec) { return "; see pipelens-cli " + spec.name + " --help"; }
+std::string seeHelp(const CommandSpec& spec) {
+    return "; see pipelens-cli " + spec.name + " --help";
+}
 
-[[noreturn]] void refuse(const std::string& message) { throw ConfigError(message); }
+[[noreturn]] void refuse(const std::string& message) {
+    throw ConfigError(message);
+}
 
 }  // namespace
 
@@ -86,7 +91,10 @@ std::string shownValue(std::string_view text, std::size_t limit) {
         } else {
             // A whole UTF-8 sequence is kept, except the C1 controls U+0080..U+009F (CSI, OSC
             // and friends to some terminals) and anything malformed.
-            const std::size_t length = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+            const std::size_t length = c >= 0xf0 && c < 0xf5 ? 4
+                                       : c >= 0xe0           ? 3
+                                       : c >= 0xc2           ? 2
+                                                             : 0;
             bool ok = length > 0 && c < 0xf5 && i + length <= text.size();
             for (std::size_t k = 1; ok && k < length; ++k) {
                 ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
@@ -271,28 +279,51 @@ const std::vector<CommandSpec>& commandSpecs() {
                      {value("kind"), numeric("stages"), numeric("microbatches"),
                       numeric("noam", {"pd"}), numeric("replicas", {"localsgd"}),
                       numeric("local-steps", {"localsgd"}), numeric("flush-group", {"fill-drain"}),
-                      numeric("forward-slots"), numeric("backward-slots"),
-                      numeric("latency-slots"), flag("end-slot"), flag("art"), flag("summary")},
-                     0, "", "kind", "--kind", {"pd", "fill-drain", "localsgd"}});
+                      numeric("forward-slots"), numeric("backward-slots"), numeric("latency-slots"),
+                      flag("end-slot"), flag("art"), flag("summary")},
+                     0,
+                     "",
+                     "kind",
+                     "--kind",
+                     {"pd", "fill-drain", "localsgd"}});
         s.push_back({"delays",
                      {value("stages"), numeric("microbatches"), numeric("from"), flag("json")},
-                     0, "", "", "", {}});
+                     0,
+                     "",
+                     "",
+                     "",
+                     {}});
         s.push_back({"run",
                      {value("out"), flag("default"), value("backend"), value("device"),
                       numeric("threads"), flag("quiet")},
-                     1, "one config file (or --default)", "", "", {}});
+                     1,
+                     "one config file (or --default)",
+                     "",
+                     "",
+                     {}});
         s.push_back({"sweep",
                      {value("out"), flag("resume"), value("backend"), value("device"),
                       numeric("threads"), flag("quiet")},
-                     1, "one sweep file", "", "", {}});
-        s.push_back({"example", {}, 1,
+                     1,
+                     "one sweep file",
+                     "",
+                     "",
+                     {}});
+        s.push_back({"example",
+                     {},
+                     1,
                      "one example name (default, compare, lm, pd, rpd, localsgd, sgd, fill-drain)",
-                     "", "", {}});
+                     "",
+                     "",
+                     {}});
         s.push_back({"devices", {flag("json")}, 0, "", "", "", {}});
         s.push_back({"reproduce",
                      {value("out"), flag("quick"), value("corpus", {"E5"}),
                       flag("paper-step", {"E5"}), numeric("threads"), flag("quiet")},
-                     1, "one experiment: E1, E2, E3, E4, E5 or all", "", "experiment",
+                     1,
+                     "one experiment: E1, E2, E3, E4, E5 or all",
+                     "",
+                     "experiment",
                      {"E1", "E2", "E3", "E4", "E5", "all"}});
         return s;
     }();

@@ -21,27 +21,27 @@
 namespace pipelens::cmdline {
 
 struct OptionSpec {
-    std::string name;          // without the leading "--"
-    bool takesValue = true;    // false: a flag
-    bool numeric = false;      // a value like "-1" may follow as a separate argument
+    std::string name;                    // without the leading "--"
+    bool takesValue = true;              // false: a flag
+    bool numeric = false;                // a value like "-1" may follow as a separate argument
     std::vector<std::string> appliesTo;  // values of the command's selector; empty: all
 };
 
 struct CommandSpec {
-    std::string name;                 // "schedule"
+    std::string name;  // "schedule"
     std::vector<OptionSpec> options;
-    int maxPositionals = 0;           // how many positional arguments the command takes
-    std::string positionalsWhat;      // "one config file", for the stray-argument message
+    int maxPositionals = 0;       // how many positional arguments the command takes
+    std::string positionalsWhat;  // "one config file", for the stray-argument message
     // What appliesTo refers to: an option's name ("kind"), or "" for the first positional
     // argument (reproduce's experiment). selectorValues lists the values appliesTo may name; an
     // unknown value is left to the command's own check.
     std::string selector;
-    std::string selectorLabel;        // "--kind", "experiment"
+    std::string selectorLabel;  // "--kind", "experiment"
     std::vector<std::string> selectorValues;
 };
 
 class ParsedArgs {
-public:
+  public:
     bool has(const std::string& name) const { return values_.count(name) > 0; }
     std::string get(const std::string& name, const std::string& def = "") const;
     // An integer in [lo, hi] (checked as 64-bit, so 4294967297 is refused, not wrapped).
@@ -50,7 +50,7 @@ public:
     double number(const std::string& name, double def) const;
     const std::vector<std::string>& positional() const { return positional_; }
 
-private:
+  private:
     friend ParsedArgs parseArgs(const CommandSpec&, const std::vector<std::string>&);
     std::map<std::string, std::string> values_;
     std::vector<std::string> positional_;

@@ -21,12 +21,18 @@ std::optional<std::uint64_t> parseBytes(std::string_view text) {
     if (ec != std::errc() || end == text.data()) return std::nullopt;
     const std::string_view suffix(end, static_cast<std::size_t>(text.data() + text.size() - end));
     int shift = 0;
-    if (suffix == "K" || suffix == "k") shift = 10;
-    else if (suffix == "M" || suffix == "m") shift = 20;
-    else if (suffix == "G" || suffix == "g") shift = 30;
-    else if (suffix == "T" || suffix == "t") shift = 40;
-    else if (!suffix.empty()) return std::nullopt;
-    if (value == 0 || value > (std::numeric_limits<std::uint64_t>::max() >> shift)) return std::nullopt;
+    if (suffix == "K" || suffix == "k")
+        shift = 10;
+    else if (suffix == "M" || suffix == "m")
+        shift = 20;
+    else if (suffix == "G" || suffix == "g")
+        shift = 30;
+    else if (suffix == "T" || suffix == "t")
+        shift = 40;
+    else if (!suffix.empty())
+        return std::nullopt;
+    if (value == 0 || value > (std::numeric_limits<std::uint64_t>::max() >> shift))
+        return std::nullopt;
     return value << shift;
 }
 
@@ -73,13 +79,22 @@ const std::vector<Rule>& rules() {
          millisecondsUpToADay},
         {{"PIPELENS_AUTO_OPENCL_MIN_WORK", "a number >= 0"}, nonNegativeNumber},
         {{"PIPELENS_AUTO_LM_MIN_FLOPS", "a number >= 0"}, nonNegativeNumber},
-        {{"PIPELENS_CL_PROFILE", "0 or 1"}, [](const std::string& t) { return oneOf(t, {"0", "1"}); }},
+        {{"PIPELENS_CL_PROFILE", "0 or 1"},
+         [](const std::string& t) {
+             return oneOf(t, {"0", "1"});
+         }},
         {{"PIPELENS_CL_STAGE_QUEUES", "0 or 1"},
-         [](const std::string& t) { return oneOf(t, {"0", "1"}); }},
+         [](const std::string& t) {
+             return oneOf(t, {"0", "1"});
+         }},
         {{"PIPELENS_CLBLAST_TUNING", "one of on, off, 1, 0"},
-         [](const std::string& t) { return oneOf(t, {"on", "off", "1", "0"}); }},
+         [](const std::string& t) {
+             return oneOf(t, {"on", "off", "1", "0"});
+         }},
         {{"PIPELENS_LM_KERNELS", "one of auto, portable"},
-         [](const std::string& t) { return oneOf(t, {"auto", "portable"}); }},
+         [](const std::string& t) {
+             return oneOf(t, {"auto", "portable"});
+         }},
         {{"PIPELENS_CACHE_DIR", "a folder path without control characters"}, printable},
     };
     return r;

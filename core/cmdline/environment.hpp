@@ -13,7 +13,8 @@ namespace pipelens {
 
 struct EnvironmentVariable {
     const char* name;
-    const char* allowed;  // for messages and docs: "a number of bytes, optionally with K, M, G or T"
+    const char*
+        allowed;  // for messages and docs: "a number of bytes, optionally with K, M, G or T"
 };
 
 // Every variable PipeLens reads.

@@ -25,16 +25,16 @@ namespace pipelens {
 struct PipelineOp {
     OpKind op = OpKind::Forward;
     int stage = 0;
-    int batch = 0;     // data batch (rows [batch*b, (batch+1)*b))
-    int replica = 0;   // weight copy acted on (0 unless LocalSGD)
-    int stashSlot = 0; // per-stage stash index, < stashSlots[stage]
-    int actSlot = 0;   // in-flight microbatch index, < activationSlots
+    int batch = 0;      // data batch (rows [batch*b, (batch+1)*b))
+    int replica = 0;    // weight copy acted on (0 unless LocalSGD)
+    int stashSlot = 0;  // per-stage stash index, < stashSlots[stage]
+    int actSlot = 0;    // in-flight microbatch index, < activationSlots
 };
 
 // What a backend reports after each block update when asked.
 struct UpdateSample {
-    double objective = 0.0;         // f at the replica average after the update
-    double blockGradNormSq = 0.0;   // ||g||^2 of the block gradient just applied
+    double objective = 0.0;        // f at the replica average after the update
+    double blockGradNormSq = 0.0;  // ||g||^2 of the block gradient just applied
 };
 
 struct PipelineLayout {
@@ -45,7 +45,7 @@ struct PipelineLayout {
 };
 
 class ComputeBackend {
-public:
+  public:
     virtual ~ComputeBackend() = default;
     virtual std::string name() const = 0;
 
@@ -64,8 +64,8 @@ public:
                             int depth, const Eigen::VectorXd& w0) = 0;
     // One RPD update: z = (block j of iterate k - delays[j])_j; g = grad_stage f_batch(z);
     // w_{k+1} = w_k with block `stage` -= stepSize * g.
-    virtual UpdateSample rpdStep(std::span<const int> delays, int stage, int batch,
-                                 double stepSize, bool sample) = 0;
+    virtual UpdateSample rpdStep(std::span<const int> delays, int stage, int batch, double stepSize,
+                                 bool sample) = 0;
 
     // Gaussian gradient noise for the rest of the run (SPEC section 6): each backward adds
     // sigma * xi to its block gradient before the update, xi drawn from default_rng(seed) in

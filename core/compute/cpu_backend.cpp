@@ -61,8 +61,8 @@ void CpuBackend::runOps(std::span<const PipelineOp> ops, double stepSize, bool s
     const double replicaWeight = 1.0 / static_cast<double>(weights_.cols());
     for (const PipelineOp& op : ops) {
         const BlockRange& blk = blocks_[op.stage];
-        auto Xb = objective_->X().block(static_cast<Eigen::Index>(op.batch) * b, blk.offset, b,
-                                        blk.size);
+        auto Xb =
+            objective_->X().block(static_cast<Eigen::Index>(op.batch) * b, blk.offset, b, blk.size);
         auto stash = stash_[op.stage].col(op.stashSlot);
         if (op.op == OpKind::Forward) {
             stash = weights_.col(op.replica).segment(blk.offset, blk.size);
@@ -123,8 +123,8 @@ void CpuBackend::prepareRpd(const LinearObjective& objective, const std::vector<
     updatesSinceResync_ = 0;
 }
 
-UpdateSample CpuBackend::rpdStep(std::span<const int> delays, int stage, int batch,
-                                 double stepSize, bool sample) {
+UpdateSample CpuBackend::rpdStep(std::span<const int> delays, int stage, int batch, double stepSize,
+                                 bool sample) {
     const int b = objective_->batchSize();
     const auto rows = static_cast<Eigen::Index>(batch) * b;
     // z_k: block j of the iterate k - delays[j]; accumulate the activation stage by stage as a
@@ -158,9 +158,11 @@ UpdateSample CpuBackend::rpdStep(std::span<const int> delays, int stage, int bat
     const BlockRange& blk = blocks_[stage];
     blockGrad_.noalias() =
         objective_->X().block(rows, blk.offset, b, blk.size).transpose() * scratchG_;
-    if (regularisation() != 0.0) blockGrad_ += regularisation() * point_.segment(blk.offset, blk.size);
+    if (regularisation() != 0.0)
+        blockGrad_ += regularisation() * point_.segment(blk.offset, blk.size);
     if (noise_) {
-        for (int j = static_cast<int>(blocks_.size()) - 1; j > stage; --j) noise_->skip(blocks_[j].size);
+        for (int j = static_cast<int>(blocks_.size()) - 1; j > stage; --j)
+            noise_->skip(blocks_[j].size);
         noise_->addTo(blockGrad_);
     }
     delta_.noalias() = -stepSize * blockGrad_;
@@ -190,10 +192,16 @@ void CpuBackend::setGradientNoise(double sigma, std::uint64_t seed) {
     if (sigma > 0.0) noise_.emplace(sigma, seed);
 }
 
-double CpuBackend::objective() { return sampleObjective(); }
+double CpuBackend::objective() {
+    return sampleObjective();
+}
 
-double CpuBackend::gradientNormSquared() { return objective_->gradient(average_).squaredNorm(); }
+double CpuBackend::gradientNormSquared() {
+    return objective_->gradient(average_).squaredNorm();
+}
 
-Eigen::VectorXd CpuBackend::weights() { return average_; }
+Eigen::VectorXd CpuBackend::weights() {
+    return average_;
+}
 
 }  // namespace pipelens

@@ -9,7 +9,7 @@
 namespace pipelens {
 
 class CpuBackend final : public ComputeBackend {
-public:
+  public:
     std::string name() const override { return "cpu (Eigen, double)"; }
     void preparePipeline(const LinearObjective& objective, const PipelineLayout& layout,
                          const Eigen::VectorXd& w0) override;
@@ -25,7 +25,7 @@ public:
     double gradientNormSquared() override;
     Eigen::VectorXd weights() override;
 
-private:
+  private:
     void applyBlockUpdate(int stage, const Eigen::VectorXd& delta, double averageWeight);
     double sampleObjective();
     double regularisation() const;
@@ -35,24 +35,24 @@ private:
     bool rpdMode_ = false;
     // Pipelines: one column per replica.
     Eigen::MatrixXd weights_;
-    Eigen::VectorXd average_;       // replica average (pipelines) or w_k (RPD)
-    Eigen::VectorXd activationAll_; // X * average_, kept up to date incrementally
+    Eigen::VectorXd average_;             // replica average (pipelines) or w_k (RPD)
+    Eigen::VectorXd activationAll_;       // X * average_, kept up to date incrementally
     std::vector<Eigen::MatrixXd> stash_;  // per stage: block size x stash slots
-    Eigen::MatrixXd activation_;    // b x activation slots
-    Eigen::MatrixXd outputGrad_;    // b x activation slots
+    Eigen::MatrixXd activation_;          // b x activation slots
+    Eigen::MatrixXd outputGrad_;          // b x activation slots
     // RPD: per block, the versions it took in the last delta+1 iterates and the iterate index
     // from which each is valid (a block changes only when updated, so most reads are shared).
     struct BlockRing {
-        Eigen::MatrixXd values;      // block size x capacity
-        std::vector<long long> from; // capacity
-        int start = 0;               // physical index of the oldest version
+        Eigen::MatrixXd values;       // block size x capacity
+        std::vector<long long> from;  // capacity
+        int start = 0;                // physical index of the oldest version
         int count = 0;
     };
     std::vector<BlockRing> rings_;
-    long long rpdIndex_ = 0;        // k of the newest iterate
+    long long rpdIndex_ = 0;  // k of the newest iterate
     int ringDepth_ = 1;
     Eigen::ArrayXd scratchRows_;
-    Eigen::VectorXd point_;         // RPD mixed point z_k
+    Eigen::VectorXd point_;  // RPD mixed point z_k
     Eigen::VectorXd scratchA_, scratchG_, blockGrad_, delta_;
     long long updatesSinceResync_ = 0;
     std::optional<GradientNoise> noise_;

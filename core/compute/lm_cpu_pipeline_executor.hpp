@@ -6,9 +6,9 @@
 #include <memory>
 #include <vector>
 
+#include "compute/lm_pipeline_executor.hpp"
 #include "objective/lm/char_transformer.hpp"
 #include "objective/lm/lm_model.hpp"
-#include "compute/lm_pipeline_executor.hpp"
 
 namespace pipelens {
 

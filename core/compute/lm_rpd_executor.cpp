@@ -39,8 +39,8 @@ class LmCpuRpdExecutor final : public LmRpdExecutor {
                 double stepSize) override {
         const CharTransformerProblem& p = *problem_;
         resolve(point);
-        const double loss = model_.lossAndStageGradient(stageWeights_, p.train.tokens(batch),
-                                                        p.train.targets(batch), stage, grad_.data());
+        const double loss = model_.lossAndStageGradient(
+            stageWeights_, p.train.tokens(batch), p.train.targets(batch), stage, grad_.data());
         std::vector<Real>& next = buffer(stage, to);  // may grow the list: before `old`
         const std::vector<Real>& old = buffer(stage, from);
         next.resize(old.size());
@@ -58,9 +58,11 @@ class LmCpuRpdExecutor final : public LmRpdExecutor {
         const LmLayout& layout = problem_->layout;
         Eigen::VectorXd w(layout.size());
         for (int s = 0; s < layout.stages(); ++s) {
-            const auto& v = buffers_[static_cast<std::size_t>(s)][static_cast<std::size_t>(point[static_cast<std::size_t>(s)])];
+            const auto& v = buffers_[static_cast<std::size_t>(s)]
+                                    [static_cast<std::size_t>(point[static_cast<std::size_t>(s)])];
             for (std::size_t i = 0; i < v.size(); ++i) {
-                w[layout.stage(s).offset + static_cast<Eigen::Index>(i)] = static_cast<double>(v[i]);
+                w[layout.stage(s).offset + static_cast<Eigen::Index>(i)] =
+                    static_cast<double>(v[i]);
             }
         }
         return w;
@@ -69,7 +71,8 @@ class LmCpuRpdExecutor final : public LmRpdExecutor {
   private:
     std::vector<Real>& buffer(int block, int index) {
         auto& list = buffers_[static_cast<std::size_t>(block)];
-        if (static_cast<std::size_t>(index) >= list.size()) list.resize(static_cast<std::size_t>(index) + 1);
+        if (static_cast<std::size_t>(index) >= list.size())
+            list.resize(static_cast<std::size_t>(index) + 1);
         return list[static_cast<std::size_t>(index)];
     }
     void resolve(const std::vector<int>& point) {
@@ -81,7 +84,8 @@ class LmCpuRpdExecutor final : public LmRpdExecutor {
         const LmLayout& layout = problem_->layout;
         flat_.resize(static_cast<std::size_t>(layout.size()));
         for (int s = 0; s < layout.stages(); ++s) {
-            const auto& v = buffers_[static_cast<std::size_t>(s)][static_cast<std::size_t>(point[static_cast<std::size_t>(s)])];
+            const auto& v = buffers_[static_cast<std::size_t>(s)]
+                                    [static_cast<std::size_t>(point[static_cast<std::size_t>(s)])];
             std::copy(v.begin(), v.end(), flat_.begin() + layout.stage(s).offset);
         }
     }

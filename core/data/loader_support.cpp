@@ -10,7 +10,9 @@
 
 namespace pipelens::data_detail {
 
-std::string quoted(const std::string& path) { return showPath(path); }
+std::string quoted(const std::string& path) {
+    return showPath(path);
+}
 
 std::string excerpt(std::string_view text, std::size_t maxChars) {
     // Appended, not "'" + escapeBytes(...): GCC 12 reports a false -Wrestrict on
@@ -88,10 +90,10 @@ bool readLine(std::istream& in, std::string& line) {
 }
 
 void requireDenseMatrix(std::int64_t rows, std::int64_t cols, const std::string& what) {
-    requireMemory(bytesFor(static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols),
-                           sizeof(double)),
-                  what + " (n = " + std::to_string(rows) + " x d = " + std::to_string(cols) +
-                      " doubles)");
+    requireMemory(
+        bytesFor(static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols),
+                 sizeof(double)),
+        what + " (n = " + std::to_string(rows) + " x d = " + std::to_string(cols) + " doubles)");
 }
 
 void checkLengths(const std::string& xPath, Eigen::Index n, const std::string& yPath,

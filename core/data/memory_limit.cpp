@@ -43,7 +43,9 @@ std::uint64_t rlimit(int resource) {
 }
 
 // PIPELENS_MEMORY_LIMIT: "4000000000", "512M", "8G" (its rule: cmdline/environment.cpp).
-std::uint64_t userLimit() { return environmentMemoryLimit().value_or(kNoLimit); }
+std::uint64_t userLimit() {
+    return environmentMemoryLimit().value_or(kNoLimit);
+}
 
 }  // namespace
 
@@ -55,8 +57,8 @@ std::uint64_t bytesFor(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
 }
 
 std::uint64_t memoryLimitBytes() {
-    return std::min({physicalMemory(), cgroupLimit(), rlimit(RLIMIT_AS), rlimit(RLIMIT_DATA),
-                     userLimit()});
+    return std::min(
+        {physicalMemory(), cgroupLimit(), rlimit(RLIMIT_AS), rlimit(RLIMIT_DATA), userLimit()});
 }
 
 std::string formatBytes(std::uint64_t bytes) {
@@ -78,7 +80,8 @@ void requireMemory(std::uint64_t bytes, const std::string& what, const std::stri
     const std::uint64_t limit = memoryLimitBytes();
     if (bytes <= limit) return;
     throw ResourceError(what + " needs about " + formatBytes(bytes) + " of memory, more than the " +
-                        formatBytes(limit) + " available" + (hint.empty() ? "" : " (" + hint + ")"));
+                        formatBytes(limit) + " available" +
+                        (hint.empty() ? "" : " (" + hint + ")"));
 }
 
 }  // namespace pipelens

@@ -413,7 +413,9 @@ Eigen::MatrixXd parseNpyMatrix(std::string_view bytes, const std::string& name,
     return toMatrix(readNpy(in, bytes.size(), name, denseCheck(check, name)), name);
 }
 
-NpyArray loadNpyArray(const std::string& path) { return readNpyFile(path, {}); }
+NpyArray loadNpyArray(const std::string& path) {
+    return readNpyFile(path, {});
+}
 
 Eigen::VectorXd loadNpyVector(const std::string& path) {
     NpyArray array = readNpyFile(path, {});

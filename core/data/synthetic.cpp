@@ -22,8 +22,8 @@ namespace {
 // condition_number (and dim), never a "mu" the user did not write.
 [[noreturn]] void rejectConditionNumber(const SyntheticSpec& spec, double mu) {
     rejectSpec("condition_number", formatNumber(spec.conditionNumber),
-               "with dim = " + std::to_string(spec.dim) + " it needs the shift mu = " +
-                   formatNumber(mu) +
+               "with dim = " + std::to_string(spec.dim) +
+                   " it needs the shift mu = " + formatNumber(mu) +
                    ", for which T + mu I is not positive definite in double precision; "
                    "choose a smaller condition_number");
 }

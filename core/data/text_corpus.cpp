@@ -8,8 +8,8 @@
 #include <iterator>
 #include <sstream>
 
-#include "errors.hpp"
 #include "data/memory_limit.hpp"
+#include "errors.hpp"
 #include "objective/lm/lm_random.hpp"
 #include "util/input_file.hpp"
 
@@ -23,8 +23,7 @@ std::string hexByte(unsigned char c) {
 }
 
 [[noreturn]] void notText(const std::string& source, const std::string& what) {
-    throw DataError("text corpus " + source + " " + what +
-                    ": a corpus must be a UTF-8 text file");
+    throw DataError("text corpus " + source + " " + what + ": a corpus must be a UTF-8 text file");
 }
 
 // Decodes one strict UTF-8 sequence at bytes[i]; returns its length, or 0 if it is invalid.
@@ -80,7 +79,9 @@ std::string utf8Encode(std::u32string_view text) {
     return out;
 }
 
-std::string TextCorpus::vocabUtf8() const { return utf8Encode(vocab); }
+std::string TextCorpus::vocabUtf8() const {
+    return utf8Encode(vocab);
+}
 
 TextCorpus corpusFromUtf8(std::string_view bytes, const std::string& source) {
     if (bytes.empty()) {
@@ -92,8 +93,8 @@ TextCorpus corpusFromUtf8(std::string_view bytes, const std::string& source) {
     text.reserve(bytes.size());
     for (; i < bytes.size();) {
         if (bytes[i] == '\0') {
-            notText(source, "contains a NUL byte at offset " + std::to_string(i) +
-                                " (a binary file?)");
+            notText(source,
+                    "contains a NUL byte at offset " + std::to_string(i) + " (a binary file?)");
         }
         char32_t cp = 0;
         const int len = decodeOne(bytes, i, cp);
@@ -119,9 +120,9 @@ TextCorpus corpusFromUtf8(std::string_view bytes, const std::string& source) {
     corpus.vocab.erase(std::unique(corpus.vocab.begin(), corpus.vocab.end()), corpus.vocab.end());
     corpus.ids.resize(text.size());
     for (std::size_t k = 0; k < text.size(); ++k) {
-        corpus.ids[k] = static_cast<int>(
-            std::lower_bound(corpus.vocab.begin(), corpus.vocab.end(), text[k]) -
-            corpus.vocab.begin());
+        corpus.ids[k] =
+            static_cast<int>(std::lower_bound(corpus.vocab.begin(), corpus.vocab.end(), text[k]) -
+                             corpus.vocab.begin());
     }
     return corpus;
 }
@@ -143,18 +144,18 @@ TextCorpus loadTextCorpus(const std::string& path) {
 
 TextCorpus builtInCorpus(std::uint64_t seed, long long characters) {
     // A play-like text: a speaker's name, then one to three sentences of a tiny grammar.
-    static const std::array<const char*, 6> speakers = {"ANNA", "BORIS", "CLARA", "DMITRI",
-                                                        "ELENA", "FYODOR"};
+    static const std::array<const char*, 6> speakers = {"ANNA",   "BORIS", "CLARA",
+                                                        "DMITRI", "ELENA", "FYODOR"};
     static const std::array<const char*, 8> subjects = {
-        "the cat", "a dog", "my old friend", "the king", "a small bird", "the farmer",
-        "her sister", "the miller"};
-    static const std::array<const char*, 7> verbs = {"sees", "likes", "follows", "finds",
+        "the cat",      "a dog",      "my old friend", "the king",
+        "a small bird", "the farmer", "her sister",    "the miller"};
+    static const std::array<const char*, 7> verbs = {"sees",    "likes",     "follows", "finds",
                                                      "watches", "remembers", "calls"};
     static const std::array<const char*, 8> objects = {
-        "the river", "a red apple", "the green hill", "his horse", "the tall tree",
-        "our village", "the quiet sea", "a warm fire"};
-    static const std::array<const char*, 6> endings = {"", " slowly", " today", " at night",
-                                                       " again", " with joy"};
+        "the river",     "a red apple", "the green hill", "his horse",
+        "the tall tree", "our village", "the quiet sea",  "a warm fire"};
+    static const std::array<const char*, 6> endings = {"",          " slowly", " today",
+                                                       " at night", " again",  " with joy"};
     LmRandom rng(seed);
     auto pick = [&rng](const auto& list) {
         return std::string(list[static_cast<std::size_t>(rng.below(list.size()))]);
@@ -164,8 +165,8 @@ TextCorpus builtInCorpus(std::uint64_t seed, long long characters) {
         text += pick(speakers) + ":\n";
         const auto sentences = 1 + rng.below(3);
         for (std::uint64_t k = 0; k < sentences; ++k) {
-            std::string sentence = pick(subjects) + " " + pick(verbs) + " " + pick(objects) +
-                                   pick(endings);
+            std::string sentence =
+                pick(subjects) + " " + pick(verbs) + " " + pick(objects) + pick(endings);
             sentence[0] = static_cast<char>(sentence[0] - 'a' + 'A');
             text += sentence + (rng.below(4) == 0 ? "!" : ".");
             text += k + 1 < sentences ? " " : "\n";
@@ -184,8 +185,8 @@ std::pair<TextCorpus, TextCorpus> splitHeldOut(const TextCorpus& corpus, double 
         throw ConfigError(s.str());
     }
     const auto n = corpus.ids.size();
-    const auto cut = static_cast<std::size_t>(std::llround(static_cast<double>(n) *
-                                                           (1.0 - heldOutFraction)));
+    const auto cut =
+        static_cast<std::size_t>(std::llround(static_cast<double>(n) * (1.0 - heldOutFraction)));
     TextCorpus train = corpus;
     TextCorpus held = corpus;
     train.ids.assign(corpus.ids.begin(), corpus.ids.begin() + static_cast<std::ptrdiff_t>(cut));
@@ -207,11 +208,10 @@ TokenBatches::TokenBatches(const TextCorpus& corpus, int batchSize, int context)
     }
     const long long perBatch = static_cast<long long>(batchSize) * context;
     if (corpus.length() < perBatch + 1) {
-        throw DataError("text corpus " + corpus.source + " has " +
-                        std::to_string(corpus.length()) + " characters, too short for one batch: " +
-                        "batch_size x context = " + std::to_string(batchSize) + " x " +
-                        std::to_string(context) + " needs at least " +
-                        std::to_string(perBatch + 1) + " characters");
+        throw DataError("text corpus " + corpus.source + " has " + std::to_string(corpus.length()) +
+                        " characters, too short for one batch: " + "batch_size x context = " +
+                        std::to_string(batchSize) + " x " + std::to_string(context) +
+                        " needs at least " + std::to_string(perBatch + 1) + " characters");
     }
     batches_ = static_cast<int>(std::min<long long>((corpus.length() - 1) / perBatch, 1 << 30));
     ids_ = corpus.ids;

@@ -12,9 +12,9 @@
 namespace pipelens {
 
 struct TextCorpus {
-    std::string source;        // the file path, or a description of the built-in text
-    std::u32string vocab;      // distinct code points, ascending
-    std::vector<int> ids;      // the text as token ids (positions in vocab)
+    std::string source;    // the file path, or a description of the built-in text
+    std::u32string vocab;  // distinct code points, ascending
+    std::vector<int> ids;  // the text as token ids (positions in vocab)
 
     int vocabSize() const { return static_cast<int>(vocab.size()); }
     long long length() const { return static_cast<long long>(ids.size()); }
@@ -38,7 +38,7 @@ TextCorpus builtInCorpus(std::uint64_t seed = 0, long long characters = 200'000)
 // The training batches of a corpus: M = floor((len - 1) / (b T)) consecutive, non-overlapping
 // windows; batch i has tokens ids[i b T, (i+1) b T) as [b, T] rows and targets one further on.
 class TokenBatches {
-public:
+  public:
     TokenBatches() = default;
     // Throws DataError (naming the corpus source and how many characters one batch needs) when
     // the corpus is shorter than b T + 1 characters; ConfigError for b or T < 1.
@@ -52,7 +52,7 @@ public:
     const int* tokens(int batch) const { return ids_.data() + offset(batch); }
     const int* targets(int batch) const { return ids_.data() + offset(batch) + 1; }
 
-private:
+  private:
     std::size_t offset(int batch) const;
 
     std::vector<int> ids_;  // a copy: batches outlive the corpus they came from

@@ -12,7 +12,7 @@
 namespace pipelens {
 
 class GradientNoise {
-public:
+  public:
     GradientNoise(double sigma, std::uint64_t seed);
     double sigma() const { return sigma_; }
     // g += normal(scale = sigma, size = g.size()).
@@ -21,7 +21,7 @@ public:
     // the drawn one and draws for every block on the way (S-1 ... s), using only block s's.
     void skip(Eigen::Index size);
 
-private:
+  private:
     double sigma_;
     NumpyRandom rng_;
     std::vector<double> draw_;

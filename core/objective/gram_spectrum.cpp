@@ -50,8 +50,7 @@ RitzPair topRitzPair(const Eigen::VectorXd& alpha, const Eigen::VectorXd& beta,
         return pair;
     }
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> tri;
-    tri.computeFromTridiagonal(alpha.head(steps), beta.head(steps - 1),
-                               Eigen::ComputeEigenvectors);
+    tri.computeFromTridiagonal(alpha.head(steps), beta.head(steps - 1), Eigen::ComputeEigenvectors);
     pair.value = tri.eigenvalues()[steps - 1];
     pair.coefficients = tri.eigenvectors().col(steps - 1);
     pair.residual = beta[steps - 1] * std::abs(pair.coefficients[steps - 1]);

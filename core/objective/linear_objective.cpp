@@ -121,7 +121,8 @@ std::string lossKindName(LossKind kind) {
 
 std::vector<BlockRange> splitBlocks(int dim, int stages) {
     if (stages < 1) {
-        throw ConfigError("stages = " + std::to_string(stages) + " is not allowed: an integer >= 1");
+        throw ConfigError("stages = " + std::to_string(stages) +
+                          " is not allowed: an integer >= 1");
     }
     if (dim < stages) {
         throw ConfigError("stages = " + std::to_string(stages) +
@@ -232,7 +233,8 @@ void LinearObjective::outputGradient(int batch, const Eigen::VectorXd& activatio
     if (loss_ == LossKind::Quadratic) {
         g = (activation - yb) / static_cast<double>(batchSize_);
     } else {
-        g = ((logisticSigmoid(activation.array()) - yb.array()) / static_cast<double>(batchSize_)).matrix();
+        g = ((logisticSigmoid(activation.array()) - yb.array()) / static_cast<double>(batchSize_))
+                .matrix();
     }
 }
 

@@ -23,11 +23,12 @@ struct BlockRange {
     int offset = 0;
     int size = 0;
 };
-// Near-equal contiguous blocks; the first (d mod S) get one extra coordinate. d < S is a ConfigError.
+// Near-equal contiguous blocks; the first (d mod S) get one extra coordinate. d < S is a
+// ConfigError.
 std::vector<BlockRange> splitBlocks(int dim, int stages);
 
 class LinearObjective {
-public:
+  public:
     // Validates shapes (DataError) and batch size / l2 (ConfigError): n must be a multiple of b.
     LinearObjective(Dataset data, LossKind loss, double l2, int batchSize);
 
@@ -79,7 +80,7 @@ public:
     void setSmoothness(double L) { smoothness_.set(L); }
     void setOptimum(double fStar) { optimum_.set(fStar); }
 
-private:
+  private:
     Dataset data_;
     LossKind loss_;
     double l2_;

@@ -11,8 +11,8 @@
 
 #include "errors.hpp"
 #include "objective/gram_spectrum.hpp"
-#include "util/format_number.hpp"
 #include "objective/linear_objective.hpp"
+#include "util/format_number.hpp"
 
 namespace pipelens {
 namespace {
@@ -74,13 +74,13 @@ struct LogisticPoint {
     Eigen::VectorXd w;
     Eigen::VectorXd activation;  // X w
     Eigen::VectorXd gradient;
-    Eigen::ArrayXd curvature;    // sigma(z)(1 - sigma(z)) / n: the Hessian is X^T diag X + l2 I
+    Eigen::ArrayXd curvature;  // sigma(z)(1 - sigma(z)) / n: the Hessian is X^T diag X + l2 I
     double value = 0.0;
     double gradientNorm = 0.0;
 };
 
 class LogisticNewton {
-public:
+  public:
     explicit LogisticNewton(const LinearObjective& objective)
         : objective_(objective),
           X_(objective.X()),
@@ -204,7 +204,7 @@ public:
         return false;
     }
 
-private:
+  private:
     const LinearObjective& objective_;
     const Eigen::MatrixXd& X_;
     double l2_;

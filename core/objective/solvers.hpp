@@ -14,10 +14,10 @@ enum class NewtonSteps {
 };
 
 struct NewtonReport {
-    int iterations = 0;          // Newton steps taken
-    int hessianProducts = 0;     // Hessian-vector products spent by conjugate gradients
-    int denseSteps = 0;          // steps from a factorised Hessian
-    double gradientNorm = 0.0;   // ||grad f|| at the returned point
+    int iterations = 0;         // Newton steps taken
+    int hessianProducts = 0;    // Hessian-vector products spent by conjugate gradients
+    int denseSteps = 0;         // steps from a factorised Hessian
+    double gradientNorm = 0.0;  // ||grad f|| at the returned point
 };
 
 // Throws DataError (with the reason) when no minimiser exists or Newton does not converge.

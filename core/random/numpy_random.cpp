@@ -151,10 +151,12 @@ Eigen::MatrixXd NumpyRandom::normalMatrix(Eigen::Index rows, Eigen::Index cols, 
     for (Eigen::Index i0 = 0; i0 < rows; i0 += kRows) {
         const Eigen::Index n = std::min(kRows, rows - i0);
         for (Eigen::Index k = 0; k < n * cols; ++k) {
-            buffer[static_cast<std::size_t>(k)] = 0.0 + scale * standardNormal();  // loc 0, as NumPy
+            buffer[static_cast<std::size_t>(k)] =
+                0.0 + scale * standardNormal();  // loc 0, as NumPy
         }
         for (Eigen::Index j = 0; j < cols; ++j) {
-            for (Eigen::Index i = 0; i < n; ++i) m(i0 + i, j) = buffer[static_cast<std::size_t>(i * cols + j)];
+            for (Eigen::Index i = 0; i < n; ++i)
+                m(i0 + i, j) = buffer[static_cast<std::size_t>(i * cols + j)];
         }
     }
     return m;

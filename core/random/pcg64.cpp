@@ -81,7 +81,8 @@ Pcg64::Pcg64(std::uint64_t seed) {
     const std::vector<std::uint32_t> w = seedSequenceState(seed, 8);
     std::array<std::uint64_t, 4> s{};
     for (std::size_t i = 0; i < s.size(); ++i) {
-        s[i] = static_cast<std::uint64_t>(w[2 * i]) | static_cast<std::uint64_t>(w[2 * i + 1]) << 32;
+        s[i] = static_cast<std::uint64_t>(w[2 * i]) | static_cast<std::uint64_t>(w[2 * i + 1])
+                                                          << 32;
     }
     const Word initState = static_cast<Word>(s[0]) << 64 | s[1];
     const Word initSequence = static_cast<Word>(s[2]) << 64 | s[3];

@@ -7,9 +7,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "compute/lm_cpu_pipeline_executor.hpp"
 #include "errors.hpp"
 #include "objective/lm/lm_threads.hpp"
-#include "compute/lm_cpu_pipeline_executor.hpp"
 #include "replay/replay_checks.hpp"
 
 namespace pipelens {
@@ -20,7 +20,8 @@ template <typename Real>
 LmPipelineReplay<Real>::LmPipelineReplay(std::shared_ptr<const CharTransformerProblem> problem,
                                          LmPipelineConfig config,
                                          std::unique_ptr<LmPipelineExecutor> executor)
-    : LmReplayBase<Real>(std::move(problem), config.options), config_(std::move(config)),
+    : LmReplayBase<Real>(std::move(problem), config.options),
+      config_(std::move(config)),
       executor_(std::move(executor)) {
     const CharTransformerProblem& p = *this->problem_;
     const Timeline& tl = config_.timeline;
@@ -162,9 +163,9 @@ Eigen::VectorXd LmPipelineReplay<Real>::weights() const {
     return executor_->weights();
 }
 
-std::unique_ptr<LmReplay> makeLmPipelineReplay(std::shared_ptr<const CharTransformerProblem> problem,
-                                               LmPipelineConfig config,
-                                               const LmExecutorFactory& executor) {
+std::unique_ptr<LmReplay> makeLmPipelineReplay(
+    std::shared_ptr<const CharTransformerProblem> problem, LmPipelineConfig config,
+    const LmExecutorFactory& executor) {
     std::unique_ptr<LmPipelineExecutor> e;
     if (executor) e = executor(problem, std::max(config.replicas, 1));
     if (problem->params.precision == LmPrecision::Float) {

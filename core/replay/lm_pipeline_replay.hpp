@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "method.hpp"
 #include "compute/lm_pipeline_executor.hpp"
+#include "method.hpp"
 #include "replay/lm_replay.hpp"
 #include "replay/replay_config.hpp"
 #include "schedule/timeline.hpp"
@@ -31,7 +31,7 @@ struct LmPipelineConfig : PipelineRunConfig {
 
 template <typename Real>
 class LmPipelineReplay final : public LmReplayBase<Real> {
-public:
+  public:
     // A null executor: the CPU's.
     LmPipelineReplay(std::shared_ptr<const CharTransformerProblem> problem, LmPipelineConfig config,
                      std::unique_ptr<LmPipelineExecutor> executor = nullptr);
@@ -40,7 +40,7 @@ public:
     long long totalSteps() const override { return config_.timeline.totalSlots; }
     Eigen::VectorXd weights() const override;
 
-private:
+  private:
     bool forwardDone(const LmSlotOp& op, double loss);
     bool backwardDone();
     bool parallelSlots() const;
@@ -58,8 +58,8 @@ private:
 };
 
 // The run in the problem's precision, on the executor `executor` makes (empty: the CPU's).
-std::unique_ptr<LmReplay> makeLmPipelineReplay(std::shared_ptr<const CharTransformerProblem> problem,
-                                               LmPipelineConfig config,
-                                               const LmExecutorFactory& executor = {});
+std::unique_ptr<LmReplay> makeLmPipelineReplay(
+    std::shared_ptr<const CharTransformerProblem> problem, LmPipelineConfig config,
+    const LmExecutorFactory& executor = {});
 
 }  // namespace pipelens

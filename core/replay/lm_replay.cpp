@@ -9,7 +9,8 @@ template <typename Real>
 LmReplayBase<Real>::LmReplayBase(std::shared_ptr<const CharTransformerProblem> problem,
                                  LmRunOptions options)
     : problem_(std::move(problem)), options_(options) {
-    blowUpLimit_ = options_.blowUpFactor * std::log(static_cast<double>(problem_->corpus.vocabSize()));
+    blowUpLimit_ =
+        options_.blowUpFactor * std::log(static_cast<double>(problem_->corpus.vocabSize()));
     blowUpLimit_ = std::max(blowUpLimit_, options_.blowUpFactor);  // V = 1 has log V = 0
 }
 

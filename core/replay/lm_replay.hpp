@@ -52,18 +52,18 @@ struct LmRunOptions {
 
 // The non-template face of every LM replay.
 class LmReplay : public Replay {
-public:
+  public:
     const LmLog& log() const { return log_; }
     // The current weights in double (pipelines: the replica average).
     virtual Eigen::VectorXd weights() const = 0;
 
-protected:
+  protected:
     LmLog log_;
 };
 
 template <typename Real>
 class LmReplayBase : public LmReplay {
-protected:
+  protected:
     LmReplayBase(std::shared_ptr<const CharTransformerProblem> problem, LmRunOptions options);
 
     // Records a divergence (and returns false) for a non-finite or blown-up loss.

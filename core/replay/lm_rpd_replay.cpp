@@ -96,9 +96,15 @@ long long LmRpdReplay<Real>::advance(long long maxUpdates) {
                 case DelayMode::Uniform:
                     dj = rng_.integers(cap + 1);  // draws nothing while cap = 0
                     break;
-                case DelayMode::Max: dj = cap; break;
-                case DelayMode::Zero: dj = 0; break;
-                case DelayMode::PipeDream: dj = config_.pipeDream->delay(k_, j); break;
+                case DelayMode::Max:
+                    dj = cap;
+                    break;
+                case DelayMode::Zero:
+                    dj = 0;
+                    break;
+                case DelayMode::PipeDream:
+                    dj = config_.pipeDream->delay(k_, j);
+                    break;
             }
             point_[static_cast<std::size_t>(j)] = bufferAt(j, k_ - dj);
         }
@@ -137,7 +143,8 @@ long long LmRpdReplay<Real>::advance(long long maxUpdates) {
         }
         if (ok && config_.options.heldOutEvery > 0 && k_ % config_.options.heldOutEvery == 0 &&
             p.heldOut) {
-            this->log_.heldOutLoss.emplace_back(k_, executor_->meanLoss(currentPoint(), *p.heldOut));
+            this->log_.heldOutLoss.emplace_back(k_,
+                                                executor_->meanLoss(currentPoint(), *p.heldOut));
         }
         if (!ok) return taken;
     }

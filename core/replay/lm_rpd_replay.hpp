@@ -10,12 +10,12 @@
 #include <memory>
 #include <vector>
 
-#include "random/numpy_random.hpp"
-#include "schedule/delays.hpp"
-#include "replay/lm_replay.hpp"
 #include "compute/lm_rpd_executor.hpp"
+#include "random/numpy_random.hpp"
+#include "replay/lm_replay.hpp"
 #include "replay/replay_config.hpp"
 #include "replay/rpd_replay.hpp"
+#include "schedule/delays.hpp"
 
 namespace pipelens {
 
@@ -25,7 +25,7 @@ struct LmRpdConfig : RpdRunConfig {
 
 template <typename Real>
 class LmRpdReplay final : public LmReplayBase<Real> {
-public:
+  public:
     // A null executor: the CPU's.
     LmRpdReplay(std::shared_ptr<const CharTransformerProblem> problem, LmRpdConfig config,
                 std::unique_ptr<LmRpdExecutor> executor = nullptr);
@@ -34,9 +34,11 @@ public:
     long long totalSteps() const override { return config_.updates; }
     Eigen::VectorXd weights() const override;
     // Versions currently held per block (for the memory check).
-    int versionsHeld(int block) const { return static_cast<int>(history_[static_cast<std::size_t>(block)].size()); }
+    int versionsHeld(int block) const {
+        return static_cast<int>(history_[static_cast<std::size_t>(block)].size());
+    }
 
-private:
+  private:
     struct Version {
         long long from = 0;  // the first iterate index holding this version
         int buffer = 0;      // the executor's buffer of this block holding it
@@ -46,7 +48,7 @@ private:
 
     LmRpdConfig config_;
     long long k_ = 0;
-    NumpyRandom rng_;  // the linear RPD's stream: both RPDs draw alike
+    NumpyRandom rng_;                           // the linear RPD's stream: both RPDs draw alike
     std::vector<std::deque<Version>> history_;  // per block, oldest first
     std::vector<std::vector<int>> spare_;       // per block: buffers free for reuse
     std::vector<int> buffers_;                  // per block: buffers handed out so far

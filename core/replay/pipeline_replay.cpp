@@ -119,16 +119,17 @@ long long PipelineReplay::advance(long long maxSlots) {
                 std::max(result_.gradientBound, std::sqrt(samples_[i].blockGradNormSq));
             if (!sampling_.objectivePerUpdate) continue;
             result_.objectivePerUpdate.push_back(samples_[i].objective);
-            ok = checkObjective(samples_[i].objective, updatesBefore + static_cast<long long>(i) + 1,
-                                slot_);
+            ok = checkObjective(samples_[i].objective,
+                                updatesBefore + static_cast<long long>(i) + 1, slot_);
         }
-        if (nextAveraging_ < tl.averagingSlots.size() && tl.averagingSlots[nextAveraging_] == slot_) {
+        if (nextAveraging_ < tl.averagingSlots.size() &&
+            tl.averagingSlots[nextAveraging_] == slot_) {
             backend_->averageReplicas();
             ++nextAveraging_;
         }
         const bool averaged = nextAveraging_ > 0 && tl.averagingSlots[nextAveraging_ - 1] == slot_;
-        const double f = (anyUpdate || averaged) ? backend_->objective()
-                                                 : result_.objectivePerSlot.back();
+        const double f =
+            (anyUpdate || averaged) ? backend_->objective() : result_.objectivePerSlot.back();
         result_.objectivePerSlot.push_back(f);
         if (ok && !sampling_.objectivePerUpdate) ok = checkObjective(f, result_.updates, slot_);
         if (sampling_.gradNormEvery > 0 && anyUpdate) {

@@ -14,21 +14,21 @@ namespace pipelens {
 // PipeDream (weight stashing), LocalSGD (replicas + averaging), sequential SGD and fill-drain
 // over a slot timeline. Every backward is one block update with step stepSize * stepScale.
 struct PipelineReplayConfig : PipelineRunConfig {
-    double stepScale = 1.0;   // fill-drain: 1/G so a flush applies the mean gradient
-    bool recordDelays = true; // keep the delay table (single-replica runs)
+    double stepScale = 1.0;    // fill-drain: 1/G so a flush applies the mean gradient
+    bool recordDelays = true;  // keep the delay table (single-replica runs)
     SamplingOptions sampling;
     GradientNoiseSpec noise;
 };
 
 class PipelineReplay final : public Replay {
-public:
+  public:
     PipelineReplay(std::shared_ptr<const LinearObjective> objective,
                    std::unique_ptr<ComputeBackend> backend, PipelineReplayConfig config);
     long long advance(long long maxSlots) override;
     long long stepsDone() const override { return slot_; }
     long long totalSteps() const override { return config_.timeline.totalSlots; }
 
-private:
+  private:
     void finish();
 
     std::shared_ptr<const LinearObjective> objective_;
@@ -39,8 +39,8 @@ private:
     size_t nextAveraging_ = 0;
     int slot_ = 0;
     int activationSlots_ = 1;
-    std::vector<int> blockVersion_;       // per replica * S + stage
-    std::vector<int> versionAtForward_;   // per microbatch * S + stage
+    std::vector<int> blockVersion_;             // per replica * S + stage
+    std::vector<int> versionAtForward_;         // per microbatch * S + stage
     std::vector<std::vector<int>> stashOwner_;  // per stage, per stash slot: microbatch or -1
     std::vector<PipelineOp> ops_;
     std::vector<UpdateSample> samples_;

@@ -31,7 +31,8 @@ std::vector<int> batchSequence(long long microbatches, int batches, bool shuffle
     while (static_cast<long long>(out.size()) < microbatches) {
         std::iota(epoch.begin(), epoch.end(), 0);
         if (shufflePerEpoch) rng.shuffle(std::span<int>(epoch));
-        const auto take = std::min<long long>(batches, microbatches - static_cast<long long>(out.size()));
+        const auto take =
+            std::min<long long>(batches, microbatches - static_cast<long long>(out.size()));
         out.insert(out.end(), epoch.begin(), epoch.begin() + take);
     }
     return out;
@@ -40,7 +41,8 @@ std::vector<int> batchSequence(long long microbatches, int batches, bool shuffle
 void Replay::startNoise(ComputeBackend& backend, const GradientNoiseSpec& noise) {
     if (!std::isfinite(noise.sigma) || noise.sigma < 0.0) {
         std::ostringstream s;
-        s << "objective.gradient_noise = " << noise.sigma << " is not allowed: a finite number >= 0";
+        s << "objective.gradient_noise = " << noise.sigma
+          << " is not allowed: a finite number >= 0";
         throw ConfigError(s.str());
     }
     // sigma = 0 never reaches the backend: a run without noise is the run it always was.

@@ -31,14 +31,16 @@ struct GradientNoiseSpec {
 };
 
 class Replay {
-public:
+  public:
     virtual ~Replay() = default;
     // Advances by at most `maxSteps` steps (slots for pipelines, updates for RPD); returns the
     // number taken. Returns 0 once finished, diverged or cancelled.
     virtual long long advance(long long maxSteps) = 0;
     virtual long long stepsDone() const = 0;
     virtual long long totalSteps() const = 0;
-    bool done() const { return result_.finished || result_.divergence.diverged || result_.cancelled; }
+    bool done() const {
+        return result_.finished || result_.divergence.diverged || result_.cancelled;
+    }
     void cancel() { cancelRequested_.store(true); }
     void runToEnd(long long chunk = 1 << 20) {
         while (!done() && advance(chunk) > 0) {
@@ -52,7 +54,7 @@ public:
         return std::move(result_);
     }
 
-protected:
+  protected:
     // f* and L into result_: known ones at once, ones being computed aside (LinearObjective::
     // computeConstantsAside) when they arrive; neither known nor coming, f* is taken as its lower
     // bound 0 and L as 0 (nobody asked for them). Call before the first checkObjective.
@@ -68,7 +70,7 @@ protected:
     RunResult result_;
     SamplingOptions sampling_;
 
-private:
+  private:
     // f - f* > blowUpFactor (f(w0) - f*), decided without waiting for f* whenever bounds on it
     // settle the question.
     bool blewUp(double f);

@@ -27,9 +27,9 @@ struct PipelineRunConfig {
     Method method = Method::PipeDream;  // any but RPD (a label: the timeline decides the order)
     std::string label;
     Timeline timeline;
-    int replicas = 1;            // LocalSGD: R (microbatch m acts on replica m mod R)
+    int replicas = 1;  // LocalSGD: R (microbatch m acts on replica m mod R)
     double stepSize = 0.1;
-    std::vector<int> batchOf;    // data batch of each microbatch (empty: m mod M)
+    std::vector<int> batchOf;  // data batch of each microbatch (empty: m mod M)
 };
 
 // Randomized PipeDream (SPEC section 4): K block updates with drawn delays and stage order.
@@ -38,7 +38,7 @@ struct RpdRunConfig {
     long long updates = 100;  // K (PipeDream delays or order: at most the table's updates)
     double stepSize = 0.1;
     DelayMode delayMode = DelayMode::Uniform;
-    long long maxDelay = 0;   // delta (ignored for DelayMode::PipeDream: the table's maximum)
+    long long maxDelay = 0;  // delta (ignored for DelayMode::PipeDream: the table's maximum)
     StageOrder order = StageOrder::Uniform;
     std::uint64_t seed = 0;
     // Needed for DelayMode::PipeDream or StageOrder::PipeDream.

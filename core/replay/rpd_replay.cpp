@@ -24,10 +24,14 @@ DelayMode parseDelayMode(const std::string& text) {
 
 std::string delayModeName(DelayMode mode) {
     switch (mode) {
-        case DelayMode::Uniform: return "uniform";
-        case DelayMode::Max: return "max";
-        case DelayMode::Zero: return "zero";
-        case DelayMode::PipeDream: return "pd";
+        case DelayMode::Uniform:
+            return "uniform";
+        case DelayMode::Max:
+            return "max";
+        case DelayMode::Zero:
+            return "zero";
+        case DelayMode::PipeDream:
+            return "pd";
     }
     return "?";
 }
@@ -44,18 +48,21 @@ std::string stageOrderName(StageOrder order) {
 
 RpdReplay::RpdReplay(std::shared_ptr<const LinearObjective> objective,
                      std::unique_ptr<ComputeBackend> backend, RpdReplayConfig config)
-    : objective_(std::move(objective)), backend_(std::move(backend)), config_(std::move(config)),
+    : objective_(std::move(objective)),
+      backend_(std::move(backend)),
+      config_(std::move(config)),
       rng_(config_.seed) {
     const int S = config_.stages;
     resolveRpdSettings(S, config_.delayMode, config_.order, config_.pipeDream, config_.updates,
                        config_.maxDelay);
     requireStepSize(config_.stepSize);
     // The batch schedule RPD indexes: PD's N microbatches (N = ceil(K / S) without a table).
-    const long long pdMicrobatches = config_.pipeDream ? config_.pipeDream->microbatches()
-                                                       : pipeDreamMicrobatchesFor(config_.updates, S);
+    const long long pdMicrobatches = config_.pipeDream
+                                         ? config_.pipeDream->microbatches()
+                                         : pipeDreamMicrobatchesFor(config_.updates, S);
     if (static_cast<long long>(config_.batchOf.size()) < std::max(1LL, pdMicrobatches)) {
-        config_.batchOf = batchSequence(std::max(1LL, pdMicrobatches), objective_->batches(),
-                                        false, 0);
+        config_.batchOf =
+            batchSequence(std::max(1LL, pdMicrobatches), objective_->batches(), false, 0);
     }
     sampling_ = config_.sampling;
     delays_.assign(S, 0);
@@ -107,8 +114,12 @@ long long RpdReplay::advance(long long maxUpdates) {
                 case DelayMode::Uniform:
                     delays_[j] = static_cast<int>(rng_.integers(cap + 1));
                     break;
-                case DelayMode::Max: delays_[j] = static_cast<int>(cap); break;
-                case DelayMode::Zero: delays_[j] = 0; break;
+                case DelayMode::Max:
+                    delays_[j] = static_cast<int>(cap);
+                    break;
+                case DelayMode::Zero:
+                    delays_[j] = 0;
+                    break;
                 case DelayMode::PipeDream:
                     delays_[j] = static_cast<int>(config_.pipeDream->delay(k_, j));
                     break;

@@ -19,14 +19,14 @@ struct RpdReplayConfig : RpdRunConfig {
 };
 
 class RpdReplay final : public Replay {
-public:
+  public:
     RpdReplay(std::shared_ptr<const LinearObjective> objective,
               std::unique_ptr<ComputeBackend> backend, RpdReplayConfig config);
     long long advance(long long maxUpdates) override;
     long long stepsDone() const override { return k_; }
     long long totalSteps() const override { return config_.updates; }
 
-private:
+  private:
     void finish();
 
     std::shared_ptr<const LinearObjective> objective_;

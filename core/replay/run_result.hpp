@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "method.hpp"
-#include "schedule/delays.hpp"
 #include "replay/theorem.hpp"
+#include "schedule/delays.hpp"
 #include "schedule/timeline.hpp"
 
 namespace pipelens {
@@ -27,7 +27,7 @@ Divergence divergenceRecord(long long update, int slot, double value, const std:
 
 struct RunResult {
     Method method = Method::PipeDream;
-    std::string label;   // e.g. "RPD (uniform, delta=60)"
+    std::string label;  // e.g. "RPD (uniform, delta=60)"
     int stages = 0;
     double stepSize = 0.0;
     long long microbatches = 0;
@@ -50,10 +50,10 @@ struct RunResult {
     long long updates = 0;
     int totalSlots = 0;
     double initialObjective = 0.0;
-    double optimum = 0.0;      // f*
-    double smoothness = 0.0;   // L
-    double gradientBound = 0.0;  // G: largest block-gradient norm seen
-    long long maxDelay = 0;    // delta (RPD's bound, or PD's measured maximum)
+    double optimum = 0.0;                 // f*
+    double smoothness = 0.0;              // L
+    double gradientBound = 0.0;           // G: largest block-gradient norm seen
+    long long maxDelay = 0;               // delta (RPD's bound, or PD's measured maximum)
     std::optional<TheoremBound> theorem;  // RPD only
 
     Divergence divergence;

@@ -23,7 +23,8 @@ TheoremBound theoremBound(const TheoremInputs& in) {
     return b;
 }
 
-double tunedStepSize(double smoothness, double gradientBound, long long updates, double initialGap) {
+double tunedStepSize(double smoothness, double gradientBound, long long updates,
+                     double initialGap) {
     const double cap = 1.0 / smoothness;
     const double denom = smoothness * gradientBound * gradientBound * static_cast<double>(updates);
     if (denom <= 0.0) return cap;

@@ -1,9 +1,9 @@
 #include "schedule/delays.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <thread>
@@ -34,9 +34,11 @@ DelayTable::DelayTable(const Timeline& timeline)
     };
     if (timeline.params.costs.backwardSlots == 1) {
         // Every op acts in its start slot: the cells are already in replay order.
-        for (const TimelineCell& c : timeline.cells) record(c.op, c.stage, c.microbatch, c.startSlot);
+        for (const TimelineCell& c : timeline.cells)
+            record(c.op, c.stage, c.microbatch, c.startSlot);
     } else {
-        for (const ReplayEvent& e : replayOrder(timeline)) record(e.op, e.stage, e.microbatch, e.slot);
+        for (const ReplayEvent& e : replayOrder(timeline))
+            record(e.op, e.stage, e.microbatch, e.slot);
     }
 }
 
@@ -44,7 +46,7 @@ long long DelayTable::maxDelay() const {
     // max over j of k - h(m, j) is k - min_j h(m, j): one pass over h, one over the updates
     // (O(N S + K) instead of O(K S), which cost tens of milliseconds at S = 128).
     std::vector<long long> earliest(static_cast<size_t>(microbatches_),
-                                     std::numeric_limits<long long>::max());
+                                    std::numeric_limits<long long>::max());
     for (int m = 0; m < microbatches_; ++m) {
         for (int j = 0; j < stages_; ++j)
             earliest[static_cast<size_t>(m)] =
@@ -87,13 +89,14 @@ long long pairsAtMost(const Pattern& p, long long x) {
 // Deduplicates per-microbatch (k, h) lists: in steady state every microbatch repeats the
 // previous one shifted by a constant, so only startup and drain produce new patterns.
 class PatternSet {
-public:
+  public:
     void add(std::span<const long long> k, std::span<const long long> h) {
         if (k.empty()) return;
         const long long base = h.front();
         std::uint64_t hash = 1469598103934665603ULL;
         auto mix = [&hash](long long v) {
-            hash ^= static_cast<std::uint64_t>(v) + 0x9E3779B97F4A7C15ULL + (hash << 6) + (hash >> 2);
+            hash ^=
+                static_cast<std::uint64_t>(v) + 0x9E3779B97F4A7C15ULL + (hash << 6) + (hash >> 2);
         };
         for (long long v : k) mix(v - base);
         mix(-1);
@@ -115,7 +118,7 @@ public:
     }
     const std::vector<Pattern>& patterns() const { return patterns_; }
 
-private:
+  private:
     static bool sameShifted(const std::vector<long long>& a, std::span<const long long> b,
                             long long base) {
         if (a.size() != b.size()) return false;
@@ -250,8 +253,8 @@ std::uint64_t delayStatsBytes(int stages, int microbatches) {
 void requireDelayStatsMemory(int firstStages, int lastStages, int microbatches, int threads) {
     // The largest S run side by side, one per thread.
     const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-    const int side = std::min(lastStages - firstStages + 1,
-                              threads > 0 ? threads : static_cast<int>(hardware));
+    const int side =
+        std::min(lastStages - firstStages + 1, threads > 0 ? threads : static_cast<int>(hardware));
     std::uint64_t bytes = 0;
     for (int S = lastStages; S > lastStages - side; --S) {
         const std::uint64_t one = delayStatsBytes(S, microbatches);
@@ -287,7 +290,8 @@ DelayStats pipeDreamDelayStats(int stages, int microbatches, double fromFraction
     // With unit costs the simulator emits cells in replay order, so h(m, j) and the update
     // indices can be recorded as the schedule is simulated, without a timeline or table.
     const long long K = static_cast<long long>(N) * S;
-    const long long first = static_cast<long long>(std::ceil(fromFraction * static_cast<double>(K)));
+    const long long first =
+        static_cast<long long>(std::ceil(fromFraction * static_cast<double>(K)));
     std::vector<long long> h(static_cast<size_t>(N) * S);
     std::vector<long long> ks(static_cast<size_t>(N) * S);
     std::vector<int> count(N, 0);
@@ -303,9 +307,8 @@ DelayStats pipeDreamDelayStats(int stages, int microbatches, double fromFraction
     return statsFromLists(S, N, h, ks, count);
 }
 
-std::vector<DelayStats> pipeDreamDelayStatsRange(int firstStages, int lastStages,
-                                                 int microbatches, double fromFraction,
-                                                 int threads) {
+std::vector<DelayStats> pipeDreamDelayStatsRange(int firstStages, int lastStages, int microbatches,
+                                                 double fromFraction, int threads) {
     if (firstStages < 1 || lastStages < firstStages) {
         throw ConfigError("stages = " + std::to_string(firstStages) + ":" +
                           std::to_string(lastStages) + " is not allowed: A:B with 1 <= A <= B");

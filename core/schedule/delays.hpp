@@ -16,7 +16,7 @@ struct BlockUpdateInfo {
 };
 
 class DelayTable {
-public:
+  public:
     DelayTable() = default;
     explicit DelayTable(const Timeline& timeline);
 
@@ -37,7 +37,7 @@ public:
     }
     long long maxDelay() const;
 
-private:
+  private:
     int stages_ = 0;
     int microbatches_ = 0;
     std::vector<long long> h_;
@@ -54,8 +54,8 @@ struct DelayStats {
     long long p10 = 0;
     long long p50 = 0;
     long long p90 = 0;
-    double formulaMax = 0.0;  // S^2 - S/2 (even S) or S^2 - S/2 - 1/2 (odd S)
-    double formulaMean = 0.0; // S^2 / 2
+    double formulaMax = 0.0;   // S^2 - S/2 (even S) or S^2 - S/2 - 1/2 (odd S)
+    double formulaMean = 0.0;  // S^2 / 2
     // The read of which block attains the maximum most often (0 = stage 1).
     int maxBlock = 0;
 };

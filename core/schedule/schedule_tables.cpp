@@ -7,8 +7,7 @@
 
 namespace pipelens {
 
-std::string ganttTableCsv(const Timeline& tl, const DelayTable* delays,
-                          const std::string& method) {
+std::string ganttTableCsv(const Timeline& tl, const DelayTable* delays, const std::string& method) {
     const ScheduleParams& p = tl.params;
     const bool localSgd = p.kind == ScheduleKind::LocalSgd && p.replicas > 0;
     const int roundLength = std::max(1, p.replicas * p.localSteps);
@@ -20,16 +19,30 @@ std::string ganttTableCsv(const Timeline& tl, const DelayTable* delays,
         for (; nextAverage < tl.averagingSlots.size() && tl.averagingSlots[nextAverage] < slot;
              ++nextAverage) {
             const int at = tl.averagingSlots[nextAverage];
-            out.label(method).integer(at).integer(at).empty().plain("average").empty().empty()
-                .empty().integer(static_cast<long long>(nextAverage) + 1).endRow();
+            out.label(method)
+                .integer(at)
+                .integer(at)
+                .empty()
+                .plain("average")
+                .empty()
+                .empty()
+                .empty()
+                .integer(static_cast<long long>(nextAverage) + 1)
+                .endRow();
         }
     };
     for (const TimelineCell& c : tl.cells) {
         writeAveragesBefore(c.startSlot);
-        out.label(method).integer(c.startSlot).integer(c.endSlot).integer(c.stage + 1)
-            .plain(c.op == OpKind::Forward ? "F" : "B").integer(c.microbatch);
-        if (delays) out.integer(delays->versionRead(c.microbatch, c.stage));
-        else out.empty();
+        out.label(method)
+            .integer(c.startSlot)
+            .integer(c.endSlot)
+            .integer(c.stage + 1)
+            .plain(c.op == OpKind::Forward ? "F" : "B")
+            .integer(c.microbatch);
+        if (delays)
+            out.integer(delays->versionRead(c.microbatch, c.stage));
+        else
+            out.empty();
         if (localSgd) {
             out.integer(c.microbatch % p.replicas + 1).integer(c.microbatch / roundLength + 1);
         } else {

@@ -20,7 +20,6 @@ std::string ganttTableCsv(const Timeline& timeline, const DelayTable* delays,
 
 // Columns method, block_update, updated_stage, microbatch, slot, delay_block1 … delay_blockS:
 // the first `rows` block updates (all when rows < 0) and how stale each block's read was.
-std::string delayTableCsv(const DelayTable& delays, const std::string& method,
-                          long long rows = -1);
+std::string delayTableCsv(const DelayTable& delays, const std::string& method, long long rows = -1);
 
 }  // namespace pipelens

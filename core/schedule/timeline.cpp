@@ -38,7 +38,7 @@ struct StageState {
 };
 
 class Simulator {
-public:
+  public:
     using Visit = std::function<void(const TimelineCell&)>;
     Simulator(const ScheduleParams& p, const Visit* visit)
         : p_(p),
@@ -103,7 +103,7 @@ public:
         return tl;
     }
 
-private:
+  private:
     int idx(int m, int s) const { return m * S_ + s; }
     bool finishedBefore(int end, int t, int latency) const {
         return end != kNotDone && end + latency < t;
@@ -226,20 +226,23 @@ void validateScheduleParams(const ScheduleParams& raw) {
     require(raw.replicas >= 0, "replicas", raw.replicas, "0 (meaning S) or an integer >= 1");
     require(raw.localSteps >= 1, "local_steps", raw.localSteps, "an integer >= 1 (H)");
     require(raw.flushGroup >= 0, "flush_group", raw.flushGroup, "0 (meaning N) or an integer >= 1");
-    require(raw.costs.forwardSlots >= 1, "forward_slots", raw.costs.forwardSlots, "an integer >= 1");
+    require(raw.costs.forwardSlots >= 1, "forward_slots", raw.costs.forwardSlots,
+            "an integer >= 1");
     require(raw.costs.backwardSlots >= 1, "backward_slots", raw.costs.backwardSlots,
             "an integer >= 1");
     require(raw.costs.latencySlots >= 0, "latency_slots", raw.costs.latencySlots,
             "an integer >= 0");
     // Bounded so that no slot number can overflow an int (UBSan found the wrap).
-    require(raw.costs.forwardSlots <= 1000, "forward_slots", raw.costs.forwardSlots, "at most 1000");
+    require(raw.costs.forwardSlots <= 1000, "forward_slots", raw.costs.forwardSlots,
+            "at most 1000");
     require(raw.costs.backwardSlots <= 1000, "backward_slots", raw.costs.backwardSlots,
             "at most 1000");
-    require(raw.costs.latencySlots <= 1000, "latency_slots", raw.costs.latencySlots, "at most 1000");
-    const long long perOp = raw.costs.forwardSlots + raw.costs.backwardSlots +
-                            2LL * raw.costs.latencySlots;
-    const long long longest = 4 * (static_cast<long long>(raw.microbatches) + raw.stages + 2) *
-                                  perOp * raw.stages + 64;
+    require(raw.costs.latencySlots <= 1000, "latency_slots", raw.costs.latencySlots,
+            "at most 1000");
+    const long long perOp =
+        raw.costs.forwardSlots + raw.costs.backwardSlots + 2LL * raw.costs.latencySlots;
+    const long long longest =
+        4 * (static_cast<long long>(raw.microbatches) + raw.stages + 2) * perOp * raw.stages + 64;
     require(longest <= std::numeric_limits<int>::max(), "microbatches", raw.microbatches,
             "with these stages and costs the run could exceed 2147483647 slots; use fewer "
             "microbatches or smaller costs");
@@ -248,15 +251,16 @@ void validateScheduleParams(const ScheduleParams& raw) {
 void requireScheduleMemory(const ScheduleParams& params, bool keepCells) {
     // The simulator's finish tables (two ints per microbatch and stage) and, when the timeline
     // is kept, two cells per microbatch and stage.
-    const std::uint64_t pairs = bytesFor(static_cast<std::uint64_t>(std::max(0, params.stages)),
-                                         static_cast<std::uint64_t>(std::max(0, params.microbatches)));
+    const std::uint64_t pairs =
+        bytesFor(static_cast<std::uint64_t>(std::max(0, params.stages)),
+                 static_cast<std::uint64_t>(std::max(0, params.microbatches)));
     const std::uint64_t perPair = 2 * sizeof(int) + (keepCells ? 2 * sizeof(TimelineCell) : 0);
     const std::uint64_t bytes = bytesFor(pairs, perPair);
     if (bytes < (std::uint64_t{1} << 20)) return;  // small: not worth reading the limits
     requireMemory(bytes,
-                  "the " + scheduleKindName(params.kind) + " schedule (stages = " +
-                      std::to_string(params.stages) + ", microbatches = " +
-                      std::to_string(params.microbatches) + ")",
+                  "the " + scheduleKindName(params.kind) +
+                      " schedule (stages = " + std::to_string(params.stages) +
+                      ", microbatches = " + std::to_string(params.microbatches) + ")",
                   "fewer stages or microbatches");
 }
 
@@ -303,7 +307,9 @@ std::string timelineCsv(const Timeline& tl, bool withEndSlot) {
     CsvWriter out;
     out.header(withEndSlot ? "slot,stage,op,microbatch,end_slot" : "slot,stage,op,microbatch");
     for (const auto& c : tl.cells) {
-        out.integer(c.startSlot).integer(c.stage).plain(c.op == OpKind::Forward ? "F" : "B")
+        out.integer(c.startSlot)
+            .integer(c.stage)
+            .plain(c.op == OpKind::Forward ? "F" : "B")
             .integer(c.microbatch);
         if (withEndSlot) out.integer(c.endSlot);
         out.endRow();
@@ -314,7 +320,8 @@ std::string timelineCsv(const Timeline& tl, bool withEndSlot) {
 std::string timelineArt(const Timeline& tl, int maxSlots) {
     int S = tl.params.stages;
     int T = std::min(tl.totalSlots, maxSlots);
-    int width = 2 + static_cast<int>(std::to_string(std::max(0, tl.params.microbatches - 1)).size());
+    int width =
+        2 + static_cast<int>(std::to_string(std::max(0, tl.params.microbatches - 1)).size());
     std::vector<std::string> rows(S, std::string(static_cast<size_t>(T) * width, '.'));
     for (const auto& c : tl.cells) {
         for (int t = c.startSlot; t <= c.endSlot && t < T; ++t) {

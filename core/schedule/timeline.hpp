@@ -44,7 +44,7 @@ struct TimelineCell {
 
 struct Timeline {
     ScheduleParams params;  // with defaults resolved (noam, replicas, flushGroup filled in)
-    int totalSlots = 0;          // total length of the run
+    int totalSlots = 0;     // total length of the run
     std::vector<TimelineCell> cells;  // sorted by (startSlot, stage)
     // Slots at whose end replicas are averaged (LocalSGD, one per complete round).
     std::vector<int> averagingSlots;
@@ -70,9 +70,10 @@ void requireScheduleMemory(const ScheduleParams& params, bool keepCells);
 
 // "pd", "localsgd", "fill-drain": the key of the method that walks the schedule (kMethods;
 // parseScheduleKind in method.hpp reads these names and the methods' aliases).
-inline constexpr EnumNames<ScheduleKind, 3> kScheduleKinds{{{ScheduleKind::PipeDream, "pd"},
-                                                            {ScheduleKind::LocalSgd, "localsgd"},
-                                                            {ScheduleKind::FillDrain, "fill-drain"}}};
+inline constexpr EnumNames<ScheduleKind, 3> kScheduleKinds{
+    {{ScheduleKind::PipeDream, "pd"},
+     {ScheduleKind::LocalSgd, "localsgd"},
+     {ScheduleKind::FillDrain, "fill-drain"}}};
 inline std::string scheduleKindName(ScheduleKind kind) {
     return std::string(enumName(kScheduleKinds, kind));
 }
@@ -92,10 +93,12 @@ long long pipeDreamMicrobatchesFor(long long updates, int stages);
 int pipeDreamSlotsFormula(int stages, int microbatches);
 int localSgdRoundSlotsFormula(int stages, int localSteps);
 
-// The largest number of microbatches whose timeline fits within `slotBudget` slots (0 if none fits).
+// The largest number of microbatches whose timeline fits within `slotBudget` slots (0 if none
+// fits).
 int microbatchesForBudget(ScheduleParams params, int slotBudget);
 
-// The golden CSV format: `slot,stage,op,microbatch` (stages and microbatches from 0) plus `end_slot`.
+// The golden CSV format: `slot,stage,op,microbatch` (stages and microbatches from 0) plus
+// `end_slot`.
 std::string timelineCsv(const Timeline& timeline, bool withEndSlot = false);
 // A text drawing: one row per stage, one column per slot, F/B followed by the microbatch.
 std::string timelineArt(const Timeline& timeline, int maxSlots = 200);

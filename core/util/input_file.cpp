@@ -1,14 +1,14 @@
 #include "util/input_file.hpp"
 
-#include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <vector>
 
 namespace pipelens {
@@ -141,11 +141,11 @@ std::string readInputFile(const std::string& path, const std::string& what, Thro
 }
 
 class InputFileStream::Buffer : public std::streambuf {
-public:
+  public:
     Buffer(InputFile& file, std::uint64_t maxBytes, std::string limitText)
         : file_(file), maxBytes_(maxBytes), limitText_(std::move(limitText)), data_(65536) {}
 
-protected:
+  protected:
     int_type underflow() override {
         if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
         const std::size_t got = file_.read(data_.data(), data_.size());
@@ -159,7 +159,7 @@ protected:
         return traits_type::to_int_type(*gptr());
     }
 
-private:
+  private:
     InputFile& file_;
     std::uint64_t maxBytes_;
     std::string limitText_;
@@ -167,13 +167,15 @@ private:
     std::uint64_t total_ = 0;
 };
 
-InputFileStream::InputFileStream(const std::string& path, const std::string& what,
-                                 ThrowError fail, std::uint64_t maxBytes, std::string limitText)
+InputFileStream::InputFileStream(const std::string& path, const std::string& what, ThrowError fail,
+                                 std::uint64_t maxBytes, std::string limitText)
     : std::istream(nullptr), file_(std::make_unique<InputFile>(path, what, fail)) {
     buffer_ = std::make_unique<Buffer>(*file_, maxBytes, std::move(limitText));
     rdbuf(buffer_.get());
 }
 
-InputFileStream::~InputFileStream() { rdbuf(nullptr); }
+InputFileStream::~InputFileStream() {
+    rdbuf(nullptr);
+}
 
 }  // namespace pipelens

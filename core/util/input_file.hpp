@@ -35,7 +35,7 @@ template <typename Error>
 
 // An open regular file. `what` names it in messages ("config file", "CSV file").
 class InputFile {
-public:
+  public:
     // Throws (through `fail`) "<what> '<path>' does not exist", "... is a folder, not a file",
     // "... is a FIFO (named pipe), not a regular file", "cannot open <what> '<path>': <reason>".
     InputFile(const std::string& path, std::string what, ThrowError fail);
@@ -57,7 +57,7 @@ public:
 
     [[noreturn]] void fail(const std::string& message) const;
 
-private:
+  private:
     int fd_ = -1;
     std::uint64_t statSize_ = 0;
     std::string path_;
@@ -72,13 +72,13 @@ std::string readInputFile(const std::string& path, const std::string& what, Thro
 // A stream over an InputFile for line-by-line readers; reading past `maxBytes` throws (through
 // the file's error type) from the stream buffer.
 class InputFileStream : public std::istream {
-public:
+  public:
     InputFileStream(const std::string& path, const std::string& what, ThrowError fail,
                     std::uint64_t maxBytes, std::string limitText);
     ~InputFileStream() override;
     InputFile& file() { return *file_; }
 
-private:
+  private:
     class Buffer;
     std::unique_ptr<InputFile> file_;
     std::unique_ptr<Buffer> buffer_;

@@ -13,7 +13,7 @@ namespace pipelens {
 
 template <class T>
 class OnceValue {
-public:
+  public:
     OnceValue() : state_(std::make_unique<State>()) {}
     // A copy takes the value if it is there (never a computation in progress).
     OnceValue(const OnceValue& other) : OnceValue() {
@@ -64,7 +64,7 @@ public:
         state_->ready.store(true, std::memory_order_release);
     }
 
-private:
+  private:
     struct State {
         std::mutex mutex;
         std::condition_variable changed;

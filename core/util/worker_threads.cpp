@@ -2,7 +2,9 @@
 
 namespace pipelens {
 
-WorkerThreads::~WorkerThreads() { stopAll(); }
+WorkerThreads::~WorkerThreads() {
+    stopAll();
+}
 
 void WorkerThreads::stopAll() {
     cancelAll();

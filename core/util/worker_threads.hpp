@@ -14,7 +14,7 @@ namespace pipelens {
 using CancelFlag = std::shared_ptr<std::atomic<bool>>;
 
 class WorkerThreads {
-public:
+  public:
     WorkerThreads() = default;
     WorkerThreads(const WorkerThreads&) = delete;
     WorkerThreads& operator=(const WorkerThreads&) = delete;
@@ -32,7 +32,7 @@ public:
     // Jobs that have not returned yet (a cancelled one counts until it has).
     int inFlight() const;
 
-private:
+  private:
     struct Worker {
         std::thread thread;
         CancelFlag cancel;

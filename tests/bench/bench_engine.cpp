@@ -25,12 +25,12 @@
 #include <vector>
 
 #include "bench_timing.hpp"
+#include "compute/cpu_backend.hpp"
 #include "data/synthetic.hpp"
 #include "objective/linear_objective.hpp"
-#include "compute/cpu_backend.hpp"
-#include "schedule/delays.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "replay/rpd_replay.hpp"
+#include "schedule/delays.hpp"
 #include "schedule/timeline.hpp"
 
 namespace {
@@ -84,9 +84,9 @@ void runDelayStats() {
     for (int s = 2; s <= 150; ++s) {
         const DelayStats st = pipeDreamDelayStats(s);
         require(st.microbatches == 10 * s, "N = 10 S for S = " + std::to_string(s));
-        require(st.max == pipeDreamMaxDelayFormula(s),
-                "max delay " + std::to_string(st.max) + " != S^2 - S/2 at S = " +
-                    std::to_string(s));
+        require(
+            st.max == pipeDreamMaxDelayFormula(s),
+            "max delay " + std::to_string(st.max) + " != S^2 - S/2 at S = " + std::to_string(s));
         checksum += st.mean;
     }
     g_sink = checksum;
@@ -219,8 +219,8 @@ int runMain(int argc, char** argv) {
          [&] { runPipeDream(shared, true, false); }},
         {"pd_no_objective", "pd with f only per slot (objectivePerUpdate = false)", true, 0, 0,
          [&] { runPipeDream(shared, false, true); }},
-        {"rpd_no_objective", "rpd with f every 256 updates (objectivePerUpdate = false)", true,
-         0, 0, [&] { runRandomized(shared, false); }},
+        {"rpd_no_objective", "rpd with f every 256 updates (objectivePerUpdate = false)", true, 0,
+         0, [&] { runRandomized(shared, false); }},
     };
 
     std::cout << "# PipeLens CPU engine benchmark\n\n"
@@ -258,8 +258,8 @@ int runMain(int argc, char** argv) {
         }
         std::cout << "| " << w.name << (w.phase ? " (phase)" : "") << " | " << w.what << " | "
                   << seconds(t.median) << " | " << seconds(t.min) << " | " << seconds(t.max)
-                  << " | " << seconds(t.cpuMedian) << " | " << python << " | " << ratio
-                  << " | " << cpuRatio << " | " << target << " | " << meets << " |" << std::endl;
+                  << " | " << seconds(t.cpuMedian) << " | " << python << " | " << ratio << " | "
+                  << cpuRatio << " | " << target << " | " << meets << " |" << std::endl;
     }
     std::cout << "\nload average at end: " << loadAverage() << "\n"
               << (targets == 0 ? "no targeted workload selected\n"

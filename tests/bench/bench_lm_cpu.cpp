@@ -345,15 +345,17 @@ int main(int argc, char** argv) {
             }
             const std::string tn = std::to_string(threads);
             if (threads > 1) {
-                const Measured seqN = isFloat ? sequential<float>(*problem, c.steps, step, threads)
-                                              : sequential<double>(*problem, c.steps, step, threads);
+                const Measured seqN = isFloat
+                                          ? sequential<float>(*problem, c.steps, step, threads)
+                                          : sequential<double>(*problem, c.steps, step, threads);
                 if (!report(c.name, pn, "sequential SGD, " + tn + " thr", seqN, json["rows"])) {
                     failures.push_back(std::string(c.key) + " " + pn +
                                        " sequential threads: loss did not fall");
                 }
                 if (seqN.weights != seq.weights || seqN.losses != seq.losses) {
-                    failures.push_back(std::string(c.key) + " " + pn +
-                                       ": threaded sequential SGD is not bit-identical to one thread");
+                    failures.push_back(
+                        std::string(c.key) + " " + pn +
+                        ": threaded sequential SGD is not bit-identical to one thread");
                 }
             }
             const PdRun one = pipeDream(problem, c.steps, step, 1, 1);
@@ -364,7 +366,8 @@ int main(int argc, char** argv) {
                 const PdRun slots = pipeDream(problem, c.steps, step, threads, 1);
                 const PdRun ops = pipeDream(problem, c.steps, step, 1, threads);
                 const std::pair<const PdRun*, std::string> runs[] = {
-                    {&slots, "PipeDream, " + tn + " slot thr"}, {&ops, "PipeDream, " + tn + " op thr"}};
+                    {&slots, "PipeDream, " + tn + " slot thr"},
+                    {&ops, "PipeDream, " + tn + " op thr"}};
                 for (const auto& [r, how] : runs) {
                     if (!report(c.name, pn, how, r->measured, json["rows"])) {
                         failures.push_back(std::string(c.key) + " " + pn + " " + how +

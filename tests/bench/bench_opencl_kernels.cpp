@@ -115,8 +115,8 @@ struct Bench {
 void row(const char* kernel, const char* what, double seconds, double bytes, double flops,
          double peak) {
     const double gbs = bytes / seconds * 1e-9;
-    std::printf("| %-18s | %-34s | %9.3f | %7.2f | %5.2f | %7.2f |\n", kernel, what,
-                seconds * 1e3, gbs, gbs / peak, flops / seconds * 1e-9);
+    std::printf("| %-18s | %-34s | %9.3f | %7.2f | %5.2f | %7.2f |\n", kernel, what, seconds * 1e3,
+                gbs, gbs / peak, flops / seconds * 1e-9);
 }
 
 }  // namespace
@@ -127,10 +127,14 @@ int main(int argc, char** argv) {
     int repeats = 5;
     Precision precision = Precision::Double;
     for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--rows") && i + 1 < argc) n = std::atoi(argv[++i]);
-        else if (!std::strcmp(argv[i], "--dim") && i + 1 < argc) d = std::atoi(argv[++i]);
-        else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc) repeats = std::atoi(argv[++i]);
-        else if (!std::strcmp(argv[i], "--float")) precision = Precision::Float;
+        if (!std::strcmp(argv[i], "--rows") && i + 1 < argc)
+            n = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--dim") && i + 1 < argc)
+            d = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc)
+            repeats = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--float"))
+            precision = Precision::Float;
         else {
             std::fprintf(stderr,
                          "usage: bench_opencl_kernels [--rows N] [--dim D] [--repeats R] "
@@ -141,8 +145,7 @@ int main(int argc, char** argv) {
     try {
         OpenClContext ctx;
         cl_int err = CL_SUCCESS;
-        Bench B{ctx,
-                cl::CommandQueue(ctx.context(), ctx.device(), CL_QUEUE_PROFILING_ENABLE, &err),
+        Bench B{ctx, cl::CommandQueue(ctx.context(), ctx.device(), CL_QUEUE_PROFILING_ENABLE, &err),
                 ctx.program(precision), precision, repeats};
         checkCl(err, "clCreateCommandQueue");
         const int S = 16;
@@ -152,8 +155,7 @@ int main(int argc, char** argv) {
         const double R = static_cast<double>(B.real());
         const double nd = static_cast<double>(n) * d;
         std::printf("device: %s, %s, n = %d, d = %d, S = %d, b = %d, best of %d\n",
-                    ctx.info().name.c_str(), precisionName(precision).c_str(), n, d, S, b,
-                    repeats);
+                    ctx.info().name.c_str(), precisionName(precision).c_str(), n, d, S, b, repeats);
 
         cl::Buffer X = B.filled(static_cast<std::size_t>(n) * d, 0.001);
         cl::Buffer copyOut = B.filled(static_cast<std::size_t>(n) * d, 0.0);
@@ -166,12 +168,13 @@ int main(int argc, char** argv) {
 
         // The peak: a copy of X (read + write).
         const std::size_t elements = static_cast<std::size_t>(n) * d;
-        const double copy = B.time("copy_vector", cl::NDRange((elements + wg - 1) / wg * wg),
-                                   cl::NDRange(wg), X, copyOut,
-                                   static_cast<cl_long>(static_cast<long long>(n) * d));
+        const double copy =
+            B.time("copy_vector", cl::NDRange((elements + wg - 1) / wg * wg), cl::NDRange(wg), X,
+                   copyOut, static_cast<cl_long>(static_cast<long long>(n) * d));
         const double peak = 2 * nd * R / copy * 1e-9;
-        std::printf("\n| kernel             | work                               | time (ms) "
-                    "|  GB/s   | of peak | GFLOP/s |\n|---|---|---:|---:|---:|---:|\n");
+        std::printf(
+            "\n| kernel             | work                               | time (ms) "
+            "|  GB/s   | of peak | GFLOP/s |\n|---|---|---:|---:|---:|---:|\n");
         row("copy_vector", "copy n*d (the peak)", copy, 2 * nd * R, 0, peak);
         B.expect("copy_vector", copyOut, elements, [](std::size_t) { return 0.001; });
 
@@ -190,8 +193,8 @@ int main(int argc, char** argv) {
         const int rowsPerItem = 16;
         const int items = ((n + rowsPerItem - 1) / rowsPerItem + 15) / 16 * 16;
         cl::Buffer partial = B.filled(static_cast<std::size_t>(S) * items, 0.0);
-        const double su = B.time("sample_updates", cl::NDRange(items), cl::NDRange(16), X, y, n,
-                                 d, 0, ops, S, delta, z, rowsPerItem, partial);
+        const double su = B.time("sample_updates", cl::NDRange(items), cl::NDRange(16), X, y, n, d,
+                                 0, ops, S, delta, z, rowsPerItem, partial);
         row("sample_updates", "16 updates over all blocks, all rows", su, nd * R + 2 * n * R,
             2 * nd + 3.0 * n * S, peak);
         const double fu = B.time("finish_updates", cl::NDRange(S * wg), cl::NDRange(wg), partial,
@@ -210,8 +213,7 @@ int main(int argc, char** argv) {
         const double ps = B.time("pipeline_slot",
                                  cl::NDRange((std::max(b, blocks[0].size) + wg - 1) / wg * wg, S),
                                  cl::NDRange(wg, 1), X, y, d, b, S - 1, 0, Real{0.0}, Real{0.01},
-                                 Real{1.0},
-                                 slotOps, weights, stash, act, grad, avg, zOut, gsq);
+                                 Real{1.0}, slotOps, weights, stash, act, grad, avg, zOut, gsq);
         row("pipeline_slot", "8 F + 8 B, b rows each", ps, static_cast<double>(b) * d * R,
             2.0 * b * d, peak);
         B.expectWritten("pipeline_slot", act, static_cast<std::size_t>(b) * 2 * S, 0.0);
@@ -219,9 +221,9 @@ int main(int argc, char** argv) {
         const int chunk = 256;
         const int chunks = (n + chunk - 1) / chunk;
         cl::Buffer gp = B.filled(static_cast<std::size_t>(chunks) * d, 0.0);
-        const double gpart = B.time("gradient_partials",
-                                    cl::NDRange((d + wg - 1) / wg * wg, chunks), cl::NDRange(wg, 1),
-                                    X, y, n, d, chunk, gp);
+        const double gpart =
+            B.time("gradient_partials", cl::NDRange((d + wg - 1) / wg * wg, chunks),
+                   cl::NDRange(wg, 1), X, y, n, d, chunk, gp);
         row("gradient_partials", "X^T r (full gradient)", gpart, nd * R, 2 * nd, peak);
         B.expect("gradient_partials", gp, static_cast<std::size_t>(chunks) * d, [&](std::size_t i) {
             const int c = static_cast<int>(i / static_cast<std::size_t>(d));

@@ -279,7 +279,8 @@ int main(int argc, char** argv) {
             for (int round = 0; round < repeat; ++round) {
                 const RunFigures a = pipeDream(p, microbatches, {});
                 const RunFigures b = pipeDream(p, microbatches, {}, static_cast<int>(cores));
-                const RunFigures c = pipeDream(p, microbatches, gpu::lmOpenClExecutorFactory(context));
+                const RunFigures c =
+                    pipeDream(p, microbatches, gpu::lmOpenClExecutorFactory(context));
                 diff = std::max(diff, (c.weights - b.weights).cwiseAbs().maxCoeff() /
                                           b.weights.cwiseAbs().maxCoeff());
                 // Splitting an op over threads keeps every sum's order: the same weights bit

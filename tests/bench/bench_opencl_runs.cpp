@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "compute/cpu_backend.hpp"
 #include "experiment/config/config.hpp"
 #include "experiment/run/experiment.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_context.hpp"
-#include "compute/cpu_backend.hpp"
 
 using namespace pipelens;
 using Clock = std::chrono::steady_clock;
@@ -72,8 +72,8 @@ ExperimentConfig largeConfig() {
 }
 
 struct Timing {
-    double best = 1e300;     // whole run: preparation (data upload) + replay
-    double prepare = 0.0;    // of the best run
+    double best = 1e300;   // whole run: preparation (data upload) + replay
+    double prepare = 0.0;  // of the best run
     double finalObjective = 0.0;
     long long updates = 0;
     std::vector<double> objectivePerSlot;  // of the last run, checked against the CPU engine
@@ -99,17 +99,17 @@ Timing timeRun(const ExperimentConfig& c, std::shared_ptr<const LinearObjective>
     Timing t;
     for (int r = 0; r < repeats; ++r) {
         const auto start = Clock::now();
-        auto replay = makeReplay(c, plan.runs.front(), plan.runs.front().spec.step.value,
-                                 objective, backend);
+        auto replay =
+            makeReplay(c, plan.runs.front(), plan.runs.front().spec.step.value, objective, backend);
         const auto prepared = Clock::now();
         replay->runToEnd();
         const double total = seconds(start, Clock::now());
         const RunResult& result = replay->result();
         if (!result.finished) {
-            throw std::runtime_error(c.name + ": the run did not finish (" +
-                                     (result.divergence.diverged ? result.divergence.reason
-                                                                 : std::string("stopped")) +
-                                     ")");
+            throw std::runtime_error(
+                c.name + ": the run did not finish (" +
+                (result.divergence.diverged ? result.divergence.reason : std::string("stopped")) +
+                ")");
         }
         if (total < t.best) {
             t.best = total;
@@ -141,8 +141,10 @@ void compare(const char* label, const ExperimentConfig& c, int repeats,
                                  " block updates, the CPU engine " + std::to_string(cpu.updates));
     }
     if (const long long slot = firstDisagreement(cpu, gpuRun, precision); slot >= 0) {
-        throw std::runtime_error(std::string(label) + ": OpenCL leaves the CPU engine's objective "
-                                 "at slot " + std::to_string(slot));
+        throw std::runtime_error(std::string(label) +
+                                 ": OpenCL leaves the CPU engine's objective "
+                                 "at slot " +
+                                 std::to_string(slot));
     }
     if (openClOnly) {
         std::printf("%s: %lld block updates; OpenCL (%s) %.3f s (prepare %.3f); final f %.12g\n",
@@ -151,12 +153,13 @@ void compare(const char* label, const ExperimentConfig& c, int repeats,
         std::fflush(stdout);
         return;
     }
-    std::printf("%s: %lld block updates; CPU engine %.3f s (prepare %.3f), OpenCL (%s) %.3f s "
-                "(prepare %.3f): OpenCL/CPU = %.2f; final f: CPU %.12g, OpenCL %.12g "
-                "(every slot agrees)\n",
-                label, cpu.updates, cpu.best, cpu.prepare, gpu::precisionName(precision).c_str(),
-                gpuRun.best, gpuRun.prepare, gpuRun.best / cpu.best, cpu.finalObjective,
-                gpuRun.finalObjective);
+    std::printf(
+        "%s: %lld block updates; CPU engine %.3f s (prepare %.3f), OpenCL (%s) %.3f s "
+        "(prepare %.3f): OpenCL/CPU = %.2f; final f: CPU %.12g, OpenCL %.12g "
+        "(every slot agrees)\n",
+        label, cpu.updates, cpu.best, cpu.prepare, gpu::precisionName(precision).c_str(),
+        gpuRun.best, gpuRun.prepare, gpuRun.best / cpu.best, cpu.finalObjective,
+        gpuRun.finalObjective);
     std::fflush(stdout);
 }
 
@@ -167,16 +170,20 @@ int main(int argc, char** argv) {
     bool floatToo = false;
     int repeats = 3;
     for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--large")) large = true;
-        else if (!std::strcmp(argv[i], "--float")) floatToo = true;
-        else if (!std::strcmp(argv[i], "--opencl-only")) openClOnly = true;
+        if (!std::strcmp(argv[i], "--large"))
+            large = true;
+        else if (!std::strcmp(argv[i], "--float"))
+            floatToo = true;
+        else if (!std::strcmp(argv[i], "--opencl-only"))
+            openClOnly = true;
         else if (!std::strcmp(argv[i], "--large-rows") && i + 1 < argc) {
             largeRows = std::atoi(argv[++i]);
-        }
-        else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc) repeats = std::atoi(argv[++i]);
+        } else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc)
+            repeats = std::atoi(argv[++i]);
         else {
-            std::fprintf(stderr, "usage: bench_opencl_runs [--large] [--float] [--repeats N] "
-                                 "[--opencl-only] [--large-rows N]\n");
+            std::fprintf(stderr,
+                         "usage: bench_opencl_runs [--large] [--float] [--repeats N] "
+                         "[--opencl-only] [--large-rows N]\n");
             return 1;
         }
     }

@@ -84,8 +84,9 @@ std::vector<std::string> missingFindings(const fs::path& out) {
         near = r > 0.75 && r < 1.25;
     }
     need(near, "E3 quadratic within 25 % of the paper");
-    need(e3.contains("logistic") && e3["logistic"]["methods"].at(1).at("final_gap").get<double>() <
-                                        e3["logistic"]["methods"].at(0).at("final_gap").get<double>(),
+    need(e3.contains("logistic") &&
+             e3["logistic"]["methods"].at(1).at("final_gap").get<double>() <
+                 e3["logistic"]["methods"].at(0).at("final_gap").get<double>(),
          "E3 logistic: LocalSGD below PD");
     const json e4 = readJson(out / "E4" / "summary.json");
     bool bestFinal = e4.contains("per_stage");
@@ -115,14 +116,19 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    const fs::path base = keep.empty() ? fs::temp_directory_path() / ("bench_reproduce_" + std::to_string(getpid())) : keep;
+    const fs::path base =
+        keep.empty() ? fs::temp_directory_path() / ("bench_reproduce_" + std::to_string(getpid()))
+                     : keep;
     fs::create_directories(base);
     bool ok = true;
-    std::printf("| mode | wall | CPU | E1 / E2 / E3 / E4 wall (s) | findings | target |\n|---|---|---|---|---|---|\n");
+    std::printf(
+        "| mode | wall | CPU | E1 / E2 / E3 / E4 wall (s) | findings | target "
+        "|\n|---|---|---|---|---|---|\n");
     for (const std::string mode : {"quick", "full"}) {
         if (!only.empty() && only != mode) continue;
         const fs::path out = base / mode;
-        std::vector<std::string> args{PIPELENS_CLI_PATH, "reproduce", "all", "--out", out.string(), "--quiet"};
+        std::vector<std::string> args{PIPELENS_CLI_PATH, "reproduce",  "all",
+                                      "--out",           out.string(), "--quiet"};
         if (mode == "quick") args.push_back("--quick");
         const Measured m = runCommand(args);
         std::string perExperiment;
@@ -137,8 +143,9 @@ int main(int argc, char** argv) {
         std::string findings = missing.empty() ? "all hold" : "MISSING:";
         for (const std::string& s : missing) findings += " [" + s + "]";
         const double target = mode == "full" ? 600.0 : 120.0;
-        std::printf("| %s | %.1f s | %.1f s | %s | %s | < %.0f s: %s |\n", mode.c_str(), m.wall, m.cpu,
-                    perExperiment.c_str(), findings.c_str(), target, m.wall < target ? "met" : "not met");
+        std::printf("| %s | %.1f s | %.1f s | %s | %s | < %.0f s: %s |\n", mode.c_str(), m.wall,
+                    m.cpu, perExperiment.c_str(), findings.c_str(), target,
+                    m.wall < target ? "met" : "not met");
         ok = ok && missing.empty();
     }
     if (keep.empty()) fs::remove_all(base);

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "compute/cpu_backend.hpp"
 #include "data/synthetic.hpp"
 #include "objective/linear_objective.hpp"
-#include "compute/cpu_backend.hpp"
 #include "replay/rpd_replay.hpp"
 
 namespace {
@@ -119,7 +119,9 @@ bool runCase(const Case& c, Measurement& out) {
            WEXITSTATUS(status) == 0 && out.ok == 1;
 }
 
-double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+double mib(double bytes) {
+    return bytes / (1024.0 * 1024.0);
+}
 
 // Least-squares slope of y against x.
 double slope(const std::vector<double>& x, const std::vector<double>& y) {
@@ -145,8 +147,9 @@ struct SweepResult {
 };
 
 SweepResult sweep(const std::vector<Case>& cases, bool overK) {
-    std::printf("| K | delta | ring (delta+1)*d*8 | K*d*8 (a full history) | peak RSS growth | "
-                "heap in use after |\n|---|---|---|---|---|---|\n");
+    std::printf(
+        "| K | delta | ring (delta+1)*d*8 | K*d*8 (a full history) | peak RSS growth | "
+        "heap in use after |\n|---|---|---|---|---|---|\n");
     std::vector<double> x, peak, heap;
     SweepResult r;
     for (const Case& c : cases) {
@@ -192,19 +195,20 @@ int main(int argc, char** argv) {
     const SweepResult d = sweep(overDelta, false);
 
     // Flat in K: far below one iterate per update (the per-update logs, f and ||g||^2, cost 16 B).
-    const bool flatInK = k.ok && k.peakSlope < 0.05 * kIterateBytes &&
-                         k.heapSlope < 0.05 * kIterateBytes;
+    const bool flatInK =
+        k.ok && k.peakSlope < 0.05 * kIterateBytes && k.heapSlope < 0.05 * kIterateBytes;
     // Linear in delta * d: one iterate (d * 8 bytes) per unit of delta, within 25 %.
-    const bool linearInDelta = d.ok && d.peakSlope > 0.75 * kIterateBytes &&
-                               d.peakSlope < 1.25 * kIterateBytes &&
-                               d.heapSlope > 0.75 * kIterateBytes &&
-                               d.heapSlope < 1.25 * kIterateBytes;
-    std::printf("\nslope in K:     %.1f B/update peak RSS, %.1f B/update heap "
-                "(one iterate d*8 = %.0f B): %s\n",
-                k.peakSlope, k.heapSlope, kIterateBytes, flatInK ? "flat in K" : "NOT flat in K");
-    std::printf("slope in delta: %.1f B/unit peak RSS, %.1f B/unit heap "
-                "(expected d*8 = %.0f B): %s\n",
-                d.peakSlope, d.heapSlope, kIterateBytes,
-                linearInDelta ? "linear in delta*d" : "NOT linear in delta*d");
+    const bool linearInDelta =
+        d.ok && d.peakSlope > 0.75 * kIterateBytes && d.peakSlope < 1.25 * kIterateBytes &&
+        d.heapSlope > 0.75 * kIterateBytes && d.heapSlope < 1.25 * kIterateBytes;
+    std::printf(
+        "\nslope in K:     %.1f B/update peak RSS, %.1f B/update heap "
+        "(one iterate d*8 = %.0f B): %s\n",
+        k.peakSlope, k.heapSlope, kIterateBytes, flatInK ? "flat in K" : "NOT flat in K");
+    std::printf(
+        "slope in delta: %.1f B/unit peak RSS, %.1f B/unit heap "
+        "(expected d*8 = %.0f B): %s\n",
+        d.peakSlope, d.heapSlope, kIterateBytes,
+        linearInDelta ? "linear in delta*d" : "NOT linear in delta*d");
     return flatInK && linearInDelta ? 0 : 1;
 }

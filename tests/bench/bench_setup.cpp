@@ -171,8 +171,8 @@ int runMain(int argc, char** argv) {
             met = r.timing.median < kTargetSeconds;
             meets = met ? "yes" : "NO";
         }
-        std::cout << "| " << r.name << " | " << r.what << " | " << seconds(r.timing.median)
-                  << " | " << seconds(r.timing.min) << " | " << seconds(r.timing.max) << " | "
+        std::cout << "| " << r.name << " | " << r.what << " | " << seconds(r.timing.median) << " | "
+                  << seconds(r.timing.min) << " | " << seconds(r.timing.max) << " | "
                   << seconds(r.timing.cpuMedian) << " | " << target << " | " << meets << " |\n";
     }
     std::cout << "\nload average at end: " << loadAverage() << "\n"

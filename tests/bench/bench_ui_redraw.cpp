@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "charts/gantt_chart.hpp"
+#include "charts/staleness_heatmap.hpp"
 #include "schedule/delays.hpp"
 #include "schedule/timeline.hpp"
-#include "charts/staleness_heatmap.hpp"
 
 namespace {
 

@@ -11,9 +11,9 @@
 // Usage: QT_QPA_PLATFORM=offscreen bench_ui_stale [--reps N] [--grab DIR]
 //   --grab DIR saves the window (PNG) during and after a slow S = 128 run, for the docs.
 #include <QApplication>
+#include <QChart>
 #include <QChartView>
 #include <QElapsedTimer>
-#include <QChart>
 #include <QLabel>
 #include <QLineSeries>
 #include <QSpinBox>
@@ -26,14 +26,14 @@
 #include <vector>
 
 #include "bench_timing.hpp"
-#include "controls/controls_panel.hpp"
-#include "controllers/experiment_controller.hpp"
 #include "charts/figure_strip.hpp"
 #include "charts/gantt_chart.hpp"
 #include "charts/loss_chart.hpp"
-#include "main_window.hpp"
-#include "controllers/presets.hpp"
 #include "charts/staleness_heatmap.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "controllers/presets.hpp"
+#include "controls/controls_panel.hpp"
+#include "main_window.hpp"
 
 using namespace pipelens;
 using namespace pipelens::ui;
@@ -124,12 +124,14 @@ int main(int argc, char** argv) {
             QElapsedTimer clock;
             clock.start();
             field->setValue(S);  // the edit, as the S field does it
-            if (!until(clock, [&] { return scheduleViewsShow(w, S); }, 10000))
+            if (!until(
+                    clock, [&] { return scheduleViewsShow(w, S); }, 10000))
                 fail("the schedule views never showed the new S", S);
             w.gantt()->repaint();
             w.figureStrip()->repaint();
             const double tSchedule = clock.nsecsElapsed() / 1e6;
-            if (!until(clock, [&] { return liveCurveDrawn(w, S); }, 60000))
+            if (!until(
+                    clock, [&] { return liveCurveDrawn(w, S); }, 60000))
                 fail("no live curve of the new run", S);
             w.lossChart()->view()->repaint();
             const double tFirst = clock.nsecsElapsed() / 1e6;
@@ -137,7 +139,8 @@ int main(int argc, char** argv) {
             auto save = [&](const char* name) {
                 QElapsedTimer settle;
                 settle.start();
-                until(settle, [] { return false; }, 150);
+                until(
+                    settle, [] { return false; }, 150);
                 w.grab().save(grab + name);
             };
             if (!grab.isEmpty() && rep == 0 && S == 128) save("/during-s128.png");
@@ -150,22 +153,23 @@ int main(int argc, char** argv) {
             // a newer one (long debounce), and time until the old run's worker has stopped.
             const int other = S == 16 ? 128 : S / 2;
             field->setValue(other);
-            if (!until(clock, [&] { return liveCurveDrawn(w, other); }, 60000))
+            if (!until(
+                    clock, [&] { return liveCurveDrawn(w, other); }, 60000))
                 fail("the run to supersede never started", other);
             const int debounce = w.controller()->debounceMs();
             w.controller()->setDebounceMs(3600000);
             QElapsedTimer stopClock;
             stopClock.start();
             field->setValue(other + 1);
-            if (!until(stopClock, [&] { return w.controller()->workersInFlight() == 0; }, 60000))
+            if (!until(
+                    stopClock, [&] { return w.controller()->workersInFlight() == 0; }, 60000))
                 fail("the superseded run did not stop", other);
             const double tStop = stopClock.nsecsElapsed() / 1e6;
             w.controller()->setDebounceMs(debounce);
             // Back to S (never to the next target: an edit to the S already shown starts no run).
             field->setValue(S);
             if (!w.waitForResults(600000)) fail("no results after the superseded run", S);
-            std::printf("%-4d %9.1f %12.1f %9.1f %18.1f\n", S, tSchedule, tFirst, tComplete,
-                        tStop);
+            std::printf("%-4d %9.1f %12.1f %9.1f %18.1f\n", S, tSchedule, tFirst, tComplete, tStop);
             std::fflush(stdout);
             schedule.push_back(tSchedule);
             first.push_back(tFirst);
@@ -174,11 +178,12 @@ int main(int argc, char** argv) {
         }
     }
     auto maxOf = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
-    std::printf("median (max): schedule %.1f (%.1f) target 50: %s; first curve %.1f (%.1f) "
-                "target 300: %s; complete %.1f (%.1f); superseded stops %.1f (%.1f) target 50: %s\n",
-                bench::median(schedule), maxOf(schedule), maxOf(schedule) < 50 ? "met" : "NOT met",
-                bench::median(first), maxOf(first), maxOf(first) < 300 ? "met" : "NOT met",
-                bench::median(complete), maxOf(complete), bench::median(stop), maxOf(stop),
-                maxOf(stop) < 50 ? "met" : "NOT met");
+    std::printf(
+        "median (max): schedule %.1f (%.1f) target 50: %s; first curve %.1f (%.1f) "
+        "target 300: %s; complete %.1f (%.1f); superseded stops %.1f (%.1f) target 50: %s\n",
+        bench::median(schedule), maxOf(schedule), maxOf(schedule) < 50 ? "met" : "NOT met",
+        bench::median(first), maxOf(first), maxOf(first) < 300 ? "met" : "NOT met",
+        bench::median(complete), maxOf(complete), bench::median(stop), maxOf(stop),
+        maxOf(stop) < 50 ? "met" : "NOT met");
     return 0;
 }

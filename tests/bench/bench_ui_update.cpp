@@ -12,14 +12,14 @@
 #include <QElapsedTimer>
 #include <QStandardPaths>
 #include <algorithm>
-#include <functional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <vector>
 
-#include "controllers/experiment_controller.hpp"
 #include "charts/loss_chart.hpp"
+#include "controllers/experiment_controller.hpp"
 #include "main_window.hpp"
 
 using namespace pipelens;
@@ -84,16 +84,17 @@ int main(int argc, char** argv) {
         std::printf("  window takes the results (median) %7.1f ms\n", median(guiMs));
         std::printf("  edit -> charts updated (median)   %7.1f ms  (max %.1f)\n", median(handled),
                     *std::max_element(handled.begin(), handled.end()));
-        std::printf("  edit -> curves repainted (median) %7.1f ms  (max %.1f)  target < 150 ms: %s\n",
-                    median(painted), *std::max_element(painted.begin(), painted.end()),
-                    median(painted) < 150.0 ? "met" : "NOT met");
+        std::printf(
+            "  edit -> curves repainted (median) %7.1f ms  (max %.1f)  target < 150 ms: %s\n",
+            median(painted), *std::max_element(painted.begin(), painted.end()),
+            median(painted) < 150.0 ? "met" : "NOT met");
     };
     // The common edit: the step size of one method (the gamma slider edits the selected one);
     // only that method reruns.
-    measure("gamma of PipeDream", [](ExperimentConfig& x, int r) {
-        x.methods[0].step.value = r % 2 ? 0.25 : 0.2;
-    });
+    measure("gamma of PipeDream",
+            [](ExperimentConfig& x, int r) { x.methods[0].step.value = r % 2 ? 0.25 : 0.2; });
     // An edit that affects every method: S (all three rerun; the data set is reused).
-    measure("S (every method reruns)", [](ExperimentConfig& x, int r) { x.stages = r % 2 ? 8 : 7; });
+    measure("S (every method reruns)",
+            [](ExperimentConfig& x, int r) { x.stages = r % 2 ? 8 : 7; });
     return 0;
 }

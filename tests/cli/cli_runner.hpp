@@ -26,18 +26,33 @@ struct CliResult {
 
 // How a program is started: RunSettings().withEnv({"NAME=VALUE"}).inFolder(dir).timeout(ms).
 struct RunSettings {
-    QStringList env;     // NAME=VALUE entries added to this process's environment
-    QString cwd;         // empty: this process's working folder
+    QStringList env;  // NAME=VALUE entries added to this process's environment
+    QString cwd;      // empty: this process's working folder
     int timeoutMs = 120000;
     QString stdoutFile;  // non-empty: standard output goes to this file (e.g. /dev/full)
     long memoryKb = 0;   // > 0: started through `sh -c 'ulimit -v KB; exec ...'`, so a reader
                          // that reads without end fails fast instead of eating the machine
 
-    RunSettings& withEnv(const QStringList& entries) { env = entries; return *this; }
-    RunSettings& inFolder(const QString& folder) { cwd = folder; return *this; }
-    RunSettings& timeout(int ms) { timeoutMs = ms; return *this; }
-    RunSettings& stdoutTo(const QString& file) { stdoutFile = file; return *this; }
-    RunSettings& addressSpace(long kb) { memoryKb = kb; return *this; }
+    RunSettings& withEnv(const QStringList& entries) {
+        env = entries;
+        return *this;
+    }
+    RunSettings& inFolder(const QString& folder) {
+        cwd = folder;
+        return *this;
+    }
+    RunSettings& timeout(int ms) {
+        timeoutMs = ms;
+        return *this;
+    }
+    RunSettings& stdoutTo(const QString& file) {
+        stdoutFile = file;
+        return *this;
+    }
+    RunSettings& addressSpace(long kb) {
+        memoryKb = kb;
+        return *this;
+    }
 };
 
 // A binary built beside pipelens-cli.
@@ -57,11 +72,11 @@ inline CliResult runProgram(const QString& program, const QStringList& args,
     if (!settings.cwd.isEmpty()) p.setWorkingDirectory(settings.cwd);
     if (!settings.stdoutFile.isEmpty()) p.setStandardOutputFile(settings.stdoutFile);
     if (settings.memoryKb > 0) {
-        p.start("/bin/sh", QStringList{"-c",
-                                       "ulimit -v " + QString::number(settings.memoryKb) +
-                                           "; exec \"$@\"",
-                                       "sh", program} +
-                               args);
+        p.start(
+            "/bin/sh",
+            QStringList{"-c", "ulimit -v " + QString::number(settings.memoryKb) + "; exec \"$@\"",
+                        "sh", program} +
+                args);
     } else {
         p.start(program, args);
     }
@@ -69,8 +84,8 @@ inline CliResult runProgram(const QString& program, const QStringList& args,
     if (!p.waitForStarted(10000) || !p.waitForFinished(settings.timeoutMs)) {
         p.kill();
         p.waitForFinished();
-        r.err = "did not finish within " + QString::number(settings.timeoutMs) +
-                " ms: " + program + " " + args.join(' ');
+        r.err = "did not finish within " + QString::number(settings.timeoutMs) + " ms: " + program +
+                " " + args.join(' ');
         return r;
     }
     r.finished = true;
@@ -84,7 +99,8 @@ inline CliResult runProgram(const QString& program, const QStringList& args,
 
 inline CliResult runCli(const QStringList& args, const QStringList& env = {},
                         int timeoutMs = 120000) {
-    return runProgram(QString(PIPELENS_CLI_PATH), args, RunSettings().withEnv(env).timeout(timeoutMs));
+    return runProgram(QString(PIPELENS_CLI_PATH), args,
+                      RunSettings().withEnv(env).timeout(timeoutMs));
 }
 
 inline void writeFile(const std::filesystem::path& path, const std::string& text) {

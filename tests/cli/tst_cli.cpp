@@ -98,7 +98,7 @@ void expectFailure(const CliResult& r, const QStringList& fragments) {
 
 class TestCli : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void scheduleCsvEqualsGolden_data() {
         QTest::addColumn<QString>("name");
         const QDir golden(PIPELENS_GOLDEN_DIR);
@@ -228,7 +228,8 @@ private slots:
         QVERIFY(r.out.isEmpty());
         const QStringList lines = r.err.split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 1);
-        QVERIFY2(lines[0].startsWith("pipelens-cli: warning: LocalSGD") && lines[0].contains("never averages"),
+        QVERIFY2(lines[0].startsWith("pipelens-cli: warning: LocalSGD") &&
+                     lines[0].contains("never averages"),
                  qPrintable(r.err));
         const json s = json::parse(readFile(out + "/summary.json").toStdString());
         QCOMPARE(s["warnings"].size(), size_t(1));
@@ -417,7 +418,8 @@ private slots:
         // ... and --resume computes only what is missing, to the same files.
         fs::remove(fs::path(out.toStdString()) / "points" / "point-0002.json");
         fs::remove(fs::path(out.toStdString()) / "summary.csv");
-        const CliResult again = runCli({"sweep", file, "--out", out, "--resume", "--quiet"}, 300000);
+        const CliResult again =
+            runCli({"sweep", file, "--out", out, "--resume", "--quiet"}, 300000);
         QVERIFY2(again.exitCode == 0, qPrintable(again.err));
         QVERIFY(pipelens::test::snapshotFolder(out.toStdString()) == before);
     }
@@ -479,8 +481,9 @@ private slots:
                  qPrintable(r.out));
         QVERIFY2(!r.err.contains("warning: backend auto"), qPrintable(r.err));
         QVERIFY(r.out.contains("language model S=3, C=16"));
-        for (const char* f : {"summary.json", "config.json", "loss_per_slot.csv", "loss_per_update.csv",
-                              "forward_losses.csv", "held_out.csv", "memory.csv", "samples.txt"}) {
+        for (const char* f :
+             {"summary.json", "config.json", "loss_per_slot.csv", "loss_per_update.csv",
+              "forward_losses.csv", "held_out.csv", "memory.csv", "samples.txt"}) {
             QVERIFY2(QFile::exists(out + "/" + f), f);
         }
         const json s = json::parse(readFile(out + "/summary.json").toStdString());
@@ -492,7 +495,8 @@ private slots:
         for (const json& m : s["methods"]) {
             QVERIFY(m["finished"].get<bool>());
             QVERIFY(m["final_loss"].get<double>() < 0.8 * m["first_forward_loss"].get<double>());
-            QVERIFY(m["held_out_final"]["loss"].get<double>() < m["first_forward_loss"].get<double>());
+            QVERIFY(m["held_out_final"]["loss"].get<double>() <
+                    m["first_forward_loss"].get<double>());
             QVERIFY(!m.contains("final_gap") && !m.contains("theorem"));
         }
         const QString samples = readFile(out + "/samples.txt");
@@ -505,7 +509,8 @@ private slots:
         cfg["objective"].erase("corpus_characters");
         cfg["backend"] = "cpu";
         writeFile(tmp.filePath("lm.json"), cfg.dump());
-        const CliResult f = runCli({"run", tmp.filePath("lm.json"), "--out", out, "--quiet"}, 120000);
+        const CliResult f =
+            runCli({"run", tmp.filePath("lm.json"), "--out", out, "--quiet"}, 120000);
         QVERIFY2(f.exitCode == 0, qPrintable(f.err));
         QVERIFY(f.err.isEmpty());
         const json fs = json::parse(readFile(out + "/summary.json").toStdString());

@@ -50,7 +50,7 @@ const std::string kSmallConfig = R"({"name": "small", "stages": 2, "batch_size":
 class TestCliArguments : public QObject {
     Q_OBJECT
 
-private:
+  private:
     QTemporaryDir dir_;
     QString path(const QString& name) const { return dir_.filePath(name); }
     QString smallConfig() {
@@ -59,7 +59,7 @@ private:
         return file;
     }
 
-private slots:
+  private slots:
     // ---- the parser, in-process ----
 
     void parserMissingValueIsNotTakenFromTheNextOption() {
@@ -68,7 +68,8 @@ private slots:
         expectParserRefuses("run", {"c.json", "--out"}, {"--out needs a value"});
         expectParserRefuses("run", {"c.json", "--out", "-x"}, {"--out=VALUE", "\"-x\""});
         // An empty value is the option's to judge (run: '--out = "" is not allowed').
-        QCOMPARE(parseArgs(commandSpec("run"), {"c.json", "--out="}).get("out", "x"), std::string());
+        QCOMPARE(parseArgs(commandSpec("run"), {"c.json", "--out="}).get("out", "x"),
+                 std::string());
         // A value that begins with '-' as --name=-value, a negative number for a numeric option
         // (its range check then judges it).
         QCOMPARE(parseArgs(commandSpec("run"), {"c.json", "--out=-x"}).get("out"),
@@ -103,8 +104,8 @@ private slots:
                             {"--corpus applies to experiment E5 only, not E1"});
         expectParserRefuses("reproduce", {"all", "--paper-step", "--out", "o"},
                             {"--paper-step applies to experiment E5 only, not all"});
-        QVERIFY(refusal("reproduce", {"E5", "--corpus", "x", "--paper-step", "--out", "o"})
-                    .empty());
+        QVERIFY(
+            refusal("reproduce", {"E5", "--corpus", "x", "--paper-step", "--out", "o"}).empty());
     }
 
     void parserSaysUnknownOptionAndSuggests() {
@@ -121,29 +122,31 @@ private slots:
                  why.c_str());
         QVERIFY2(why.find("\\x1b") != std::string::npos, why.c_str());
         QCOMPARE(pipelens::cmdline::shownValue("caf\xc3\xa9"), std::string("caf\xc3\xa9"));
-        QCOMPARE(pipelens::cmdline::shownValue("\xc2\x9b" "2J"), std::string("\\xc2\\x9b2J"));
+        QCOMPARE(pipelens::cmdline::shownValue("\xc2\x9b"
+                                               "2J"),
+                 std::string("\\xc2\\x9b2J"));
     }
 
     // ---- the real binaries ----
 
     void runOutWithoutValueWritesNothing() {
         const QString cfg = smallConfig();
-        const CliResult r = runProgram(QString(PIPELENS_CLI_PATH), {"run", cfg, "--out", "--quiet"}, RunSettings().inFolder(dir_.path()));
+        const CliResult r = runProgram(QString(PIPELENS_CLI_PATH), {"run", cfg, "--out", "--quiet"},
+                                       RunSettings().inFolder(dir_.path()));
         expectRefused(r, {"--out needs a value; got the option --quiet"});
         QVERIFY(!QFileInfo::exists(path("--quiet")));
-        expectRefused(runCli({"run", cfg, "--out", path("o"), "--quiet=0"}),
-                      {"--quiet is a flag"});
+        expectRefused(runCli({"run", cfg, "--out", path("o"), "--quiet=0"}), {"--quiet is a flag"});
         expectRefused(runCli({"run", cfg, "--out", path("o"), "--out", path("p")}),
                       {"--out is given twice"});
         QVERIFY(!QFileInfo::exists(path("o")) && !QFileInfo::exists(path("p")));
     }
 
     void commandsRefuseStraysOtherKindsAndTypos() {
-        expectRefused(runCli({"schedule", "--kind", "pd", "--stages", "2", "--microbatches", "2",
-                              "extra"}),
-                      {"unexpected argument \"extra\""});
-        expectRefused(runCli({"schedule", "--kind", "fill-drain", "--stages", "2",
-                              "--microbatches", "2", "--noam", "2"}),
+        expectRefused(
+            runCli({"schedule", "--kind", "pd", "--stages", "2", "--microbatches", "2", "extra"}),
+            {"unexpected argument \"extra\""});
+        expectRefused(runCli({"schedule", "--kind", "fill-drain", "--stages", "2", "--microbatches",
+                              "2", "--noam", "2"}),
                       {"--noam applies to --kind pd only"});
         expectRefused(runCli({"sweep", path("s.json"), "--out", path("s"), "--resum"}),
                       {"unknown option --resum", "did you mean --resume?"});
@@ -157,8 +160,8 @@ private slots:
     }
 
     void deviceValueIsEscaped() {
-        const CliResult r = runCli(
-            {"run", smallConfig(), "--out", path("d"), "--device", "x\x1b]0;pwned\x07"});
+        const CliResult r =
+            runCli({"run", smallConfig(), "--out", path("d"), "--device", "x\x1b]0;pwned\x07"});
         expectRefused(r, {"--device", "\\x1b]0;pwned\\x07"});
         QVERIFY(!r.rawErr.contains('\x1b') && !r.rawErr.contains('\x07'));
         // Messages built elsewhere (here the config reader's) are escaped on the way out too.
@@ -188,13 +191,17 @@ private slots:
 #ifdef PIPELENS_APP_PATH
         // A private runtime folder keeps Qt's warning about a missing one off stderr.
         const QStringList env{"XDG_RUNTIME_DIR=" + dir_.path()};
-        const CliResult r = runProgram(PIPELENS_APP_PATH, {"stray.json"}, RunSettings().withEnv(env));
+        const CliResult r =
+            runProgram(PIPELENS_APP_PATH, {"stray.json"}, RunSettings().withEnv(env));
         expectRefused(r, {"unexpected argument \"stray.json\""});
-        expectRefused(runProgram(PIPELENS_APP_PATH, {"--config", "--preset", "x"}, RunSettings().withEnv(env)),
+        expectRefused(runProgram(PIPELENS_APP_PATH, {"--config", "--preset", "x"},
+                                 RunSettings().withEnv(env)),
                       {"--config needs a value"});
-        expectRefused(runProgram(PIPELENS_APP_PATH, {"--scale", "2", "--scale", "3"}, RunSettings().withEnv(env)),
+        expectRefused(runProgram(PIPELENS_APP_PATH, {"--scale", "2", "--scale", "3"},
+                                 RunSettings().withEnv(env)),
                       {"--scale is given twice"});
-        const CliResult p = runProgram(PIPELENS_APP_PATH, {"--preset", "x\x1b]0;t\x07"}, RunSettings().withEnv(env));
+        const CliResult p = runProgram(PIPELENS_APP_PATH, {"--preset", "x\x1b]0;t\x07"},
+                                       RunSettings().withEnv(env));
         expectRefused(p, {"--preset", "\\x1b"});
         QVERIFY(!p.rawErr.contains('\x1b'));
 #else
@@ -212,24 +219,30 @@ private slots:
             {"help"},
             {"run", "--help"}};
         for (const QStringList& c : commands) {
-            const CliResult r = runProgram(QString(PIPELENS_CLI_PATH), c, RunSettings().stdoutTo("/dev/full"));
+            const CliResult r =
+                runProgram(QString(PIPELENS_CLI_PATH), c, RunSettings().stdoutTo("/dev/full"));
             QVERIFY2(!r.crashed, qPrintable(c.join(' ')));
-            QVERIFY2(r.exitCode == 2, qPrintable(c.join(' ') + QString(": exit %1").arg(r.exitCode)));
-            QVERIFY2(r.err == "pipelens-cli: cannot write to standard output: No space left on "
-                              "device\n",
+            QVERIFY2(r.exitCode == 2,
+                     qPrintable(c.join(' ') + QString(": exit %1").arg(r.exitCode)));
+            QVERIFY2(r.err ==
+                         "pipelens-cli: cannot write to standard output: No space left on "
+                         "device\n",
                      qPrintable(c.join(' ') + ": " + r.err));
         }
     }
 
     void badEnvironmentValuesAreRefusedAtStartUp() {
-        const QStringList schedule{"schedule", "--kind", "pd", "--stages", "2", "--microbatches",
-                                   "2"};
+        const QStringList schedule{"schedule", "--kind",         "pd", "--stages",
+                                   "2",        "--microbatches", "2"};
         expectRefused(runCli(schedule, {"PIPELENS_MEMORY_LIMIT=99999999T"}),
                       {"PIPELENS_MEMORY_LIMIT", "99999999T", "K, M, G or T"});
-        const QStringList bad{"PIPELENS_MEMORY_LIMIT=8X", "PIPELENS_PROGRESS_AFTER_MS=soon",
+        const QStringList bad{"PIPELENS_MEMORY_LIMIT=8X",
+                              "PIPELENS_PROGRESS_AFTER_MS=soon",
                               "PIPELENS_AUTO_OPENCL_MIN_WORK=-1",
-                              "PIPELENS_AUTO_LM_MIN_FLOPS=1e13x", "PIPELENS_CL_PROFILE=yes",
-                              "PIPELENS_CL_STAGE_QUEUES=2", "PIPELENS_CLBLAST_TUNING=of",
+                              "PIPELENS_AUTO_LM_MIN_FLOPS=1e13x",
+                              "PIPELENS_CL_PROFILE=yes",
+                              "PIPELENS_CL_STAGE_QUEUES=2",
+                              "PIPELENS_CLBLAST_TUNING=of",
                               "PIPELENS_LM_KERNELS=portabel",
                               QString("PIPELENS_CACHE_DIR=/tmp/a\x1b]0;t\x07")};
         for (const QString& kv : bad) {

@@ -65,7 +65,9 @@ std::string deadWritersMarker(const std::string& folderName, const std::string& 
            "\npid: " + pid + "\nboot_id: " + boot + "\nstart_time: 99999999999999999999\n";
 }
 
-bool isFifo(const fs::path& p) { return fs::is_fifo(fs::symlink_status(p)); }
+bool isFifo(const fs::path& p) {
+    return fs::is_fifo(fs::symlink_status(p));
+}
 
 }  // namespace
 
@@ -82,7 +84,7 @@ class TestCliFolders : public QObject {
         return QString::fromStdString((dir() / name).string());
     }
 
-private slots:
+  private slots:
     void init() { tmp_ = std::make_unique<QTemporaryDir>(); }
     // 1. The user's copies named DIR.old-<digits> / DIR.tmp-<digits> (a dated backup, a `cp -r`
     // of the results, even of a temporary) were deleted by the next run into DIR.
@@ -118,7 +120,8 @@ private slots:
         writeFile(dir() / "dw.old-1" / ".pipelens-results",
                   deadWritersMarker("dw.old-1", "1", "another-boot"));
         fs::create_directory(dir() / "dw.tmp-1");  // PID 1 of this boot, started at another time
-        writeFile(dir() / "dw.tmp-1" / ".pipelens-results", deadWritersMarker("dw.tmp-1", "1", bootId()));
+        writeFile(dir() / "dw.tmp-1" / ".pipelens-results",
+                  deadWritersMarker("dw.tmp-1", "1", bootId()));
         QCOMPARE(runCli({"run", cfg, "--out", path("dw"), "--quiet"}).exitCode, 0);
         QVERIFY(!fs::exists(dir() / "dw.tmp-4000004"));
         QVERIFY(!fs::exists(dir() / "dw.old-1"));
@@ -130,8 +133,9 @@ private slots:
     void fileWritersRefuseWhatIsNotAFile() {
         const fs::path fifo = dir() / "pipe";
         QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
-        expectError<pipelens::IoError>([&] { pipelens::writeFileAtomically(fifo.string(), "x"); },
-                                       {QString::fromStdString(fifo.string()), "a FIFO (named pipe)"});
+        expectError<pipelens::IoError>(
+            [&] { pipelens::writeFileAtomically(fifo.string(), "x"); },
+            {QString::fromStdString(fifo.string()), "a FIFO (named pipe)"});
         QVERIFY(isFifo(fifo));
         expectError<pipelens::IoError>([&] { pipelens::writeFileAtomically("/dev/null", "x"); },
                                        {"/dev/null", "a character device"});
@@ -152,7 +156,7 @@ private slots:
                                        {"--preset", "default", "--screenshot", path("shot.png")},
                                        RunSettings().timeout(60000));
         expectAppRefused(r, {QString::fromStdString(fifo.string()), "a FIFO (named pipe)",
-                          "not a regular file"});
+                             "not a regular file"});
         QVERIFY(isFifo(fifo));
     }
 
@@ -162,8 +166,8 @@ private slots:
                                        {"--preset", "default", "--screenshot", path("big.png"),
                                         "--size", "10000x10000", "--scale", "8"},
                                        RunSettings().timeout(60000));
-        expectAppRefused(r, {"--size 10000x10000", "--scale 8", "80000 x 80000", "16384",
-                          "268435456"});
+        expectAppRefused(
+            r, {"--size 10000x10000", "--scale 8", "80000 x 80000", "16384", "268435456"});
         QVERIFY(!fs::exists(dir() / "big.png"));
     }
 
@@ -173,7 +177,8 @@ private slots:
         fs::create_directory_symlink("target", dir() / "link");
         const QString sweep = config("tiny-sweep.json", smallSweep());
         const CliResult s = runCli({"sweep", sweep, "--out", path("link"), "--quiet"});
-        expectRefused(s, {"--out = \"" + path("link") + "\" is not allowed: it is a symbolic link"});
+        expectRefused(s,
+                      {"--out = \"" + path("link") + "\" is not allowed: it is a symbolic link"});
         QVERIFY(fs::is_symlink(dir() / "link"));
         const CliResult r =
             runCli({"run", config("ok.json", smallConfig()), "--out", path("link"), "--quiet"});
@@ -188,8 +193,8 @@ private slots:
                   deadWritersMarker("sw.tmp-4000006", "4000006", bootId()));
         fs::create_directory(dir() / "sw.old-20241201");
         writeFile(dir() / "sw.old-20241201" / ".pipelens-sweep", "PipeLens sweep folder\n");
-        const CliResult r =
-            runCli({"sweep", config("tiny-sweep.json", smallSweep()), "--out", path("sw"), "--quiet"});
+        const CliResult r = runCli(
+            {"sweep", config("tiny-sweep.json", smallSweep()), "--out", path("sw"), "--quiet"});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QVERIFY(!fs::exists(dir() / "sw.tmp-4000006"));
         QVERIFY(fs::exists(dir() / "sw.old-20241201"));
@@ -217,12 +222,12 @@ private slots:
         const QString sweep = config("tiny-sweep.json", smallSweep());
         expectRefused(runIn(deeper, {"run", cfg, "--out", "."}),
                       {"--out = \".\" is not allowed: it is the current folder"});
-        expectRefused(runIn(deeper, {"run", cfg, "--out", here}),
-                      {"it holds the current folder"});
+        expectRefused(runIn(deeper, {"run", cfg, "--out", here}), {"it holds the current folder"});
         expectRefused(runIn(deeper, {"sweep", sweep, "--out", "."}), {"the current folder"});
         expectRefused(runIn(deeper, {"sweep", sweep, "--out", ".."}), {"holds the current folder"});
         expectRefused(runProgram(siblingBinary("pipelens-reproduce"),
-                                 {"reproduce", "E1", "--quick", "--out", "."}, RunSettings().inFolder(deeper)),
+                                 {"reproduce", "E1", "--quick", "--out", "."},
+                                 RunSettings().inFolder(deeper)),
                       {"the current folder"});
         QVERIFY(fs::is_directory(dir() / "here" / "deeper"));
         QVERIFY(fs::is_empty(dir() / "here" / "deeper"));
@@ -231,8 +236,7 @@ private slots:
     // 4. A legal 250-byte name failed only after the whole run (".tmp-PID" passes NAME_MAX).
     void longNameRefusedBeforeTheRun() {
         const std::string name(250, 'n');
-        const CliResult r =
-            runCli({"run", config("ok.json", smallConfig()), "--out", path(name)});
+        const CliResult r = runCli({"run", config("ok.json", smallConfig()), "--out", path(name)});
         expectRefused(r, {"its name is 250 bytes long", "255", "at most 243 bytes"});
         QVERIFY(!r.err.contains("setup:"));
         const CliResult s =
@@ -282,8 +286,9 @@ private slots:
         const fs::path mnt = dir() / "small-disk";
         fs::create_directory(mnt);
         if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=64k") != 0) {
-            QSKIP("mounting a tmpfs needs root: failedWriteRemovesItsTemporaryAndSaysWhy covers "
-                  "the reason with EFBIG");
+            QSKIP(
+                "mounting a tmpfs needs root: failedWriteRemovesItsTemporaryAndSaysWhy covers "
+                "the reason with EFBIG");
         }
         {
             std::ofstream fill(mnt / "filler", std::ios::binary);

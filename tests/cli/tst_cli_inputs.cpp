@@ -15,9 +15,7 @@
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 class TestCliInputs : public QObject {
     Q_OBJECT
@@ -32,7 +30,7 @@ class TestCliInputs : public QObject {
         return QString::fromStdString((dir() / name).string());
     }
 
-private slots:
+  private slots:
     // 1. `--out notes.txt` turned the file into a results folder; a user's folder was wiped.
     void outNeverReplacesTheUsersFiles() {
         const QString cfg = config("ok.json", smallConfig());
@@ -92,9 +90,9 @@ private slots:
     // 8. 64-bit values were cast to int: --stages 4294967297 ran with S = 1; unbounded costs
     // overflowed the simulator ("did not finish within -103079215040 slots").
     void integerArgumentsNeverWrap() {
-        expectRefused(runCli({"schedule", "--kind", "pd", "--stages", "4294967297",
-                              "--microbatches", "4"}),
-                      {"--stages = \"4294967297\"", "[1, 4096]"});
+        expectRefused(
+            runCli({"schedule", "--kind", "pd", "--stages", "4294967297", "--microbatches", "4"}),
+            {"--stages = \"4294967297\"", "[1, 4096]"});
         expectRefused(runCli({"schedule", "--kind", "pd", "--stages", "4", "--microbatches", "4",
                               "--forward-slots", "2147483647"}),
                       {"--forward-slots", "[1, 1000]"});
@@ -105,7 +103,8 @@ private slots:
 
     // 9. `delays` printed its header to standard output before failing on a bad --from.
     void delaysChecksArgumentsBeforePrinting() {
-        expectRefused(runCli({"delays", "--stages", "4", "--from", "2"}), {"--from = \"2\"", "[0, 1)"});
+        expectRefused(runCli({"delays", "--stages", "4", "--from", "2"}),
+                      {"--from = \"2\"", "[0, 1)"});
         expectRefused(runCli({"delays", "--stages", "4", "--from", "nan"}), {"--from"});
     }
 
@@ -178,7 +177,8 @@ private slots:
     // line; 0 shows every step at once, which makes this check independent of machine speed.
     void setupStepsReportedOnStderr() {
         const QString cfg = config("ok.json", smallConfig());
-        const CliResult r = runCli({"run", cfg, "--out", path("p")}, {"PIPELENS_PROGRESS_AFTER_MS=0"});
+        const CliResult r =
+            runCli({"run", cfg, "--out", path("p")}, {"PIPELENS_PROGRESS_AFTER_MS=0"});
         QCOMPARE(r.exitCode, 0);
         QVERIFY2(r.err.contains("setup: building the data set"), qPrintable(r.err));
         QVERIFY2(r.err.contains("setup: computing f* and L (n = 20, d = 4)"), qPrintable(r.err));

@@ -41,7 +41,7 @@ class TestCliMessages : public QObject {
         return runCli({"run", file(name + ".json", j.dump()), "--out", path(name), "--quiet"});
     }
 
-private slots:
+  private slots:
     // Labels were written between quotes without doubling inner quotes, so one '"', ',' or
     // newline shifted every later cell; a leading '=' ran as a spreadsheet formula.
     void labelsReadBackFromEveryCsv() {
@@ -74,9 +74,9 @@ private slots:
                 }
             }
         }
-        for (const char* f : {"objective_per_slot.csv", "objective_per_update.csv",
-                              "gap_per_update.csv", "grad_norm.csv", "theorem.csv", "sweep.csv",
-                              "timeline_0.csv", "delays_0.csv"}) {
+        for (const char* f :
+             {"objective_per_slot.csv", "objective_per_update.csv", "gap_per_update.csv",
+              "grad_norm.csv", "theorem.csv", "sweep.csv", "timeline_0.csv", "delays_0.csv"}) {
             QVERIFY2(files.count(f), f);
         }
     }
@@ -99,7 +99,8 @@ private slots:
 
     void localStepsStatesTheRealRange() {
         json j = smallConfig();
-        j["methods"] = json::array({{{"method", "localsgd"}, {"step_size", 0.1}, {"local_steps", 1073741824}}});
+        j["methods"] = json::array(
+            {{{"method", "localsgd"}, {"step_size", 0.1}, {"local_steps", 1073741824}}});
         expectRefused(runConfig("steps", j),
                       {"local_steps = 1073741824 is not allowed: an integer in [1, 1000000000]"});
     }
@@ -107,7 +108,8 @@ private slots:
     // mu is derived from condition_number: the message named "synthetic.mu", a key nobody wrote.
     void derivedMuReportedAsTheUsersKey() {
         json j = smallConfig();
-        j["data"] = {{"kind", "tridiagonal"}, {"rows", 20}, {"dim", 8}, {"condition_number", 1e300}};
+        j["data"] = {
+            {"kind", "tridiagonal"}, {"rows", 20}, {"dim", 8}, {"condition_number", 1e300}};
         const CliResult r = runConfig("kappa", j);
         expectRefused(r, {"data.condition_number = 1e+300 is not allowed", "dim = 8"});
         QVERIFY2(!r.err.contains("synthetic.mu"), qPrintable(r.err));
@@ -116,7 +118,8 @@ private slots:
     // 2SH + 2(S - 1) was computed in int: S = 2, H = 10^9 printed -294967294 slots.
     void localSgdWarningDoesNotOverflow() {
         json j = smallConfig();
-        j["methods"] = json::array({{{"method", "localsgd"}, {"step_size", 0.1}, {"local_steps", 1000000000}}});
+        j["methods"] = json::array(
+            {{{"method", "localsgd"}, {"step_size", 0.1}, {"local_steps", 1000000000}}});
         const CliResult r = runConfig("never", j);
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QVERIFY2(r.err.contains("2SH + 2(S − 1) = 4000000002 slots"), qPrintable(r.err));
@@ -182,8 +185,7 @@ private slots:
         json c = smallConfig();
         c["name"] = "x\x1b]0;pwned\x07";
         c["methods"][0]["label"] = "pd\x1b[2J";
-        const CliResult r =
-            runCli({"run", file("esc.json", c.dump()), "--out", path("esc")});
+        const CliResult r = runCli({"run", file("esc.json", c.dump()), "--out", path("esc")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QVERIFY2(!r.out.contains(QChar(0x1b)) && !r.out.contains(QChar(0x07)), qPrintable(r.out));
         QVERIFY2(r.out.contains("x\\x1b]0;pwned\\x07") && r.out.contains("pd\\x1b[2J"),

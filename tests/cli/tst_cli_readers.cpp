@@ -4,11 +4,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/stat.h>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <sys/stat.h>
 
 #include "cli/cli_runner.hpp"
 
@@ -62,26 +62,27 @@ class TstCliReaders : public QObject {
         return path(name);
     }
 
-private slots:
+  private slots:
     // A sweep file 60000 deep ended with SIGSEGV: its messages dumped the whole value.
     void deepSweepFileRefused() {
         const std::string deep = std::string(60000, '[') + std::string(60000, ']');
         expectReaderRefused(runReader({"sweep", file("deep.json", deep), "--out", path("o1")}),
-                      {"sweep file", "deep.json", "64 deep"});
+                            {"sweep file", "deep.json", "64 deep"});
         const std::string inner = "{\"experiment\": " + deep + "}";
         expectReaderRefused(runReader({"sweep", file("deep2.json", inner), "--out", path("o2")}),
-                      {"deep2.json", "64 deep"});
+                            {"deep2.json", "64 deep"});
     }
 
     // "seeds": 1e999 leaked the JSON library's own message; a key given twice was taken.
     void sweepNumbersAndKeysChecked() {
         std::string text = smallSweep().dump();
         text.insert(text.size() - 1, ", \"seeds\": 1e999");
-        expectReaderRefused(runReader({"sweep", file("big.json", text), "--out", path("o3")}),
-                      {"sweep file", "big.json", "has a number that is not allowed", "1e999"});
-        expectReaderRefused(runReader({"sweep", file("dup.json", R"({"seeds": 1, "seeds": 2})"), "--out",
-                              path("o4")}),
-                      {"key \"seeds\" appears twice"});
+        expectReaderRefused(
+            runReader({"sweep", file("big.json", text), "--out", path("o3")}),
+            {"sweep file", "big.json", "has a number that is not allowed", "1e999"});
+        expectReaderRefused(runReader({"sweep", file("dup.json", R"({"seeds": 1, "seeds": 2})"),
+                                       "--out", path("o4")}),
+                            {"key \"seeds\" appears twice"});
     }
 
     // A sweep error printed the whole value: a 6 MB line.
@@ -89,12 +90,12 @@ private slots:
         json s = smallSweep();
         s["axis"]["values"] = json::array({std::string(6'000'000, 'x')});
         expectReaderRefused(runReader({"sweep", file("wide.json", s.dump()), "--out", path("o5")}),
-                      {"axis.values[0]"});
+                            {"axis.values[0]"});
         json n = smallSweep();
         n["name"] = json::array();
         for (int i = 0; i < 200000; ++i) n["name"].push_back(i);
         expectReaderRefused(runReader({"sweep", file("name.json", n.dump()), "--out", path("o6")}),
-                      {"name = [...]"});
+                            {"name = [...]"});
     }
 
     // Raw library errors for a sweep path: a folder gave "basic_filebuf::underflow", an empty
@@ -102,18 +103,18 @@ private slots:
     void sweepPathProblemsSayWhy() {
         fs::create_directory(dir() / "folder");
         expectReaderRefused(runReader({"sweep", path("folder"), "--out", path("o7")}),
-                      {"sweep file", "folder", "is a folder, not a file"});
+                            {"sweep file", "folder", "is a folder, not a file"});
         expectReaderRefused(runReader({"sweep", "", "--out", path("o8")}),
-                      {"sweep file '' does not exist"});
+                            {"sweep file '' does not exist"});
     }
 
     // A FIFO as config, sweep file or data file blocked forever.
     void fifosRefused() {
-        expectReaderRefused(runReader({"run", fifo("c.json"), "--out", path("o9")}),
-                      {"config file '" + path("c.json") +
-                       "' is a FIFO (named pipe), not a regular file"});
+        expectReaderRefused(
+            runReader({"run", fifo("c.json"), "--out", path("o9")}),
+            {"config file '" + path("c.json") + "' is a FIFO (named pipe), not a regular file"});
         expectReaderRefused(runReader({"sweep", fifo("s.json"), "--out", path("o10")}),
-                      {"sweep file", "s.json", "is a FIFO (named pipe)"});
+                            {"sweep file", "s.json", "is a FIFO (named pipe)"});
         json c = smallConfig();
         c["data"] = {{"source", "csv"}, {"x", fifo("d.csv").toStdString()}};
         const CliResult r = runReader({"run", file("csv.json", c.dump()), "--out", path("o11")});
@@ -127,7 +128,7 @@ private slots:
     // makes the old behaviour fail fast here instead of exhausting the machine.
     void devicesRefused() {
         expectReaderRefused(runReader({"run", "/dev/zero", "--out", path("o12")}, 20000, 4'000'000),
-                      {"config file '/dev/zero' is a character device, not a regular file"});
+                            {"config file '/dev/zero' is a character device, not a regular file"});
         json c = smallConfig();
         c["data"] = {{"source", "csv"}, {"x", "/dev/zero"}};
         const CliResult r =
@@ -156,24 +157,23 @@ private slots:
         const fs::path point = dir() / "res" / "points" / "point-0000.json";
         QVERIFY(fs::exists(point));
         writeFile(point, std::string(60000, '[') + std::string(60000, ']'));
-        expectReaderRefused(runReader({"sweep", spec, "--out", out, "--resume", "--quiet"}),
-                      {"--resume", "point-0000.json", "cannot be read back", "64 deep",
-                       "remove it"},
-                      2);
+        expectReaderRefused(
+            runReader({"sweep", spec, "--out", out, "--resume", "--quiet"}),
+            {"--resume", "point-0000.json", "cannot be read back", "64 deep", "remove it"}, 2);
         json bad = json::parse(R"({"index": 0, "value": 1, "seeds": 1, "f_star": 0})");
         bad["methods"] = json::array({{{"label", std::string(3'000'000, 'q')}, {"method", 7}}});
         writeFile(point, bad.dump());
         expectReaderRefused(runReader({"sweep", spec, "--out", out, "--resume", "--quiet"}),
-                      {"point-0000.json", "cannot be read back"}, 2);
+                            {"point-0000.json", "cannot be read back"}, 2);
         // The stored sweep.json is read the same way.
         fs::remove(point);
         writeFile(dir() / "res" / "sweep.json", std::string(60000, '['));
         expectReaderRefused(runReader({"sweep", spec, "--out", out, "--resume", "--quiet"}),
-                      {"--resume", "sweep.json", "64 deep"}, 2);
+                            {"--resume", "sweep.json", "64 deep"}, 2);
         fs::remove(dir() / "res" / "sweep.json");
         ::mkfifo((dir() / "res" / "sweep.json").c_str(), 0600);
         expectReaderRefused(runReader({"sweep", spec, "--out", out, "--resume", "--quiet"}),
-                      {"sweep.json", "is a FIFO (named pipe)"}, 2);
+                            {"sweep.json", "is a FIFO (named pipe)"}, 2);
     }
 };
 

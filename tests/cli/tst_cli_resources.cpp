@@ -20,7 +20,8 @@ namespace {
 // refusal; set-up lines may come before it, unlike expectRefused's single line).
 void expectRefusedAfterSetup(const CliResult& r, const QStringList& fragments) {
     QVERIFY2(!r.crashed, qPrintable("crashed: " + r.err));
-    QVERIFY2(r.exitCode == 1, qPrintable(QString("exit %1: %2").arg(r.exitCode).arg(r.err.left(500))));
+    QVERIFY2(r.exitCode == 1,
+             qPrintable(QString("exit %1: %2").arg(r.exitCode).arg(r.err.left(500))));
     QVERIFY2(r.out.isEmpty(), qPrintable("stdout: " + r.out.left(300)));
     const QString last = r.err.trimmed().section('\n', -1);
     for (const QString& f : fragments) {
@@ -41,32 +42,36 @@ class TestCliResources : public QObject {
         std::ofstream(p, std::ios::binary) << j.dump();
         return QString::fromStdString(p.string());
     }
-    QString path(const std::string& name) const { return tmp_.filePath(QString::fromStdString(name)); }
+    QString path(const std::string& name) const {
+        return tmp_.filePath(QString::fromStdString(name));
+    }
 
-private slots:
+  private slots:
     // `schedule` built a 0.5 GB timeline (1.9 GB at larger sizes) under a 100 MB limit.
     void scheduleChecksMemoryFirst() {
-        expectRefusedAfterSetup(runCli({"schedule", "--kind", "pd", "--stages", "512", "--microbatches",
-                              "20000", "--summary"},
-                             kSmallLimit),
-                      {"the pd schedule (stages = 512, microbatches = 20000)", "needs about",
-                       "100.0 MiB available", "fewer stages or microbatches"});
+        expectRefusedAfterSetup(
+            runCli({"schedule", "--kind", "pd", "--stages", "512", "--microbatches", "20000",
+                    "--summary"},
+                   kSmallLimit),
+            {"the pd schedule (stages = 512, microbatches = 20000)", "needs about",
+             "100.0 MiB available", "fewer stages or microbatches"});
         // The same command within the limit still works.
-        const CliResult ok = runCli({"schedule", "--kind", "pd", "--stages", "4", "--microbatches",
-                                     "8", "--summary"},
-                                    kSmallLimit);
+        const CliResult ok = runCli(
+            {"schedule", "--kind", "pd", "--stages", "4", "--microbatches", "8", "--summary"},
+            kSmallLimit);
         QCOMPARE(ok.exitCode, 0);
         QVERIFY(ok.out.contains("slots: "));
     }
 
     // `delays` likewise ignored the limit.
     void delaysChecksMemoryFirst() {
-        expectRefusedAfterSetup(runCli({"delays", "--stages", "1024", "--microbatches", "20000"}, kSmallLimit),
-                      {"delay statistics for stages = 1024 with 20000 microbatches", "needs about",
-                       "100.0 MiB available"});
-        expectRefusedAfterSetup(runCli({"delays", "--stages", "1000:1024", "--microbatches", "20000"},
-                             kSmallLimit),
-                      {"stages = 1000:1024", "needs about"});
+        expectRefusedAfterSetup(
+            runCli({"delays", "--stages", "1024", "--microbatches", "20000"}, kSmallLimit),
+            {"delay statistics for stages = 1024 with 20000 microbatches", "needs about",
+             "100.0 MiB available"});
+        expectRefusedAfterSetup(
+            runCli({"delays", "--stages", "1000:1024", "--microbatches", "20000"}, kSmallLimit),
+            {"stages = 1000:1024", "needs about"});
         QCOMPARE(runCli({"delays", "--stages", "2:8"}, kSmallLimit).exitCode, 0);
     }
 
@@ -86,7 +91,7 @@ private slots:
         const CliResult r = runCli({"run", config("big.json", c), "--out", path("big")},
                                    {"PIPELENS_PROGRESS_AFTER_MS=0"});
         expectRefusedAfterSetup(r, {"this experiment (budget.microbatches = 20000, stages = 4096, "
-                          "10 methods side by side) needs about"});
+                                    "10 methods side by side) needs about"});
         QVERIFY2(!r.err.contains("data set"), qPrintable("the data set was made first: " + r.err));
         QVERIFY(!fs::exists(path("big").toStdString()));
     }
@@ -101,10 +106,10 @@ private slots:
             "methods": [{"method": "pd", "step_size": 0.1},
                         {"method": "localsgd", "step_size": 0.1, "local_steps": 2}]
         })");
-        expectRefusedAfterSetup(runCli({"run", config("wide.json", c), "--out", path("wide")}, kSmallLimit),
-                      {"the language model (objective.width = 2048, objective.context = 64",
-                       "stages = 4", "2 methods side by side", "needs about",
-                       "a smaller objective.width"});
+        expectRefusedAfterSetup(
+            runCli({"run", config("wide.json", c), "--out", path("wide")}, kSmallLimit),
+            {"the language model (objective.width = 2048, objective.context = 64", "stages = 4",
+             "2 methods side by side", "needs about", "a smaller objective.width"});
         QVERIFY(!fs::exists(path("wide").toStdString()));
     }
 
@@ -117,9 +122,10 @@ private slots:
             "budget": {"microbatches": 8},
             "methods": [{"method": "pd", "step_size": 0.1}]
         })");
-        expectRefusedAfterSetup(runCli({"run", config("talk.json", c), "--out", path("talk")}, {}, 60000),
-                      {"objective.sample_lines x objective.sample_length = 100 x 100000",
-                       "10000000 characters", "at most 20000 characters"});
+        expectRefusedAfterSetup(
+            runCli({"run", config("talk.json", c), "--out", path("talk")}, {}, 60000),
+            {"objective.sample_lines x objective.sample_length = 100 x 100000",
+             "10000000 characters", "at most 20000 characters"});
         // Within the allowance it runs and announces the sampling.
         c["objective"]["sample_lines"] = 2;
         c["objective"]["sample_length"] = 50;

@@ -26,11 +26,11 @@ double gapOf(const nlohmann::json& methods, std::size_t i) {
 class TestReproduce : public QObject {
     Q_OBJECT
 
-private:
+  private:
     QTemporaryDir dir_;
     QString out_;
 
-private slots:
+  private slots:
     void initTestCase() {
         QVERIFY(dir_.isValid());
         out_ = dir_.filePath("figs");
@@ -46,7 +46,8 @@ private slots:
         QVERIFY(rows.size() >= 30);
         for (const auto& r : rows) {
             const double S = r.at("stages").get<double>();
-            QCOMPARE(r.at("max").get<long long>(), static_cast<long long>(std::floor(S * S - S / 2)));
+            QCOMPARE(r.at("max").get<long long>(),
+                     static_cast<long long>(std::floor(S * S - S / 2)));
         }
         QVERIFY(std::abs(s.at("fit_max").at("s2").get<double>() - 1.0) < 0.01);
         QVERIFY(std::abs(s.at("fit_max").at("s").get<double>() + 0.5) < 0.1);
@@ -92,8 +93,10 @@ private slots:
         const double paper[] = {2.73, 19.5, 22.5, 270.0};
         for (std::size_t i = 0; i < 4; ++i) {
             const double ratio = gapOf(m, i) / paper[i];
-            QVERIFY2(ratio > 0.75 && ratio < 1.25,
-                     qPrintable(QString("method %1: %2 vs paper %3").arg(i).arg(gapOf(m, i)).arg(paper[i])));
+            QVERIFY2(
+                ratio > 0.75 && ratio < 1.25,
+                qPrintable(
+                    QString("method %1: %2 vs paper %3").arg(i).arg(gapOf(m, i)).arg(paper[i])));
         }
     }
 
@@ -121,7 +124,8 @@ private slots:
         const auto& last = rows.at(2);
         QCOMPARE(last.at("stages").get<double>(), 32.0);
         const double pd = last.at("methods").at(0).at("final_objective").at("mean").get<double>();
-        const double local = last.at("methods").at(2).at("final_objective").at("mean").get<double>();
+        const double local =
+            last.at("methods").at(2).at("final_objective").at("mean").get<double>();
         QVERIFY2(local < pd, qPrintable(QString("LocalSGD %1, PD %2").arg(local).arg(pd)));
     }
 
@@ -134,7 +138,9 @@ private slots:
             const double pd = m.at(0).at("best_final").at("final_objective").get<double>();
             const double local = m.at(2).at("best_final").at("final_objective").get<double>();
             QVERIFY2(local < pd, qPrintable(QString("S = %1: LocalSGD %2, PD %3")
-                                                .arg(r.at("stages").get<double>()).arg(local).arg(pd)));
+                                                .arg(r.at("stages").get<double>())
+                                                .arg(local)
+                                                .arg(pd)));
         }
     }
 
@@ -151,7 +157,8 @@ private slots:
                 for (int y = 0; y < png.height(); y += 2) {
                     for (int x = 0; x < png.width(); x += 2) drawn += png.pixel(x, y) != background;
                 }
-                QVERIFY2(drawn > 5000, qPrintable(QString("%1: %2 drawn pixels").arg(id).arg(drawn)));
+                QVERIFY2(drawn > 5000,
+                         qPrintable(QString("%1: %2 drawn pixels").arg(id).arg(drawn)));
                 QFile svg(base + QString::fromStdString(f.at("svg")));
                 QVERIFY(svg.open(QIODevice::ReadOnly));
                 const QByteArray text = svg.readAll();
@@ -183,7 +190,9 @@ private slots:
             QCOMPARE(m.at(i).at("grid").size(), std::size_t(5));
             const double step = m.at(i).at("step_size").get<double>();
             QVERIFY(step >= 0.03125 && step <= 0.5);
-            if (i > 0) QVERIFY(m.at(0).at("final_loss").get<double>() < m.at(i).at("final_loss").get<double>());
+            if (i > 0)
+                QVERIFY(m.at(0).at("final_loss").get<double>() <
+                        m.at(i).at("final_loss").get<double>());
         }
         // Every method's curve is in the CSV, on one slot axis.
         QFile csv(out + "/E5/figure.csv");
@@ -202,8 +211,8 @@ private slots:
         f.close();
         const QString out = dir_.filePath("e5");
         QProcess p;
-        p.start(PIPELENS_CLI_PATH, {"reproduce", "E5", "--quick", "--paper-step", "--corpus", corpus,
-                                    "--out", out, "--quiet"});
+        p.start(PIPELENS_CLI_PATH, {"reproduce", "E5", "--quick", "--paper-step", "--corpus",
+                                    corpus, "--out", out, "--quiet"});
         QVERIFY(p.waitForFinished(120000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
         const auto s = readJson(out + "/E5/summary.json");

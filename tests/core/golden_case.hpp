@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "data/loaders.hpp"
-#include "objective/linear_objective.hpp"
 #include "method.hpp"
+#include "objective/linear_objective.hpp"
 #include "schedule/timeline.hpp"
 
 namespace golden {

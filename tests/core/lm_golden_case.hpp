@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "golden_case.hpp"
 #include "data/loaders.hpp"
+#include "golden_case.hpp"
 #include "objective/lm/char_transformer.hpp"
 
 namespace golden_lm {

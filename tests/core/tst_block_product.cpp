@@ -11,14 +11,14 @@ using namespace pipelens;
 class TestBlockProduct : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void bitIdenticalToEigen() {
         struct Shape {
             Eigen::Index rows, cols, offset, size;
         };
         // size < 128 (one group); >= 128 with n < 4000 (groups of 16) and n >= 4000 (of 4);
         // row counts that are not multiples of 16.
-        const Shape shapes[] = {{600, 512, 16, 16}, {601, 64, 3, 61},  {37, 300, 0, 300},
+        const Shape shapes[] = {{600, 512, 16, 16},  {601, 64, 3, 61},    {37, 300, 0, 300},
                                 {250, 200, 40, 130}, {4001, 140, 1, 139}, {5, 3, 1, 2}};
         std::srand(7);
         for (const Shape& s : shapes) {

@@ -8,8 +8,8 @@
 
 #include "core/expect_error.hpp"
 #include "errors.hpp"
-#include "experiment/run/budget_checks.hpp"
 #include "experiment/config/config.hpp"
+#include "experiment/run/budget_checks.hpp"
 #include "experiment/run/experiment.hpp"
 #include "schedule/run_length.hpp"
 #include "schedule/timeline.hpp"
@@ -18,7 +18,6 @@ using namespace pipelens;
 using nlohmann::json;
 
 namespace {
-
 
 ExperimentConfig config(const json& budget, int stages = 4, const json& extraMethod = nullptr) {
     json j = {{"stages", stages},
@@ -35,10 +34,10 @@ ExperimentConfig config(const json& budget, int stages = 4, const json& extraMet
 class TestBudgetChecks : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void closedFormsAndRoundsMatchTimelines() {
-        for (ScheduleKind kind : {ScheduleKind::PipeDream, ScheduleKind::FillDrain,
-                                  ScheduleKind::LocalSgd}) {
+        for (ScheduleKind kind :
+             {ScheduleKind::PipeDream, ScheduleKind::FillDrain, ScheduleKind::LocalSgd}) {
             for (int S : {1, 2, 3, 5, 8}) {
                 for (int N : {1, 2, 7, 16, 23}) {
                     for (int cost : {1, 2}) {
@@ -141,8 +140,8 @@ private slots:
         expectError<ConfigError>([&] { planExperiment(c, *objective); },
                                  {"budget.slots = 1000000000", "stages = 4", "400000000"});
         QVERIFY2(timer.elapsed() < 5000, "refused without building timelines");
-        ExperimentConfig local = config({{"slots", 300000000}}, 4,
-                                        {{"method", "localsgd"}, {"step_size", 0.1}});
+        ExperimentConfig local =
+            config({{"slots", 300000000}}, 4, {{"method", "localsgd"}, {"step_size", 0.1}});
         expectError<ConfigError>([&] { planExperiment(local, *objective); },
                                  {"budget.slots = 300000000"});
     }
@@ -154,7 +153,8 @@ private slots:
         expectError<ConfigError>([&] { planExperiment(c, *objective); },
                                  {"budget.epochs = 71582804.9333", "microbatches"});
         ExperimentConfig big = config({{"epochs", 1e9}});
-        expectError<ConfigError>([&] { planExperiment(big, *objective); }, {"budget.epochs = 1000000000"});
+        expectError<ConfigError>([&] { planExperiment(big, *objective); },
+                                 {"budget.epochs = 1000000000"});
         ExperimentConfig ok = config({{"epochs", 2.5}});
         QCOMPARE(planExperiment(ok, *objective).budget.pipeDreamMicrobatches, 150);
     }
@@ -166,9 +166,9 @@ private slots:
         auto objective = buildObjective(c);
         QElapsedTimer timer;
         timer.start();
-        expectError<ResourceError>([&] { planExperiment(c, *objective); },
-                                   {"budget.microbatches = 20000000", "needs about",
-                                    "8.0 GiB available"});
+        expectError<ResourceError>(
+            [&] { planExperiment(c, *objective); },
+            {"budget.microbatches = 20000000", "needs about", "8.0 GiB available"});
         QVERIFY(timer.elapsed() < 5000);
         qunsetenv("PIPELENS_MEMORY_LIMIT");
     }
@@ -187,7 +187,8 @@ private slots:
     void scheduleCostsBounded() {
         ScheduleParams p;
         p.costs.forwardSlots = 2147483647;
-        expectError<ConfigError>([&] { buildTimeline(p); }, {"forward_slots = 2147483647", "at most 1000"});
+        expectError<ConfigError>([&] { buildTimeline(p); },
+                                 {"forward_slots = 2147483647", "at most 1000"});
         p.costs.forwardSlots = 1000;
         p.costs.backwardSlots = 1000;
         p.costs.latencySlots = 1000;

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "core/expect_error.hpp"
@@ -84,7 +84,7 @@ std::string writeText(const QTemporaryDir& dir, const QString& name, const std::
 
 class TestConfig : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     // One table names the methods: every key parses back to its method, aliases only where
     // asked, unknown names are refused with the list; the schedule kinds use the same keys.
     void methodTableRoundTrips() {
@@ -366,8 +366,8 @@ private slots:
         expectConfigError(j, {"unknown key methods[0].step_size.base"});
         j = minimal();
         j["methods"][0] = {{"method", "localsgd"}, {"step_size", 0.1}, {"local_steps", 0}};
-        expectConfigError(j,
-                          {"methods[0].local_steps = 0", "not allowed", "an integer in [1, 1000000000]"});
+        expectConfigError(
+            j, {"methods[0].local_steps = 0", "not allowed", "an integer in [1, 1000000000]"});
         j["methods"][0]["local_steps"] = 2.5;
         expectConfigError(j, {"methods[0].local_steps = 2.5", "integer"});
         j = minimal();
@@ -645,14 +645,16 @@ private slots:
         expectConfigError(with("heads", 3), {"heads = 3", "divide width = 16"});
         expectConfigError(with("width", 0), {"objective.width = 0", "[1, 65536]"});
         expectConfigError(with("context", "8"), {"objective.context = \"8\"", "not allowed"});
-        expectConfigError(with("held_out_fraction", 1.0), {"objective.held_out_fraction = 1.0", "[0, 0.9]"});
+        expectConfigError(with("held_out_fraction", 1.0),
+                          {"objective.held_out_fraction = 1.0", "[0, 0.9]"});
         expectConfigError(with("sample_temperature", 0), {"objective.sample_temperature = 0"});
         expectConfigError(with("precision", "half"), {"unknown key objective.precision"});
         j = languageModel();
         j["objective"]["held_out_fraction"] = 0;
         expectConfigError(j, {"objective.held_out_every = 20", "held_out_fraction"});
         // The linear models' keys are refused, each with what to do instead.
-        expectConfigError(with("l2", 0.1), {"objective.l2 = 0.1", "char_transformer", "no regulariser"});
+        expectConfigError(with("l2", 0.1),
+                          {"objective.l2 = 0.1", "char_transformer", "no regulariser"});
         expectConfigError(with("gradient_noise", 0.1), {"objective.gradient_noise = 0.1"});
         j = languageModel();
         j["data"] = {{"rows", 20}};
@@ -685,12 +687,14 @@ private slots:
 
     // About 58,000 levels used to overflow the stack (exit 139, no message).
     void deepNestingRefusedWithMessage() {
-        const std::string deep = "{\"name\": " + std::string(58000, '[') + std::string(58000, ']') + "}";
+        const std::string deep =
+            "{\"name\": " + std::string(58000, '[') + std::string(58000, ']') + "}";
         expectError<ConfigError>([&] { ExperimentConfig::fromText(deep, "deep.json"); },
                                  {"deep.json", "nests", "more than 64 deep"});
         QTemporaryDir dir;
         const std::string path = writeText(dir, "deep.json", deep);
-        expectError<ConfigError>([&] { ExperimentConfig::fromFile(path); }, {"deep.json", "64 deep"});
+        expectError<ConfigError>([&] { ExperimentConfig::fromFile(path); },
+                                 {"deep.json", "64 deep"});
     }
 
     // A wrong-type message quotes a short excerpt, never the whole (nested) value.
@@ -709,7 +713,8 @@ private slots:
         }
         j = minimal();
         j["backend"] = std::string(500, 'x');
-        expectError<ConfigError>([&] { ExperimentConfig::fromJson(j); }, {"backend = \"xxxx", "..."});
+        expectError<ConfigError>([&] { ExperimentConfig::fromJson(j); },
+                                 {"backend = \"xxxx", "..."});
     }
 
     void duplicateKeysRefused() {
@@ -765,8 +770,9 @@ private slots:
         expectError<ConfigError>([&] { ExperimentConfig::fromFile(file + "/inside.json"); },
                                  {"cannot open config file", "Not a directory"});
         // The data readers' wording, from the one input-file reader.
-        expectError<ConfigError>([&] { ExperimentConfig::fromFile(dir.filePath("gone.json").toStdString()); },
-                                 {"config file '" + dir.filePath("gone.json") + "' does not exist"});
+        expectError<ConfigError>(
+            [&] { ExperimentConfig::fromFile(dir.filePath("gone.json").toStdString()); },
+            {"config file '" + dir.filePath("gone.json") + "' does not exist"});
     }
 
     void defaultMethodLabels() {

@@ -21,8 +21,10 @@ const std::string kNasty = "=HYPERLINK(\"x\"),\"a\nb";
 
 std::string oneCell(std::string_view s, bool label) {
     CsvWriter w;
-    if (label) w.label(s);
-    else w.text(s);
+    if (label)
+        w.label(s);
+    else
+        w.text(s);
     return w.take();
 }
 
@@ -31,7 +33,7 @@ std::string oneCell(std::string_view s, bool label) {
 class TestCsvWriter : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void plainCellsAsBefore() {
         QCOMPARE(oneCell("pd", false), std::string("pd"));
         QCOMPARE(oneCell("PD 1F1B", true), std::string("\"PD 1F1B\""));

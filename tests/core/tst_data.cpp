@@ -458,7 +458,6 @@ class TestData : public QObject {
         EXPECT_THROW_WITH(DataError, loadLibsvm(path("missing.svm")), "missing.svm");
     }
 
-
     // ---- hardened inputs (issue 7) ---------------------------------------------------------
 
     // 15 bytes asking for a dense 1 x 2147483647 matrix (16 GiB): refused before allocating,
@@ -490,8 +489,9 @@ class TestData : public QObject {
                                             "'shape': (0, 100000000000), }",
                                             ""));
         EXPECT_THROW_WITH(DataError, loadNpyMatrix(empty), "extent above 2147483647");
-        const std::string zero = writeFile(
-            "zero.npy", npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 3), }", ""));
+        const std::string zero =
+            writeFile("zero.npy",
+                      npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 3), }", ""));
         EXPECT_THROW_WITH(DataError, loadNpyMatrix(zero), "is empty");
     }
 
@@ -511,8 +511,8 @@ class TestData : public QObject {
         const std::string csv = writeFile("esc.csv", "1,2\n3,\x1b[2J\xff\n");
         const std::string svm = writeFile("esc.svm", "1 1:\x1b]0;owned\x07\n");
         const std::string npy = writeFile(
-            "esc.npy", npyBytes("{'descr': '\x1b[31m', 'fortran_order': False, 'shape': (1,), }",
-                                "12345678"));
+            "esc.npy",
+            npyBytes("{'descr': '\x1b[31m', 'fortran_order': False, 'shape': (1,), }", "12345678"));
         for (auto load : {std::function<void()>([&] { loadCsv(csv); }),
                           std::function<void()>([&] { loadLibsvm(svm); }),
                           std::function<void()>([&] { loadNpyVector(npy); })}) {
@@ -533,8 +533,9 @@ class TestData : public QObject {
         QCOMPARE(parseCsv(csvText, "mem.csv").X, loadCsv(writeFile("mem.csv", csvText)).X);
         const std::string svmText = "1 1:0.5 3:2\n-1 2:1\n";
         QCOMPARE(parseLibsvm(svmText, "mem.svm").X, loadLibsvm(writeFile("mem.svm", svmText)).X);
-        const std::string npy = npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2), }",
-                                         rawBytes(std::vector<double>{1.5, -2.0}));
+        const std::string npy =
+            npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2), }",
+                     rawBytes(std::vector<double>{1.5, -2.0}));
         QCOMPARE(parseNpyMatrix(npy, "mem.npy"), loadNpyMatrix(writeFile("mem.npy", npy)));
         // A shape check refuses before the data is read.
         EXPECT_THROW_WITH(ResourceError,

@@ -109,7 +109,7 @@ void compareStats(const DelayStats& got, const std::vector<long long>& sorted, i
 
 class TestDelays : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void tableMatchesBruteForce_data() {
         QTest::addColumn<int>("kind");
         QTest::addColumn<int>("S");

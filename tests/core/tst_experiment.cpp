@@ -8,15 +8,15 @@
 #include <iomanip>
 #include <map>
 #include <mutex>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 
 #include "errors.hpp"
 #include "experiment/config/config.hpp"
-#include "experiment/run/experiment.hpp"
 #include "experiment/output/results.hpp"
+#include "experiment/run/experiment.hpp"
 #include "schedule/schedule_tables.hpp"
 #include "schedule/timeline.hpp"
 #include "util/text_builder.hpp"
@@ -103,7 +103,7 @@ int leftovers(const fs::path& target) {
 
 class TestExperiment : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void equalTimePlanning() {
         for (const char* costs : {"default", "F=1 B=2 latency 1"}) {
             json j = baseConfig();
@@ -276,9 +276,9 @@ private slots:
         writeResults(res, out.string());
         QCOMPARE(leftovers(out), 0);
 
-        const std::vector<std::string> labels = {
-            res.methods[0].label, res.methods[1].label, res.methods[2].label,
-            res.methods[3].label, res.methods[4].label, "PD huge"};
+        const std::vector<std::string> labels = {res.methods[0].label, res.methods[1].label,
+                                                 res.methods[2].label, res.methods[3].label,
+                                                 res.methods[4].label, "PD huge"};
         QCOMPARE(res.methods[5].label, std::string("PD huge"));
         QVERIFY(res.methods[5].result.divergence.diverged);
         std::string header;
@@ -344,24 +344,22 @@ private slots:
             const fs::path tl = out / ("timeline_" + std::to_string(i) + ".csv");
             const fs::path dl = out / ("delays_" + std::to_string(i) + ".csv");
             QCOMPARE(fs::exists(tl), r.timeline.has_value());
-            const bool wantDelays =
-                res.methods[i].pipeline() && res.methods[i].replicas == 1;
+            const bool wantDelays = res.methods[i].pipeline() && res.methods[i].replicas == 1;
             QCOMPARE(fs::exists(dl), wantDelays);
             if (r.timeline) {
                 auto t = lines(readFile(tl));
                 QCOMPARE(t[0], std::string("method,slot,end_slot,stage,op,microbatch,"
                                            "version_read,replica,round"));
-                QCOMPARE(t.size(), 1 + 2 * static_cast<size_t>(r.timeline->params.microbatches) *
-                                           4 + r.timeline->averagingSlots.size());
-                QCOMPARE(readFile(tl),
-                         ganttTableCsv(*r.timeline, r.delays ? &*r.delays : nullptr,
-                                       res.methods[i].label));
+                QCOMPARE(t.size(),
+                         1 + 2 * static_cast<size_t>(r.timeline->params.microbatches) * 4 +
+                             r.timeline->averagingSlots.size());
+                QCOMPARE(readFile(tl), ganttTableCsv(*r.timeline, r.delays ? &*r.delays : nullptr,
+                                                     res.methods[i].label));
             }
             if (wantDelays) {
                 auto d = lines(readFile(dl));
-                QCOMPARE(d[0],
-                         std::string("method,block_update,updated_stage,microbatch,slot,"
-                                     "delay_block1,delay_block2,delay_block3,delay_block4"));
+                QCOMPARE(d[0], std::string("method,block_update,updated_stage,microbatch,slot,"
+                                           "delay_block1,delay_block2,delay_block3,delay_block4"));
                 QCOMPARE(d.size(), 1 + static_cast<size_t>(r.timeline->params.microbatches) * 4);
                 for (size_t k = 0; k + 1 < d.size(); ++k) {
                     auto cs = cells(d[k + 1]);

@@ -4,11 +4,13 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <Eigen/Dense>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -16,9 +18,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <sys/stat.h>
 #include <thread>
-#include <unistd.h>
 
 #include "core/expect_error.hpp"
 #include "data/loaders.hpp"
@@ -80,7 +80,9 @@ json smallConfig() {
             {"methods", json::array({{{"method", "pd"}, {"step_size", 0.1}}})}};
 }
 
-std::string nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+std::string nested(int depth) {
+    return std::string(depth, '[') + std::string(depth, ']');
+}
 
 }  // namespace
 
@@ -91,13 +93,13 @@ class TstFileReading : public QObject {
     fs::path dir() const { return fs::path(tmp_.path().toStdString()); }
     std::string path(const std::string& name) const { return (dir() / name).string(); }
 
-private slots:
+  private slots:
     // A FIFO as a config, sweep file or data file blocked forever.
     void fifosRefusedWithoutBlocking() {
         withFifo(dir() / "c.json", [&] {
             expectError<ConfigError>([&] { ExperimentConfig::fromFile(path("c.json")); },
                                      {"config file '" + QString::fromStdString(path("c.json")) +
-                                          "' is a FIFO (named pipe), not a regular file"});
+                                      "' is a FIFO (named pipe), not a regular file"});
         });
         withFifo(dir() / "s.json", [&] {
             expectError<ConfigError>([&] { SweepSpec::fromFile(path("s.json")); },
@@ -207,10 +209,16 @@ private slots:
         expectError<ConfigError>([&] { pointResultFromText("{\"index\": 1e999}", "p.json"); },
                                  {"number that is not allowed"});
         expectError<ConfigError>(
-            [&] { pointResultFromText(R"({"index": -1, "value": 1, "seeds": 1, "f_star": 0,
-                                          "methods": []})", "p.json"); },
+            [&] {
+                pointResultFromText(R"({"index": -1, "value": 1, "seeds": 1, "f_star": 0,
+                                          "methods": []})",
+                                    "p.json");
+            },
             {"point.index = -1"});
-        json p = {{"index", 0}, {"value", 1}, {"seeds", 1}, {"f_star", 0},
+        json p = {{"index", 0},
+                  {"value", 1},
+                  {"seeds", 1},
+                  {"f_star", 0},
                   {"methods", json::array({{{"label", std::string(1'000'000, 'z')}}})}};
         p["value"] = json::array({json::array({std::string(1'000'000, 'v')})});
         try {
@@ -223,9 +231,9 @@ private slots:
 
     // A first row with one bad cell among numbers was silently skipped as a header.
     void csvFirstRowWithNumbersIsData() {
-        expectError<DataError>([&] { parseCsv("1,nan,3\n4,5,6\n7,8,9\n", "d.csv"); },
-                               {"CSV file 'd.csv', line 1, column 2: 'nan' is not a finite number",
-                                "not a header"});
+        expectError<DataError>(
+            [&] { parseCsv("1,nan,3\n4,5,6\n7,8,9\n", "d.csv"); },
+            {"CSV file 'd.csv', line 1, column 2: 'nan' is not a finite number", "not a header"});
         const Dataset header = parseCsv("a,b,y\n4,5,6\n7,8,9\n", "h.csv");
         QCOMPARE(header.X.rows(), Eigen::Index(2));
         const Dataset quoted = parseCsv("\"x 1\",\"x 2\",label\n4,5,6\n", "q.csv");

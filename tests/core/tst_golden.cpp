@@ -2,8 +2,8 @@
 // the CPU engine: timelines cell for cell, delays exactly, objectives to a relative 1e-10.
 #include <QtTest>
 
-#include "golden_case.hpp"
 #include "compute/cpu_backend.hpp"
+#include "golden_case.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "replay/rpd_replay.hpp"
 #include "schedule/timeline.hpp"
@@ -52,7 +52,7 @@ void compareSeries(const std::vector<double>& got, const std::vector<double>& wa
 
 class TestGolden : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void timelines_data() {
         QTest::addColumn<QString>("name");
         for (const char* n : {"pd-quadratic-S4", "pd-logistic-S5", "filldrain-S4-N6",
@@ -64,8 +64,9 @@ private slots:
         QFETCH(QString, name);
         auto c = golden::caseJson(name.toStdString());
         Timeline tl = buildTimeline(golden::scheduleParams(c));
-        QCOMPARE(QString::fromStdString(timelineCsv(tl)),
-                 QString::fromStdString(readFile(golden::dir(name.toStdString()) + "/timeline.csv")));
+        QCOMPARE(
+            QString::fromStdString(timelineCsv(tl)),
+            QString::fromStdString(readFile(golden::dir(name.toStdString()) + "/timeline.csv")));
     }
 
     void pipeDreamDelays_data() {

@@ -9,11 +9,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "compute/lm_cpu_pipeline_executor.hpp"
 #include "errors.hpp"
 #include "experiment/config/config.hpp"
-#include "experiment/run/lm_experiment.hpp"
 #include "experiment/output/results.hpp"
-#include "compute/lm_cpu_pipeline_executor.hpp"
+#include "experiment/run/lm_experiment.hpp"
 
 using namespace pipelens;
 using nlohmann::json;
@@ -42,7 +42,7 @@ std::string readFile(const std::filesystem::path& p) {
 
 class TestLmExperiment : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void everyMethodLowersTheLossAtEqualTime() {
         const ExperimentConfig c = ExperimentConfig::fromJson(tinyLm());
         const ExperimentResult r = runExperiment(c);
@@ -53,7 +53,8 @@ private slots:
             QVERIFY(!m.result.divergence.diverged);
             const double first = lmOf(m).log.forwardLosses.front().loss;
             qInfo("%s: forward loss %.3f -> final %.3f (log V %.3f), held-out %.3f",
-                  m.label.c_str(), first, lmOf(m).finalLoss, logV, lmOf(m).log.heldOutLoss.back().second);
+                  m.label.c_str(), first, lmOf(m).finalLoss, logV,
+                  lmOf(m).log.heldOutLoss.back().second);
             QVERIFY(lmOf(m).finalLoss < 0.75 * first);
             QVERIFY(lmOf(m).finalLoss < 0.8 * logV);
             QVERIFY(!lmOf(m).log.heldOutLoss.empty());
@@ -68,9 +69,11 @@ private slots:
         }
         // RPD gets PD's block updates; PD's stash equals SPEC section 3's prediction.
         QCOMPARE(r.methods[1].result.updates, r.budget.updateBudget);
-        for (const LmStageMemory& s : lmOf(r.methods[0]).memory) QCOMPARE(s.stashedWeights, s.predictedStash);
+        for (const LmStageMemory& s : lmOf(r.methods[0]).memory)
+            QCOMPARE(s.stashedWeights, s.predictedStash);
         QCOMPARE(lmOf(r.methods[0]).memory[0].predictedStash, 4);
-        QCOMPARE(lmOf(r.methods[1]).memory[0].predictedStash, 7);  // RPD: delta + 1 versions at most
+        QCOMPARE(lmOf(r.methods[1]).memory[0].predictedStash,
+                 7);                  // RPD: delta + 1 versions at most
         QVERIFY(r.warnings.empty());  // backend cpu: nothing to say
     }
 
@@ -90,7 +93,8 @@ private slots:
             QVERIFY(std::isinf(lmOf(m).finalLoss));
             if (m.pipeline()) {
                 QVERIFY(d.slot >= 0);
-                QVERIFY(d.reason.find("(slot " + std::to_string(d.slot) + ")") != std::string::npos);
+                QVERIFY(d.reason.find("(slot " + std::to_string(d.slot) + ")") !=
+                        std::string::npos);
             }
         }
         // No executor was given: every method ran on the CPU engine. With backend auto the
@@ -128,8 +132,9 @@ private slots:
             buildObjective(ExperimentConfig::fromJson(tinyLm()));
             QFAIL("buildObjective must refuse a char_transformer config");
         } catch (const ConfigError& e) {
-            QVERIFY2(std::string(e.what()).find("needs a linear model's data set") != std::string::npos,
-                     e.what());
+            QVERIFY2(
+                std::string(e.what()).find("needs a linear model's data set") != std::string::npos,
+                e.what());
         }
     }
 
@@ -147,10 +152,10 @@ private slots:
         QTemporaryDir dir;
         const std::filesystem::path out = dir.filePath("res").toStdString();
         writeResults(r, out.string());
-        for (const char* f : {"summary.json", "config.json", "loss_per_slot.csv", "loss_per_update.csv",
-                              "forward_losses.csv", "memory.csv", "samples.txt", "held_out.csv",
-                              "sweep.csv", "full_objective_per_slot.csv",
-                              "full_objective_per_update.csv"}) {
+        for (const char* f :
+             {"summary.json", "config.json", "loss_per_slot.csv", "loss_per_update.csv",
+              "forward_losses.csv", "memory.csv", "samples.txt", "held_out.csv", "sweep.csv",
+              "full_objective_per_slot.csv", "full_objective_per_update.csv"}) {
             QVERIFY2(std::filesystem::is_regular_file(out / f), f);
         }
         const json s = json::parse(readFile(out / "summary.json"));
@@ -166,7 +171,8 @@ private slots:
         QVERIFY(perSlot.starts_with("slot,\"PipeDream\",\"LocalSGD"));
         QVERIFY(perSlot.find("\n0,,\n") != std::string::npos);
         // config.json reads back to the same experiment.
-        const ExperimentConfig back = ExperimentConfig::fromJson(json::parse(readFile(out / "config.json")));
+        const ExperimentConfig back =
+            ExperimentConfig::fromJson(json::parse(readFile(out / "config.json")));
         QCOMPARE(back.toJson().dump(), r.config.toJson().dump());
     }
 

@@ -25,19 +25,22 @@ double stageCheck(const std::string& name, QString& report) {
     const LmLayout& layout = problem->layout;
     const int S = layout.stages();
     std::vector<Real> w(static_cast<std::size_t>(layout.size()));
-    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<Real>(problem->w0[static_cast<Eigen::Index>(i)]);
+    for (std::size_t i = 0; i < w.size(); ++i)
+        w[i] = static_cast<Real>(problem->w0[static_cast<Eigen::Index>(i)]);
     const int* tokens = problem->train.tokens(0);
     const int* targets = problem->train.targets(0);
     const std::string sc = "stage_check/";
     double worst = 0.0;
-    auto check = [&](const std::string& what, const std::vector<Real>& mine, const std::string& file) {
+    auto check = [&](const std::string& what, const std::vector<Real>& mine,
+                     const std::string& file) {
         const double e = golden_lm::maxRelError(mine, golden_lm::npy(name, sc + file));
         report += QString("%1 %2\n").arg(QString::fromStdString(what)).arg(e, 0, 'g', 3);
         worst = std::max(worst, e);
     };
     std::vector<std::vector<Real>> out(static_cast<std::size_t>(S));
     for (int s = 0; s < S; ++s) {
-        out[static_cast<std::size_t>(s)].resize(static_cast<std::size_t>(model.stage(s).outputSize()));
+        out[static_cast<std::size_t>(s)].resize(
+            static_cast<std::size_t>(model.stage(s).outputSize()));
         const Real* in = s == 0 ? nullptr : out[static_cast<std::size_t>(s - 1)].data();
         model.stage(s).forward(w.data() + layout.stage(s).offset, tokens, in,
                                out[static_cast<std::size_t>(s)].data());
@@ -66,8 +69,10 @@ double stageCheck(const std::string& name, QString& report) {
         const std::string st = "stage" + std::to_string(s);
         check(st + "_grad_output", grad, st + "_grad_output.npy");
         std::vector<Real> gw(static_cast<std::size_t>(layout.stage(s).size));
-        std::vector<Real> gin(static_cast<std::size_t>(d.tokens()) * static_cast<std::size_t>(d.width));
-        model.stage(s).backward(w.data() + layout.stage(s).offset, grad.data(), gw.data(), gin.data());
+        std::vector<Real> gin(static_cast<std::size_t>(d.tokens()) *
+                              static_cast<std::size_t>(d.width));
+        model.stage(s).backward(w.data() + layout.stage(s).offset, grad.data(), gw.data(),
+                                gin.data());
         check(st + "_grad_params", gw, st + "_grad_params.npy");
         if (s > 0) check(st + "_grad_input", gin, st + "_grad_input.npy");
         grad = gin;
@@ -93,7 +98,8 @@ double fd4(const std::function<double()>& f, double& x, double h) {
 // Checks the gradient `analytic` of f w.r.t. `vars` on its largest entry per segment and a few
 // seeded ones; returns the largest relative error over entries that are not tiny.
 double fdError(const std::function<double()>& f, std::vector<double>& vars,
-               const std::vector<double>& analytic, const std::vector<std::pair<long long, long long>>& segments) {
+               const std::vector<double>& analytic,
+               const std::vector<std::pair<long long, long long>>& segments) {
     LmRandom rng(11);
     const double h = 1e-3;
     double worst = 0.0;
@@ -103,10 +109,13 @@ double fdError(const std::function<double()>& f, std::vector<double>& vars,
         std::vector<long long> picks;
         long long best = off;
         for (long long i = off; i < off + n; ++i) {
-            if (std::abs(analytic[static_cast<std::size_t>(i)]) > std::abs(analytic[static_cast<std::size_t>(best)])) best = i;
+            if (std::abs(analytic[static_cast<std::size_t>(i)]) >
+                std::abs(analytic[static_cast<std::size_t>(best)]))
+                best = i;
         }
         picks.push_back(best);
-        for (int k = 0; k < 3; ++k) picks.push_back(off + static_cast<long long>(rng.below(static_cast<std::uint64_t>(n))));
+        for (int k = 0; k < 3; ++k)
+            picks.push_back(off + static_cast<long long>(rng.below(static_cast<std::uint64_t>(n))));
         for (long long i : picks) {
             const double g = analytic[static_cast<std::size_t>(i)];
             if (std::abs(g) < 1e-4 * scale) continue;  // too small to compare relatively
@@ -117,7 +126,9 @@ double fdError(const std::function<double()>& f, std::vector<double>& vars,
     return worst;
 }
 
-LmDims smallDims() { return LmDims{4, 12, 3, 5, 2, 7}; }
+LmDims smallDims() {
+    return LmDims{4, 12, 3, 5, 2, 7};
+}
 
 std::vector<int> seededTokens(int n, int vocab, std::uint64_t seed) {
     LmRandom rng(seed);
@@ -144,10 +155,11 @@ struct KernelsSetting {
 
 class TestLmModel : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void layoutMatchesTheGoldenCases_data() {
         QTest::addColumn<QString>("name");
-        for (const auto& n : golden_lm::cases()) QTest::newRow(n.c_str()) << QString::fromStdString(n);
+        for (const auto& n : golden_lm::cases())
+            QTest::newRow(n.c_str()) << QString::fromStdString(n);
     }
     void layoutMatchesTheGoldenCases() {
         QFETCH(QString, name);
@@ -231,7 +243,8 @@ private slots:
         QFETCH(bool, accumulate);
         auto run = [&](auto zero) {
             using Real = decltype(zero);
-            std::vector<Real> a(static_cast<std::size_t>(M) * K), b(static_cast<std::size_t>(K) * N);
+            std::vector<Real> a(static_cast<std::size_t>(M) * K),
+                b(static_cast<std::size_t>(K) * N);
             std::vector<Real> c(static_cast<std::size_t>(M) * (N + 3)), expected;
             for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<Real>(std::sin(0.37 * i));
             for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<Real>(std::cos(0.11 * i));
@@ -251,7 +264,8 @@ private slots:
                     e = static_cast<Real>(accumulate ? e + sum : sum);
                 }
             }
-            lmk::gemm<Real>(M, N, K, a.data(), rsA, csA, b.data(), rsB, csB, c.data(), ldc, accumulate);
+            lmk::gemm<Real>(M, N, K, a.data(), rsA, csA, b.data(), rsB, csB, c.data(), ldc,
+                            accumulate);
             double worst = 0.0;
             for (std::size_t i = 0; i < c.size(); ++i) {
                 worst = std::max(worst, std::abs(static_cast<double>(c[i] - expected[i])));
@@ -281,7 +295,8 @@ private slots:
         f();
         std::vector<double> gw(w.size());
         stage.backward(r.data(), gw.data());
-        const double e = fdError(f, w, gw, {{0, d.vocab * d.width}, {d.vocab * d.width, d.context * d.width}});
+        const double e =
+            fdError(f, w, gw, {{0, d.vocab * d.width}, {d.vocab * d.width, d.context * d.width}});
         QVERIFY2(e < 1e-9, qPrintable(QString::number(e)));
     }
 
@@ -335,7 +350,8 @@ private slots:
         std::vector<double> gw(w.size());
         std::vector<double> gx(x.size());
         stage.backward(w.data(), gl.data(), gw.data(), gx.data());
-        const double ew = fdError(f, w, gw, {{0, d.width}, {d.width, d.width}, {2 * d.width, d.vocab * d.width}});
+        const double ew =
+            fdError(f, w, gw, {{0, d.width}, {d.width, d.width}, {2 * d.width, d.vocab * d.width}});
         const double ex = fdError(f, x, gx, {{0, static_cast<long long>(x.size())}});
         QVERIFY2(ew < 1e-8, qPrintable(QString::number(ew)));
         QVERIFY2(ex < 1e-8, qPrintable(QString::number(ex)));
@@ -353,7 +369,8 @@ private slots:
         model.lossAndGradient(w.data(), tokens.data(), tokens.data() + 1, g.data());
         std::vector<std::pair<long long, long long>> tensors;
         for (int s = 0; s < layout.stages(); ++s) {
-            for (const LmTensor& t : layout.stage(s).tensors) tensors.emplace_back(t.offset, t.numel);
+            for (const LmTensor& t : layout.stage(s).tensors)
+                tensors.emplace_back(t.offset, t.numel);
         }
         const double e = fdError(f, w, g, tensors);
         qInfo("whole model: largest finite-difference relative error %.3g", e);
@@ -370,7 +387,8 @@ private slots:
         std::vector<double> full(static_cast<std::size_t>(layout.size()));
         model.lossAndGradient(w.data(), tokens.data(), tokens.data() + 1, full.data());
         std::vector<const double*> blocks;
-        for (int s = 0; s < layout.stages(); ++s) blocks.push_back(w.data() + layout.stage(s).offset);
+        for (int s = 0; s < layout.stages(); ++s)
+            blocks.push_back(w.data() + layout.stage(s).offset);
         for (int s = 0; s < layout.stages(); ++s) {
             std::vector<double> g(static_cast<std::size_t>(layout.stage(s).size));
             model.lossAndStageGradient(blocks, tokens.data(), tokens.data() + 1, s, g.data());

@@ -13,8 +13,8 @@
 #include "lm_builtin_problem.hpp"
 #include "lm_golden_case.hpp"
 #include "lm_golden_run.hpp"
-#include "replay/lm_pipeline_replay.hpp"
 #include "random/numpy_random.hpp"
+#include "replay/lm_pipeline_replay.hpp"
 #include "replay/lm_rpd_replay.hpp"
 #include "schedule/timeline.hpp"
 
@@ -29,7 +29,8 @@ std::vector<double> column(const std::string& name, const std::string& file, std
 // Bit for bit, NaNs included.
 bool sameBits(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
     return a.size() == b.size() &&
-           std::memcmp(a.data(), b.data(), static_cast<std::size_t>(a.size()) * sizeof(double)) == 0;
+           std::memcmp(a.data(), b.data(), static_cast<std::size_t>(a.size()) * sizeof(double)) ==
+               0;
 }
 
 double meanLoss(const CharTransformerProblem& p, const Eigen::VectorXd& w) {
@@ -41,17 +42,19 @@ double meanLoss(const CharTransformerProblem& p, const Eigen::VectorXd& w) {
 
 class TestLmPipeline : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void goldenTimelinesAreTheProjectsOwn_data() {
         QTest::addColumn<QString>("name");
-        for (const auto& n : golden_lm::cases()) QTest::newRow(n.c_str()) << QString::fromStdString(n);
+        for (const auto& n : golden_lm::cases())
+            QTest::newRow(n.c_str()) << QString::fromStdString(n);
     }
     void goldenTimelinesAreTheProjectsOwn() {
         QFETCH(QString, name);
         const auto c = golden_lm::caseJson(name.toStdString());
         const Timeline tl = buildTimeline(golden::scheduleParams(c));
         std::ifstream in(golden_lm::dir(name.toStdString()) + "/timeline.csv");
-        const std::string expected((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const std::string expected((std::istreambuf_iterator<char>(in)),
+                                   std::istreambuf_iterator<char>());
         QCOMPARE(timelineCsv(tl), expected);
         QCOMPARE(tl.totalSlots, c["slots"].get<int>());
     }
@@ -67,9 +70,10 @@ private slots:
         QCOMPARE(r.updates, golden_lm::caseJson(n)["block_updates"].get<long long>());
         const golden_lm::PipelineErrors e = golden_lm::pipelineErrors(n, *run);
         QVERIFY2(e.rowMismatch.isEmpty(), qPrintable(e.rowMismatch));
-        qInfo("%s double: objective_per_slot %.2g, per_block_update %.2g, forward losses %.2g, "
-              "full per slot %.2g, full per update %.2g, w_final %.2g",
-              n.c_str(), e.perSlot, e.perUpdate, e.forwardLosses, e.fullSlot, e.fullUpdate, e.wFinal);
+        qInfo(
+            "%s double: objective_per_slot %.2g, per_block_update %.2g, forward losses %.2g, "
+            "full per slot %.2g, full per update %.2g, w_final %.2g",
+            n.c_str(), e.perSlot, e.perUpdate, e.forwardLosses, e.fullSlot, e.fullUpdate, e.wFinal);
         for (double err : e.all()) QVERIFY(err <= 1e-9);
         // Logging the full objective leaves the trajectory unchanged.
         const auto plain = golden_lm::runPipeline(n, LmPrecision::Double, false);
@@ -84,9 +88,12 @@ private slots:
         const std::string n = name.toStdString();
         const auto run = golden_lm::runPipeline(n, LmPrecision::Float, true);
         const RunResult& r = run->result();
-        const double perSlot = golden_lm::curveRelError(r.objectivePerSlot, column(n, "objective_per_slot.csv", 1));
-        const double fullSlot = golden_lm::curveRelError(run->log().fullObjectivePerSlot, column(n, "full_objective_per_slot.csv", 1));
-        const double wFinal = golden_lm::maxRelError(run->weights(), golden_lm::npy(n, "w_final.npy"));
+        const double perSlot =
+            golden_lm::curveRelError(r.objectivePerSlot, column(n, "objective_per_slot.csv", 1));
+        const double fullSlot = golden_lm::curveRelError(
+            run->log().fullObjectivePerSlot, column(n, "full_objective_per_slot.csv", 1));
+        const double wFinal =
+            golden_lm::maxRelError(run->weights(), golden_lm::npy(n, "w_final.npy"));
         qInfo("%s float: objective_per_slot %.2g, full per slot %.2g, w_final %.2g", n.c_str(),
               perSlot, fullSlot, wFinal);
         QVERIFY(perSlot <= 1e-5);
@@ -177,7 +184,8 @@ private slots:
             run = makeLmRpdReplay(problem, cfg);
         } else {
             LmPipelineConfig cfg;
-            cfg.timeline = buildTimeline(ScheduleParams{ScheduleKind::PipeDream, 4, 100, 0, 0, 1, 0, {}});
+            cfg.timeline =
+                buildTimeline(ScheduleParams{ScheduleKind::PipeDream, 4, 100, 0, 0, 1, 0, {}});
             cfg.stepSize = 1e6;
             run = makeLmPipelineReplay(problem, cfg);
         }
@@ -186,7 +194,8 @@ private slots:
         QVERIFY(d.diverged);
         QVERIFY(!run->result().finished);
         QVERIFY(d.update > 0);
-        QVERIFY2(d.reason.find("diverged after block update " + std::to_string(d.update)) != std::string::npos,
+        QVERIFY2(d.reason.find("diverged after block update " + std::to_string(d.update)) !=
+                     std::string::npos,
                  d.reason.c_str());
         qInfo("%s", d.reason.c_str());
     }
@@ -200,7 +209,8 @@ private slots:
         QTest::addColumn<int>("threads");
         for (const auto& n : golden_lm::cases()) {
             for (int prec : {int(LmPrecision::Double), int(LmPrecision::Float)}) {
-                const std::string row = n + (prec == int(LmPrecision::Double) ? " double" : " float");
+                const std::string row =
+                    n + (prec == int(LmPrecision::Double) ? " double" : " float");
                 QTest::newRow(row.c_str()) << QString::fromStdString(n) << prec << 2;
             }
         }
@@ -261,7 +271,8 @@ private slots:
         QCOMPARE(many->log().fullObjectivePerSlot, one->log().fullObjectivePerSlot);
         QCOMPARE(many->log().forwardLosses.size(), one->log().forwardLosses.size());
         for (std::size_t i = 0; i < one->log().forwardLosses.size(); ++i) {
-            QCOMPARE(many->log().forwardLosses[i].microbatch, one->log().forwardLosses[i].microbatch);
+            QCOMPARE(many->log().forwardLosses[i].microbatch,
+                     one->log().forwardLosses[i].microbatch);
             QCOMPARE(many->log().forwardLosses[i].slot, one->log().forwardLosses[i].slot);
             QCOMPARE(many->log().forwardLosses[i].loss, one->log().forwardLosses[i].loss);
         }
@@ -270,7 +281,8 @@ private slots:
         QCOMPARE(many->result().updates, one->result().updates);
         QCOMPARE(many->result().versionChecks, one->result().versionChecks);
         if (n != "pd" && n != "localsgd") {  // and the threaded run is the authors' run
-            const double wFinal = golden_lm::maxRelError(many->weights(), golden_lm::npy(n, "w_final.npy"));
+            const double wFinal =
+                golden_lm::maxRelError(many->weights(), golden_lm::npy(n, "w_final.npy"));
             QVERIFY(wFinal <= (prec == LmPrecision::Double ? 1e-9 : 1e-5));
         }
     }
@@ -280,7 +292,8 @@ private slots:
     void parallelSlotsStopWhereOneThreadStops() {
         const auto problem = builtInProblem(LmPrecision::Double);
         LmPipelineConfig cfg;
-        cfg.timeline = buildTimeline(ScheduleParams{ScheduleKind::PipeDream, 4, 100, 0, 0, 1, 0, {}});
+        cfg.timeline =
+            buildTimeline(ScheduleParams{ScheduleKind::PipeDream, 4, 100, 0, 0, 1, 0, {}});
         cfg.stepSize = 1e6;
         auto one = makeLmPipelineReplay(problem, cfg);
         cfg.slotThreads = 2;
@@ -303,7 +316,8 @@ private slots:
         // Weight copies per stage: exactly the timeline's stash depth.
         const auto problem = builtInProblem(LmPrecision::Float);
         LmPipelineConfig cfg;
-        cfg.timeline = buildTimeline(ScheduleParams{ScheduleKind::PipeDream, 4, 40, 0, 0, 1, 0, {}});
+        cfg.timeline =
+            buildTimeline(ScheduleParams{ScheduleKind::PipeDream, 4, 40, 0, 0, 1, 0, {}});
         cfg.stepSize = 0.1;
         auto run = makeLmPipelineReplay(problem, cfg);
         run->runToEnd();
@@ -329,7 +343,8 @@ private slots:
         QVERIFY(rpd.result().finished);
         const int S = 4;
         const long long pdMicrobatches = (cfg.updates + S - 1) / S;
-        const std::vector<int> batchOf = batchSequence(pdMicrobatches, problem->train.batches(), false, 0);
+        const std::vector<int> batchOf =
+            batchSequence(pdMicrobatches, problem->train.batches(), false, 0);
         NumpyRandom rng(11);
         const auto& logged = rpd.log().forwardLosses;
         QCOMPARE(static_cast<long long>(logged.size()), cfg.updates);
@@ -363,7 +378,8 @@ private slots:
     void mismatchedStagesAreAClearError() {
         const auto problem = builtInProblem(LmPrecision::Float);
         LmPipelineConfig cfg;
-        cfg.timeline = buildTimeline(ScheduleParams{ScheduleKind::PipeDream, 5, 10, 0, 0, 1, 0, {}});
+        cfg.timeline =
+            buildTimeline(ScheduleParams{ScheduleKind::PipeDream, 5, 10, 0, 0, 1, 0, {}});
         try {
             makeLmPipelineReplay(problem, cfg);
             QFAIL("a 5-stage timeline cannot drive a 4-stage model");

@@ -49,13 +49,13 @@ double bigramLogLikelihood(const TextCorpus& corpus, const std::vector<int>& tex
 
 class TestLmSampling : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void deterministicForASeedAndOnlyVocabulary() {
         const auto p = builtInProblem(LmPrecision::Double);
         const Eigen::VectorXd w = trained(p);
         const int V = p->corpus.vocabSize();
         const auto a = sampleTokens(*p, w, 7, 100);  // longer than T = 16: the window slides
-        QCOMPARE(a.size(), std::size_t(101));         // the prompt, then 100
+        QCOMPARE(a.size(), std::size_t(101));        // the prompt, then 100
         QCOMPARE(a.front(), p->corpus.ids.front());
         QCOMPARE(sampleTokens(*p, w, 7, 100), a);
         QVERIFY(sampleTokens(*p, w, 8, 100) != a);
@@ -84,13 +84,16 @@ private slots:
         const int V = one.vocab;
         std::vector<int> a(static_cast<std::size_t>(T), 0);
         std::vector<int> b(static_cast<std::size_t>(T), V - 1);
-        for (int i = 0; i < 5; ++i) a[static_cast<std::size_t>(i)] = b[static_cast<std::size_t>(i)] = p->corpus.ids[static_cast<std::size_t>(i)];
+        for (int i = 0; i < 5; ++i)
+            a[static_cast<std::size_t>(i)] = b[static_cast<std::size_t>(i)] =
+                p->corpus.ids[static_cast<std::size_t>(i)];
         const std::vector<double> la(model.logits(p->w0.data(), a.data()),
                                      model.logits(p->w0.data(), a.data()) + T * V);
         const double* lb = model.logits(p->w0.data(), b.data());
         for (int i = 0; i < 5 * V; ++i) QCOMPARE(la[static_cast<std::size_t>(i)], lb[i]);
         double differs = 0.0;  // and the padding does change later rows (the test can fail)
-        for (int i = 5 * V; i < T * V; ++i) differs = std::max(differs, std::abs(la[static_cast<std::size_t>(i)] - lb[i]));
+        for (int i = 5 * V; i < T * V; ++i)
+            differs = std::max(differs, std::abs(la[static_cast<std::size_t>(i)] - lb[i]));
         QVERIFY(differs > 1e-6);
     }
 
@@ -103,7 +106,8 @@ private slots:
             untrained += bigramLogLikelihood(p->corpus, sampleTokens(*p, p->w0, seed, 300)) / 3;
             learned += bigramLogLikelihood(p->corpus, sampleTokens(*p, w, seed, 300)) / 3;
         }
-        qInfo("bigram log-likelihood per character: untrained %.3f, trained %.3f", untrained, learned);
+        qInfo("bigram log-likelihood per character: untrained %.3f, trained %.3f", untrained,
+              learned);
         QVERIFY(learned > untrained + 0.5);
     }
 };

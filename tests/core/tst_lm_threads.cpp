@@ -285,7 +285,8 @@ class TestLmThreads : public QObject {
         const ExperimentResult b = runExperiment(config, three);
         QVERIFY(a.methods[0].result.finished && b.methods[0].result.finished);
         QVERIFY(lmOf(a.methods[0]).weights == lmOf(b.methods[0]).weights);
-        QCOMPARE(lmOf(a.methods[0]).log.forwardLosses.size(), lmOf(b.methods[0]).log.forwardLosses.size());
+        QCOMPARE(lmOf(a.methods[0]).log.forwardLosses.size(),
+                 lmOf(b.methods[0]).log.forwardLosses.size());
         for (std::size_t i = 0; i < lmOf(a.methods[0]).log.forwardLosses.size(); ++i) {
             QVERIFY(lmOf(a.methods[0]).log.forwardLosses[i].loss ==
                     lmOf(b.methods[0]).log.forwardLosses[i].loss);

@@ -7,12 +7,12 @@
 #include <memory>
 #include <vector>
 
+#include "compute/cpu_backend.hpp"
 #include "data/synthetic.hpp"
 #include "errors.hpp"
 #include "experiment/config/config.hpp"
 #include "experiment/run/experiment.hpp"
 #include "random/numpy_random.hpp"
-#include "compute/cpu_backend.hpp"
 
 using namespace pipelens;
 using Eigen::VectorXd;
@@ -23,17 +23,18 @@ namespace {
 json baseConfig(const std::string& method) {
     json m = {{"method", method}, {"step_size", 0.05}};
     if (method == "rpd") m["delta"] = 3;
-    return {{"name", "noise"},
-            {"seed", 2},
-            {"objective", {{"kind", "logistic"}, {"l2", 0.01}}},
-            {"data", {{"source", "synthetic"}, {"kind", "logistic"}, {"rows", 40}, {"dim", 10},
-                      {"seed", 4}}},
-            {"stages", 3},
-            {"batch_size", 4},
-            {"shuffle", true},
-            {"budget", {{"epochs", 2}}},
-            {"backend", "cpu"},
-            {"methods", json::array({m})}};
+    return {
+        {"name", "noise"},
+        {"seed", 2},
+        {"objective", {{"kind", "logistic"}, {"l2", 0.01}}},
+        {"data",
+         {{"source", "synthetic"}, {"kind", "logistic"}, {"rows", 40}, {"dim", 10}, {"seed", 4}}},
+        {"stages", 3},
+        {"batch_size", 4},
+        {"shuffle", true},
+        {"budget", {{"epochs", 2}}},
+        {"backend", "cpu"},
+        {"methods", json::array({m})}};
 }
 
 RunResult runConfig(const json& j) {
@@ -51,7 +52,8 @@ std::shared_ptr<LinearObjective> smallObjective() {
 }
 
 // NumPy: default_rng(seed).normal(scale=sigma, size=n) for each n in turn.
-std::vector<VectorXd> numpyNormals(std::uint64_t seed, double sigma, const std::vector<int>& sizes) {
+std::vector<VectorXd> numpyNormals(std::uint64_t seed, double sigma,
+                                   const std::vector<int>& sizes) {
     NumpyRandom rng(seed);
     std::vector<VectorXd> out;
     for (int n : sizes) out.push_back(rng.normalVector(n, sigma));
@@ -62,10 +64,11 @@ std::vector<VectorXd> numpyNormals(std::uint64_t seed, double sigma, const std::
 
 class TestNoise : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void zeroSigmaChangesNothing_data() {
         QTest::addColumn<QString>("method");
-        for (const char* m : {"pd", "rpd", "localsgd", "sgd", "fill-drain"}) QTest::newRow(m) << QString(m);
+        for (const char* m : {"pd", "rpd", "localsgd", "sgd", "fill-drain"})
+            QTest::newRow(m) << QString(m);
     }
     void zeroSigmaChangesNothing() {
         QFETCH(QString, method);
@@ -163,7 +166,8 @@ private slots:
             ExperimentConfig::fromJson(bad);
             QFAIL("accepted a negative sigma");
         } catch (const ConfigError& e) {
-            QVERIFY(std::string(e.what()).find("objective.gradient_noise = -0.1") != std::string::npos);
+            QVERIFY(std::string(e.what()).find("objective.gradient_noise = -0.1") !=
+                    std::string::npos);
         }
     }
 };

@@ -11,8 +11,8 @@
 #include "data/loaders.hpp"
 #include "data/synthetic.hpp"
 #include "errors.hpp"
-#include "objective/linear_objective.hpp"
 #include "objective/gram_spectrum.hpp"
+#include "objective/linear_objective.hpp"
 #include "objective/solvers.hpp"
 #include "random/numpy_random.hpp"
 
@@ -272,10 +272,10 @@ class TestObjective : public QObject {
         QCOMPARE(dense.hessianProducts, 0);
         const double fCg = obj.value(wCg);
         const double fDense = obj.value(wDense);
-        QVERIFY2(std::abs(fCg - fDense) <= 1e-15 + 1e-13 * fDense,
-                 qPrintable(QString("f* %1 (CG), %2 (dense)")
-                                .arg(fCg, 0, 'g', 17)
-                                .arg(fDense, 0, 'g', 17)));
+        QVERIFY2(
+            std::abs(fCg - fDense) <= 1e-15 + 1e-13 * fDense,
+            qPrintable(
+                QString("f* %1 (CG), %2 (dense)").arg(fCg, 0, 'g', 17).arg(fDense, 0, 'g', 17)));
         if (l2 > 0.0) {
             // l2-strong convexity: ||w - w*|| <= ||grad f(w)|| / l2 for both points.
             QVERIFY((wCg - wDense).norm() <= 2e-10 / l2);
@@ -298,9 +298,10 @@ class TestObjective : public QObject {
         NewtonReport dense;
         const Eigen::VectorXd w = solveLogisticMinimizer(obj, NewtonSteps::Auto, &cg);
         const Eigen::VectorXd wDense = solveLogisticMinimizer(obj, NewtonSteps::Dense, &dense);
-        QVERIFY2(cg.denseSteps > 0, qPrintable(QString("%1 products, %2 iterations")
-                                                   .arg(cg.hessianProducts)
-                                                   .arg(cg.iterations)));
+        QVERIFY2(
+            cg.denseSteps > 0,
+            qPrintable(
+                QString("%1 products, %2 iterations").arg(cg.hessianProducts).arg(cg.iterations)));
         QVERIFY(obj.gradient(w).norm() <= 1e-10);
         QVERIFY(obj.gradient(wDense).norm() <= 1e-10);
         QVERIFY(std::abs(obj.value(w) - obj.value(wDense)) <= 1e-15 + 1e-13 * obj.value(wDense));

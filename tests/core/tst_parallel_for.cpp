@@ -18,7 +18,7 @@ using namespace pipelens;
 
 class TestParallelFor : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void visitsEveryIndexOnce() {
         for (int threads : {0, 1, 3, 64}) {
             std::vector<std::atomic<int>> seen(1000);
@@ -112,7 +112,8 @@ private slots:
             for (int i = 0; i < 4; ++i) {
                 workers.start([&](CancelFlag cancel) {
                     running++;
-                    while (!cancel->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                    while (!cancel->load())
+                        std::this_thread::sleep_for(std::chrono::milliseconds(1));
                     std::this_thread::sleep_for(std::chrono::milliseconds(20));
                     running--;
                 });

@@ -24,7 +24,8 @@ ExperimentConfig config(double step = 0.05) {
         "data": {"kind": "random", "rows": 60, "dim": 8, "seed": 3},
         "budget": {"epochs": 3},
         "methods": [
-            {"method": "pd", "step_size": )" + std::to_string(step) + R"(},
+            {"method": "pd", "step_size": )" + std::to_string(step) +
+                                                  R"(},
             {"method": "rpd", "step_size": 0.05},
             {"method": "localsgd", "step_size": 0.05, "local_steps": 2},
             {"method": "sgd", "step_size": 0.05},
@@ -37,7 +38,7 @@ ExperimentConfig config(double step = 0.05) {
 
 class TestPlannedViews : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void plannedViewsAreTheFinishedRunsScheduleViews() {
         const ExperimentConfig c = config();
         ExperimentResult ran = runExperiment(c);
@@ -67,7 +68,9 @@ private slots:
         const RunResult& pd = ran.methods[0].result;
         QVERIFY(pd.divergence.diverged);
         QVERIFY(pd.delayStats.has_value());  // the schedule's, whatever the run did
-        QCOMPARE(pd.delayStats->max, plannedViews(config(), *prepareObjective(config())).methods[0].result.delayStats->max);
+        QCOMPARE(
+            pd.delayStats->max,
+            plannedViews(config(), *prepareObjective(config())).methods[0].result.delayStats->max);
         QCOMPARE(pd.maxDelay, pd.delays->maxDelay());
     }
 
@@ -116,7 +119,8 @@ private slots:
         const ExperimentResult planned = plannedViews(config(), *prepareObjective(config()));
         QVERIFY(pipeDreamFormulaApplies(planned.methods[0].result.timeline->params));   // PD
         QVERIFY(!pipeDreamFormulaApplies(planned.methods[3].result.timeline->params));  // SGD
-        QVERIFY(!pipeDreamFormulaApplies(planned.methods[4].result.timeline->params));  // fill-drain
+        QVERIFY(
+            !pipeDreamFormulaApplies(planned.methods[4].result.timeline->params));  // fill-drain
         ScheduleParams pd = planned.methods[0].result.timeline->params;
         pd.noam = 2;
         QVERIFY(!pipeDreamFormulaApplies(pd));

@@ -44,12 +44,11 @@ void compareBits(const std::vector<double>& got, const json& expected, const std
     QCOMPARE(got.size(), expected.size());
     for (std::size_t i = 0; i < got.size(); ++i) {
         const double want = fromHex(expected[i]);
-        QVERIFY2(bits(got[i]) == bits(want),
-                 qPrintable(QString("%1[%2]: got %3, NumPy %4")
-                                .arg(QString::fromStdString(what))
-                                .arg(i)
-                                .arg(got[i], 0, 'g', 17)
-                                .arg(want, 0, 'g', 17)));
+        QVERIFY2(bits(got[i]) == bits(want), qPrintable(QString("%1[%2]: got %3, NumPy %4")
+                                                            .arg(QString::fromStdString(what))
+                                                            .arg(i)
+                                                            .arg(got[i], 0, 'g', 17)
+                                                            .arg(want, 0, 'g', 17)));
     }
 }
 
@@ -97,7 +96,8 @@ class TestRandom : public QObject {
     void seedSequence() {
         for (const json& c : cases()) {
             const auto seed = c["seed"].get<std::uint64_t>();
-            QCOMPARE(seedSequenceState(seed, 8), c["seed_state32"].get<std::vector<std::uint32_t>>());
+            QCOMPARE(seedSequenceState(seed, 8),
+                     c["seed_state32"].get<std::vector<std::uint32_t>>());
         }
     }
 
@@ -171,8 +171,9 @@ class TestRandom : public QObject {
 
             const json& scaled = c["normal_scaled"];
             NumpyRandom matrixRng(c["seed"].get<std::uint64_t>());
-            const Eigen::MatrixXd m = matrixRng.normalMatrix(
-                scaled["rows"].get<int>(), scaled["cols"].get<int>(), scaled["scale"].get<double>());
+            const Eigen::MatrixXd m =
+                matrixRng.normalMatrix(scaled["rows"].get<int>(), scaled["cols"].get<int>(),
+                                       scaled["scale"].get<double>());
             std::vector<double> rowMajor;
             for (Eigen::Index i = 0; i < m.rows(); ++i) {
                 for (Eigen::Index j = 0; j < m.cols(); ++j) {
@@ -277,7 +278,8 @@ class TestRandom : public QObject {
             return false;
         };
         QVERIFY(throwsNaming([&] { rng.integers(0); }, "high = 0"));
-        QVERIFY(throwsNaming([&] { rng.integers((std::int64_t{1} << 32) + 1); }, "high = 4294967297"));
+        QVERIFY(
+            throwsNaming([&] { rng.integers((std::int64_t{1} << 32) + 1); }, "high = 4294967297"));
         QVERIFY(throwsNaming([&] { rng.integers(-3, 2); }, "[1, 2^32]"));
         QVERIFY(throwsNaming([&] { rng.bernoulli(1.5); }, "p = 1.5"));
         QVERIFY(throwsNaming([&] { rng.bernoulli(std::numeric_limits<double>::quiet_NaN()); },

@@ -10,13 +10,13 @@
 #include <memory>
 #include <vector>
 
+#include "compute/cpu_backend.hpp"
 #include "data/synthetic.hpp"
 #include "errors.hpp"
-#include "compute/cpu_backend.hpp"
-#include "schedule/delays.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "replay/rpd_replay.hpp"
 #include "replay/theorem.hpp"
+#include "schedule/delays.hpp"
 #include "schedule/timeline.hpp"
 
 using namespace pipelens;
@@ -239,7 +239,7 @@ std::unique_ptr<RpdReplay> rpdReplay(std::shared_ptr<LinearObjective> obj, RpdRe
 
 class TestReplay : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void rpdModesMatchFullHistory_data() {
         QTest::addColumn<int>("mode");
         QTest::addColumn<int>("order");

@@ -13,8 +13,8 @@
 #include "core/expect_error.hpp"
 #include "errors.hpp"
 #include "experiment/config/config.hpp"
-#include "experiment/run/experiment.hpp"
 #include "experiment/output/results.hpp"
+#include "experiment/run/experiment.hpp"
 
 using namespace pipelens;
 namespace fs = std::filesystem;
@@ -23,11 +23,12 @@ namespace {
 
 const ExperimentResult& tinyResult() {
     static const ExperimentResult result = [] {
-        nlohmann::json j = {{"stages", 2},
-                            {"batch_size", 5},
-                            {"data", {{"rows", 20}, {"dim", 4}}},
-                            {"budget", {{"microbatches", 4}}},
-                            {"methods", nlohmann::json::array({{{"method", "pd"}, {"step_size", 0.1}}})}};
+        nlohmann::json j = {
+            {"stages", 2},
+            {"batch_size", 5},
+            {"data", {{"rows", 20}, {"dim", 4}}},
+            {"budget", {{"microbatches", 4}}},
+            {"methods", nlohmann::json::array({{{"method", "pd"}, {"step_size", 0.1}}})}};
         RunOptions o;
         o.threads = 1;
         return runExperiment(ExperimentConfig::fromJson(j), o);
@@ -44,8 +45,6 @@ std::string read(const fs::path& p) {
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-
-
 }  // namespace
 
 class TestResultsFolder : public QObject {
@@ -54,7 +53,7 @@ class TestResultsFolder : public QObject {
     QTemporaryDir tmp_;
     fs::path dir() const { return fs::path(tmp_.path().toStdString()); }
 
-private slots:
+  private slots:
     void refusesWhatPipeLensDidNotWrite() {
         const fs::path notes = dir() / "notes.txt";
         write(notes, "my notes");
@@ -95,8 +94,9 @@ private slots:
         QVERIFY(fs::exists(out / "summary.json"));
         expectError<ConfigError>([&] { prepareResultsFolder(""); }, {"--out = \"\"", "not empty"});
         expectError<ConfigError>([&] { prepareResultsFolder("/"); }, {"--out = \"/\""});
-        expectError<ConfigError>([&] { prepareResultsFolder((dir() / "notes.txt" / "x").string()); },
-                                 {"is not a folder"});
+        expectError<ConfigError>(
+            [&] { prepareResultsFolder((dir() / "notes.txt" / "x").string()); },
+            {"is not a folder"});
         QCOMPARE(resultsTemporaries(dir()), 0);
     }
 

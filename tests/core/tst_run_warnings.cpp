@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "experiment/config/config.hpp"
+#include "experiment/output/results.hpp"
 #include "experiment/run/experiment.hpp"
 #include "experiment/run/objective_cache.hpp"
-#include "experiment/output/results.hpp"
 #include "experiment/run/run_warnings.hpp"
 
 using namespace pipelens;
@@ -26,7 +26,7 @@ ExperimentConfig localSgd(int localSteps) {
         "methods": [
             {"method": "pd", "step_size": 0.05},
             {"method": "localsgd", "step_size": 0.05, "local_steps": )" +
-                                              std::to_string(localSteps) + R"(}
+                                                  std::to_string(localSteps) + R"(}
         ]
     })"));
 }
@@ -35,7 +35,7 @@ ExperimentConfig localSgd(int localSteps) {
 
 class TestRunWarnings : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void localSgdShorterThanOneRoundIsWarnedAbout() {
         const ExperimentResult res = runExperiment(localSgd(50));
         const MethodRun& local = res.methods[1];
@@ -51,7 +51,8 @@ private slots:
         QCOMPARE(summaryJson(res)["warnings"], json(res.warnings));
         QVERIFY(summaryText(res).find("warning: " + w) != std::string::npos);
         // The plan knows it before anything runs.
-        QCOMPARE(plannedViews(localSgd(50), *prepareObjective(localSgd(50))).warnings, res.warnings);
+        QCOMPARE(plannedViews(localSgd(50), *prepareObjective(localSgd(50))).warnings,
+                 res.warnings);
     }
 
     void localSgdThatAveragesIsNotWarnedAbout() {

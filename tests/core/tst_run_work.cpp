@@ -30,7 +30,7 @@ ExperimentConfig config(int rows, int dim, int stages, const json& budget, int b
 class TestRunWork : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     // The run stays far below auto's 1e9, the OpenCL benchmark's large run far above.
     void referenceRuns() {
         const ExperimentConfig small = config(600, 512, 32, {{"microbatches", 300}});
@@ -59,7 +59,10 @@ private slots:
                 const double est = estimatedRunMicrobatches(c);
                 QVERIFY2(est >= exact && est <= exact + stages,
                          qPrintable(QString("S %1, slots %2: %3 vs %4")
-                                        .arg(stages).arg(budgetSlots).arg(est).arg(exact)));
+                                        .arg(stages)
+                                        .arg(budgetSlots)
+                                        .arg(est)
+                                        .arg(exact)));
             }
         }
     }

@@ -249,7 +249,7 @@ void expectConfigError(const ScheduleParams& p, const QString& field) {
 
 class TestSchedule : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void pipeDreamRunLength() {
         for (int S = 1; S <= 24; ++S) {
             for (int N : {1, 2, 3, S - 1, S, S + 1, 2 * S, 10 * S + 3}) {

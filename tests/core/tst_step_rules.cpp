@@ -24,7 +24,9 @@ std::vector<double> withTail(const std::vector<double>& tail) {
     return c;
 }
 
-std::vector<double> flatTail(double value) { return withTail(std::vector<double>(10, value)); }
+std::vector<double> flatTail(double value) {
+    return withTail(std::vector<double>(10, value));
+}
 
 GridCandidate candidate(double step, const std::vector<double>& curve, bool diverged = false) {
     GridCandidate g;
@@ -39,7 +41,7 @@ GridCandidate candidate(double step, const std::vector<double>& curve, bool dive
 
 class TestStepRules : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void tailIsTheLastFifthRoundedUp() {
         QCOMPARE(checkTail(std::vector<double>(50, 1.0)).tailLength, size_t{10});
         QCOMPARE(checkTail(std::vector<double>(51, 1.0)).tailLength, size_t{11});
@@ -73,20 +75,20 @@ private slots:
         for (int i = 0; i < 10; ++i) spread.push_back(3.0 - 2.0 * i / 9.0);
         QTest::newRow("spread") << spread << "spread";
         // 6 of 9 steps rise (by 0.001), the 3 falls are larger: rising fraction 0.67.
-        QTest::newRow("rises") << std::vector<double>{1.0, 1.001, 0.991, 0.992, 0.993, 0.983,
-                                                      0.984, 0.985, 0.975, 0.976}
+        QTest::newRow("rises") << std::vector<double>{1.0,   1.001, 0.991, 0.992, 0.993,
+                                                      0.983, 0.984, 0.985, 0.975, 0.976}
                                << "rises";
         // One jump of 0.15 = 0.14 x the tail mean.
-        QTest::newRow("jump") << std::vector<double>{1.2, 1.15, 1.1, 1.05, 1.0, 1.15, 1.1, 1.05,
-                                                     1.0, 0.95}
+        QTest::newRow("jump") << std::vector<double>{1.2,  1.15, 1.1,  1.05, 1.0,
+                                                     1.15, 1.1,  1.05, 1.0,  0.95}
                               << "jump";
         // Zig-zag that ends where it began: total variation 401 x the net change.
-        QTest::newRow("zigzag") << std::vector<double>{1.0, 1.05, 1.0, 1.05, 1.0, 1.05, 1.0,
-                                                       1.05, 1.0, 0.999}
+        QTest::newRow("zigzag") << std::vector<double>{1.0,  1.05, 1.0,  1.05, 1.0,
+                                                       1.05, 1.0,  1.05, 1.0,  0.999}
                                 << "zigzag";
         // Mostly falling steps, but the rises are larger: log slope +0.022.
-        QTest::newRow("slope") << std::vector<double>{1.0, 0.99, 1.05, 1.04, 1.10, 1.09, 1.15,
-                                                      1.14, 1.20, 1.19}
+        QTest::newRow("slope") << std::vector<double>{1.0,  0.99, 1.05, 1.04, 1.10,
+                                                      1.09, 1.15, 1.14, 1.20, 1.19}
                                << "slope";
         std::vector<double> nan(10, 1.0);
         nan[4] = std::numeric_limits<double>::quiet_NaN();

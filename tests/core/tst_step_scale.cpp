@@ -9,7 +9,7 @@ using namespace pipelens;
 
 class TestStepScale : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void everyMethodIsScaledByThePowerOfTwo() {
         ExperimentConfig c = defaultExperiment();
         MethodSpec grid;

@@ -29,19 +29,18 @@ json smallExperiment() {
     return {{"name", "small"},
             {"seed", 1},
             {"objective", {{"kind", "quadratic"}}},
-            {"data", {{"source", "synthetic"}, {"kind", "random"}, {"rows", 40}, {"dim", 8},
-                      {"seed", 2}}},
+            {"data",
+             {{"source", "synthetic"}, {"kind", "random"}, {"rows", 40}, {"dim", 8}, {"seed", 2}}},
             {"stages", 2},
             {"batch_size", 4},
             {"shuffle", true},
             {"budget", {{"epochs", 3}}},
             {"sampling", {{"objective_per_update", false}}},
             {"backend", "cpu"},
-            {"methods",
-             json::array({{{"method", "pd"}, {"step_size", {{"grid", {-5, -2}}}}},
-                          {{"method", "rpd"},
-                           {"step_size", {{"grid", {-5, -2}}, {"rule", "stable"}}},
-                           {"delta", 1}}})}};
+            {"methods", json::array({{{"method", "pd"}, {"step_size", {{"grid", {-5, -2}}}}},
+                                     {{"method", "rpd"},
+                                      {"step_size", {{"grid", {-5, -2}}, {"rule", "stable"}}},
+                                      {"delta", 1}}})}};
 }
 
 json smallSweep() {
@@ -94,7 +93,7 @@ std::string errorOf(const std::function<void()>& f) {
 
 class TestSweep : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void sweepEqualsItsPointsRunOneByOne() {
         const SweepSpec spec = SweepSpec::fromJson(smallSweep());
         SweepRunOptions o;
@@ -186,10 +185,12 @@ private slots:
         const std::string user = tmp.filePath("user").toStdString();
         fs::create_directories(user);
         std::ofstream(fs::path(user) / "notes.txt") << "mine";
-        QVERIFY(errorOf([&] { SweepFolder::open(user, spec, false); })
-                    .find("is not a PipeLens sweep folder") != std::string::npos);
-        QVERIFY(errorOf([&] { SweepFolder::open(user, spec, true); })
-                    .find("is not a PipeLens sweep folder") != std::string::npos);
+        QVERIFY(errorOf([&] {
+                    SweepFolder::open(user, spec, false);
+                }).find("is not a PipeLens sweep folder") != std::string::npos);
+        QVERIFY(errorOf([&] {
+                    SweepFolder::open(user, spec, true);
+                }).find("is not a PipeLens sweep folder") != std::string::npos);
         QCOMPARE(readFile(fs::path(user) / "notes.txt"), std::string("mine"));
         const std::string mine = tmp.filePath("sweep").toStdString();
         SweepFolder::open(mine, spec, false);
@@ -198,8 +199,9 @@ private slots:
                 std::string::npos);
         json other = smallSweep();
         other["axis"]["values"] = {0, 2};
-        QVERIFY(errorOf([&] { SweepFolder::open(mine, SweepSpec::fromJson(other), true); })
-                    .find("holds a different sweep") != std::string::npos);
+        QVERIFY(errorOf([&] {
+                    SweepFolder::open(mine, SweepSpec::fromJson(other), true);
+                }).find("holds a different sweep") != std::string::npos);
         // The stored sweep.json is itself a sweep file describing the same sweep.
         const SweepSpec again = SweepSpec::fromFile(mine + "/sweep.json");
         QCOMPARE(again.toJson(), spec.toJson());
@@ -270,7 +272,8 @@ private slots:
         json rule = smallSweep();
         rule["step_rule"] = "stable";
         const SweepSpec s = SweepSpec::fromJson(rule);
-        for (const MethodSpec& m : s.pointConfig(0).methods) QCOMPARE(m.step.rule, StepRule::Stable);
+        for (const MethodSpec& m : s.pointConfig(0).methods)
+            QCOMPARE(m.step.rule, StepRule::Stable);
     }
 
     void seedsAverageSeparateRuns() {
@@ -306,7 +309,8 @@ private slots:
         const ExperimentResult r = runExperiment(ExperimentConfig::fromJson(j));
         const MethodRun& o = r.methods[0];
         std::vector<GridCandidate> grid;
-        for (const GridStep& g : o.grid) grid.push_back({g.stepSize, g.finalGap.mean, g.diverged, g.tail});
+        for (const GridStep& g : o.grid)
+            grid.push_back({g.stepSize, g.finalGap.mean, g.diverged, g.tail});
         QCOMPARE(o.chosen, pickStable(grid));
         // RPD's curve is after every update even though sampling said not to record it.
         QCOMPARE(o.curve.mean.size(), static_cast<size_t>(o.result.updates) + 1);
@@ -316,7 +320,8 @@ private slots:
         // Before the fix, RPD kept no objective without objective_per_update, its final value
         // was f(w0) for every step size and every grid point tied.
         json j = smallExperiment();
-        j["methods"] = json::array({{{"method", "rpd"}, {"step_size", {{"grid", {-6, -1}}}}, {"delta", 1}}});
+        j["methods"] =
+            json::array({{{"method", "rpd"}, {"step_size", {{"grid", {-6, -1}}}}, {"delta", 1}}});
         const ExperimentResult sparse = runExperiment(ExperimentConfig::fromJson(j));
         j["sampling"]["objective_per_update"] = true;
         const ExperimentResult dense = runExperiment(ExperimentConfig::fromJson(j));
@@ -327,7 +332,8 @@ private slots:
         QCOMPARE(a.finalObjective(), b.objectivePerUpdate.back());
         QCOMPARE(sparse.methods[0].chosen, dense.methods[0].chosen);
         for (size_t i = 0; i < sparse.methods[0].grid.size(); ++i) {
-            QCOMPARE(sparse.methods[0].grid[i].finalGap.mean, dense.methods[0].grid[i].finalGap.mean);
+            QCOMPARE(sparse.methods[0].grid[i].finalGap.mean,
+                     dense.methods[0].grid[i].finalGap.mean);
         }
     }
 
@@ -366,7 +372,8 @@ private slots:
         // Until slot 12, where the truncated run starts F(6, 0) instead of idling, both walk
         // the same cells.
         for (size_t t = 0; t <= 12; ++t) {
-            QCOMPARE(trunc.methods[0].result.objectivePerSlot[t], fit.methods[0].result.objectivePerSlot[t]);
+            QCOMPARE(trunc.methods[0].result.objectivePerSlot[t],
+                     fit.methods[0].result.objectivePerSlot[t]);
         }
         QVERIFY(trunc.methods[0].result.finalObjective() != fit.methods[0].result.finalObjective());
         // RPD gets PD's block updates inside the budget.

@@ -1,6 +1,6 @@
-// What the app's Sweep view draws (core/experiment/sweep/sweep_plot.hpp), on hand-made point results:
-// one series per method in axis order, mean ± sd error bars clamped for log axes, the chosen
-// step carried along, labels merged across points, the axis ranges, and the experiment that
+// What the app's Sweep view draws (core/experiment/sweep/sweep_plot.hpp), on hand-made point
+// results: one series per method in axis order, mean ± sd error bars clamped for log axes, the
+// chosen step carried along, labels merged across points, the axis ranges, and the experiment that
 // reopens one point's run with its chosen steps.
 #include <QtTest>
 
@@ -21,13 +21,15 @@ SweepSpec deltaSweep(std::vector<double> values) {
     const json experiment = {
         {"name", "plot"},
         {"objective", {{"kind", "quadratic"}}},
-        {"data", {{"source", "synthetic"}, {"kind", "random"}, {"rows", 40}, {"dim", 8}, {"seed", 2}}},
+        {"data",
+         {{"source", "synthetic"}, {"kind", "random"}, {"rows", 40}, {"dim", 8}, {"seed", 2}}},
         {"stages", 2},
         {"batch_size", 4},
         {"budget", {{"epochs", 2}}},
         {"backend", "cpu"},
-        {"methods", json::array({{{"method", "pd"}, {"step_size", {{"grid", {-5, -2}}}}},
-                                 {{"method", "rpd"}, {"step_size", {{"grid", {-5, -2}}}}, {"delta", 1}}})}};
+        {"methods",
+         json::array({{{"method", "pd"}, {"step_size", {{"grid", {-5, -2}}}}},
+                      {{"method", "rpd"}, {"step_size", {{"grid", {-5, -2}}}}, {"delta", 1}}})}};
     return SweepSpec::fromJson({{"experiment", experiment},
                                 {"axis", {{"name", "delta"}, {"values", values}}},
                                 {"seeds", 2}});
@@ -60,7 +62,7 @@ PointResult point(std::size_t index, double value, double pdGap, double rpdGap, 
 
 class TestSweepPlot : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void seriesFollowTheAxisOrderAndSkipUnfinishedPoints() {
         const SweepSpec spec = deltaSweep({60, 8, 420, 30});
         SweepPoints points(4);
@@ -151,8 +153,9 @@ private slots:
     void labelsMergeTheNumbersThatChange() {
         QCOMPARE(mergeLabels({"RPD (uniform, delta=8)", "RPD (uniform, delta=30)"}),
                  std::string("RPD (uniform, delta=*)"));
-        QCOMPARE(mergeLabels({"LocalSGD (R=2, H=5)", "LocalSGD (R=32, H=5)", "LocalSGD (R=128, H=5)"}),
-                 std::string("LocalSGD (R=*, H=5)"));
+        QCOMPARE(
+            mergeLabels({"LocalSGD (R=2, H=5)", "LocalSGD (R=32, H=5)", "LocalSGD (R=128, H=5)"}),
+            std::string("LocalSGD (R=*, H=5)"));
         QCOMPARE(mergeLabels({"PipeDream", "PipeDream"}), std::string("PipeDream"));
         // Different shapes: the first label is kept rather than guessing.
         QCOMPARE(mergeLabels({"PipeDream", "PipeDream (NOAM=3)"}), std::string("PipeDream"));

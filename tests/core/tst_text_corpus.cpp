@@ -34,13 +34,13 @@ std::string loadError(const std::string& path) {
 
 class TestTextCorpus : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void vocabularyIsSortedCodePoints() {
         const TextCorpus c = corpusFromUtf8("hello world\n", "test");
         QCOMPARE(c.vocabUtf8(), std::string("\n dehlorw"));
         QCOMPARE(c.length(), 12LL);
-        QCOMPARE(c.ids[0], 4);  // 'h' after newline, space, d, e
-        QCOMPARE(c.ids[11], 0); // '\n'
+        QCOMPARE(c.ids[0], 4);   // 'h' after newline, space, d, e
+        QCOMPARE(c.ids[11], 0);  // '\n'
     }
 
     void multiByteUtf8IsOneTokenPerCodePoint() {
@@ -58,7 +58,10 @@ private slots:
     }
 
     void lineEndsAndByteOrderMark() {
-        const TextCorpus c = corpusFromUtf8("\xEF\xBB\xBF" "a\r\nb\rc", "test");
+        const TextCorpus c = corpusFromUtf8(
+            "\xEF\xBB\xBF"
+            "a\r\nb\rc",
+            "test");
         QCOMPARE(c.vocabUtf8(), std::string("\nabc"));
         QCOMPARE(c.length(), 5LL);
     }

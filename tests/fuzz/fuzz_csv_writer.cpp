@@ -1,8 +1,8 @@
 // libFuzzer target: the CSV writer round trip. The input is split into rows at 0x1E and cells at
 // 0x1F; a cell whose first byte is 0x01 is written as a label (always quoted), 0x02 followed by
-// 8 bytes as a number (the double they hold), anything else as a text cell. The text is read back by the strict
-// RFC 4180 reader below (written here, independent of the writer and of the tests' reader);
-// every cell must come back exactly: a text or label cell as the documented formula guard
+// 8 bytes as a number (the double they hold), anything else as a text cell. The text is read back
+// by the strict RFC 4180 reader below (written here, independent of the writer and of the tests'
+// reader); every cell must come back exactly: a text or label cell as the documented formula guard
 // leaves it (a leading '\'' before '=', '+', '-', '@', tab or CR), a number as 17 significant
 // digits, never guarded. Anything else aborts.
 #include <cstddef>
@@ -63,8 +63,10 @@ bool readRfc4180(std::string_view in, Table& out) {
                 }
                 break;
             case State::Quoted:
-                if (c == '"') state = State::QuoteInQuoted;
-                else field.push_back(c);
+                if (c == '"')
+                    state = State::QuoteInQuoted;
+                else
+                    field.push_back(c);
                 break;
             case State::QuoteInQuoted:
                 if (c == '"') {
@@ -92,8 +94,8 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
     std::size_t from = 0;
     for (;;) {
         const std::size_t at = s.find(sep, from);
-        parts.push_back(s.substr(from, at == std::string_view::npos ? std::string_view::npos
-                                                                     : at - from));
+        parts.push_back(
+            s.substr(from, at == std::string_view::npos ? std::string_view::npos : at - from));
         if (at == std::string_view::npos) return parts;
         from = at + 1;
     }
@@ -101,8 +103,8 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
 
 // The documented rule, spelled out here rather than taken from the writer.
 std::string guardedText(std::string_view s) {
-    const bool guard = !s.empty() && std::strchr("=+-@\t\r", s.front()) != nullptr &&
-                       s.front() != '\0';
+    const bool guard =
+        !s.empty() && std::strchr("=+-@\t\r", s.front()) != nullptr && s.front() != '\0';
     return (guard ? "'" : "") + std::string(s);
 }
 

@@ -31,17 +31,19 @@ inline bool close(double got, double want, double rel, double abs = 0.0) {
 
 // In initTestCase: fail (or, when allowed, skip) when there is no OpenCL device, else make the
 // shared context on the first device.
-#define PIPELENS_REQUIRE_OPENCL()                                                              \
-    do {                                                                                       \
-        if (pipelens::gpu::listDevices().empty()) {                                            \
-            if (opencl_test::noOpenClAllowed()) {                                              \
-                QSKIP("no OpenCL platform found and PIPELENS_ALLOW_NO_OPENCL=1: OpenCL tests "   \
-                      "skipped");                                                              \
-            }                                                                                  \
-            QFAIL("no OpenCL platform found: install pocl-opencl-icd (or set "                 \
-                  "PIPELENS_ALLOW_NO_OPENCL=1 to skip these tests knowingly)");                 \
-        }                                                                                      \
-        if (!opencl_test::context()) {                                                         \
-            opencl_test::context() = std::make_shared<pipelens::gpu::OpenClContext>();         \
-        }                                                                                      \
+#define PIPELENS_REQUIRE_OPENCL()                                                            \
+    do {                                                                                     \
+        if (pipelens::gpu::listDevices().empty()) {                                          \
+            if (opencl_test::noOpenClAllowed()) {                                            \
+                QSKIP(                                                                       \
+                    "no OpenCL platform found and PIPELENS_ALLOW_NO_OPENCL=1: OpenCL tests " \
+                    "skipped");                                                              \
+            }                                                                                \
+            QFAIL(                                                                           \
+                "no OpenCL platform found: install pocl-opencl-icd (or set "                 \
+                "PIPELENS_ALLOW_NO_OPENCL=1 to skip these tests knowingly)");                \
+        }                                                                                    \
+        if (!opencl_test::context()) {                                                       \
+            opencl_test::context() = std::make_shared<pipelens::gpu::OpenClContext>();       \
+        }                                                                                    \
     } while (false)

@@ -102,7 +102,8 @@ class TestLmAutoBackend : public QObject {
         const nlohmann::json cache = readCache();
         QCOMPARE(cache.size(), std::size_t(2));  // the CPU engine and the device
         for (const auto& [key, cost] : cache.items()) {
-            QVERIFY2(cost["base"].get<double>() > 0 && cost["block"].get<double>() > 0, key.c_str());
+            QVERIFY2(cost["base"].get<double>() > 0 && cost["block"].get<double>() > 0,
+                     key.c_str());
         }
         const LmBackendChoice b = selectLmBackend(tinyLm(), second);
         QVERIFY2(joined(second).find("measured earlier") != std::string::npos,
@@ -138,9 +139,9 @@ class TestLmAutoBackend : public QObject {
         QVERIFY2(text.find("on the CPU engine on " + std::to_string(cores) + " thread") !=
                      std::string::npos,
                  text.c_str());
-        QVERIFY2(text.find(std::to_string(atOnce()) + " of the 2 methods at once") !=
-                     std::string::npos,
-                 text.c_str());
+        QVERIFY2(
+            text.find(std::to_string(atOnce()) + " of the 2 methods at once") != std::string::npos,
+            text.c_str());
     }
 
     void theFasterPredictionWins() {
@@ -149,11 +150,14 @@ class TestLmAutoBackend : public QObject {
         selectLmBackend(tinyLm(), notices);  // fills the cache with both keys
         nlohmann::json cache = readCache();
         std::string cpuKey, deviceKey;
-        for (const auto& [key, cost] : cache.items()) (key.find("| cpu on ") != std::string::npos ? cpuKey : deviceKey) = key;
+        for (const auto& [key, cost] : cache.items())
+            (key.find("| cpu on ") != std::string::npos ? cpuKey : deviceKey) = key;
         QVERIFY(!cpuKey.empty() && !deviceKey.empty());
         for (bool deviceFaster : {true, false}) {
-            cache[cpuKey] = {{"base", deviceFaster ? 1.0 : 1e-3}, {"block", deviceFaster ? 1.0 : 1e-3}};
-            cache[deviceKey] = {{"base", deviceFaster ? 1e-3 : 1.0}, {"block", deviceFaster ? 1e-3 : 1.0}};
+            cache[cpuKey] = {{"base", deviceFaster ? 1.0 : 1e-3},
+                             {"block", deviceFaster ? 1.0 : 1e-3}};
+            cache[deviceKey] = {{"base", deviceFaster ? 1e-3 : 1.0},
+                                {"block", deviceFaster ? 1e-3 : 1.0}};
             std::ofstream(lmCalibrationCachePath()) << cache.dump();
             notices.clear();
             const LmBackendChoice c = selectLmBackend(tinyLm(), notices);
@@ -198,7 +202,8 @@ class TestLmAutoBackend : public QObject {
         std::ofstream(lmCalibrationCachePath()) << older.dump();
         notices.clear();
         selectLmBackend(tinyLm(), notices);
-        QVERIFY2(joined(notices).find("measured now") != std::string::npos, joined(notices).c_str());
+        QVERIFY2(joined(notices).find("measured now") != std::string::npos,
+                 joined(notices).c_str());
         QCOMPARE(readCache().size(), std::size_t(4));  // the older entries stay, unused
     }
 
@@ -208,8 +213,8 @@ class TestLmAutoBackend : public QObject {
         std::vector<std::string> notices;
         const LmBackendChoice choice = selectLmBackend(c, notices);
         QVERIFY(choice.executor);
-        const bool pocl = opencl_test::context()->info().platform.find("Portable Computing") !=
-                          std::string::npos;
+        const bool pocl =
+            opencl_test::context()->info().platform.find("Portable Computing") != std::string::npos;
         const bool off = qgetenv("PIPELENS_CLBLAST_TUNING") == "off" ||
                          qgetenv("PIPELENS_CLBLAST_TUNING") == "0";
         const std::string want = pocl && !off ? "; CLBlast: Xgemm tuned for PoCL's CPU device ("
@@ -219,11 +224,13 @@ class TestLmAutoBackend : public QObject {
 
     void aDamagedCacheIsMeasuredAnew() {
         qputenv("PIPELENS_AUTO_LM_MIN_FLOPS", "0");
-        std::filesystem::create_directories(std::filesystem::path(lmCalibrationCachePath()).parent_path());
+        std::filesystem::create_directories(
+            std::filesystem::path(lmCalibrationCachePath()).parent_path());
         std::ofstream(lmCalibrationCachePath()) << "{ not json";
         std::vector<std::string> notices;
         selectLmBackend(tinyLm(), notices);
-        QVERIFY2(joined(notices).find("measured now") != std::string::npos, joined(notices).c_str());
+        QVERIFY2(joined(notices).find("measured now") != std::string::npos,
+                 joined(notices).c_str());
         QCOMPARE(readCache().size(), std::size_t(2));
     }
 };

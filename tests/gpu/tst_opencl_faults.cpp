@@ -6,17 +6,17 @@
 
 #include <QProcess>
 #include <QTemporaryDir>
-#include <utility>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "backend_select.hpp"
 #include "cl_error.hpp"
+#include "compute/cpu_backend.hpp"
 #include "errors.hpp"
 #include "experiment/run/experiment.hpp"
 #include "fallback_backend.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_test_support.hpp"
-#include "compute/cpu_backend.hpp"
 #include "replay/replay.hpp"
 
 using namespace pipelens;
@@ -66,7 +66,7 @@ QString cliOutput(QProcess& p) {
 
 class TestOpenClFaults : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { PIPELENS_REQUIRE_OPENCL(); }
 
     void badDeviceIndexOrName() {
@@ -78,10 +78,10 @@ private slots:
                 QFAIL("a bad device choice was accepted");
             } catch (const ConfigError& e) {
                 const QString m = e.what();
-                QVERIFY2(m.contains(spec) && m.contains("is not allowed") &&
-                             m.contains(QString::fromStdString(
-                                 opencl_test::context()->info().name)),
-                         e.what());
+                QVERIFY2(
+                    m.contains(spec) && m.contains("is not allowed") &&
+                        m.contains(QString::fromStdString(opencl_test::context()->info().name)),
+                    e.what());
             }
             // A bad choice is the person's mistake: no silent fallback, even when allowed.
             QTemporaryDir dir;
@@ -115,9 +115,7 @@ private slots:
         ExperimentConfig c = smallConfig("pd");
         auto objective = buildObjective(c);
         ExperimentPlan plan = planExperiment(c, *objective);
-        BackendProvider noFallback = [tiny] {
-            return std::make_unique<gpu::OpenClBackend>(tiny);
-        };
+        BackendProvider noFallback = [tiny] { return std::make_unique<gpu::OpenClBackend>(tiny); };
         try {
             runOne(c, plan.runs.front(), 0.5, objective, noFallback);
             QFAIL("a run larger than the device started");
@@ -195,9 +193,9 @@ private slots:
         QCOMPARE(fell.objectivePerSlot.size(), cpu.objectivePerSlot.size());
         QCOMPARE(fell.objectivePerUpdate.size(), cpu.objectivePerUpdate.size());
         for (size_t i = 0; i < cpu.objectivePerUpdate.size(); ++i) {
-            QVERIFY2(opencl_test::close(fell.objectivePerUpdate[i], cpu.objectivePerUpdate[i],
-                                        1e-9),
-                     qPrintable(QString("update %1").arg(i)));
+            QVERIFY2(
+                opencl_test::close(fell.objectivePerUpdate[i], cpu.objectivePerUpdate[i], 1e-9),
+                qPrintable(QString("update %1").arg(i)));
         }
     }
 
@@ -218,8 +216,7 @@ private slots:
             if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return "unwritable";
             f.write(QByteArray::fromStdString(cfg.dump()));
             f.close();
-            const QString out =
-                dir.filePath(QString::fromStdString(backend + precision) + minWork);
+            const QString out = dir.filePath(QString::fromStdString(backend + precision) + minWork);
             QProcess run;
             QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
             env.remove("PIPELENS_AUTO_OPENCL_MIN_WORK");
@@ -319,9 +316,9 @@ private slots:
         env.insert("PIPELENS_AUTO_OPENCL_MIN_WORK", "0");
         const auto [autoExit, autoText] = runCli("auto");
         QVERIFY2(autoExit == 0, qPrintable(autoText));
-        QVERIFY2(autoText.contains("notice: no OpenCL device found") &&
-                     autoText.contains("CPU engine"),
-                 qPrintable(autoText));
+        QVERIFY2(
+            autoText.contains("notice: no OpenCL device found") && autoText.contains("CPU engine"),
+            qPrintable(autoText));
 
         c.backend = BackendKind::OpenCl;
         c.allowCpuFallback = false;

@@ -5,9 +5,9 @@
 #include "core/golden_case.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_test_support.hpp"
-#include "schedule/delays.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "replay/rpd_replay.hpp"
+#include "schedule/delays.hpp"
 #include "schedule/timeline.hpp"
 
 using namespace pipelens;
@@ -59,10 +59,9 @@ void compareSeries(const std::vector<double>& got, const std::vector<double>& wa
     const double initial = std::abs(want.front());
     double worst = 0.0;
     for (size_t i = 0; i < want.size(); ++i) {
-        const bool ok = p == Precision::Double
-                            ? golden::relClose(got[i], want[i], 1e-10)
-                            : opencl_test::close(got[i], want[i], kFloatRel,
-                                                 kFloatAbsOfInitial * initial);
+        const bool ok = p == Precision::Double ? golden::relClose(got[i], want[i], 1e-10)
+                                               : opencl_test::close(got[i], want[i], kFloatRel,
+                                                                    kFloatAbsOfInitial * initial);
         worst = std::max(worst, std::abs(got[i] - want[i]) / std::max(std::abs(want[i]), 1e-300));
         if (!ok) {
             QFAIL(qPrintable(QString("%1 (%2) row %3: got %4, want %5")
@@ -85,7 +84,7 @@ void addPrecisions() {
 
 class TestOpenClGolden : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { PIPELENS_REQUIRE_OPENCL(); }
 
     void pipeDream_data() {
@@ -125,10 +124,10 @@ private slots:
         const auto p = static_cast<Precision>(precision);
         RunResult r = runPipeline(name.toStdString(), p);
         QVERIFY(r.finished);
-        compareSeries(r.objectivePerSlot,
-                      golden::csvColumn(golden::dir(name.toStdString()) + "/objective_per_slot.csv",
-                                        1),
-                      p, "objective_per_slot");
+        compareSeries(
+            r.objectivePerSlot,
+            golden::csvColumn(golden::dir(name.toStdString()) + "/objective_per_slot.csv", 1), p,
+            "objective_per_slot");
     }
 
     // RPD with PD's stage/batch order and exact delays is PD (SPEC section 4), on the device too.
@@ -140,9 +139,8 @@ private slots:
         RunResult r = runRpd(name.toStdString(), p);
         QVERIFY(r.finished);
         compareSeries(r.objectivePerUpdate,
-                      golden::csvColumn(golden::dir(name.toStdString()) +
-                                            "/rpd_replay_per_block_update.csv",
-                                        1),
+                      golden::csvColumn(
+                          golden::dir(name.toStdString()) + "/rpd_replay_per_block_update.csv", 1),
                       p, "rpd_replay_per_block_update");
     }
 

@@ -41,7 +41,7 @@ double outputGradient(double a, double y, bool logistic) {
 
 // A queue and the program of one precision, with helpers to move data and launch kernels.
 class Device {
-public:
+  public:
     explicit Device(Precision p) : p_(p), ctx_(opencl_test::context()) {
         program_ = ctx_->program(p);
         cl_int err = CL_SUCCESS;
@@ -104,7 +104,7 @@ public:
     // Margins: double to a few ulps of the sums' magnitude, float to 3e-5 of it.
     double tol() const { return p_ == Precision::Double ? 1e-12 : 3e-5; }
 
-private:
+  private:
     Precision p_;
     std::shared_ptr<gpu::OpenClContext> ctx_;
     cl::Program program_;
@@ -175,7 +175,7 @@ void addCases() {
 
 class TestOpenClKernels : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { PIPELENS_REQUIRE_OPENCL(); }
 
     // Three forwards (first, middle and last stage) and two backwards in one launch.
@@ -204,8 +204,11 @@ private slots:
         struct Op {
             int kind, stage, batch, replica, slot, act;
         };
-        const std::vector<Op> ops = {{1, 1, 5, 0, 0, 3}, {1, 3, 9, 1, 1, 4}, {0, 0, 3, 1, 1, 0},
-                                     {0, 2, 7, 0, 0, 1}, {0, 4, 11, 1, 1, 2}};
+        const std::vector<Op> ops = {{1, 1, 5, 0, 0, 3},
+                                     {1, 3, 9, 1, 1, 4},
+                                     {0, 0, 3, 1, 1, 0},
+                                     {0, 2, 7, 0, 0, 1},
+                                     {0, 4, 11, 1, 1, 2}};
         std::vector<int> table;
         for (const Op& o : ops) {
             auto e = opEntry(o.kind, o.stage, o.batch, o.replica,
@@ -293,8 +296,7 @@ private slots:
         }
         cl::Buffer X = dev.reals(rowMajor(pr.X)), y = dev.reals(pr.y), bz = dev.reals(z),
                    bd = dev.reals(delta), bq = dev.reals(gradSq), bavg = dev.reals(avg),
-                   bops = dev.ints(table),
-                   partial = dev.reals(Eigen::VectorXd::Zero(U * items)),
+                   bops = dev.ints(table), partial = dev.reals(Eigen::VectorXd::Zero(U * items)),
                    out = dev.reals(Eigen::VectorXd::Zero(3 * U));
         dev.run("sample_updates", cl::NDRange(items), cl::NDRange(16), X, y, kRows, kDim,
                 logistic ? 1 : 0, bops, U, bd, bz, rowsPerItem, partial);
@@ -450,8 +452,8 @@ private slots:
         Eigen::VectorXd gotDelta = dev.read(bd, kDim);
         expectClose(gotDelta.segment(blk.offset, blk.size), wantDelta.segment(blk.offset, blk.size),
                     dev.tol(), 1, "delta");
-        expectClose(dev.read(bq, kDim).segment(blk.offset, blk.size),
-                    g.array().square().matrix(), dev.tol(), 1, "g^2");
+        expectClose(dev.read(bq, kDim).segment(blk.offset, blk.size), g.array().square().matrix(),
+                    dev.tol(), 1, "g^2");
         dev.run("rpd_advance", dev.groups(kDim), dev.local(), br, kDim, 1, 2, blk.offset, blk.size,
                 bd, bcur);
         expectClose(dev.read(br, depth * kDim), wantRing, dev.tol(), 1, "ring");

@@ -339,7 +339,8 @@ void geluMatchesFormula() {
             const long double x = biased[i];
             const long double cdf = 0.5L * (1 + std::erf(x / std::sqrt(2.0L)));
             act[i] = static_cast<Real>(x * cdf);
-            const long double pdf = std::exp(-0.5L * x * x) / std::sqrt(2 * 3.14159265358979323846L);
+            const long double pdf =
+                std::exp(-0.5L * x * x) / std::sqrt(2 * 3.14159265358979323846L);
             d[i] = static_cast<Real>(d0[i] * (cdf + x * pdf));
         }
         const cl::Buffer pre = t.upload(u), out = t.upload(std::vector<Real>(count, Real(-7)));
@@ -382,15 +383,19 @@ void geluMatchesFormula() {
                 const auto cr = static_cast<std::size_t>(c * rows + r);
                 if (gotT[cr] != got[rc] || gotGradT[cr] != gotGrad[rc]) {
                     QFAIL(qPrintable(QString("n = %1: transposed output differs at (%2, %3)")
-                                         .arg(n).arg(r).arg(c)));
+                                         .arg(n)
+                                         .arg(r)
+                                         .arg(c)));
                 }
                 colSum += gotGrad[rc];
             }
             if (gotSums[static_cast<std::size_t>(c)] != colSum) {
-                QFAIL(qPrintable(QString("n = %1: column %2 sums to %3, want %4")
-                                     .arg(n).arg(c)
-                                     .arg(static_cast<double>(gotSums[static_cast<std::size_t>(c)]), 0, 'g', 17)
-                                     .arg(static_cast<double>(colSum), 0, 'g', 17)));
+                QFAIL(qPrintable(
+                    QString("n = %1: column %2 sums to %3, want %4")
+                        .arg(n)
+                        .arg(c)
+                        .arg(static_cast<double>(gotSums[static_cast<std::size_t>(c)]), 0, 'g', 17)
+                        .arg(static_cast<double>(colSum), 0, 'g', 17)));
             }
         }
     }
@@ -403,14 +408,17 @@ void geluMatchesFormula() {
 template <typename Real>
 void transposeSumsMatchHost() {
     Bench<Real> t;
-    struct Shape { int rows, cols; };
+    struct Shape {
+        int rows, cols;
+    };
     const Shape shapes[] = {{1, 1}, {7, 9}, {8, 8}, {17, 64}, {130, 3}, {64, 200}, {9, 8 * 129}};
     for (const Shape s : shapes) {
         const auto n = static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(s.cols);
         const auto src = seeded<Real>(n + kOffset, 90 + static_cast<std::uint64_t>(s.cols), 1.0);
         const cl::Buffer in = t.upload(src);
         const cl::Buffer out = t.upload(std::vector<Real>(n, Real(-7)));
-        const cl::Buffer sums = t.upload(std::vector<Real>(static_cast<std::size_t>(s.cols) + 3, Real(-7)));
+        const cl::Buffer sums =
+            t.upload(std::vector<Real>(static_cast<std::size_t>(s.cols) + 3, Real(-7)));
         t.ops.transposeSum({&in, kOffset}, s.rows, s.cols, out, {&sums, 3});
         const auto got = t.download(out, n);
         const auto gotSums = t.download(sums, static_cast<std::size_t>(s.cols), 3);
@@ -422,12 +430,15 @@ void transposeSumsMatchHost() {
                 colSum += want;
                 if (got[static_cast<std::size_t>(c * s.rows + r)] != want) {
                     QFAIL(qPrintable(QString("transposeSum %1 x %2 at (%3, %4)")
-                                         .arg(s.rows).arg(s.cols).arg(r).arg(c)));
+                                         .arg(s.rows)
+                                         .arg(s.cols)
+                                         .arg(r)
+                                         .arg(c)));
                 }
             }
             if (gotSums[static_cast<std::size_t>(c)] != colSum) {
-                QFAIL(qPrintable(QString("transposeSum %1 x %2: column %3 sum")
-                                     .arg(s.rows).arg(s.cols).arg(c)));
+                QFAIL(qPrintable(
+                    QString("transposeSum %1 x %2: column %3 sum").arg(s.rows).arg(s.cols).arg(c)));
             }
         }
     }
@@ -439,7 +450,9 @@ void transposeSumsMatchHost() {
 template <typename Real>
 void transposesMatchHost() {
     Bench<Real> t;
-    struct Shape { int rows, cols; };
+    struct Shape {
+        int rows, cols;
+    };
     const Shape shapes[] = {{1, 1}, {7, 9}, {8, 8}, {17, 64}, {130, 3}, {64, 200}};
     for (const Shape s : shapes) {
         const auto n = static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(s.cols);
@@ -454,7 +467,10 @@ void transposesMatchHost() {
                 const Real have = got[static_cast<std::size_t>(c * s.rows + r)];
                 if (have != want) {
                     QFAIL(qPrintable(QString("transpose %1 x %2 at (%3, %4): got %5, want %6")
-                                         .arg(s.rows).arg(s.cols).arg(r).arg(c)
+                                         .arg(s.rows)
+                                         .arg(s.cols)
+                                         .arg(r)
+                                         .arg(c)
                                          .arg(static_cast<double>(have))
                                          .arg(static_cast<double>(want))));
                 }
@@ -473,7 +489,8 @@ void transposesMatchHost() {
     const cl::Buffer in = t.upload(src);
     std::vector<cl::Buffer> outs;
     for (int q = 0; q < 4; ++q) {
-        outs.push_back(t.upload(std::vector<Real>(static_cast<std::size_t>(rows[q] * cols[q]), Real(-7))));
+        outs.push_back(
+            t.upload(std::vector<Real>(static_cast<std::size_t>(rows[q] * cols[q]), Real(-7))));
     }
     const cl::Buffer* const dst[4] = {&outs[0], &outs[1], &outs[2], &outs[3]};
     const long long relative[4] = {offsets[0] - 5, offsets[1] - 5, offsets[2] - 5, offsets[3] - 5};
@@ -485,8 +502,8 @@ void transposesMatchHost() {
             for (int c = 0; c < cols[q]; ++c) {
                 const Real want = src[static_cast<std::size_t>(offsets[q] + r * cols[q] + c)];
                 if (got[static_cast<std::size_t>(c * rows[q] + r)] != want) {
-                    QFAIL(qPrintable(QString("transposeFour matrix %1 at (%2, %3)")
-                                         .arg(q).arg(r).arg(c)));
+                    QFAIL(qPrintable(
+                        QString("transposeFour matrix %1 at (%2, %3)").arg(q).arg(r).arg(c)));
                 }
             }
         }
@@ -501,50 +518,64 @@ void transposesMatchHost() {
 template <typename Real>
 void productsMatchLoop(double tolerance) {
     gpu::LmOpenClOps<Real> ops(opencl_test::context());
-    struct Shape { int m, n, k; };
+    struct Shape {
+        int m, n, k;
+    };
     for (const long long off : {0LL, kAlignedOffset, kOffset})
-    for (const Shape s : {Shape{67, 45, 33}, Shape{130, 70, 129}, Shape{5, 3, 2}, Shape{128, 64, 96}}) {
-        for (int t = 0; t < 4; ++t) {
-            const bool ta = (t & 1) != 0, tb = (t & 2) != 0;
-            const int lda = ta ? s.m : s.k, ldb = tb ? s.k : s.n;
-            const auto A = seeded<Real>(std::size_t(s.m) * s.k, 11 + t, 1.0);
-            const auto B = seeded<Real>(std::size_t(s.k) * s.n, 23 + t, 1.0);
-            const auto C0 = seeded<Real>(std::size_t(s.m) * s.n, 37 + t, 1.0);
-            const auto u = static_cast<std::size_t>(off);
-            auto a = ops.reals(A.size() + u, "A"), b = ops.reals(B.size() + u, "B");
-            auto c = ops.reals(C0.size() + u, "C");
-            ops.write(a, off, A.data(), A.size());
-            ops.write(b, off, B.data(), B.size());
-            ops.write(c, off, C0.data(), C0.size());
-            const Real beta = t == 3 ? Real(1) : Real(0);
-            const long long copiedBefore = ops.copiedProducts();
-            ops.gemm(ta, tb, s.m, s.n, s.k, {&a, off}, lda, {&b, off}, ldb, beta, {&c, off}, s.n);
-            std::vector<Real> got(C0.size());
-            ops.read({&c, off}, got.data(), got.size());
-            // A^T B on tile multiples at offset 0 or an aligned one: no copies with the tuned tiles.
-            if (s.m == 128 && ta && !tb && off != kOffset && tunedTiles()) {
-                QCOMPARE(ops.copiedProducts(), copiedBefore);
-            }
-            double worst = 0.0;
-            for (int i = 0; i < s.m; ++i) {
-                for (int j = 0; j < s.n; ++j) {
-                    long double want = beta * C0[std::size_t(i) * s.n + j];
-                    for (int q = 0; q < s.k; ++q) {
-                        const Real x = ta ? A[std::size_t(q) * lda + i] : A[std::size_t(i) * lda + q];
-                        const Real y = tb ? B[std::size_t(j) * ldb + q] : B[std::size_t(q) * ldb + j];
-                        want += static_cast<long double>(x) * y;
+        for (const Shape s :
+             {Shape{67, 45, 33}, Shape{130, 70, 129}, Shape{5, 3, 2}, Shape{128, 64, 96}}) {
+            for (int t = 0; t < 4; ++t) {
+                const bool ta = (t & 1) != 0, tb = (t & 2) != 0;
+                const int lda = ta ? s.m : s.k, ldb = tb ? s.k : s.n;
+                const auto A = seeded<Real>(std::size_t(s.m) * s.k, 11 + t, 1.0);
+                const auto B = seeded<Real>(std::size_t(s.k) * s.n, 23 + t, 1.0);
+                const auto C0 = seeded<Real>(std::size_t(s.m) * s.n, 37 + t, 1.0);
+                const auto u = static_cast<std::size_t>(off);
+                auto a = ops.reals(A.size() + u, "A"), b = ops.reals(B.size() + u, "B");
+                auto c = ops.reals(C0.size() + u, "C");
+                ops.write(a, off, A.data(), A.size());
+                ops.write(b, off, B.data(), B.size());
+                ops.write(c, off, C0.data(), C0.size());
+                const Real beta = t == 3 ? Real(1) : Real(0);
+                const long long copiedBefore = ops.copiedProducts();
+                ops.gemm(ta, tb, s.m, s.n, s.k, {&a, off}, lda, {&b, off}, ldb, beta, {&c, off},
+                         s.n);
+                std::vector<Real> got(C0.size());
+                ops.read({&c, off}, got.data(), got.size());
+                // A^T B on tile multiples at offset 0 or an aligned one: no copies with the tuned
+                // tiles.
+                if (s.m == 128 && ta && !tb && off != kOffset && tunedTiles()) {
+                    QCOMPARE(ops.copiedProducts(), copiedBefore);
+                }
+                double worst = 0.0;
+                for (int i = 0; i < s.m; ++i) {
+                    for (int j = 0; j < s.n; ++j) {
+                        long double want = beta * C0[std::size_t(i) * s.n + j];
+                        for (int q = 0; q < s.k; ++q) {
+                            const Real x =
+                                ta ? A[std::size_t(q) * lda + i] : A[std::size_t(i) * lda + q];
+                            const Real y =
+                                tb ? B[std::size_t(j) * ldb + q] : B[std::size_t(q) * ldb + j];
+                            want += static_cast<long double>(x) * y;
+                        }
+                        worst = std::max(
+                            worst,
+                            std::abs(static_cast<double>(got[std::size_t(i) * s.n + j] - want)));
                     }
-                    worst = std::max(worst, std::abs(static_cast<double>(
-                                                got[std::size_t(i) * s.n + j] - want)));
+                }
+                if (worst > tolerance * s.k) {
+                    QFAIL(
+                        qPrintable(QString("gemm %1x%2x%3 transA %4 transB %5 offset %6: error %7")
+                                       .arg(s.m)
+                                       .arg(s.n)
+                                       .arg(s.k)
+                                       .arg(ta)
+                                       .arg(tb)
+                                       .arg(off)
+                                       .arg(worst)));
                 }
             }
-            if (worst > tolerance * s.k) {
-                QFAIL(qPrintable(QString("gemm %1x%2x%3 transA %4 transB %5 offset %6: error %7")
-                                     .arg(s.m).arg(s.n).arg(s.k).arg(ta).arg(tb).arg(off)
-                                     .arg(worst)));
-            }
         }
-    }
 }
 
 }  // namespace
@@ -638,7 +669,8 @@ class TestOpenClLmKernels : public QObject {
         const auto nc = static_cast<std::size_t>(d.tokens() * d.width);
         const auto size = static_cast<std::size_t>(LmLayout::blockSize(d));
         auto wHost = seeded<double>(size, 4, 0.3);
-        const cl::Buffer w = ops.reals(size, "w"), x = ops.reals(nc, "x"), out = ops.reals(nc, "out");
+        const cl::Buffer w = ops.reals(size, "w"), x = ops.reals(nc, "x"),
+                         out = ops.reals(nc, "out");
         const cl::Buffer gw = ops.reals(size, "gw"), gin = ops.reals(nc, "gin");
         ops.write(w, 0, wHost.data(), size);
         ops.write(x, 0, seeded<double>(nc, 5, 1.0).data(), nc);
@@ -655,8 +687,9 @@ class TestOpenClLmKernels : public QObject {
                  qPrintable(report));
         QVERIFY2(report.contains(QRegularExpression("Gemm 63 x 60 x 20 \\(copies\\) +1 commands")),
                  qPrintable(report));
-        const auto total = QRegularExpression("PIPELENS_CL_PROFILE (\\d+) commands: ([0-9.]+) ms device "
-                                              "time in a span of ([0-9.]+) ms")
+        const auto total = QRegularExpression(
+                               "PIPELENS_CL_PROFILE (\\d+) commands: ([0-9.]+) ms device "
+                               "time in a span of ([0-9.]+) ms")
                                .match(report);
         QVERIFY2(total.hasMatch(), qPrintable(report));
         // Every kernel and product of the two passes, and the two uploads.
@@ -693,10 +726,8 @@ class TestOpenClLmKernels : public QObject {
             QCOMPARE(p.at("NWG") % (p.at("NDIMC") * p.at("VWN")), std::size_t(0));
             QCOMPARE(p.at("MWG") % (p.at("MDIMA") * p.at("VWM")), std::size_t(0));
             QCOMPARE(p.at("NWG") % (p.at("NDIMB") * p.at("VWN")), std::size_t(0));
-            QCOMPARE(p.at("KWG") % (p.at("MDIMC") * p.at("NDIMC") / p.at("MDIMA")),
-                     std::size_t(0));
-            QCOMPARE(p.at("KWG") % (p.at("MDIMC") * p.at("NDIMC") / p.at("NDIMB")),
-                     std::size_t(0));
+            QCOMPARE(p.at("KWG") % (p.at("MDIMC") * p.at("NDIMC") / p.at("MDIMA")), std::size_t(0));
+            QCOMPARE(p.at("KWG") % (p.at("MDIMC") * p.at("NDIMC") / p.at("NDIMB")), std::size_t(0));
             QCOMPARE(p.at("KWG") % p.at("KWI"), std::size_t(0));
             // CLBlast's kernel takes vectors of 1, 2, 4, 8 or 16 only.
             for (const char* v : {"VWM", "VWN"}) {
@@ -712,9 +743,10 @@ class TestOpenClLmKernels : public QObject {
     // ones unless PIPELENS_CLBLAST_TUNING turns them off (the line LmOpenClOps reports says so).
     void productsWithDeviceParameters() {
         gpu::LmOpenClOps<float> ops(opencl_test::context());
-        const bool tuned = !gpu::clblastOverridesFor(opencl_test::context()->info(),
-                                                     qgetenv("PIPELENS_CLBLAST_TUNING").toStdString())
-                                .empty();
+        const bool tuned =
+            !gpu::clblastOverridesFor(opencl_test::context()->info(),
+                                      qgetenv("PIPELENS_CLBLAST_TUNING").toStdString())
+                 .empty();
         QCOMPARE(ops.clblastTuning().find("tuned for PoCL") != std::string::npos, tuned);
         productsMatchLoop<float>(2e-6);
         if (opencl_test::context()->supports(gpu::Precision::Double)) {

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "core/golden_case.hpp"
 #include "core/lm_builtin_problem.hpp"
 #include "core/lm_golden_case.hpp"
 #include "core/lm_golden_run.hpp"
-#include "core/golden_case.hpp"
 #include "lm_opencl_rpd_executor.hpp"
 #include "opencl_test_support.hpp"
 #include "replay/lm_rpd_replay.hpp"
@@ -74,8 +74,8 @@ class TestOpenClLmRpd : public QObject {
         QTest::addColumn<int>("precision");
         QTest::addColumn<double>("tolerance");
         // Float: the CPU engine's float tolerances (docs/language-model.md).
-        for (auto [mode, label] : {std::pair{DelayMode::Uniform, "uniform"},
-                                   std::pair{DelayMode::Max, "max"}}) {
+        for (auto [mode, label] :
+             {std::pair{DelayMode::Uniform, "uniform"}, std::pair{DelayMode::Max, "max"}}) {
             QTest::newRow((std::string(label) + " double").c_str())
                 << int(mode) << int(LmPrecision::Double) << 1e-9;
             QTest::newRow((std::string(label) + " float").c_str())
@@ -107,8 +107,10 @@ class TestOpenClLmRpd : public QObject {
                                        cpu->log().fullObjectivePerBlockUpdate);
         const double held = curveError(heldOut(*cl), heldOut(*cpu));
         const double w = golden_lm::maxRelError(cl->weights(), cpu->weights());
-        qInfo("RPD OpenCL vs CPU: per-update losses %.2g, full objective %.2g, held-out %.2g, "
-              "weights %.2g", perUpdate, full, held, w);
+        qInfo(
+            "RPD OpenCL vs CPU: per-update losses %.2g, full objective %.2g, held-out %.2g, "
+            "weights %.2g",
+            perUpdate, full, held, w);
         QCOMPARE(heldOut(*cl).size(), std::size_t(3));
         QVERIFY(perUpdate <= tolerance);
         QVERIFY(full <= tolerance);

@@ -68,8 +68,9 @@ class TestOpenClLmRuns : public QObject {
         QCOMPARE(summaries["cpu"]["backend"].get<std::string>(), std::string("cpu"));
         const std::string where = summaries["opencl"]["backend"].get<std::string>();
         // The device, the precision and the CLBlast parameters the products ran with.
-        QVERIFY2(where.starts_with("opencl: ") && where.find(", double; CLBlast: ") != std::string::npos,
-                 where.c_str());
+        QVERIFY2(
+            where.starts_with("opencl: ") && where.find(", double; CLBlast: ") != std::string::npos,
+            where.c_str());
         // The summary printed says which engine ran, not "CPU engine" for a device run.
         QVERIFY2(printed["cpu"].contains("block updates, CPU engine in double"),
                  qPrintable(printed["cpu"]));

@@ -8,11 +8,11 @@
 #include <QTemporaryDir>
 #include <nlohmann/json.hpp>
 
+#include "compute/cpu_backend.hpp"
 #include "experiment/config/config.hpp"
 #include "experiment/run/experiment.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_test_support.hpp"
-#include "compute/cpu_backend.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "replay/rpd_replay.hpp"
 
@@ -56,8 +56,8 @@ BackendProvider openCl(DevicePrecision p) {
     };
 }
 
-void compareSeries(const std::vector<double>& got, const std::vector<double>& want,
-                   double rel, double abs, const char* what) {
+void compareSeries(const std::vector<double>& got, const std::vector<double>& want, double rel,
+                   double abs, const char* what) {
     QCOMPARE(got.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) {
         if (!opencl_test::close(got[i], want[i], rel, abs)) {
@@ -100,9 +100,8 @@ void addRuns() {
         const char* method;
         const char* delay;
     };
-    const Row rows[] = {{"pd", ""},       {"rpd", "uniform"}, {"rpd", "max"},
-                        {"rpd", "zero"},  {"rpd", "pd"},      {"localsgd", ""},
-                        {"sgd", ""},      {"fill-drain", ""}};
+    const Row rows[] = {{"pd", ""},    {"rpd", "uniform"}, {"rpd", "max"}, {"rpd", "zero"},
+                        {"rpd", "pd"}, {"localsgd", ""},   {"sgd", ""},    {"fill-drain", ""}};
     for (bool logistic : {false, true}) {
         for (const Row& r : rows) {
             QString tag = QString("%1%2/%3").arg(r.method, *r.delay ? QString("-") + r.delay : "",
@@ -111,11 +110,14 @@ void addRuns() {
                 << r.method << r.delay << logistic << static_cast<int>(DevicePrecision::Double);
         }
         QTest::newRow(logistic ? "pd/logistic/float" : "pd/quadratic/float")
-            << "pd" << "" << logistic << static_cast<int>(DevicePrecision::Float);
+            << "pd"
+            << "" << logistic << static_cast<int>(DevicePrecision::Float);
         QTest::newRow(logistic ? "localsgd/logistic/float" : "localsgd/quadratic/float")
-            << "localsgd" << "" << logistic << static_cast<int>(DevicePrecision::Float);
+            << "localsgd"
+            << "" << logistic << static_cast<int>(DevicePrecision::Float);
         QTest::newRow(logistic ? "rpd-uniform/logistic/float" : "rpd-uniform/quadratic/float")
-            << "rpd" << "uniform" << logistic << static_cast<int>(DevicePrecision::Float);
+            << "rpd"
+            << "uniform" << logistic << static_cast<int>(DevicePrecision::Float);
     }
 }
 
@@ -123,7 +125,7 @@ void addRuns() {
 
 class TestOpenClRuns : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { PIPELENS_REQUIRE_OPENCL(); }
 
     void trajectoriesAgree_data() { addRuns(); }
@@ -178,8 +180,8 @@ private slots:
         const Eigen::VectorXd wb = oclRaw->weights();
         QCOMPARE(wb.size(), wa.size());
         QVERIFY((wa - wb).norm() <= 1e-11 * wa.norm());
-        QVERIFY(opencl_test::close(oclRaw->gradientNormSquared(), cpuRaw->gradientNormSquared(),
-                                   1e-9));
+        QVERIFY(
+            opencl_test::close(oclRaw->gradientNormSquared(), cpuRaw->gradientNormSquared(), 1e-9));
     }
 
     // All operations of a slot are issued together: the kernels launched per slot do not grow

@@ -202,7 +202,7 @@ class TstMpiSweep : public QObject {
         QCOMPARE(r.err.count("already holds a sweep"), 1);  // printed by rank 0 alone
     }
 
-private:
+  private:
     QTemporaryDir tmp_;
     QString sweep_;
     QString reference_;

@@ -4,18 +4,18 @@
 // a narrow widget.
 #include <QApplication>
 #include <QImage>
-#include <QWheelEvent>
 #include <QPainter>
 #include <QTest>
+#include <QWheelEvent>
 #include <cmath>
 
-#include "controllers/experiment_controller.hpp"
 #include "charts/gantt_chart.hpp"
 #include "charts/loss_chart.hpp"
-#include "main_window.hpp"
-#include "controls/playback_bar.hpp"
-#include "schedule/timeline.hpp"
 #include "charts/staleness_heatmap.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "controls/playback_bar.hpp"
+#include "main_window.hpp"
+#include "schedule/timeline.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -50,7 +50,7 @@ bool inked(const QImage& image, int x0, int x1, int y0, int y1) {
 
 class TestClickCursor : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { test::isolateSettings(); }
 
     // The wheel and the keys zoom and pan both charts the same way (shared RangeNavigation).
@@ -142,14 +142,18 @@ private slots:
         QVERIFY(cursor < w.playback()->totalSlots());
         // Several blocks update in one slot, so the cursor (which counts slots) goes to the end
         // of the slot in which the clicked update count is reached.
-        const MethodRun& run = w.controller()->latest()->runs()[static_cast<size_t>(
-            w.heatmapMethodIndex())];
+        const MethodRun& run =
+            w.controller()->latest()->runs()[static_cast<size_t>(w.heatmapMethodIndex())];
         const long long done = run.updatesBefore(cursor);
         const long long before = run.updatesBefore(cursor - 1);
         // Some count k in the clicked column's [first, last + 1] is reached in slot cursor - 1.
         QVERIFY2(before < last + 1 && done >= std::max(first, 1LL),
                  qPrintable(QStringLiteral("slot %1 holds updates (%2, %3], clicked [%4, %5]")
-                                .arg(cursor - 1).arg(before).arg(done).arg(first).arg(last + 1)));
+                                .arg(cursor - 1)
+                                .arg(before)
+                                .arg(done)
+                                .arg(first)
+                                .arg(last + 1)));
         QCOMPARE(h->cursorUpdate(), done);
     }
 

@@ -9,11 +9,11 @@
 #include <QSpinBox>
 #include <QTest>
 
-#include "controls/controls_panel.hpp"
 #include "controllers/experiment_controller.hpp"
+#include "controllers/presets.hpp"
+#include "controls/controls_panel.hpp"
 #include "controls/log_slider.hpp"
 #include "controls/method_list_editor.hpp"
-#include "controllers/presets.hpp"
 #include "models/screen_labels.hpp"
 #include "ui_test_support.hpp"
 
@@ -22,7 +22,7 @@ using namespace pipelens::ui;
 
 class TestControls : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { test::isolateSettings(); }
 
     void stagesAboveTheDimensionAreRefused() {
@@ -54,8 +54,9 @@ private slots:
         panel.batchField()->setValue(7);
         QCOMPARE(c.config().batchSize, 10);
         const QString batch = panel.errors().message(panel.batchField());
-        QVERIFY2(batch.startsWith("Batch size b = 7 is not allowed: Rows n = 600 must be a multiple"),
-                 qPrintable(batch));
+        QVERIFY2(
+            batch.startsWith("Batch size b = 7 is not allowed: Rows n = 600 must be a multiple"),
+            qPrintable(batch));
     }
 
     // Messages under the controls name the controls, not the config's keys.
@@ -172,7 +173,8 @@ private slots:
         QCOMPARE(c.config().methods.size(), size_t(4));
         QCOMPARE(c.config().methods[3].method, Method::FillDrain);
         // The last checked method cannot be unchecked: the engine needs at least one.
-        for (int i = 1; i < m->list()->count(); ++i) m->list()->item(i)->setCheckState(Qt::Unchecked);
+        for (int i = 1; i < m->list()->count(); ++i)
+            m->list()->item(i)->setCheckState(Qt::Unchecked);
         QCOMPARE(c.config().methods.size(), size_t(1));
         m->list()->item(0)->setCheckState(Qt::Unchecked);
         QCOMPARE(m->list()->item(0)->checkState(), Qt::Checked);
@@ -239,10 +241,10 @@ private slots:
     void aRefusedMultiplierChangesNothing() {
         ExperimentController c;
         QCOMPARE(c.tryModify([](ExperimentConfig& x) {
-                     x.methods[0].step.grid = true;
-                     x.methods[0].step.gridMin = -2;
-                     x.methods[0].step.gridMax = 18;
-                 }),
+            x.methods[0].step.grid = true;
+            x.methods[0].step.gridMin = -2;
+            x.methods[0].step.gridMax = 18;
+        }),
                  QString());
         ControlsPanel panel(&c);
         const ExperimentConfig before = c.config();

@@ -5,8 +5,8 @@
 #include <QTest>
 
 #include "backend_select.hpp"
-#include "experiment/run/experiment.hpp"
 #include "controllers/experiment_controller.hpp"
+#include "experiment/run/experiment.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -14,7 +14,7 @@ using namespace pipelens::ui;
 
 class TestExperimentController : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { test::isolateSettings(); }
 
     void runsTheDefaultExperimentOnAWorker() {
@@ -97,10 +97,10 @@ private slots:
     void copyAsTextRestoresTheExactRun() {
         ExperimentController c;
         QCOMPARE(c.tryModify([](ExperimentConfig& x) {
-                     x.seed = 987654321;
-                     x.shuffle = true;
-                     x.methods[1].delta = 17;
-                 }),
+            x.seed = 987654321;
+            x.shuffle = true;
+            x.methods[1].delta = 17;
+        }),
                  QString());
         const QString text = c.configAsText();
         QVERIFY(!text.contains('\n'));
@@ -111,7 +111,8 @@ private slots:
         const ExperimentResult a = runExperiment(c.config());
         const ExperimentResult b = runExperiment(back);
         for (size_t i = 0; i < a.methods.size(); ++i) {
-            QCOMPARE(a.methods[i].result.objectivePerUpdate, b.methods[i].result.objectivePerUpdate);
+            QCOMPARE(a.methods[i].result.objectivePerUpdate,
+                     b.methods[i].result.objectivePerUpdate);
         }
         QVERIFY_THROWS_EXCEPTION(std::exception, ExperimentController::configFromText("not json"));
     }

@@ -23,15 +23,15 @@
 #include <algorithm>
 
 #include "charts/chart_support.hpp"
-#include "controls/controls_panel.hpp"
 #include "charts/figure_strip.hpp"
 #include "charts/gantt_chart.hpp"
 #include "charts/line_legend.hpp"
 #include "charts/loss_chart.hpp"
-#include "main_window.hpp"
-#include "controls/playback_bar.hpp"
 #include "charts/range_chart.hpp"
 #include "charts/staleness_heatmap.hpp"
+#include "controls/controls_panel.hpp"
+#include "controls/playback_bar.hpp"
+#include "main_window.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -483,7 +483,8 @@ class TestExport : public QObject {
         mine.write("\\chapter{Pipelines}\n");
         mine.close();
         QVERIFY(!window_->exportAllResults(other, &error));
-        QVERIFY2(error.startsWith(QStringLiteral("Results folder = \"") + other), qPrintable(error));
+        QVERIFY2(error.startsWith(QStringLiteral("Results folder = \"") + other),
+                 qPrintable(error));
         QVERIFY2(error.contains(QStringLiteral("choose a new folder")), qPrintable(error));
         QCOMPARE(QDir(other).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot),
                  QStringList{QStringLiteral("chapter1.tex")});

@@ -10,8 +10,8 @@
 #include <QValueAxis>
 #include <cmath>
 
-#include "controllers/experiment_controller.hpp"
 #include "charts/figure_strip.hpp"
+#include "controllers/experiment_controller.hpp"
 #include "schedule/delays.hpp"
 #include "ui_test_support.hpp"
 
@@ -35,14 +35,15 @@ QList<QGraphicsItem*> itemsUnder(QGraphicsItem* root) {
 // as drawn beside the value of the grid line it stands at. Problems (a label with no grid line
 // beside it, a label that names another value than its line's, a fractional label) are appended
 // to `problems`; returns how many labels were checked.
-int checkTicks(QChart* chart, Qt::Orientation orientation, const QString& name, QStringList& problems) {
+int checkTicks(QChart* chart, Qt::Orientation orientation, const QString& name,
+               QStringList& problems) {
     const auto axes = chart->axes(orientation);
     if (axes.size() != 1) return 0;
     auto* axis = qobject_cast<QValueAxis*>(axes[0]);
     if (!axis) return 0;
     const QRectF plot = chart->plotArea();
     const bool vertical = orientation == Qt::Vertical;
-    std::vector<double> lines;  // positions in chart coordinates (y or x)
+    std::vector<double> lines;                       // positions in chart coordinates (y or x)
     std::vector<std::pair<double, QString>> labels;  // centre position, text
     for (QGraphicsItem* item : itemsUnder(chart)) {
         if (!item->isVisible()) continue;
@@ -56,12 +57,15 @@ int checkTicks(QChart* chart, Qt::Orientation orientation, const QString& name, 
         } else if (auto* text = dynamic_cast<QGraphicsTextItem*>(item)) {
             if (text->toPlainText().isEmpty() || text->rotation() != 0.0) continue;
             const QRectF r = text->mapToItem(chart, text->boundingRect()).boundingRect();
-            const bool beside = vertical ? r.right() <= plot.left() + 1 && r.center().y() >= plot.top() - 6 &&
-                                               r.center().y() <= plot.bottom() + 6
-                                         : r.top() >= plot.bottom() - 1 && r.top() <= plot.bottom() + 12 &&
-                                               r.center().x() >= plot.left() - 6 &&
-                                               r.center().x() <= plot.right() + 6;
-            if (beside) labels.emplace_back(vertical ? r.center().y() : r.center().x(), text->toPlainText());
+            const bool beside =
+                vertical
+                    ? r.right() <= plot.left() + 1 && r.center().y() >= plot.top() - 6 &&
+                          r.center().y() <= plot.bottom() + 6
+                    : r.top() >= plot.bottom() - 1 && r.top() <= plot.bottom() + 12 &&
+                          r.center().x() >= plot.left() - 6 && r.center().x() <= plot.right() + 6;
+            if (beside)
+                labels.emplace_back(vertical ? r.center().y() : r.center().x(),
+                                    text->toPlainText());
         }
     }
     const double length = vertical ? plot.height() : plot.width();
@@ -72,7 +76,8 @@ int checkTicks(QChart* chart, Qt::Orientation orientation, const QString& name, 
         const double shown = text.toDouble(&numeric);
         if (!numeric) continue;  // the axis title
         ++checked;
-        if (shown != std::round(shown)) problems << QStringLiteral("%1: fractional label %2").arg(name, text);
+        if (shown != std::round(shown))
+            problems << QStringLiteral("%1: fractional label %2").arg(name, text);
         double nearest = -1e9;
         for (double l : lines) {
             if (std::abs(l - at) < std::abs(nearest - at)) nearest = l;
@@ -86,7 +91,9 @@ int checkTicks(QChart* chart, Qt::Orientation orientation, const QString& name, 
         // Within 1.5 pixels of the labelled value (a line at 34.5 labelled 35 is off by 0.5 of
         // a unit, several pixels at this size).
         if (std::abs(value - shown) > 1.5 * perPixel)
-            problems << QStringLiteral("%1: label %2 at a grid line of value %3").arg(name, text).arg(value);
+            problems << QStringLiteral("%1: label %2 at a grid line of value %3")
+                            .arg(name, text)
+                            .arg(value);
     }
     return checked;
 }
@@ -103,7 +110,7 @@ SnapshotPtr runAt(int stages) {
 
 class TestFigureStrip : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { test::isolateSettings(); }
 
     void tickLabelsNameTheirGridLines_data() {
@@ -143,9 +150,9 @@ private slots:
             ExperimentController c;
             QSignalSpy plan(&c, &ExperimentController::planReady);
             QCOMPARE(c.tryModify([&](ExperimentConfig& x) {
-                         x.data.dim = 128;  // S <= d
-                         x.stages = S;
-                     }),
+                x.data.dim = 128;  // S <= d
+                x.stages = S;
+            }),
                      QString());
             QVERIFY(plan.count() > 0 || plan.wait(test::timeout(30000)));
             FigureStrip strip;
@@ -155,10 +162,12 @@ private slots:
             QCOMPARE(strip.value("formula max delay vs S", key),
                      static_cast<double>(pipeDreamMaxDelayFormula(S)));
             QTRY_COMPARE_WITH_TIMEOUT(strip.value("max delay vs S", key),
-                                      static_cast<double>(pipeDreamDelayStats(S).max), test::timeout(20000));
+                                      static_cast<double>(pipeDreamDelayStats(S).max),
+                                      test::timeout(20000));
             QCOMPARE(strip.value("formula max delay vs S", key),
                      static_cast<double>(pipeDreamMaxDelayFormula(S)));
-            auto* x = qobject_cast<QValueAxis*>(strip.charts()[3]->chart()->axes(Qt::Horizontal)[0]);
+            auto* x =
+                qobject_cast<QValueAxis*>(strip.charts()[3]->chart()->axes(Qt::Horizontal)[0]);
             QVERIFY(x);
             QVERIFY2(x->max() >= S, qPrintable(QString::number(x->max())));
             auto* y = qobject_cast<QValueAxis*>(strip.charts()[3]->chart()->axes(Qt::Vertical)[0]);

@@ -3,8 +3,8 @@
 #include <QTest>
 #include <cmath>
 
-#include "controllers/experiment_controller.hpp"
 #include "charts/figure_strip.hpp"
+#include "controllers/experiment_controller.hpp"
 #include "controllers/presets.hpp"
 #include "schedule/delays.hpp"
 #include "ui_test_support.hpp"
@@ -14,7 +14,7 @@ using namespace pipelens::ui;
 
 class TestFormulas : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { test::isolateSettings(); }
 
     void theFigureStripShowsTheEnginesNumbers_data() {
@@ -56,7 +56,8 @@ private slots:
                 QCOMPARE(strip.value("max delay", label), handMax);  // PD meets its formula
                 const int N = static_cast<int>(r.microbatches);
                 QCOMPARE(strip.value("pd slots formula", label), 2.0 * N + 2.0 * (S - 1));
-                QCOMPARE(strip.value("pd slots formula", label), static_cast<double>(tl.totalSlots));
+                QCOMPARE(strip.value("pd slots formula", label),
+                         static_cast<double>(tl.totalSlots));
             }
             if (s->runs()[i].spec.method == Method::LocalSgd) {
                 const int H = tl.params.localSteps;
@@ -81,7 +82,7 @@ private slots:
             QCOMPARE(strip.value("formula max delay vs S", key),
                      static_cast<double>(S * S - (S + 1) / 2));  // floor(S^2 - S/2)
         }
-        QCOMPARE(strip.value("max delay vs S", "S=4"), 14.0);   // SPEC section 3
+        QCOMPARE(strip.value("max delay vs S", "S=4"), 14.0);  // SPEC section 3
         QCOMPARE(strip.value("max delay vs S", "S=8"), 60.0);
         QCOMPARE(strip.value("max delay vs S", "S=16"), 248.0);
     }
@@ -89,7 +90,8 @@ private slots:
     // The delays panel shows each method's own quantity: PipeDream beside S² − S/2 and S²/2,
     // fill-drain and sequential SGD measured only; a PD that diverged keeps its delays.
     void theDelaysPanelComparesEachMethodWithItsOwnFormula() {
-        ExperimentConfig c = loadPreset("e3-quadratic").config;  // least squares: γ too big blows up
+        ExperimentConfig c =
+            loadPreset("e3-quadratic").config;  // least squares: γ too big blows up
         MethodSpec pd;
         pd.method = Method::PipeDream;
         pd.step.value = 16.0;  // diverges

@@ -463,10 +463,12 @@ class TestGanttChart : public QObject {
                 if (!chart.cellAtPosition(QPointF(x, y), &stage, &slot)) continue;
                 const TimelineCell* c = scanCell(*tl, stage, slot);
                 if (!c && idle.isNull()) idle = QPoint(x, y);
-                if (c && c->microbatch == 5 && c->op == OpKind::Forward && stage == 1 && onF5.isNull())
+                if (c && c->microbatch == 5 && c->op == OpKind::Forward && stage == 1 &&
+                    onF5.isNull())
                     onF5 = QPoint(x, y);
                 // Inside the cell, off its white border and its centred label.
-                if (c && c->microbatch == 9 && stage == 3 && onOther.isNull()) onOther = QPoint(x + 4, y + 4);
+                if (c && c->microbatch == 9 && stage == 3 && onOther.isNull())
+                    onOther = QPoint(x + 4, y + 4);
             }
         }
         QVERIFY(!onF5.isNull() && !onOther.isNull() && !idle.isNull());
@@ -495,14 +497,17 @@ class TestGanttChart : public QObject {
         const QImage after = chart.grab().toImage();
         const QByteArray grab = qgetenv("PIPELENS_SELECTION_GRAB");  // a picture to look at
         if (!grab.isEmpty()) after.save(QString::fromLocal8Bit(grab));
-        QVERIFY(QColor(after.pixel(onOther)).lightness() > QColor(before.pixel(onOther)).lightness());
+        QVERIFY(QColor(after.pixel(onOther)).lightness() >
+                QColor(before.pixel(onOther)).lightness());
         auto dark = [](const QImage& image) {
             int n = 0;
             for (int y = 0; y < image.height(); ++y)
-                for (int x = 0; x < image.width(); ++x) n += QColor(image.pixel(x, y)).lightness() < 40;
+                for (int x = 0; x < image.width(); ++x)
+                    n += QColor(image.pixel(x, y)).lightness() < 40;
             return n;
         };
-        QVERIFY2(dark(after) > dark(before) + 200, qPrintable(QStringLiteral("%1 -> %2").arg(dark(before)).arg(dark(after))));
+        QVERIFY2(dark(after) > dark(before) + 200,
+                 qPrintable(QStringLiteral("%1 -> %2").arg(dark(before)).arg(dark(after))));
         // A new timeline with that microbatch keeps the selection; an idle click clears it.
         chart.setTimeline(makeTimeline(ScheduleKind::PipeDream, 4, 12), delays);
         QCOMPARE(chart.selectedMicrobatch(), 5);
@@ -523,7 +528,10 @@ class TestGanttChart : public QObject {
         for (int slot = 11; slot <= tl->totalSlots; ++slot) {  // playback, slot by slot
             chart.setCursorSlot(slot);
             QVERIFY2(chart.visibleFirst() <= slot && slot <= chart.visibleLast(),
-                     qPrintable(QStringLiteral("slot %1, view %2 … %3").arg(slot).arg(chart.visibleFirst()).arg(chart.visibleLast())));
+                     qPrintable(QStringLiteral("slot %1, view %2 … %3")
+                                    .arg(slot)
+                                    .arg(chart.visibleFirst())
+                                    .arg(chart.visibleLast())));
             QCOMPARE(chart.visibleLast() - chart.visibleFirst(), 20.0);
         }
         chart.setCursorSlot(3);  // back to the start

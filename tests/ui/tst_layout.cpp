@@ -25,16 +25,16 @@
 #include <QTest>
 #include <QXmlStreamReader>
 
-#include "controls/controls_panel.hpp"
-#include "controllers/experiment_controller.hpp"
 #include "charts/gantt_chart.hpp"
-#include "controls/log_slider.hpp"
 #include "charts/loss_chart.hpp"
-#include "main_window.hpp"
-#include "controls/method_list_editor.hpp"
-#include "controllers/presets.hpp"
 #include "charts/range_chart.hpp"
 #include "charts/staleness_heatmap.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "controllers/presets.hpp"
+#include "controls/controls_panel.hpp"
+#include "controls/log_slider.hpp"
+#include "controls/method_list_editor.hpp"
+#include "main_window.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;

@@ -3,20 +3,20 @@
 // it without any of its partial data reaching the chart afterwards.
 #include <QChart>
 #include <QLabel>
-#include <QValueAxis>
 #include <QLineSeries>
-#include <QStatusBar>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTest>
+#include <QValueAxis>
 #include <cmath>
 #include <cstddef>
 #include <vector>
 
-#include "controllers/experiment_controller.hpp"
 #include "charts/gantt_chart.hpp"
 #include "charts/loss_chart.hpp"
-#include "main_window.hpp"
+#include "controllers/experiment_controller.hpp"
 #include "controllers/presets.hpp"
+#include "main_window.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -40,7 +40,9 @@ ExperimentConfig pipeDreamRun(int stages, int microbatches, double stepSize) {
 // S = 32, long enough (over a second on this machine) that several live publishes happen before
 // it ends. 5000 microbatches took 0.3 s once the replay got faster, and a second publish then
 // came only on a loaded machine.
-ExperimentConfig longRun(double stepSize) { return pipeDreamRun(32, 20000, stepSize); }
+ExperimentConfig longRun(double stepSize) {
+    return pipeDreamRun(32, 20000, stepSize);
+}
 
 // A short run of PipeDream and RPD (well under a second), for checks that drive the live curves
 // themselves. Both converge at this γ: no curve is capped at the top of the axis.
@@ -59,7 +61,8 @@ std::vector<LiveCurve> livePrefix(const RunSnapshot& finished, double fraction) 
     for (size_t i = 0; i < finished.runs().size(); ++i) {
         const CurvePoints& all = finished.curves[i].loss;
         auto prefix = [&](const std::vector<QPointF>& points) {
-            const auto n = static_cast<std::ptrdiff_t>(std::ceil(fraction * static_cast<double>(points.size())));
+            const auto n = static_cast<std::ptrdiff_t>(
+                std::ceil(fraction * static_cast<double>(points.size())));
             return std::vector<QPointF>(points.begin(), points.begin() + n);
         };
         LiveCurve live;
@@ -88,7 +91,7 @@ int mismatches(const std::vector<QPointF>& live, const RunResult& r) {
 
 class TestLiveResults : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { test::isolateSettings(); }
 
     void aLongRunPublishesPartialCurvesBeforeItEnds() {
@@ -194,7 +197,10 @@ private slots:
             const auto xs = ch->axes(Qt::Horizontal);
             const auto ys = ch->axes(Qt::Vertical);
             if (xs.size() != 1 || ys.size() != 1) {
-                problems << QStringLiteral("%1: %2 x and %3 y axes").arg(when).arg(xs.size()).arg(ys.size());
+                problems << QStringLiteral("%1: %2 x and %3 y axes")
+                                .arg(when)
+                                .arg(xs.size())
+                                .arg(ys.size());
                 return;
             }
             for (QAbstractSeries* series : ch->series()) {
@@ -235,7 +241,11 @@ private slots:
             QVERIFY(series->count() > 0);
             for (const QPointF& p : series->points())
                 QVERIFY2(p.y() >= y->min() && p.y() <= y->max(),
-                         qPrintable(QStringLiteral("%1: y = %2 outside [%3, %4]").arg(series->name()).arg(p.y()).arg(y->min()).arg(y->max())));
+                         qPrintable(QStringLiteral("%1: y = %2 outside [%3, %4]")
+                                        .arg(series->name())
+                                        .arg(p.y())
+                                        .arg(y->min())
+                                        .arg(y->max())));
         }
     }
 
@@ -264,7 +274,7 @@ private slots:
         // The new run's Gantt is shown at once (its timeline is known before the run).
         QVERIFY(w.gantt()->timeline() != nullptr);
         QCOMPARE(w.gantt()->timeline()->params.stages, 32);
-        QTest::qWait(150);  // let the chart lay out
+        QTest::qWait(150);                                      // let the chart lay out
         const QByteArray grab = qgetenv("PIPELENS_LIVE_GRAB");  // a picture for the docs
         if (!grab.isEmpty()) w.grab().save(QString::fromLocal8Bit(grab));
         QVERIFY(w.waitForResults(test::timeout(60000)));

@@ -6,13 +6,13 @@
 #include <QChartView>
 #include <QLabel>
 #include <QLineSeries>
-#include <QToolButton>
 #include <QTest>
+#include <QToolButton>
 #include <QValueAxis>
 #include <cmath>
 
-#include "controllers/experiment_controller.hpp"
 #include "charts/loss_chart.hpp"
+#include "controllers/experiment_controller.hpp"
 #include "controllers/presets.hpp"
 #include "ui_test_support.hpp"
 
@@ -46,14 +46,18 @@ bool showOnScreen(LossChart& chart, const SnapshotPtr& s) {
     return true;
 }
 
-double axisMin(QAbstractAxis* a) { return a->property("min").toDouble(); }
-double axisMax(QAbstractAxis* a) { return a->property("max").toDouble(); }
+double axisMin(QAbstractAxis* a) {
+    return a->property("min").toDouble();
+}
+double axisMax(QAbstractAxis* a) {
+    return a->property("max").toDouble();
+}
 
 }  // namespace
 
 class TestLossChart : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { test::isolateSettings(); }
 
     void hoveringReadsOutTheNearestCurve() {
@@ -104,11 +108,12 @@ private slots:
         const double fullMax = axisMax(x);
         QVERIFY(!chart.zoomed());
         QVERIFY(!chart.resetZoomButton()->isEnabled());
-        QVERIFY(static_cast<qsizetype>(chart.methodData(0).size()) > chart.methodSeries()[0]->count());
+        QVERIFY(static_cast<qsizetype>(chart.methodData(0).size()) >
+                chart.methodSeries()[0]->count());
 
         const QRectF plot = chart.chart()->plotArea();
-        const QPoint from = chart.view()->mapFromScene(chart.chart()->mapToScene(
-            QPointF(plot.left() + plot.width() * 0.40, plot.top() + 5)));
+        const QPoint from = chart.view()->mapFromScene(
+            chart.chart()->mapToScene(QPointF(plot.left() + plot.width() * 0.40, plot.top() + 5)));
         const QPoint to = chart.view()->mapFromScene(chart.chart()->mapToScene(
             QPointF(plot.left() + plot.width() * 0.45, plot.bottom() - 5)));
         QTest::mousePress(chart.view()->viewport(), Qt::LeftButton, {}, from);
@@ -126,7 +131,9 @@ private slots:
         for (const QPointF& p : chart.methodData(0)) inRange += p.x() >= lo && p.x() <= hi ? 1 : 0;
         QVERIFY(inRange > 0);
         QVERIFY2(std::abs(chart.methodSeries()[0]->count() - inRange) <= 2,
-                 qPrintable(QStringLiteral("%1 drawn, %2 in range").arg(chart.methodSeries()[0]->count()).arg(inRange)));
+                 qPrintable(QStringLiteral("%1 drawn, %2 in range")
+                                .arg(chart.methodSeries()[0]->count())
+                                .arg(inRange)));
         // Playback and a new run keep the zoom.
         chart.setCursorSlot(static_cast<int>(hi));
         chart.setSnapshot(s);
@@ -161,7 +168,9 @@ private slots:
             QVERIFY(pinned->pen().color().alpha() < 255);  // faded
             QCOMPARE(pinned->pen().color().rgb(), chart.methodSeries()[i]->pen().color().rgb());
             // The first run's curve, whole.
-            QCOMPARE(pinned->count(), static_cast<qsizetype>(first->curves[static_cast<size_t>(i)].loss.bySlot.size()));
+            QCOMPARE(
+                pinned->count(),
+                static_cast<qsizetype>(first->curves[static_cast<size_t>(i)].loss.bySlot.size()));
             QCOMPARE(pinned->attachedAxes().size(), 2);
         }
         QVERIFY(chart.chart()->title().contains("S = 8"));

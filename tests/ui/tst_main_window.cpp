@@ -1,29 +1,28 @@
 // The whole window: it builds with every preset and shows real results; a parameter change
 // reruns and the charts receive the new data; the heatmap shows the engine's delays; playback
 // moves every view together; log axes carry readable labels.
-#include <QLabel>
-#include <QLineSeries>
 #include <QChart>
 #include <QComboBox>
+#include <QLabel>
 #include <QLineSeries>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
-#include <nlohmann/json.hpp>
 #include <QTextBrowser>
+#include <nlohmann/json.hpp>
 
-#include "controls/controls_panel.hpp"
-#include "controls/eliding_label.hpp"
-#include "controllers/experiment_controller.hpp"
 #include "charts/figure_strip.hpp"
 #include "charts/gantt_chart.hpp"
 #include "charts/loss_chart.hpp"
-#include "main_window.hpp"
-#include "controls/playback_bar.hpp"
-#include "controllers/presets.hpp"
-#include "schedule/delays.hpp"
 #include "charts/staleness_heatmap.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "controllers/presets.hpp"
+#include "controls/controls_panel.hpp"
+#include "controls/eliding_label.hpp"
+#include "controls/playback_bar.hpp"
+#include "main_window.hpp"
+#include "schedule/delays.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -31,7 +30,7 @@ using namespace pipelens::ui;
 
 class TestMainWindow : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { test::isolateSettings(); }
 
     void buildsWithEveryPreset_data() {
@@ -135,7 +134,8 @@ private slots:
         QVERIFY(w.warningsLabel()->isHidden());
         QCOMPARE(w.controller()->tryModify([](ExperimentConfig& c) {
             c.methods[2].localSteps = 50;  // LocalSGD
-        }), QString());
+        }),
+                 QString());
         QVERIFY(!w.warningsLabel()->isHidden());  // from the plan, before the run
         QVERIFY2(w.warningsLabel()->fullText().contains("never averages"),
                  qPrintable(w.warningsLabel()->fullText()));
@@ -146,9 +146,9 @@ private slots:
         const QString legend = w.lossChart()->methodSeries()[2]->name();
         QVERIFY2(legend.contains("⚠ never averages"), qPrintable(legend));
         QVERIFY(!w.lossChart()->methodSeries()[0]->name().contains("never averages"));
-        QCOMPARE(w.controller()->tryModify([](ExperimentConfig& c) {
-            c.methods[2].localSteps = 5;
-        }), QString());
+        QCOMPARE(
+            w.controller()->tryModify([](ExperimentConfig& c) { c.methods[2].localSteps = 5; }),
+            QString());
         QVERIFY(w.warningsLabel()->isHidden());
     }
 
@@ -161,7 +161,8 @@ private slots:
         QVERIFY(pd >= 0);
         QCOMPARE(s->runs()[static_cast<size_t>(pd)].spec.method, Method::PipeDream);
         // Recompute PD's delays from its schedule, independently of the run.
-        const DelayTable expected(buildTimeline(s->result(static_cast<size_t>(pd)).timeline->params));
+        const DelayTable expected(
+            buildTimeline(s->result(static_cast<size_t>(pd)).timeline->params));
         QCOMPARE(w.heatmap()->delays()->updates(), expected.updates());
         for (long long k = 0; k < expected.updates(); ++k) {
             for (int j = 0; j < expected.stages(); ++j) {
@@ -196,7 +197,8 @@ private slots:
         QCOMPARE(w.gantt()->cursorSlot(), slot + 1);
         w.playback()->setSlotsPerSecond(1000);
         w.playback()->play();
-        QVERIFY(QTest::qWaitFor([&] { return w.gantt()->cursorSlot() > slot + 5; }, test::timeout(3000)));
+        QVERIFY(QTest::qWaitFor([&] { return w.gantt()->cursorSlot() > slot + 5; },
+                                test::timeout(3000)));
         w.playback()->pause();
         QVERIFY(!w.playback()->playing());
         w.playback()->toEnd();

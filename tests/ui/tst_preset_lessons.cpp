@@ -6,12 +6,12 @@
 
 #include <algorithm>
 
+#include "controllers/presets.hpp"
+#include "experiment/protocols/paper_protocols.hpp"
 #include "experiment/run/experiment.hpp"
 #include "experiment/run/lm_experiment.hpp"
-#include "experiment/protocols/paper_protocols.hpp"
 #include "experiment/sweep/sweep.hpp"
 #include "objective/lm/lm_sampling.hpp"
-#include "controllers/presets.hpp"
 #include "schedule/delays.hpp"
 #include "ui_test_support.hpp"
 
@@ -40,14 +40,15 @@ double finalGap(const ExperimentResult& r, std::size_t method) {
 }
 
 QByteArray describe(const char* what, double a, double b) {
-    return QByteArray(what) + ": " + QByteArray::number(a, 'g', 4) + " vs " + QByteArray::number(b, 'g', 4);
+    return QByteArray(what) + ": " + QByteArray::number(a, 'g', 4) + " vs " +
+           QByteArray::number(b, 'g', 4);
 }
 
 }  // namespace
 
 class TestPresetLessons : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { test::isolateSettings(); }
 
     // E2 (the whole preset): PD flat; RPD rises with delta from 30 on, 8 and 30 within a factor
@@ -66,15 +67,19 @@ private slots:
         for (std::size_t i = 2; i < rpd.size(); ++i) {
             QVERIFY2(rpd[i] > rpd[i - 1], describe("rises with delta", rpd[i], rpd[i - 1]));
         }
-        QVERIFY2(std::abs(std::log10(rpd[0] / rpd[1])) < std::log10(3.0), describe("8 ~ 30", rpd[0], rpd[1]));
+        QVERIFY2(std::abs(std::log10(rpd[0] / rpd[1])) < std::log10(3.0),
+                 describe("8 ~ 30", rpd[0], rpd[1]));
         QVERIFY2(rpd[0] < pd / 1000 && rpd[1] < pd / 1000, describe("8, 30 below PD", rpd[1], pd));
-        QVERIFY2(rpd[3] > pd * 1000 && rpd[4] > pd * 1000, describe("180, 420 above PD", rpd[3], pd));
+        QVERIFY2(rpd[3] > pd * 1000 && rpd[4] > pd * 1000,
+                 describe("180, 420 above PD", rpd[3], pd));
         std::size_t closest = 0;
         for (std::size_t i = 1; i < rpd.size(); ++i) {
-            if (std::abs(std::log10(rpd[i] / pd)) < std::abs(std::log10(rpd[closest] / pd))) closest = i;
+            if (std::abs(std::log10(rpd[i] / pd)) < std::abs(std::log10(rpd[closest] / pd)))
+                closest = i;
         }
         QCOMPARE(closest, std::size_t(2));
-        QVERIFY2(std::abs(std::log10(rpd[2] / pd)) < std::log10(10.0), describe("60 near PD", rpd[2], pd));
+        QVERIFY2(std::abs(std::log10(rpd[2] / pd)) < std::log10(10.0),
+                 describe("60 near PD", rpd[2], pd));
     }
 
     // E3 quadratic (the whole preset): PD < H=2 < H=5 < H=30, PD at least 3x below H=2, H=30
@@ -84,7 +89,8 @@ private slots:
         QVERIFY(!p.sweep);
         const ExperimentResult r = runExperiment(p.config);
         QCOMPARE(r.methods.size(), std::size_t(4));
-        const double pd = finalGap(r, 0), h2 = finalGap(r, 1), h5 = finalGap(r, 2), h30 = finalGap(r, 3);
+        const double pd = finalGap(r, 0), h2 = finalGap(r, 1), h5 = finalGap(r, 2),
+                     h30 = finalGap(r, 3);
         QCOMPARE(r.methods[1].spec.localSteps, 2);
         QCOMPARE(r.methods[3].spec.localSteps, 30);
         QVERIFY2(pd * 3 < h2, describe("PD vs H=2", pd, h2));
@@ -98,8 +104,10 @@ private slots:
         const ExperimentResult r = runExperiment(p.config);
         const double pd = finalGap(r, 0), local = finalGap(r, 1);
         QVERIFY2(local * 3 < pd, describe("LocalSGD vs PD", local, pd));
-        const double pdStep = r.methods[0].grid[static_cast<std::size_t>(r.methods[0].chosen)].stepSize;
-        const double localStep = r.methods[1].grid[static_cast<std::size_t>(r.methods[1].chosen)].stepSize;
+        const double pdStep =
+            r.methods[0].grid[static_cast<std::size_t>(r.methods[0].chosen)].stepSize;
+        const double localStep =
+            r.methods[1].grid[static_cast<std::size_t>(r.methods[1].chosen)].stepSize;
         QVERIFY2(localStep > pdStep, describe("steps", localStep, pdStep));
     }
 
@@ -121,9 +129,12 @@ private slots:
             QVERIFY2(pd > 1e-2 / 3 && pd < 1e-2 * 3, describe("PD near 1e-2", pd, 1e-2));
             QVERIFY2(rpd > pd / 3 && rpd < pd * 3, describe("RPD near PD", rpd, pd));
         }
-        QVERIFY2(f[0][2].mean > f[0][0].mean, describe("S=2 LocalSGD vs PD", f[0][2].mean, f[0][0].mean));
-        QVERIFY2(f[1][2].mean > f[1][0].mean, describe("S=8 LocalSGD vs PD", f[1][2].mean, f[1][0].mean));
-        QVERIFY2(f[2][2].mean < f[2][0].mean, describe("S=32 LocalSGD vs PD", f[2][2].mean, f[2][0].mean));
+        QVERIFY2(f[0][2].mean > f[0][0].mean,
+                 describe("S=2 LocalSGD vs PD", f[0][2].mean, f[0][0].mean));
+        QVERIFY2(f[1][2].mean > f[1][0].mean,
+                 describe("S=8 LocalSGD vs PD", f[1][2].mean, f[1][0].mean));
+        QVERIFY2(f[2][2].mean < f[2][0].mean,
+                 describe("S=32 LocalSGD vs PD", f[2][2].mean, f[2][0].mean));
         QVERIFY(f[2][2].mean < f[0][2].mean && f[2][2].mean < f[1][2].mean);
     }
 
@@ -227,20 +238,24 @@ private slots:
         }
         const Reproduction e3 = reproduce("E3", false);
         for (const char* panel : {"quadratic", "logistic"}) {
-            const ExperimentConfig protocol = ExperimentConfig::fromJson(e3.summary.at(panel).at("config"));
+            const ExperimentConfig protocol =
+                ExperimentConfig::fromJson(e3.summary.at(panel).at("config"));
             QVERIFY2(same(loadPreset(QString("e3-") + panel).config, protocol), panel);
         }
         const Reproduction e4 = reproduce("E4", true);
         SweepSpec quick = SweepSpec::fromJson(e4.summary.at("sweep"));
         const SweepSpec preset4 = *loadPreset("e4-scaling").sweep;
-        for (MethodSpec& m : quick.experiment.methods) m.step.gridMin = preset4.experiment.methods[0].step.gridMin;
+        for (MethodSpec& m : quick.experiment.methods)
+            m.step.gridMin = preset4.experiment.methods[0].step.gridMin;
         QCOMPARE(quick.values, (std::vector<double>{2, 8, 32}));
         for (std::size_t i = 0; i < quick.points(); ++i) {
-            const auto at = std::find(preset4.values.begin(), preset4.values.end(), quick.values[i]);
+            const auto at =
+                std::find(preset4.values.begin(), preset4.values.end(), quick.values[i]);
             QVERIFY(at != preset4.values.end());
-            QVERIFY2(same(quick.pointConfig(i),
-                          preset4.pointConfig(static_cast<std::size_t>(at - preset4.values.begin()))),
-                     qPrintable(QString("E4 S = %1").arg(quick.values[i])));
+            QVERIFY2(
+                same(quick.pointConfig(i),
+                     preset4.pointConfig(static_cast<std::size_t>(at - preset4.values.begin()))),
+                qPrintable(QString("E4 S = %1").arg(quick.values[i])));
         }
     }
 };

@@ -6,11 +6,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "controllers/experiment_controller.hpp"
+#include "controllers/presets.hpp"
 #include "experiment/run/experiment.hpp"
 #include "experiment/run/objective_cache.hpp"
-#include "controllers/experiment_controller.hpp"
 #include "main_window.hpp"
-#include "controllers/presets.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -18,14 +18,14 @@ using namespace pipelens::ui;
 
 class TestPresets : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { test::isolateSettings(); }
 
     void everyFigureOfThePaperHasAPreset() {
         const QStringList ids = presetIds();
         QCOMPARE(ids.first(), QString("default"));
-        for (const char* id : {"e1-delays", "e2-pd-vs-rpd", "e3-quadratic", "e3-logistic",
-                               "e4-scaling"}) {
+        for (const char* id :
+             {"e1-delays", "e2-pd-vs-rpd", "e3-quadratic", "e3-logistic", "e4-scaling"}) {
             QVERIFY2(ids.contains(id), id);
         }
     }
@@ -48,15 +48,17 @@ private slots:
         const QString file =
             QStringLiteral(PIPELENS_SOURCE_DIR "/resources/presets/%1.json").arg(id);
         const QString out = dir.filePath(QStringLiteral("results"));
-        const QString recordedPath = out + (p.sweep ? QStringLiteral("/sweep.json")
-                                                    : QStringLiteral("/config.json"));
+        const QString recordedPath =
+            out + (p.sweep ? QStringLiteral("/sweep.json") : QStringLiteral("/config.json"));
         QProcess cli;
         cli.start(QStringLiteral(PIPELENS_CLI_PATH),
                   {p.sweep ? QStringLiteral("sweep") : QStringLiteral("run"), file,
                    QStringLiteral("--out"), out, QStringLiteral("--quiet")});
         if (p.sweep) {
             QVERIFY(QTest::qWaitFor(
-                [&] { return QFileInfo::exists(recordedPath) || cli.state() == QProcess::NotRunning; },
+                [&] {
+                    return QFileInfo::exists(recordedPath) || cli.state() == QProcess::NotRunning;
+                },
                 test::timeout(120000)));
             QVERIFY2(QFileInfo::exists(recordedPath), cli.readAllStandardError().constData());
             cli.kill();
@@ -162,10 +164,11 @@ private slots:
         };
         const RunResult at8 = pipeDream(8);
         QVERIFY(p.lesson.contains(QStringLiteral("S = %1 stages").arg(8)));
-        QVERIFY(p.lesson.contains(QStringLiteral("S² − S/2 = %1 updates").arg(at8.delayStats->max)));
+        QVERIFY(
+            p.lesson.contains(QStringLiteral("S² − S/2 = %1 updates").arg(at8.delayStats->max)));
         QCOMPARE(at8.delayStats->max, pipeDreamMaxDelayFormula(8));
-        QVERIFY(p.lesson.contains(QStringLiteral("start-up stripe on the left reaches %1")
-                                      .arg(at8.delays->maxDelay())));
+        QVERIFY(p.lesson.contains(
+            QStringLiteral("start-up stripe on the left reaches %1").arg(at8.delays->maxDelay())));
         QVERIFY(at8.delays->maxDelay() > at8.delayStats->max);
     }
 
@@ -182,9 +185,9 @@ private slots:
         MainWindow w;
         QVERIFY(w.loadPreset("e1-delays"));
         QCOMPARE(w.controller()->tryModify([](ExperimentConfig& c) {
-                     c.seed = 31337;
-                     c.stages = 5;
-                 }),
+            c.seed = 31337;
+            c.stages = 5;
+        }),
                  QString());
         const auto saved = w.controller()->config().toJson();
         const QString path = dir.filePath("exp.json");

@@ -18,14 +18,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool isFifo(const QString& path) { return fs::is_fifo(fs::symlink_status(path.toStdString())); }
+bool isFifo(const QString& path) {
+    return fs::is_fifo(fs::symlink_status(path.toStdString()));
+}
 
 }  // namespace
 
 class TestScreenshotTarget : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void exportsRefuseWhatIsNotAFile() {
         QTemporaryDir tmp;
         const QString fifo = tmp.filePath("out.png");
@@ -47,7 +49,8 @@ private slots:
         QVERIFY2(error.contains("a FIFO (named pipe)"), qPrintable(error));
         error.clear();
         QVERIFY(!chart::writeTextFileAtomically("/dev/null", "x", &error));
-        QVERIFY2(error.contains("/dev/null") && error.contains("a character device"), qPrintable(error));
+        QVERIFY2(error.contains("/dev/null") && error.contains("a character device"),
+                 qPrintable(error));
         error.clear();
         QVERIFY(!chart::exportSvgImage(tmp.path(), QSize(10, 10), "t", paint, &error));
         QVERIFY2(error.contains("a folder"), qPrintable(error));

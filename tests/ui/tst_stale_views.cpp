@@ -11,14 +11,14 @@
 #include <QTest>
 #include <QTimer>
 
-#include "controls/controls_panel.hpp"
-#include "controllers/experiment_controller.hpp"
 #include "charts/figure_strip.hpp"
 #include "charts/gantt_chart.hpp"
 #include "charts/loss_chart.hpp"
+#include "charts/staleness_heatmap.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "controls/controls_panel.hpp"
 #include "main_window.hpp"
 #include "samples_view.hpp"
-#include "charts/staleness_heatmap.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -70,7 +70,7 @@ QString disagreement(MainWindow& w) {
 
 class TestStaleViews : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { test::isolateSettings(); }
 
     void aChangeOfSShowsTheNewScheduleAtOnceAndMarksTheRunViews() {
@@ -86,9 +86,9 @@ private slots:
         QCOMPARE(w.lossChart()->methodSeries().size(), 0);  // no curve of the S = 8 run
         QVERIFY(w.heatmap()->computing());
         // The heatmap says it computes, not "Run an experiment to see its pipeline".
-        QCOMPARE(test::checkEmptyState(*w.heatmap(),
-                                       "computing… the delays appear when the run ends"),
-                 QString());
+        QCOMPARE(
+            test::checkEmptyState(*w.heatmap(), "computing… the delays appear when the run ends"),
+            QString());
         QVERIFY(w.waitForResults(test::timeout(60000)));
         QVERIFY(!w.lossChart()->computing());
         QVERIFY(!w.heatmap()->computing());

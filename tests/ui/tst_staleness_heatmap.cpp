@@ -13,10 +13,10 @@
 #include <memory>
 
 #include "charts/colour_map.hpp"
+#include "charts/staleness_heatmap.hpp"
 #include "core/golden_case.hpp"
 #include "schedule/delays.hpp"
 #include "schedule/timeline.hpp"
-#include "charts/staleness_heatmap.hpp"
 #include "ui_test_support.hpp"
 
 using pipelens::DelayTable;
@@ -434,8 +434,9 @@ class TestStalenessHeatmap : public QObject {
                  qPrintable(map.statsText()));
 
         map.setDelays(table(ScheduleKind::PipeDream, 8));
-        QVERIFY2(map.statsText().startsWith("max delay measured 60 (formula S\u00b2\u2212S/2 = 60)"),
-                 qPrintable(map.statsText()));
+        QVERIFY2(
+            map.statsText().startsWith("max delay measured 60 (formula S\u00b2\u2212S/2 = 60)"),
+            qPrintable(map.statsText()));
         map.setDelays(table(ScheduleKind::FillDrain, 8), false);
         QVERIFY(!map.statsText().contains("formula"));
         QVERIFY(!map.statsText().contains("S\u00b2"));

@@ -13,13 +13,13 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "experiment/sweep/sweep.hpp"
-#include "controllers/experiment_controller.hpp"
 #include "charts/gantt_chart.hpp"
-#include "main_window.hpp"
-#include "controllers/presets.hpp"
 #include "charts/sweep_chart.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "controllers/presets.hpp"
 #include "controllers/sweep_controller.hpp"
+#include "experiment/sweep/sweep.hpp"
+#include "main_window.hpp"
 #include "sweep_view.hpp"
 #include "ui_test_support.hpp"
 
@@ -36,13 +36,19 @@ ExperimentConfig smallExperiment(bool slow = false) {
         {{"name", "small"},
          {"seed", 1},
          {"objective", {{"kind", "quadratic"}}},
-         {"data", {{"source", "synthetic"}, {"kind", "random"}, {"rows", slow ? 1000 : 200}, {"dim", slow ? 128 : 32}, {"seed", 2}}},
+         {"data",
+          {{"source", "synthetic"},
+           {"kind", "random"},
+           {"rows", slow ? 1000 : 200},
+           {"dim", slow ? 128 : 32},
+           {"seed", 2}}},
          {"stages", 4},
          {"batch_size", 10},
          {"budget", {{"epochs", 20}}},
          {"backend", "cpu"},
-         {"methods", json::array({{{"method", "pd"}, {"step_size", {{"grid", {-6, -2}}}}},
-                                  {{"method", "rpd"}, {"step_size", {{"grid", {-6, -2}}}}, {"delta", 1}}})}});
+         {"methods",
+          json::array({{{"method", "pd"}, {"step_size", {{"grid", {-6, -2}}}}},
+                       {{"method", "rpd"}, {"step_size", {{"grid", {-6, -2}}}}, {"delta", 1}}})}});
 }
 
 // The view's fields set to a delta sweep over `values` on the small experiment.
@@ -61,7 +67,7 @@ bool waitForSweep(SweepView& view, int timeoutMs = 60000) {
 
 class TestSweepView : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { test::isolateSettings(); }
 
     void fillsInPointByPointWhileTheSweepRuns() {
@@ -150,7 +156,8 @@ private slots:
         QString error;
         QVERIFY2(w.waitForResults(test::timeout(60000), &error), qPrintable(error));
         const SnapshotPtr s = w.controller()->latest();
-        for (std::size_t m = 0; m < 2; ++m) QCOMPARE(s->result(m).stepSize, point.methods[m].stepSize);
+        for (std::size_t m = 0; m < 2; ++m)
+            QCOMPARE(s->result(m).stepSize, point.methods[m].stepSize);
         QVERIFY(w.gantt()->timeline() != nullptr);
         QCOMPARE(w.gantt()->timeline()->params.stages, 4);
         // The run opened is the point's (one seed): the same final f - f* as the sweep found.
@@ -175,7 +182,8 @@ private slots:
         // A change while it runs: the running sweep is for the old parameters.
         view.valuesField()->setText("0, 3, 5");
         QVERIFY(!view.upToDate());
-        QVERIFY2(view.chart()->banner().startsWith("Out of date"), qPrintable(view.chart()->banner()));
+        QVERIFY2(view.chart()->banner().startsWith("Out of date"),
+                 qPrintable(view.chart()->banner()));
         view.valuesField()->setText("0, 3");
         QVERIFY(waitForSweep(view));
         QVERIFY(view.upToDate());
@@ -184,7 +192,8 @@ private slots:
         // The sweep's own fields...
         view.seedsField()->setValue(2);
         QVERIFY(!view.chart()->current());
-        QVERIFY2(view.chart()->banner().contains("Run sweep to update"), qPrintable(view.chart()->banner()));
+        QVERIFY2(view.chart()->banner().contains("Run sweep to update"),
+                 qPrintable(view.chart()->banner()));
         QVERIFY(view.stateLabel()->text().startsWith("Out of date"));
         view.seedsField()->setValue(1);
         QVERIFY(view.chart()->current());
@@ -239,7 +248,8 @@ private slots:
         QVERIFY2(view.exportCsv(csv, &error), qPrintable(error));
         QFile csvFile(csv);
         QVERIFY(csvFile.open(QIODevice::ReadOnly));
-        const QStringList rows = QString::fromUtf8(csvFile.readAll()).split('\n', Qt::SkipEmptyParts);
+        const QStringList rows =
+            QString::fromUtf8(csvFile.readAll()).split('\n', Qt::SkipEmptyParts);
         QVERIFY(rows.front().startsWith("point,delta,method,label,step_rule,step_size"));
         QCOMPARE(rows.size(), 1 + 3 * 2);  // header, 3 points x 2 methods
         // Nothing to export before a sweep ran.

@@ -12,13 +12,13 @@
 #include <QTest>
 #include <cmath>
 
-#include "controllers/experiment_controller.hpp"
 #include "charts/line_legend.hpp"
 #include "charts/loss_chart.hpp"
-#include "main_window.hpp"
-#include "controllers/presets.hpp"
-#include "replay/theorem_trace.hpp"
 #include "charts/theorem_chart.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "controllers/presets.hpp"
+#include "main_window.hpp"
+#include "replay/theorem_trace.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -33,8 +33,10 @@ ExperimentConfig sampled(int rpdRuns) {
     std::vector<MethodSpec> methods;
     MethodSpec rpd;
     for (const MethodSpec& m : c.methods) {
-        if (m.method == Method::RandomizedPipeDream) rpd = m;
-        else methods.push_back(m);
+        if (m.method == Method::RandomizedPipeDream)
+            rpd = m;
+        else
+            methods.push_back(m);
     }
     for (int i = 0; i < rpdRuns; ++i) {
         MethodSpec m = rpd;
@@ -55,31 +57,44 @@ SnapshotPtr run(const ExperimentConfig& config) {
 
 double lineValue(const TheoremTracePoint& p, int line) {
     switch (line) {
-        case TheoremChart::MeanGradNormSq: return p.meanGradNormSq;
-        case TheoremChart::Bound: return p.bound.total;
-        case TheoremChart::OptimisationTerm: return p.bound.optimisation;
-        case TheoremChart::NoiseTerm: return p.bound.noise;
-        default: return p.bound.staleness;
+        case TheoremChart::MeanGradNormSq:
+            return p.meanGradNormSq;
+        case TheoremChart::Bound:
+            return p.bound.total;
+        case TheoremChart::OptimisationTerm:
+            return p.bound.optimisation;
+        case TheoremChart::NoiseTerm:
+            return p.bound.noise;
+        default:
+            return p.bound.staleness;
     }
 }
 
 // Empty when every line of `chart` is the engine's trace of run `method`, point for point.
 QString compareWithTrace(const TheoremChart& chart, const RunSnapshot& s, size_t method) {
     const std::vector<TheoremTracePoint> trace = theoremTrace(s.result(method));
-    if (trace.size() < 2) return QStringLiteral("the engine's trace has %1 points").arg(trace.size());
+    if (trace.size() < 2)
+        return QStringLiteral("the engine's trace has %1 points").arg(trace.size());
     if (chart.series().size() != TheoremChart::LineCount)
         return QStringLiteral("%1 lines").arg(chart.series().size());
     for (int line = 0; line < TheoremChart::LineCount; ++line) {
         const QLineSeries* series = chart.series()[line];
         if (series->count() != static_cast<qsizetype>(trace.size()))
             return QStringLiteral("%1: %2 points, the trace has %3")
-                .arg(series->name()).arg(series->count()).arg(trace.size());
+                .arg(series->name())
+                .arg(series->count())
+                .arg(trace.size());
         for (size_t k = 0; k < trace.size(); ++k) {
             const QPointF p = series->at(static_cast<qsizetype>(k));
-            if (p.x() != static_cast<double>(trace[k].updates) || p.y() != lineValue(trace[k], line))
+            if (p.x() != static_cast<double>(trace[k].updates) ||
+                p.y() != lineValue(trace[k], line))
                 return QStringLiteral("%1, point %2: (%3, %4), the trace has (%5, %6)")
-                    .arg(series->name()).arg(k).arg(p.x()).arg(p.y())
-                    .arg(trace[k].updates).arg(lineValue(trace[k], line));
+                    .arg(series->name())
+                    .arg(k)
+                    .arg(p.x())
+                    .arg(p.y())
+                    .arg(trace[k].updates)
+                    .arg(lineValue(trace[k], line));
         }
     }
     return {};
@@ -89,7 +104,7 @@ QString compareWithTrace(const TheoremChart& chart, const RunSnapshot& s, size_t
 
 class TestTheoremChart : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void initTestCase() { test::isolateSettings(); }
 
     void itsLinesAreTheEnginesTheoremTrace() {
@@ -108,7 +123,8 @@ private slots:
         const int slot = s->totalSlots / 3;
         const long long done = s->runs()[static_cast<size_t>(rpd)].updatesBefore(slot);
         chart.setCursorSlot(slot);
-        const std::vector<TheoremTracePoint> trace = theoremTrace(s->result(static_cast<size_t>(rpd)));
+        const std::vector<TheoremTracePoint> trace =
+            theoremTrace(s->result(static_cast<size_t>(rpd)));
         qsizetype expected = 0;
         for (const TheoremTracePoint& p : trace) expected += p.updates <= done ? 1 : 0;
         QVERIFY(expected > 1 && expected < static_cast<qsizetype>(trace.size()));
@@ -126,9 +142,11 @@ private slots:
         const QPointF last = chart.series()[TheoremChart::Bound]->points().back();
         QCOMPARE(static_cast<long long>(last.x()), r.updates);
         QCOMPARE(last.y(), r.theorem->total);
-        QCOMPARE(chart.series()[TheoremChart::OptimisationTerm]->points().back().y(), r.theorem->optimisation);
+        QCOMPARE(chart.series()[TheoremChart::OptimisationTerm]->points().back().y(),
+                 r.theorem->optimisation);
         QCOMPARE(chart.series()[TheoremChart::NoiseTerm]->points().back().y(), r.theorem->noise);
-        QCOMPARE(chart.series()[TheoremChart::StalenessTerm]->points().back().y(), r.theorem->staleness);
+        QCOMPARE(chart.series()[TheoremChart::StalenessTerm]->points().back().y(),
+                 r.theorem->staleness);
         QCOMPARE(chart.series()[TheoremChart::MeanGradNormSq]->points().back().y(),
                  r.gradNormRunningMean.back());
         const double D0 = r.initialObjective - r.optimum;
@@ -178,7 +196,8 @@ private slots:
         chart.show();
         QVERIFY(QTest::qWaitForWindowExposed(&chart));
         QCOMPARE(chart.legend()->entries().size(), 5);
-        for (int i = 0; i < 5; ++i) QCOMPARE(chart.legend()->entries()[i].name, chart.series()[i]->name());
+        for (int i = 0; i < 5; ++i)
+            QCOMPARE(chart.legend()->entries()[i].name, chart.series()[i]->name());
         for (const QRect& r : chart.legend()->entryRects()) {
             QVERIFY2(r.right() < chart.legend()->width(), qPrintable(QString::number(r.right())));
             QVERIFY(r.bottom() < chart.legend()->height());
@@ -249,7 +268,7 @@ private slots:
         QCOMPARE(w.theoremChart()->series().size(), TheoremChart::LineCount);
         QVERIFY(w.theoremChart()->series()[TheoremChart::Bound]->count() > 10);
         QVERIFY(w.theoremChart()->width() >= 240);
-        QTest::qWait(200);  // let the charts lay out
+        QTest::qWait(200);                                         // let the charts lay out
         const QByteArray grab = qgetenv("PIPELENS_THEOREM_GRAB");  // a picture to look at
         if (!grab.isEmpty()) w.grab().save(QString::fromLocal8Bit(grab));
         w.lossChart()->setTheoremChartShown(false);

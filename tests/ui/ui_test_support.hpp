@@ -2,8 +2,6 @@
 // Helpers shared by the workbench's Qt tests: isolated settings, waiting for a run, what an
 // empty chart draws.
 #include <QColor>
-#include <QtGlobal>
-#include <algorithm>
 #include <QCoreApplication>
 #include <QFontMetrics>
 #include <QImage>
@@ -11,6 +9,8 @@
 #include <QStandardPaths>
 #include <QTest>
 #include <QWidget>
+#include <QtGlobal>
+#include <algorithm>
 
 #include "controllers/experiment_controller.hpp"
 
@@ -34,9 +34,7 @@ inline void isolateSettings() {
 // Waits until the controller has delivered the results of its current generation.
 inline bool waitForCurrentResults(ExperimentController& c, int timeoutMs = 60000) {
     return QTest::qWaitFor(
-        [&] {
-            return !c.running() && c.latest() && c.latest()->generation == c.generation();
-        },
+        [&] { return !c.running() && c.latest() && c.latest()->generation == c.generation(); },
         timeout(timeoutMs));
 }
 

@@ -64,19 +64,30 @@ bool RangeNavigation::dragTo(XRange& range, const QPointF& at, double plotWidth,
 
 bool RangeNavigation::endDrag(const QPointF& at) {
     dragging_ = false;
-    return (at - dragOrigin_).manhattanLength() < QGuiApplication::styleHints()->startDragDistance();
+    return (at - dragOrigin_).manhattanLength() <
+           QGuiApplication::styleHints()->startDragDistance();
 }
 
 RangeNavigation::KeyResult RangeNavigation::key(int qtKey, XRange& range, double total) const {
     const double centre = (range.first + range.last) / 2.0;
     switch (qtKey) {
         case Qt::Key_Plus:
-        case Qt::Key_Equal: range.zoom(centre, kWheelStep, total, minSpan_); break;
-        case Qt::Key_Minus: range.zoom(centre, 1.0 / kWheelStep, total, minSpan_); break;
-        case Qt::Key_Left: range.pan(-0.1 * range.span(), total, minSpan_); break;
-        case Qt::Key_Right: range.pan(0.1 * range.span(), total, minSpan_); break;
-        case Qt::Key_Home: return KeyResult::FitAll;
-        default: return KeyResult::Ignored;
+        case Qt::Key_Equal:
+            range.zoom(centre, kWheelStep, total, minSpan_);
+            break;
+        case Qt::Key_Minus:
+            range.zoom(centre, 1.0 / kWheelStep, total, minSpan_);
+            break;
+        case Qt::Key_Left:
+            range.pan(-0.1 * range.span(), total, minSpan_);
+            break;
+        case Qt::Key_Right:
+            range.pan(0.1 * range.span(), total, minSpan_);
+            break;
+        case Qt::Key_Home:
+            return KeyResult::FitAll;
+        default:
+            return KeyResult::Ignored;
     }
     return KeyResult::Changed;
 }
@@ -130,8 +141,9 @@ QString imageSizeProblem(qint64 width, qint64 height) {
     if (width <= kMaxImageSide && height <= kMaxImageSide && width * height <= kMaxImagePixels) {
         return {};
     }
-    return QStringLiteral("an image of %1 x %2 pixels (%3 pixels) is over the limit of %4 pixels "
-                          "per side and %5 pixels in all")
+    return QStringLiteral(
+               "an image of %1 x %2 pixels (%3 pixels) is over the limit of %4 pixels "
+               "per side and %5 pixels in all")
         .arg(width)
         .arg(height)
         .arg(width * height)

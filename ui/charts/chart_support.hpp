@@ -36,7 +36,7 @@ struct XRange {
 // Home), shared by the Gantt chart and the heatmap. Each call updates `range` in place and
 // returns whether it changed; the chart then applies it with its own setVisibleRange.
 class RangeNavigation {
-public:
+  public:
     static constexpr double kWheelStep = 0.8;  // one wheel notch or +/- shows 80 % of the span
 
     explicit RangeNavigation(double minSpan) : minSpan_(minSpan) {}
@@ -54,7 +54,7 @@ public:
     enum class KeyResult { Ignored, Changed, FitAll };
     KeyResult key(int qtKey, XRange& range, double total) const;
 
-private:
+  private:
     double minSpan_;
     bool dragging_ = false;
     QPointF dragOrigin_;

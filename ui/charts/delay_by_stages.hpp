@@ -19,14 +19,14 @@ std::optional<DelayStats> cachedPipeDreamDelayStats(int stages);
 DelayStats pipeDreamDelayStatsCached(int stages);
 
 class DelayByStagesWorker {
-public:
+  public:
     // Computes the S of `stages` not cached yet on a worker thread, which calls `done` (on that
     // thread) when it has them all. A newer request supersedes the one in flight (cancelled, its
     // `done` not called). False, and nothing started, when nothing is missing.
     bool request(const std::vector<int>& stages, std::function<void()> done);
     bool busy() const { return workers_.inFlight() > 0; }
 
-private:
+  private:
     WorkerThreads workers_;  // cancelled and joined when the worker goes
 };
 

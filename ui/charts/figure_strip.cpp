@@ -20,10 +20,10 @@
 
 #include "charts/axis_ticks.hpp"
 #include "charts/delay_by_stages.hpp"
+#include "charts/widget_export.hpp"
 #include "controls/fitting_scroll_area.hpp"
 #include "schedule/delays.hpp"
 #include "util/csv_writer.hpp"
-#include "charts/widget_export.hpp"
 
 namespace pipelens::ui {
 namespace {
@@ -367,7 +367,8 @@ void FigureStrip::fillDelayVsStages(const RunSnapshot& s) {
         measured->setName(tr("max (computing…)"));
         // The figure is drawn again when the worker has the missing S.
         delayWorker_->request(points, [this] {
-            QMetaObject::invokeMethod(this, [this] { refreshDelayVsStages(); }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                this, [this] { refreshDelayVsStages(); }, Qt::QueuedConnection);
         });
     }
     c->addSeries(measured);
@@ -395,12 +396,12 @@ void FigureStrip::fillDelayVsStages(const RunSnapshot& s) {
 void FigureStrip::fillNumbers(const RunSnapshot& s) {
     const ExperimentConfig& cfg = s.experiment.config;
     const int S = cfg.stages;
-    const bool defaultCosts = cfg.costs.forwardSlots == 1 && cfg.costs.backwardSlots == 1 &&
-                              cfg.costs.latencySlots == 0;
+    const bool defaultCosts =
+        cfg.costs.forwardSlots == 1 && cfg.costs.backwardSlots == 1 && cfg.costs.latencySlots == 0;
     QString html = QStringLiteral(
-        "<b>Run lengths</b> (S = %1)<table cellspacing='0' cellpadding='1'>"
-        "<tr><th align='left'>method</th><th>&nbsp;N</th><th>&nbsp;slots</th>"
-        "<th>&nbsp;busy</th></tr>")
+                       "<b>Run lengths</b> (S = %1)<table cellspacing='0' cellpadding='1'>"
+                       "<tr><th align='left'>method</th><th>&nbsp;N</th><th>&nbsp;slots</th>"
+                       "<th>&nbsp;busy</th></tr>")
                        .arg(S);
     QStringList closedForms;
     for (size_t i = 0; i < s.runs().size(); ++i) {
@@ -416,7 +417,8 @@ void FigureStrip::fillNumbers(const RunSnapshot& s) {
                 add("pd slots formula", s.label(i), f);
             } else if (plan.spec.method == Method::LocalSgd && p.replicas == S) {
                 const int f = localSgdRoundSlotsFormula(S, p.localSteps);
-                closedForms << QStringLiteral("%1: a round is 2SH + 2(S−1) = <b>%2</b>").arg(name).arg(f);
+                closedForms
+                    << QStringLiteral("%1: a round is 2SH + 2(S−1) = <b>%2</b>").arg(name).arg(f);
                 add("localsgd round slots formula", s.label(i), f);
             }
         }
@@ -426,8 +428,9 @@ void FigureStrip::fillNumbers(const RunSnapshot& s) {
         const QString busy = r.utilization
                                  ? QString::number(100.0 * r.utilization->overall, 'f', 1) + "%"
                                  : QStringLiteral("—");
-        html += QStringLiteral("<tr><td>%1</td><td align='right'>&nbsp;%2</td>"
-                               "<td align='right'>&nbsp;%3</td><td align='right'>&nbsp;%4</td></tr>")
+        html += QStringLiteral(
+                    "<tr><td>%1</td><td align='right'>&nbsp;%2</td>"
+                    "<td align='right'>&nbsp;%3</td><td align='right'>&nbsp;%4</td></tr>")
                     .arg(name)
                     .arg(r.timeline ? QString::number(r.microbatches) : QStringLiteral("—"))
                     .arg(slotText, busy);
@@ -436,8 +439,9 @@ void FigureStrip::fillNumbers(const RunSnapshot& s) {
     if (!closedForms.isEmpty()) html += "<p>" + closedForms.join("<br>") + "</p>";
     const long long formulaMax = pipeDreamMaxDelayFormula(S);
     add("pd max delay formula", QStringLiteral("S=%1").arg(S), static_cast<double>(formulaMax));
-    html += QStringLiteral("<p>PipeDream max delay S² − S/2%1 = <b>%2</b>, "
-                           "mean ≈ S²/2 = %3</p>")
+    html += QStringLiteral(
+                "<p>PipeDream max delay S² − S/2%1 = <b>%2</b>, "
+                "mean ≈ S²/2 = %3</p>")
                 .arg(S % 2 ? QStringLiteral(" − ½") : QString())
                 .arg(formulaMax)
                 .arg(S * S / 2.0);
@@ -445,13 +449,12 @@ void FigureStrip::fillNumbers(const RunSnapshot& s) {
         // No f* or L: the model's size and the corpus's say what its loss means.
         if (const CharTransformerProblem* p = s.lmProblem()) {
             const int vocabulary = p->corpus.vocabSize();
-            html +=
-                tr("<p>Language model: %1 parameters, V = %2 characters (log V = %3 nats), "
-                   "M = %4 batches</p>")
-                    .arg(static_cast<long long>(p->layout.size()))
-                    .arg(vocabulary)
-                    .arg(std::log(static_cast<double>(std::max(1, vocabulary))), 0, 'f', 2)
-                    .arg(p->train.batches());
+            html += tr("<p>Language model: %1 parameters, V = %2 characters (log V = %3 nats), "
+                       "M = %4 batches</p>")
+                        .arg(static_cast<long long>(p->layout.size()))
+                        .arg(vocabulary)
+                        .arg(std::log(static_cast<double>(std::max(1, vocabulary))), 0, 'f', 2)
+                        .arg(p->train.batches());
         } else {
             html += tr("<p>Language model: computing…</p>");
         }

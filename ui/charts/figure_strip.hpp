@@ -21,11 +21,11 @@ class DelayByStagesWorker;
 
 class FigureStrip : public QWidget {
     Q_OBJECT
-public:
+  public:
     // One number as displayed, with what it is and which method it belongs to.
     struct Value {
-        QString figure;   // "utilization", "bubble", "max delay", "formula max delay", ...
-        QString method;   // method label, or "S=12" for the delay-vs-S figure
+        QString figure;  // "utilization", "bubble", "max delay", "formula max delay", ...
+        QString method;  // method label, or "S=12" for the delay-vs-S figure
         double shown = 0.0;
     };
 
@@ -48,7 +48,7 @@ public:
     bool exportSvg(const QString& path, QString* error = nullptr);
     bool exportCsv(const QString& path, QString* error = nullptr) const;
 
-private:
+  private:
     void fillUtilization(const RunSnapshot& s);
     void fillDelays(const RunSnapshot& s);
     void fillStash(const RunSnapshot& s);

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "charts/chart_support.hpp"
-#include "schedule/schedule_tables.hpp"
 #include "schedule/phases.hpp"
+#include "schedule/schedule_tables.hpp"
 #include "schedule/timeline_index.hpp"
 
 namespace pipelens::ui {
@@ -91,7 +91,7 @@ struct GanttChart::Impl {
     bool exporting = false;
     QString methodName;
     MicrobatchSelection selection;
-    QPointF lastRelease;  // where the last click ended (the cell it selects)
+    QPointF lastRelease;         // where the last click ended (the cell it selects)
     const chart::XRange& range;  // the chart's visible range
     // The cell image and its per-(stage, column) colour buffers, reused between frames.
     mutable QImage scratch;
@@ -219,7 +219,8 @@ void GanttChart::Impl::paint(QPainter& p, const QSizeF& size, const QFont& font,
         p.fillRect(QRectF(QPointF(x, l.plot.top()), l.plot.bottomRight()),
                    QColor(255, 255, 255, 170));
     }
-    paintSelection(p, selection, l.plot, [&](double slot) { return xOf(l, slot); }, rowHeight, font);
+    paintSelection(
+        p, selection, l.plot, [&](double slot) { return xOf(l, slot); }, rowHeight, font);
     p.restore();
     if (cursor >= 0 && cursor >= range.first && cursor <= range.last) {
         const double x = xOf(l, cursor);
@@ -662,9 +663,10 @@ void GanttChart::setCursorSlot(int slot) {
 }
 
 void GanttChart::selectMicrobatch(int microbatch) {
-    d_->selection = d_->timeline && microbatch >= 0
-                        ? pipelens::ui::selectMicrobatch(*d_->timeline, d_->delays.get(), microbatch)
-                        : MicrobatchSelection{};
+    d_->selection =
+        d_->timeline && microbatch >= 0
+            ? pipelens::ui::selectMicrobatch(*d_->timeline, d_->delays.get(), microbatch)
+            : MicrobatchSelection{};
     update();
 }
 

@@ -16,7 +16,7 @@ namespace pipelens::ui {
 
 class GanttChart : public RangeChart {
     Q_OBJECT
-public:
+  public:
     explicit GanttChart(QWidget* parent = nullptr);
     ~GanttChart() override;
 
@@ -57,7 +57,7 @@ public:
 
     QSize sizeHint() const override;
 
-signals:
+  signals:
     void cursorSlotChanged(int slot);
     // A click (press and release without dragging) in the plot: the slot boundary nearest the
     // pointer, for the playback cursor. cursorSlotChanged also reports programmatic changes, so

@@ -25,8 +25,9 @@ QString MicrobatchSelection::summary() const {
     }
     QString text = QStringLiteral("microbatch %1").arg(microbatch);
     if (firstVersion >= 0) {
-        text += QStringLiteral(": weight version v%1 (stage %2) … v%3 (stage %4); B uses F's "
-                               "stashed copy")
+        text += QStringLiteral(
+                    ": weight version v%1 (stage %2) … v%3 (stage %4); B uses F's "
+                    "stashed copy")
                     .arg(firstVersion)
                     .arg(firstStage + 1)
                     .arg(lastVersion)

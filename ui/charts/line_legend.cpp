@@ -56,7 +56,9 @@ QSize LineLegend::sizeHint() const {
     return {w, heightForWidth(width() > 0 ? width() : w)};
 }
 
-QSize LineLegend::minimumSizeHint() const { return {kSample * 2, heightForWidth(width())}; }
+QSize LineLegend::minimumSizeHint() const {
+    return {kSample * 2, heightForWidth(width())};
+}
 
 void LineLegend::paintEvent(QPaintEvent*) {
     QPainter p(this);
@@ -68,8 +70,9 @@ void LineLegend::paintEvent(QPaintEvent*) {
         p.setPen(entries_[i].pen);
         p.drawLine(QPointF(r.left(), mid + 0.5), QPointF(r.left() + kSample, mid + 0.5));
         p.setPen(palette().color(QPalette::WindowText));
-        p.drawText(QRect(r.left() + kSample + kGap, r.top(), r.width() - kSample - kGap, r.height()),
-                   Qt::AlignLeft | Qt::AlignVCenter, entries_[i].name);
+        p.drawText(
+            QRect(r.left() + kSample + kGap, r.top(), r.width() - kSample - kGap, r.height()),
+            Qt::AlignLeft | Qt::AlignVCenter, entries_[i].name);
     }
 }
 

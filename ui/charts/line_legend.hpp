@@ -11,7 +11,7 @@ namespace pipelens::ui {
 
 class LineLegend : public QWidget {
     Q_OBJECT
-public:
+  public:
     struct Entry {
         QPen pen;
         QString name;
@@ -29,10 +29,10 @@ public:
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
-protected:
+  protected:
     void paintEvent(QPaintEvent* event) override;
 
-private:
+  private:
     QList<QRect> layoutAt(int width) const;
 
     QList<Entry> entries_;

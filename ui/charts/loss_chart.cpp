@@ -14,23 +14,25 @@
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QToolButton>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "experiment/run/run_warnings.hpp"
 #include "charts/line_legend.hpp"
-#include "util/csv_writer.hpp"
 #include "charts/widget_export.hpp"
+#include "experiment/run/run_warnings.hpp"
+#include "util/csv_writer.hpp"
 
 namespace pipelens::ui {
 namespace {
 
 constexpr int kMaxPointsPerSeries = 2500;
 
-QString shortNumber(double v) { return QString::number(v, 'g', 3); }
+QString shortNumber(double v) {
+    return QString::number(v, 'g', 3);
+}
 
 // 1, 2 or 5 times a power of ten, at least `raw`.
 double niceStep(double raw) {
@@ -53,18 +55,21 @@ QString legendName(const MethodRun& plan) {
                        : QStringLiteral("PD");
         case Method::RandomizedPipeDream:
             switch (m.delayMode) {
-                case DelayMode::PipeDream: return QStringLiteral("RPD PD-delays");
-                case DelayMode::Zero: return QStringLiteral("RPD δ=0");
-                case DelayMode::Max: return QStringLiteral("RPD max δ=%1").arg(plan.delta);
-                case DelayMode::Uniform: break;
+                case DelayMode::PipeDream:
+                    return QStringLiteral("RPD PD-delays");
+                case DelayMode::Zero:
+                    return QStringLiteral("RPD δ=0");
+                case DelayMode::Max:
+                    return QStringLiteral("RPD max δ=%1").arg(plan.delta);
+                case DelayMode::Uniform:
+                    break;
             }
             return QStringLiteral("RPD δ=%1").arg(plan.delta);
         case Method::LocalSgd:
             return QStringLiteral("LocalSGD R=%1 H=%2%3")
                 .arg(plan.replicas)
                 .arg(m.localSteps)
-                .arg(neverAveragesWarning(plan) ? QStringLiteral(" ⚠ never averages")
-                                                : QString());
+                .arg(neverAveragesWarning(plan) ? QStringLiteral(" ⚠ never averages") : QString());
         case Method::FillDrain:
             return QStringLiteral("Fill-drain G=%1").arg(plan.schedule.flushGroup);
         case Method::Sgd:
@@ -131,8 +136,9 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
     xChoice_ = new QComboBox(this);
     xChoice_->addItem(tr("x: slots"));
     xChoice_->addItem(tr("x: block updates"));
-    xChoice_->setToolTip(tr("Compare the methods against slots (simulated time) or against the "
-                            "number of block updates"));
+    xChoice_->setToolTip(
+        tr("Compare the methods against slots (simulated time) or against the "
+           "number of block updates"));
     logY_ = new QCheckBox(tr("log y"), this);
     logY_->setChecked(true);
     logY_->setToolTip(tr("Logarithmic f − f* axis"));
@@ -146,13 +152,15 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
     pin_ = new QToolButton(this);
     pin_->setText(tr("pin run"));
     pin_->setCheckable(true);
-    pin_->setToolTip(tr("Keep this run's curves (dashed, faded) to compare with the runs of the "
-                        "next settings; click again to unpin"));
+    pin_->setToolTip(
+        tr("Keep this run's curves (dashed, faded) to compare with the runs of the "
+           "next settings; click again to unpin"));
     resetZoom_ = new QToolButton(this);
     resetZoom_->setText(tr("reset zoom"));
     resetZoom_->setEnabled(false);
-    resetZoom_->setToolTip(tr("Drag a rectangle on the chart to zoom in, right-click to zoom "
-                              "out; this shows the whole run again"));
+    resetZoom_->setToolTip(
+        tr("Drag a rectangle on the chart to zoom in, right-click to zoom "
+           "out; this shows the whole run again"));
     note_ = new QLabel(this);
     note_->setStyleSheet("color: #555;");
     note_->setWordWrap(true);
@@ -199,13 +207,27 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
     rebuildSeries();
 }
 
-QChart* LossChart::chart() const { return view_->chart(); }
-bool LossChart::logY() const { return logY_->isChecked(); }
-bool LossChart::logX() const { return logX_->isChecked(); }
-bool LossChart::theoremChartShown() const { return theorem_->isChecked(); }
-void LossChart::setLogY(bool on) { logY_->setChecked(on); }
-void LossChart::setLogX(bool on) { logX_->setChecked(on); }
-void LossChart::setTheoremChartShown(bool on) { theorem_->setChecked(on); }
+QChart* LossChart::chart() const {
+    return view_->chart();
+}
+bool LossChart::logY() const {
+    return logY_->isChecked();
+}
+bool LossChart::logX() const {
+    return logX_->isChecked();
+}
+bool LossChart::theoremChartShown() const {
+    return theorem_->isChecked();
+}
+void LossChart::setLogY(bool on) {
+    logY_->setChecked(on);
+}
+void LossChart::setLogX(bool on) {
+    logX_->setChecked(on);
+}
+void LossChart::setTheoremChartShown(bool on) {
+    theorem_->setChecked(on);
+}
 
 void LossChart::setXAxis(XAxis axis) {
     xAxis_ = axis;
@@ -359,13 +381,15 @@ void LossChart::rebuildData() {
         Curve c;
         c.method = static_cast<int>(i);
         c.name = curveName(s.experiment.methods[i], r.stepSize);
-        if (r.divergence.diverged) c.name += tr(" — diverged at update %1").arg(r.divergence.update);
+        if (r.divergence.diverged)
+            c.name += tr(" — diverged at update %1").arg(r.divergence.update);
         if (s.experiment.methods[i].allDiverged) c.name += tr(" (every γ diverged)");
         c.points = pointsIn(snapshot_->curves[i].loss);
         curves_.push_back(std::move(c));
         if (!run.pipeline()) rpdMapped = true;
     }
-    note_->setText(tr("RPD has no slots of its own: its update k is drawn at PipeDream's update k."));
+    note_->setText(
+        tr("RPD has no slots of its own: its update k is drawn at PipeDream's update k."));
     note_->setVisible(rpdMapped && xAxis_ == XAxis::Slots);
 }
 
@@ -534,7 +558,8 @@ void LossChart::rebuildAxes() {
 double LossChart::cursorX(int method) const {
     if (live_ || cursor_ < 0 || !snapshot_) return std::numeric_limits<double>::infinity();
     if (xAxis_ == XAxis::Slots) return cursor_;
-    return static_cast<double>(snapshot_->runs()[static_cast<size_t>(method)].updatesBefore(cursor_));
+    return static_cast<double>(
+        snapshot_->runs()[static_cast<size_t>(method)].updatesBefore(cursor_));
 }
 
 void LossChart::refreshPoints() {
@@ -555,9 +580,9 @@ void LossChart::refreshPoints() {
                                  [](double v, const QPointF& p) { return v < p.x(); }) -
                 all.begin());
         };
-        const size_t end = std::min(after(followCursor ? cursorX(curve.method)
-                                                      : std::numeric_limits<double>::infinity()),
-                                    std::min(all.size(), after(last) + 1));
+        const size_t end = std::min(
+            after(followCursor ? cursorX(curve.method) : std::numeric_limits<double>::infinity()),
+            std::min(all.size(), after(last) + 1));
         size_t begin = std::isfinite(first) ? after(first) : 0;
         begin = begin > 0 ? begin - 1 : 0;  // one point beyond each edge: the line reaches it
         QList<QPointF> shown;

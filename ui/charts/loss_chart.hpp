@@ -28,7 +28,7 @@ class LineLegend;
 
 class LossChart : public QWidget {
     Q_OBJECT
-public:
+  public:
     enum class XAxis { Slots, Updates };
 
     explicit LossChart(QWidget* parent = nullptr);
@@ -111,7 +111,7 @@ public:
     bool exportSvg(const QString& path, QString* error = nullptr);
     bool exportCsv(const QString& path, QString* error = nullptr) const;
 
-protected:
+  protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
     // Labels that fit one above another on the log y axis at the view's height (2 to 8).
     int logLabelCapacity() const;
@@ -120,13 +120,13 @@ protected:
     // The person asked for (or hid) the theorem's chart.
     void theoremChartToggled(bool on);
 
-private:
+  private:
     static constexpr double kLogFloor = 1e-16;  // f − f* at or below this is drawn at the floor
-  // A drawn line: its points (from the snapshot, or a copy of a live curve) and legend name.
-  struct Curve {
-      QString name;
-      std::shared_ptr<const CurvePoints> points;
-      int method = 0;
+    // A drawn line: its points (from the snapshot, or a copy of a live curve) and legend name.
+    struct Curve {
+        QString name;
+        std::shared_ptr<const CurvePoints> points;
+        int method = 0;
     };
     void rebuildData();
     void rebuildSeries();
@@ -168,7 +168,7 @@ private:
     QCheckBox* logX_;
     QCheckBox* theorem_;
     QLabel* note_;
-    std::vector<Curve> curves_;   // one per method
+    std::vector<Curve> curves_;  // one per method
     QList<QLineSeries*> methodSeries_;
     SnapshotPtr pinned_;
     QString pinnedSettings_;

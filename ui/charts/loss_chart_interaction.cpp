@@ -84,7 +84,8 @@ LossChart::Readout LossChart::readoutAt(const QPointF& viewPos) const {
     double bestDistance = 30.0;  // pixels
     auto consider = [&](const Curve& curve, QLineSeries* series, bool pinned) {
         const auto& pts = pointsOf(curve);
-        const double limit = pinned ? std::numeric_limits<double>::infinity() : cursorX(curve.method);
+        const double limit =
+            pinned ? std::numeric_limits<double>::infinity() : cursorX(curve.method);
         const auto at = std::lower_bound(pts.begin(), pts.end(), x,
                                          [](const QPointF& p, double v) { return p.x() < v; });
         for (auto it : {at - 1, at}) {
@@ -130,8 +131,10 @@ void LossChart::showReadout(const QPointF& viewPos) {
     // Beside the pointer, inside the chart.
     QPoint at = viewPos.toPoint() + QPoint(14, 14);
     const QSize area = view_->viewport()->size();
-    if (at.x() + readout_->width() > area.width()) at.rx() = viewPos.toPoint().x() - 14 - readout_->width();
-    if (at.y() + readout_->height() > area.height()) at.ry() = viewPos.toPoint().y() - 14 - readout_->height();
+    if (at.x() + readout_->width() > area.width())
+        at.rx() = viewPos.toPoint().x() - 14 - readout_->width();
+    if (at.y() + readout_->height() > area.height())
+        at.ry() = viewPos.toPoint().y() - 14 - readout_->height();
     readout_->move(at);
     readout_->show();
     readout_->raise();

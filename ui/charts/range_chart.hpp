@@ -22,9 +22,7 @@ class RangeChart : public QWidget {
     double visibleFirst() const { return range_.first; }
     double visibleLast() const { return range_.last; }
     // Whether part of the run is hidden (zoomed in); false with nothing to show.
-    bool zoomedIn() const {
-        return hasContent() && (range_.first > 0.0 || range_.last < extent());
-    }
+    bool zoomedIn() const { return hasContent() && (range_.first > 0.0 || range_.last < extent()); }
 
     // Paints the chart as the widget shows it at `size` (vectorCells: one rectangle per cell,
     // for SVG). Used by the exports and the redraw benchmark.

@@ -56,11 +56,11 @@ struct StalenessHeatmap::Impl {
     long long cursor = -1;
     bool exporting = false;  // for an export: the method's name goes into the axis title
     QString methodName;
-    bool computing = false;  // a run is in flight: its delays are on their way
-    bool failed = false;     // the run that was computing failed
+    bool computing = false;        // a run is in flight: its delays are on their way
+    bool failed = false;           // the run that was computing failed
     bool pipeDreamFormula = true;  // S² − S/2 is this schedule's steady-state maximum
-    const chart::XRange& range;  // the chart's visible range
-    mutable QImage scratch;  // the cell image, reused between frames
+    const chart::XRange& range;    // the chart's visible range
+    mutable QImage scratch;        // the cell image, reused between frames
     mutable std::vector<QRgb> plane;
 
     bool empty() const { return !delays || updates <= 0 || blocks <= 0; }
@@ -127,10 +127,11 @@ QString StalenessHeatmap::Impl::statsMax() const {
     const QString expression = blocks % 2 == 0 ? QStringLiteral("S\u00b2\u2212S/2")
                                                : QStringLiteral("S\u00b2\u2212S/2\u2212\u00bd");
     const bool steady = steadyState(std::llround(shownMax), formula) == SteadyState::Reached;
-    return measured + QStringLiteral(" (%1%2 = %3)")
-                          .arg(steady ? QStringLiteral("formula ") : QStringLiteral("steady-state "))
-                          .arg(expression)
-                          .arg(formula);
+    return measured +
+           QStringLiteral(" (%1%2 = %3)")
+               .arg(steady ? QStringLiteral("formula ") : QStringLiteral("steady-state "))
+               .arg(expression)
+               .arg(formula);
 }
 
 QString StalenessHeatmap::Impl::statsNote() const {
@@ -141,8 +142,9 @@ QString StalenessHeatmap::Impl::statsNote() const {
         case SteadyState::Reached:
             return {};
         case SteadyState::StartUpStripe:
-            return QStringLiteral("the run is too short for steady state: this max is the "
-                                  "start-up stripe, which exceeds the formula");
+            return QStringLiteral(
+                "the run is too short for steady state: this max is the "
+                "start-up stripe, which exceeds the formula");
         case SteadyState::NotReached:
             break;
     }
@@ -227,7 +229,9 @@ void StalenessHeatmap::Impl::paint(QPainter& p, const QSizeF& size, const QFont&
     if (empty()) {
         p.fillRect(QRectF(QPointF(0, 0), size), Qt::white);
         chart::drawEmptyState(p, QRectF(QPointF(0, 0), size),
-                              failed ? kFailedText : computing ? kComputingText : kEmptyText);
+                              failed      ? kFailedText
+                              : computing ? kComputingText
+                                          : kEmptyText);
         p.restore();
         return;
     }
@@ -487,7 +491,9 @@ void StalenessHeatmap::setComputing() {
     update();
 }
 
-bool StalenessHeatmap::computing() const { return d_->computing; }
+bool StalenessHeatmap::computing() const {
+    return d_->computing;
+}
 
 void StalenessHeatmap::setFailed() {
     setDelays(nullptr);
@@ -495,7 +501,9 @@ void StalenessHeatmap::setFailed() {
     update();
 }
 
-bool StalenessHeatmap::failed() const { return d_->failed; }
+bool StalenessHeatmap::failed() const {
+    return d_->failed;
+}
 
 void StalenessHeatmap::setDelays(std::shared_ptr<const DelayTable> delays, bool pipeDreamFormula) {
     d_->computing = false;
@@ -544,7 +552,9 @@ double StalenessHeatmap::formulaMax() const {
     return d_->empty() ? 0.0 : static_cast<double>(pipeDreamMaxDelayFormula(d_->blocks));
 }
 
-QString StalenessHeatmap::statsText() const { return d_->empty() ? QString() : d_->statsText(); }
+QString StalenessHeatmap::statsText() const {
+    return d_->empty() ? QString() : d_->statsText();
+}
 
 QString StalenessHeatmap::cellDescription(long long update, int block) const {
     if (valueAt(update, block) < 0) return {};

@@ -12,7 +12,7 @@ namespace pipelens::ui {
 
 class StalenessHeatmap : public RangeChart {
     Q_OBJECT
-public:
+  public:
     explicit StalenessHeatmap(QWidget* parent = nullptr);
     ~StalenessHeatmap() override;
 
@@ -59,14 +59,14 @@ public:
     // playback cursor.
     void updateClicked(long long updatesDone);
 
-protected:
-  double extent() const override;
-  QRectF plotArea() const override;
-  QByteArray csv() const override;
-  QString toolTipAt(const QPointF& position) const override;
-  void boundaryClicked(long long boundary) override;
+  protected:
+    double extent() const override;
+    QRectF plotArea() const override;
+    QByteArray csv() const override;
+    QString toolTipAt(const QPointF& position) const override;
+    void boundaryClicked(long long boundary) override;
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> d_;
 };

@@ -17,7 +17,9 @@ namespace {
 constexpr double kMarkerRadius = 4.5;
 constexpr double kHitRadius = 9.0;
 
-QString number(double v) { return QString::number(v, 'g', 4); }
+QString number(double v) {
+    return QString::number(v, 'g', 4);
+}
 
 // Ticks of a log axis whose ends are lo, hi (log10): the decades inside, and 2 and 5 times
 // them when fewer than three decades show.
@@ -53,8 +55,9 @@ std::vector<double> linearTicks(double lo, double hi, double pixels) {
 SweepChart::SweepChart(QWidget* parent) : QWidget(parent) {
     setMouseTracking(true);
     setAttribute(Qt::WA_OpaquePaintEvent);
-    setToolTip(tr("Final value per method against the swept parameter (mean ± sd over seeds). "
-                  "Hover a marker for its γ; click it to open that point's run."));
+    setToolTip(
+        tr("Final value per method against the swept parameter (mean ± sd over seeds). "
+           "Hover a marker for its γ; click it to open that point's run."));
 }
 
 void SweepChart::setPlot(const SweepPlot& plot, bool current) {
@@ -163,7 +166,8 @@ void SweepChart::paintAxes(QPainter& p, const Frame& f) const {
         const double w = fm.horizontalAdvance(label);
         if (x - w / 2 < lastLabelRight + 6) continue;  // no overlapping labels
         p.setPen(QColor(60, 60, 60));
-        p.drawText(QRectF(x - w / 2 - 2, f.plot.bottom() + 4, w + 4, fm.height()), Qt::AlignCenter, label);
+        p.drawText(QRectF(x - w / 2 - 2, f.plot.bottom() + 4, w + 4, fm.height()), Qt::AlignCenter,
+                   label);
         lastLabelRight = x + w / 2;
     }
     double lastLabelTop = 1e9;  // labels go bottom-up: skip one that would overlap the last
@@ -184,10 +188,12 @@ void SweepChart::paintAxes(QPainter& p, const Frame& f) const {
     p.drawRect(f.plot);
     p.setPen(QColor(40, 40, 40));
     QString xTitle = QString::fromStdString(plot_.xTitle) + (plot_.logX ? tr(" (log)") : QString());
-    p.drawText(QRectF(f.plot.left(), f.plot.bottom() + 4 + fm.height(), f.plot.width(), fm.height() + 4),
-               Qt::AlignCenter, xTitle);
+    p.drawText(
+        QRectF(f.plot.left(), f.plot.bottom() + 4 + fm.height(), f.plot.width(), fm.height() + 4),
+        Qt::AlignCenter, xTitle);
     p.save();
-    const QString yTitle = QString::fromStdString(plot_.yTitle) + (plot_.logY ? tr(" (log)") : QString());
+    const QString yTitle =
+        QString::fromStdString(plot_.yTitle) + (plot_.logY ? tr(" (log)") : QString());
     // Centred on the plot, but as long as the title needs (within the widget): never cut.
     const double length = std::min<double>(
         height(), std::max<double>(f.plot.height(), fm.horizontalAdvance(yTitle) + 6));
@@ -201,7 +207,8 @@ void SweepChart::paintAxes(QPainter& p, const Frame& f) const {
 
 void SweepChart::paintSeries(QPainter& p, const Frame& f) const {
     p.save();
-    p.setClipRect(f.plot.adjusted(-kMarkerRadius - 1, -kMarkerRadius - 1, kMarkerRadius + 1, kMarkerRadius + 1));
+    p.setClipRect(f.plot.adjusted(-kMarkerRadius - 1, -kMarkerRadius - 1, kMarkerRadius + 1,
+                                  kMarkerRadius + 1));
     for (std::size_t s = 0; s < plot_.series.size(); ++s) {
         const QColor colour = methodColor(static_cast<int>(s));
         const SweepPlotSeries& series = plot_.series[s];
@@ -263,9 +270,10 @@ void SweepChart::paintLegend(QPainter& p, const std::vector<LegendEntry>& entrie
         p.setBrush(colour);
         p.drawEllipse(QPointF(box.left() + 10, y), 3.5, 3.5);
         p.setPen(QColor(30, 30, 30));
-        p.drawText(QRectF(box.left() + 26, box.top(), box.width() - 26, box.height()),
-                   Qt::AlignLeft | Qt::AlignVCenter,
-                   fm.elidedText(entries[s].text, Qt::ElideRight, static_cast<int>(box.width() - 26)));
+        p.drawText(
+            QRectF(box.left() + 26, box.top(), box.width() - 26, box.height()),
+            Qt::AlignLeft | Qt::AlignVCenter,
+            fm.elidedText(entries[s].text, Qt::ElideRight, static_cast<int>(box.width() - 26)));
     }
 }
 
@@ -284,18 +292,21 @@ void SweepChart::paint(QPainter& p, const QSize& size) const {
             chart::drawEmptyState(p, f.plot, tr("No point has finished yet"));
         }
     } else if (banner_.isEmpty()) {
-        chart::drawEmptyState(p, f.plot, tr("No sweep yet: pick an axis and its values, then Run sweep"));
+        chart::drawEmptyState(p, f.plot,
+                              tr("No sweep yet: pick an axis and its values, then Run sweep"));
     }
     if (!banner_.isEmpty()) {
         const QFontMetrics fm(p.font());
         const double w = std::min<double>(fm.horizontalAdvance(banner_) + 24, size.width() - 20);
-        const double x = std::clamp(f.plot.center().x() - w / 2, 10.0, std::max(10.0, size.width() - w - 10.0));
+        const double x =
+            std::clamp(f.plot.center().x() - w / 2, 10.0, std::max(10.0, size.width() - w - 10.0));
         const QRectF box(x, 4, w, fm.height() + 10);
         p.setPen(current_ ? QColor(0, 114, 178) : QColor(170, 80, 0));
         p.setBrush(current_ ? QColor(232, 243, 251) : QColor(253, 240, 222));
         p.drawRoundedRect(box, 4, 4);
         p.setPen(QColor(30, 30, 30));
-        p.drawText(box, Qt::AlignCenter, fm.elidedText(banner_, Qt::ElideRight, static_cast<int>(w - 12)));
+        p.drawText(box, Qt::AlignCenter,
+                   fm.elidedText(banner_, Qt::ElideRight, static_cast<int>(w - 12)));
     }
 }
 
@@ -352,7 +363,8 @@ void SweepChart::mouseMoveEvent(QMouseEvent* event) {
     const auto hit = markerAt(event->position());
     setCursor(hit ? Qt::PointingHandCursor : Qt::ArrowCursor);
     if (hit) {
-        QToolTip::showText(event->globalPosition().toPoint(), markerText(hit->first, hit->second), this);
+        QToolTip::showText(event->globalPosition().toPoint(), markerText(hit->first, hit->second),
+                           this);
     } else {
         QToolTip::hideText();
     }
@@ -367,12 +379,14 @@ void SweepChart::mouseReleaseEvent(QMouseEvent* event) {
 }
 
 bool SweepChart::exportPng(const QString& path, double scale, QString* error) {
-    return chart::exportPngImage(path, size(), scale, [this](QPainter& p) { paint(p, size()); }, error);
+    return chart::exportPngImage(
+        path, size(), scale, [this](QPainter& p) { paint(p, size()); }, error);
 }
 
 bool SweepChart::exportSvg(const QString& path, QString* error) {
-    return chart::exportSvgImage(path, size(), tr("PipeLens sweep: %1").arg(QString::fromStdString(plot_.xTitle)),
-                                 [this](QPainter& p) { paint(p, size()); }, error);
+    return chart::exportSvgImage(
+        path, size(), tr("PipeLens sweep: %1").arg(QString::fromStdString(plot_.xTitle)),
+        [this](QPainter& p) { paint(p, size()); }, error);
 }
 
 }  // namespace pipelens::ui

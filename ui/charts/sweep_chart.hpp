@@ -15,7 +15,7 @@ namespace pipelens::ui {
 
 class SweepChart : public QWidget {
     Q_OBJECT
-public:
+  public:
     explicit SweepChart(QWidget* parent = nullptr);
 
     // The plot to draw; `current` false dims it (results of other parameters).
@@ -40,18 +40,18 @@ public:
     QSize sizeHint() const override { return {400, 380}; }
     QSize minimumSizeHint() const override { return {300, 220}; }
 
-signals:
+  signals:
     // A finished point's marker was clicked: its index in the sweep and the method's index.
     void pointClicked(int point, int method);
 
-protected:
+  protected:
     void paintEvent(QPaintEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
     void mouseReleaseEvent(QMouseEvent* event) override;
 
-private:
+  private:
     struct Frame {
-        QRectF plot;        // the data area
+        QRectF plot;                                // the data area
         double xLo = 0, xHi = 1, yLo = 0, yHi = 1;  // axis ends (log10 on log axes)
         double mapX(double v, bool log) const;
         double mapY(double v, bool log) const;

@@ -8,8 +8,8 @@
 #include <QLegend>
 #include <QLineSeries>
 #include <QLogValueAxis>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -17,8 +17,8 @@
 #include "charts/axis_ticks.hpp"
 #include "charts/chart_support.hpp"
 #include "charts/line_legend.hpp"
-#include "util/csv_writer.hpp"
 #include "charts/widget_export.hpp"
+#include "util/csv_writer.hpp"
 
 namespace pipelens::ui {
 namespace {
@@ -43,11 +43,16 @@ const LineStyle kStyles[TheoremChart::LineCount] = {
 
 const CurvePoints& lineOf(const TheoremCurves& t, int line) {
     switch (line) {
-        case TheoremChart::MeanGradNormSq: return t.meanGradNormSq;
-        case TheoremChart::Bound: return t.bound;
-        case TheoremChart::OptimisationTerm: return t.optimisation;
-        case TheoremChart::NoiseTerm: return t.noise;
-        default: return t.staleness;
+        case TheoremChart::MeanGradNormSq:
+            return t.meanGradNormSq;
+        case TheoremChart::Bound:
+            return t.bound;
+        case TheoremChart::OptimisationTerm:
+            return t.optimisation;
+        case TheoremChart::NoiseTerm:
+            return t.noise;
+        default:
+            return t.staleness;
     }
 }
 
@@ -90,8 +95,12 @@ TheoremChart::TheoremChart(QWidget* parent) : QWidget(parent) {
     rebuild();
 }
 
-QChart* TheoremChart::chart() const { return view_->chart(); }
-QString TheoremChart::note() const { return note_->isHidden() ? QString() : note_->text(); }
+QChart* TheoremChart::chart() const {
+    return view_->chart();
+}
+QString TheoremChart::note() const {
+    return note_->isHidden() ? QString() : note_->text();
+}
 
 int TheoremChart::selectedMethod() const {
     return run_->currentIndex() < 0 ? -1 : run_->currentData().toInt();
@@ -152,8 +161,9 @@ void TheoremChart::rebuild() {
     } else if (snapshot_->curves[static_cast<size_t>(method)].theorem.bound.byUpdate.empty()) {
         needsSamples_ = true;
         c->setTitle(tr("Needs ‖∇f‖² samples"));
-        note = tr("The runs must sample ‖∇f‖² (Sampling › ‖∇f‖² every); showing this chart "
-                  "asks for them and reruns.");
+        note =
+            tr("The runs must sample ‖∇f‖² (Sampling › ‖∇f‖² every); showing this chart "
+               "asks for them and reruns.");
     }
     note_->setText(note);
     note_->setVisible(!note.isEmpty());
@@ -230,8 +240,9 @@ void TheoremChart::refillPoints() {
     if (series_.size() != LineCount || method < 0 || !snapshot_) return;
     const auto i = static_cast<size_t>(method);
     // Playback: the samples at K no larger than the updates done by the cursor's slot.
-    const double limit = cursor_ < 0 ? std::numeric_limits<double>::infinity()
-                                     : static_cast<double>(snapshot_->runs()[i].updatesBefore(cursor_));
+    const double limit = cursor_ < 0
+                             ? std::numeric_limits<double>::infinity()
+                             : static_cast<double>(snapshot_->runs()[i].updatesBefore(cursor_));
     for (int line = 0; line < LineCount; ++line) {
         QList<QPointF> shown;
         for (const QPointF& p : lineOf(snapshot_->curves[i].theorem, line).byUpdate) {

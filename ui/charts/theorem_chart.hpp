@@ -20,7 +20,7 @@ class LineLegend;
 
 class TheoremChart : public QWidget {
     Q_OBJECT
-public:
+  public:
     // The lines, in the order of series().
     enum Line { MeanGradNormSq, Bound, OptimisationTerm, NoiseTerm, StalenessTerm, LineCount };
 
@@ -54,7 +54,7 @@ public:
     // line,updates,value: every point of the five lines (the terms' 0 included).
     bool exportCsv(const QString& path, QString* error = nullptr) const;
 
-private:
+  private:
     void listRuns();
     void rebuild();
     void refillPoints();

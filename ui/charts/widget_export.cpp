@@ -22,7 +22,9 @@ void setError(QString* error, const QString& message) {
 
 // Lays out what changed since the last event loop pass (a legend given new names just now), so
 // that the export shows what the window is about to show.
-void applyPendingLayouts() { QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest); }
+void applyPendingLayouts() {
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+}
 
 // A scroll area's viewport whose content may lie partly outside it (a scrolled panel, a long
 // text): the SVG engine cannot clip, so it would draw the hidden part over its neighbours.
@@ -87,7 +89,8 @@ bool writeTextAtomically(const QString& path, const QByteArray& contents, QStrin
 bool exportWidgetPng(QWidget* widget, const QString& path, double scale, QString* error) {
     if (!chart::checkExportTarget(path, error)) return false;
     if (!(scale > 0.0) || scale > 8.0) {
-        setError(error, QObject::tr("Scale factor = %1 is not allowed: a number in (0, 8]").arg(scale));
+        setError(error,
+                 QObject::tr("Scale factor = %1 is not allowed: a number in (0, 8]").arg(scale));
         return false;
     }
     if (widget->width() <= 0 || widget->height() <= 0) {

@@ -3,9 +3,9 @@
 #include <QMetaObject>
 #include <QStringList>
 #include <algorithm>
-#include <thread>
 #include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "backend_select.hpp"
 #include "errors.hpp"
@@ -94,7 +94,9 @@ void ExperimentController::pullLive() {
     emit partialResults(generation_);
 }
 
-ExperimentController::~ExperimentController() { workers_.stopAll(); }
+ExperimentController::~ExperimentController() {
+    workers_.stopAll();
+}
 
 ExperimentConfig ExperimentController::validated(const ExperimentConfig& config) {
     ExperimentConfig checked = ExperimentConfig::fromJson(config.toJson(), config.baseDir);
@@ -111,11 +113,13 @@ SnapshotPtr plannedSnapshot(ExperimentResult planned, std::uint64_t generation) 
     return s;
 }
 
-int ExperimentController::workersInFlight() const { return workers_.inFlight(); }
+int ExperimentController::workersInFlight() const {
+    return workers_.inFlight();
+}
 
 void ExperimentController::supersede() {
     workers_.cancelAll();
-    ++generation_;  // a result still on its way is dropped in deliver
+    ++generation_;    // a result still on its way is dropped in deliver
     running_ = true;  // the new config's run is due (after the debounce)
     liveTimer_.stop();
     liveCurves_.clear();
@@ -297,16 +301,16 @@ void ExperimentController::runNow() {
             };
             // Every method on its own thread, so all live curves grow side by side; cores left
             // over split the language model's stages (one method alone gets them all).
-            options.threads = static_cast<int>(std::max<size_t>(
-                {1, config.methods.size(), std::thread::hardware_concurrency()}));
+            options.threads = static_cast<int>(
+                std::max<size_t>({1, config.methods.size(), std::thread::hardware_concurrency()}));
             options.objectives = cache.get();
             options.previous = previous ? &previous->experiment : nullptr;
             s->experiment = runExperiment(config, options);
             s->experiment.notices.insert(s->experiment.notices.end(), lines.begin(), lines.end());
             if (!s->experiment.cancelled) {
                 deriveRunViews(*s);
-                s->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                           start).count();
+                s->seconds =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
                 snapshot = std::move(s);
             }
         } catch (const std::exception& e) {
@@ -315,7 +319,8 @@ void ExperimentController::runNow() {
         if (!cancel->load()) {
             // Queued onto the GUI thread; dropped there if a newer run started meanwhile.
             QMetaObject::invokeMethod(
-                this, [this, generation, snapshot, error, notices] {
+                this,
+                [this, generation, snapshot, error, notices] {
                     deliver(generation, snapshot, error, notices);
                 },
                 Qt::QueuedConnection);

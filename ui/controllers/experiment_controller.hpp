@@ -22,7 +22,7 @@ namespace pipelens::ui {
 
 class ExperimentController : public QObject {
     Q_OBJECT
-public:
+  public:
     explicit ExperimentController(QObject* parent = nullptr);
     ~ExperimentController() override;  // cancels and joins every worker
 
@@ -39,8 +39,8 @@ public:
     void setDebounceMs(int ms) { debounce_.setInterval(ms); }
     int debounceMs() const { return debounce_.interval(); }
 
-    void runNow();        // starts a run of the current config immediately
-    void cancel();        // cancels the run in flight, if any
+    void runNow();  // starts a run of the current config immediately
+    void cancel();  // cancels the run in flight, if any
     bool running() const { return running_; }
     std::uint64_t generation() const { return generation_; }
     SnapshotPtr latest() const { return latest_; }
@@ -70,7 +70,7 @@ public:
     // Workers not yet finished (a cancelled one counts until it has stopped).
     int workersInFlight() const;
 
-signals:
+  signals:
     void configChanged();
     // The schedule of the current config is known (planned()): the views that depend only on
     // it can show the new config before its run ends.
@@ -81,7 +81,7 @@ signals:
     void runFailed(quint64 generation, const QString& message);
     void notice(const QString& message);
 
-private:
+  private:
     // Filled by the workers, emptied by the GUI thread's timer; guarded by its mutex, so the
     // workers never wait for the GUI (they hold the lock only to append).
     struct LiveBuffer {

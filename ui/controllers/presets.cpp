@@ -5,7 +5,9 @@
 #include "errors.hpp"
 
 // Resources of a static library must be registered by hand (outside any namespace).
-static void registerPipelensResources() { Q_INIT_RESOURCE(pipelens); }
+static void registerPipelensResources() {
+    Q_INIT_RESOURCE(pipelens);
+}
 
 namespace pipelens::ui {
 namespace {

@@ -17,9 +17,9 @@ namespace pipelens::ui {
 struct Preset {
     QString id;
     QString title;
-    QString lesson;  // Markdown
-    ExperimentConfig config;          // the experiment (a sweep's: its first point)
-    std::optional<SweepSpec> sweep;   // set for the presets that open as sweeps
+    QString lesson;                              // Markdown
+    ExperimentConfig config;                     // the experiment (a sweep's: its first point)
+    std::optional<SweepSpec> sweep;              // set for the presets that open as sweeps
     SweepMetric metric = SweepMetric::FinalGap;  // what a sweep preset plots (E4: final f)
 };
 

@@ -6,7 +6,9 @@ namespace pipelens::ui {
 
 SweepController::SweepController(QObject* parent) : QObject(parent) {}
 
-SweepController::~SweepController() { workers_.stopAll(); }
+SweepController::~SweepController() {
+    workers_.stopAll();
+}
 
 std::size_t SweepController::pointsDone() const {
     std::size_t n = 0;
@@ -76,7 +78,7 @@ void SweepController::finish(quint64 generation, bool cancelled, const QString& 
     workers_.reapFinished();
     if (generation != generation_) return;
     error_ = error;
-    state_ = !error.isEmpty() ? State::Failed
+    state_ = !error.isEmpty()                             ? State::Failed
              : cancelled || pointsDone() < points_.size() ? State::Cancelled
                                                           : State::Done;
     emit finished();

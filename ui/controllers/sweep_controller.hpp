@@ -14,7 +14,7 @@ namespace pipelens::ui {
 
 class SweepController : public QObject {
     Q_OBJECT
-public:
+  public:
     enum class State { Empty, Running, Cancelling, Done, Cancelled, Failed };
 
     explicit SweepController(QObject* parent = nullptr);
@@ -37,13 +37,13 @@ public:
     // Worker threads of a sweep (0: one per core).
     void setThreads(int threads) { threads_ = threads; }
 
-signals:
+  signals:
     void started();
     void pointFinished(int index);
     void progressChanged();
     void finished();  // Done, Cancelled or Failed (see state())
 
-private:
+  private:
     void finish(quint64 generation, bool cancelled, const QString& error);
 
     State state_ = State::Empty;

@@ -16,13 +16,13 @@
 #include <QVBoxLayout>
 #include <cmath>
 
-#include "controls/number_text.hpp"
-#include "controls/device_list.hpp"
-#include "experiment/step_size/step_scale.hpp"
 #include "controllers/experiment_controller.hpp"
+#include "controls/device_list.hpp"
 #include "controls/lm_objective_fields.hpp"
 #include "controls/log_slider.hpp"
 #include "controls/method_list_editor.hpp"
+#include "controls/number_text.hpp"
+#include "experiment/step_size/step_scale.hpp"
 
 namespace pipelens::ui {
 namespace {
@@ -60,7 +60,8 @@ ControlsPanel::ControlsPanel(ExperimentController* controller, QWidget* parent)
     connectDataEdits();
     connectPipelineEdits();
     connectComputeEdits();
-    connect(controller_, &ExperimentController::configChanged, this, &ControlsPanel::syncFromConfig);
+    connect(controller_, &ExperimentController::configChanged, this,
+            &ControlsPanel::syncFromConfig);
     syncFromConfig();
 }
 
@@ -181,8 +182,9 @@ void ControlsPanel::buildPipelineFields(QVBoxLayout* layout) {
     budget_ = new QDoubleSpinBox;
     budget_->setKeyboardTracking(false);
     budget_->setRange(0.0, 1e9);
-    errors_.addRow(pipe, tr("Amount"), budget_, tr("Epochs (may be fractional), microbatches or "
-                                                    "slots, depending on the budget kind"));
+    errors_.addRow(pipe, tr("Amount"), budget_,
+                   tr("Epochs (may be fractional), microbatches or "
+                      "slots, depending on the budget kind"));
     compare_ = combo();
     compare_->addItem(tr("Equal simulated time"), "time");
     compare_->addItem(tr("Equal block updates"), "updates");
@@ -235,8 +237,10 @@ void ControlsPanel::connectDataEdits() {
             c.objective.l2 = logistic ? 1e-4 : 0.0;
             // Logistic regression needs 0/1 labels: switch the synthetic kind along with it.
             if (c.data.source == DataSource::Synthetic) {
-                if (logistic) c.data.kind = "logistic";
-                else if (c.data.kind == "logistic") c.data.kind = "random";
+                if (logistic)
+                    c.data.kind = "logistic";
+                else if (c.data.kind == "logistic")
+                    c.data.kind = "random";
             }
         });
     });
@@ -260,7 +264,8 @@ void ControlsPanel::connectDataEdits() {
         bool ok = false;
         const double v = l2_->text().trimmed().toDouble(&ok);
         if (!ok || !std::isfinite(v) || v < 0.0) {
-            errors_.show(l2_, tr("λ = \"%1\" is not allowed: a finite number ≥ 0").arg(l2_->text()));
+            errors_.show(l2_,
+                         tr("λ = \"%1\" is not allowed: a finite number ≥ 0").arg(l2_->text()));
             return;
         }
         apply(l2_, [v](ExperimentConfig& c) { c.objective.l2 = v; });
@@ -309,8 +314,9 @@ void ControlsPanel::connectPipelineEdits() {
         bool ok = false;
         const qulonglong v = seed_->text().trimmed().toULongLong(&ok);
         if (!ok || v > 1'000'000'000'000ULL) {
-            errors_.show(seed_, tr("Seed = \"%1\" is not allowed: an integer from 0 to 10^12")
-                                    .arg(seed_->text()));
+            errors_.show(
+                seed_,
+                tr("Seed = \"%1\" is not allowed: an integer from 0 to 10^12").arg(seed_->text()));
             return;
         }
         apply(seed_, [v](ExperimentConfig& c) { c.seed = v; });
@@ -349,9 +355,9 @@ void ControlsPanel::apply(QWidget* field, const std::function<void(ExperimentCon
 }
 
 void ControlsPanel::chooseDataFile() {
-    const QString x = QFileDialog::getOpenFileName(
-        this, tr("Open a data file"), QString(),
-        tr("Data (*.npy *.csv *.svm *.libsvm *.txt);;All files (*)"));
+    const QString x =
+        QFileDialog::getOpenFileName(this, tr("Open a data file"), QString(),
+                                     tr("Data (*.npy *.csv *.svm *.libsvm *.txt);;All files (*)"));
     if (x.isEmpty()) {
         syncFromConfig();  // back to what the config says
         return;
@@ -400,7 +406,8 @@ void ControlsPanel::syncFromConfig() {
         dataKind_->findData(synthetic ? QString::fromStdString(c.data.kind) : QString("file")));
     dataFile_->setText(synthetic ? tr("(synthetic)")
                                  : QFileInfo(QString::fromStdString(c.data.x)).fileName());
-    dataFile_->setToolTip(QString::fromStdString(c.data.x + (c.data.y.empty() ? "" : "\n" + c.data.y)));
+    dataFile_->setToolTip(
+        QString::fromStdString(c.data.x + (c.data.y.empty() ? "" : "\n" + c.data.y)));
     rows_->setEnabled(synthetic);
     dim_->setEnabled(synthetic);
     dataSeed_->setEnabled(synthetic);
@@ -412,7 +419,7 @@ void ControlsPanel::syncFromConfig() {
     stages_->setValue(c.stages);
     stagesSlider_->setValue(std::min(c.stages, stagesSlider_->maximum()));
     batch_->setValue(c.batchSize);
-    QString kind = c.budget.totalSlots > 0 ? "slots"
+    QString kind = c.budget.totalSlots > 0     ? "slots"
                    : c.budget.microbatches > 0 ? "microbatches"
                                                : "epochs";
     budgetKind_->setCurrentIndex(budgetKind_->findData(kind));
@@ -425,7 +432,8 @@ void ControlsPanel::syncFromConfig() {
     seed_->setText(QString::number(c.seed));
     shuffle_->setChecked(c.shuffle);
     const QString backend = QString::fromStdString(std::string(enumName(kBackends, c.backend)));
-    int device = c.device.empty() ? -1 : device_->findData(backend + ":" + QString::fromStdString(c.device));
+    int device =
+        c.device.empty() ? -1 : device_->findData(backend + ":" + QString::fromStdString(c.device));
     if (device < 0) device = device_->findData(backend);
     device_->setCurrentIndex(std::max(0, device));
     precision_->setCurrentIndex(precision_->findData(

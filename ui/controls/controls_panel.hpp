@@ -6,8 +6,8 @@
 #include <QWidget>
 #include <functional>
 
-#include "experiment/config/config.hpp"
 #include "controls/field_errors.hpp"
+#include "experiment/config/config.hpp"
 
 class QCheckBox;
 class QComboBox;
@@ -28,7 +28,7 @@ class MethodListEditor;
 
 class ControlsPanel : public QWidget {
     Q_OBJECT
-public:
+  public:
     explicit ControlsPanel(ExperimentController* controller, QWidget* parent = nullptr);
 
     // Fields, for tests and keyboard focus.
@@ -61,7 +61,7 @@ public:
     // Refreshes every field from the controller's config (clears refused-value messages).
     void syncFromConfig();
 
-private:
+  private:
     // The constructor's steps: the fields of each group, then what each field's edit does.
     void buildMessageArea(QVBoxLayout* layout);
     void buildMethods(QVBoxLayout* layout);

@@ -20,12 +20,12 @@ QList<DeviceEntry> openClDevices() {
     try {
         gpu::ensureKernelCacheDir();
         for (const gpu::DeviceInfo& d : gpu::listDevices()) {
-            out.push_back({QString::number(d.index),
-                           QStringLiteral("%1: %2 (%3%4)")
-                               .arg(QString::fromStdString(d.platform),
-                                    QString::fromStdString(d.name),
-                                    QString::fromStdString(d.version),
-                                    d.fp64 ? QStringLiteral(", fp64") : QString())});
+            out.push_back(
+                {QString::number(d.index),
+                 QStringLiteral("%1: %2 (%3%4)")
+                     .arg(QString::fromStdString(d.platform), QString::fromStdString(d.name),
+                          QString::fromStdString(d.version),
+                          d.fp64 ? QStringLiteral(", fp64") : QString())});
         }
     } catch (const std::exception&) {
         // No usable platform: the combo offers the CPU engine only.

@@ -76,7 +76,9 @@ void FieldErrors::show(QWidget* field, const QString& message) {
               : QStringLiteral("border: 1px solid #b00020;"));
 }
 
-void FieldErrors::clear(QWidget* field) { show(field, {}); }
+void FieldErrors::clear(QWidget* field) {
+    show(field, {});
+}
 
 void FieldErrors::clearAll() {
     for (auto it = rows_.begin(); it != rows_.end(); ++it) {

@@ -15,7 +15,7 @@ class QWidget;
 namespace pipelens::ui {
 
 class FieldErrors {
-public:
+  public:
     // Adds `label: field` to `form` with a hidden error row below it, and the tooltip to both.
     void addRow(QFormLayout* form, const QString& label, QWidget* field, const QString& tooltip);
     // From now on messages show in `area` (a label whose place and height are reserved) instead
@@ -29,7 +29,7 @@ public:
     // The fields with a message, for tests and the status bar.
     QList<QWidget*> refused() const;
 
-private:
+  private:
     struct Row {
         QFormLayout* form = nullptr;
         QLabel* label = nullptr;  // the row under the field; null with a message area

@@ -13,8 +13,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "experiment/config/lm_config.hpp"
 #include "controllers/experiment_controller.hpp"
+#include "experiment/config/lm_config.hpp"
 #include "util/format_number.hpp"
 
 namespace pipelens::ui {

@@ -7,8 +7,8 @@
 #include <QGroupBox>
 #include <functional>
 
-#include "experiment/config/config.hpp"
 #include "controls/field_errors.hpp"
+#include "experiment/config/config.hpp"
 
 class QCheckBox;
 class QComboBox;

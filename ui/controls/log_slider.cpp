@@ -17,8 +17,8 @@ constexpr int kStepsPerDecade = 100;
 LogSlider::LogSlider(double minimum, double maximum, QWidget* parent)
     : QWidget(parent), minimum_(minimum), maximum_(maximum) {
     slider_ = new QSlider(Qt::Horizontal, this);
-    slider_->setRange(0, static_cast<int>(std::lround(std::log10(maximum / minimum) *
-                                                       kStepsPerDecade)));
+    slider_->setRange(
+        0, static_cast<int>(std::lround(std::log10(maximum / minimum) * kStepsPerDecade)));
     slider_->setPageStep(kStepsPerDecade / 4);
     slider_->setSingleStep(5);
     field_ = new QLineEdit(this);

@@ -12,7 +12,7 @@ namespace pipelens::ui {
 
 class LogSlider : public QWidget {
     Q_OBJECT
-public:
+  public:
     explicit LogSlider(double minimum, double maximum, QWidget* parent = nullptr);
 
     double value() const { return value_; }

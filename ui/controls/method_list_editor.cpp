@@ -8,11 +8,11 @@
 #include <QListWidget>
 #include <QMenu>
 
-#include "limits.hpp"
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
 #include <cmath>
+#include "limits.hpp"
 
 #include "controllers/experiment_controller.hpp"
 #include "controls/log_slider.hpp"
@@ -44,8 +44,9 @@ MethodListEditor::MethodListEditor(ExperimentController* controller, QWidget* pa
     : QWidget(parent), controller_(controller) {
     list_ = new QListWidget(this);
     list_->setMaximumHeight(120);
-    list_->setToolTip(tr("Methods to compare. Checked methods run and are overlaid in every "
-                         "chart; select one to edit its parameters below."));
+    list_->setToolTip(
+        tr("Methods to compare. Checked methods run and are overlaid in every "
+           "chart; select one to edit its parameters below."));
     add_ = new QPushButton(tr("Add"), this);
     auto* menu = new QMenu(add_);
     for (const MethodInfo& info : kMethods) {
@@ -147,9 +148,8 @@ MethodListEditor::MethodListEditor(ExperimentController* controller, QWidget* pa
     });
     // A grid's choice is known when its run ends: the γ field then shows it.
     connect(controller_, &ExperimentController::resultsReady, this, [this] { showCurrent(); });
-    connect(step_, &LogSlider::valueEdited, this, [this](double v) {
-        editCurrent(step_, [v](MethodSpec& m) { m.step.value = v; });
-    });
+    connect(step_, &LogSlider::valueEdited, this,
+            [this](double v) { editCurrent(step_, [v](MethodSpec& m) { m.step.value = v; }); });
     connect(grid_, &QCheckBox::toggled, this, [this](bool on) {
         // Unticked, the method keeps running at the γ the grid chose (a grid-tuned preset has
         // no fixed γ of its own).
@@ -184,12 +184,10 @@ MethodListEditor::MethodListEditor(ExperimentController* controller, QWidget* pa
     });
     connect(replicas_, &QSpinBox::valueChanged, this,
             [this](int v) { editCurrent(replicas_, [v](MethodSpec& m) { m.replicas = v; }); });
-    connect(localSteps_, &QSpinBox::valueChanged, this, [this](int v) {
-        editCurrent(localSteps_, [v](MethodSpec& m) { m.localSteps = v; });
-    });
-    connect(flushGroup_, &QSpinBox::valueChanged, this, [this](int v) {
-        editCurrent(flushGroup_, [v](MethodSpec& m) { m.flushGroup = v; });
-    });
+    connect(localSteps_, &QSpinBox::valueChanged, this,
+            [this](int v) { editCurrent(localSteps_, [v](MethodSpec& m) { m.localSteps = v; }); });
+    connect(flushGroup_, &QSpinBox::valueChanged, this,
+            [this](int v) { editCurrent(flushGroup_, [v](MethodSpec& m) { m.flushGroup = v; }); });
     syncFromConfig();
 }
 
@@ -307,8 +305,8 @@ void MethodListEditor::editCurrent(QWidget* field, const std::function<void(Meth
     }
     // The config is valid now: every earlier refusal of this editor is resolved too.
     errors_.clearAll();
-    list_->item(row)->setText(methodTitle(specs_[static_cast<size_t>(row)],
-                                          controller_->config().stages));
+    list_->item(row)->setText(
+        methodTitle(specs_[static_cast<size_t>(row)], controller_->config().stages));
 }
 
 void MethodListEditor::showCurrent() {
@@ -326,7 +324,8 @@ void MethodListEditor::showCurrent() {
     gridMin_->setValue(m.step.gridMin);
     gridMax_->setValue(m.step.gridMax);
     noam_->setValue(m.noam);
-    delayMode_->setCurrentIndex(delayMode_->findData(QString::fromStdString(delayModeName(m.delayMode))));
+    delayMode_->setCurrentIndex(
+        delayMode_->findData(QString::fromStdString(delayModeName(m.delayMode))));
     delta_->setValue(static_cast<int>(m.delta));
     order_->setCurrentIndex(order_->findData(QString::fromStdString(stageOrderName(m.order))));
     replicas_->setValue(m.replicas);

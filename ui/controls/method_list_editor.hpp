@@ -7,8 +7,8 @@
 #include <functional>
 #include <vector>
 
-#include "experiment/config/config.hpp"
 #include "controls/field_errors.hpp"
+#include "experiment/config/config.hpp"
 
 class QCheckBox;
 class QComboBox;
@@ -26,7 +26,7 @@ class LogSlider;
 
 class MethodListEditor : public QWidget {
     Q_OBJECT
-public:
+  public:
     MethodListEditor(ExperimentController* controller, QWidget* parent = nullptr);
 
     // Rebuilds the list if the config's methods differ from the checked entries.
@@ -48,7 +48,7 @@ public:
     // Adds a method of the given kind, checked.
     void addMethod(Method method);
 
-private:
+  private:
     std::vector<MethodSpec> checkedSpecs() const;
     // The γ a grid-tuned method's last run chose (the middle of the grid before it ran); a fixed
     // method's own γ.

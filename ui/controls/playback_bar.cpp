@@ -37,15 +37,16 @@ PlaybackBar::PlaybackBar(QWidget* parent) : QWidget(parent) {
     speed_->setCurrentIndex(4);
     speed_->setToolTip(tr("Playback speed in simulated slots per second"));
     scrub_ = new QSlider(Qt::Horizontal, this);
-    scrub_->setToolTip(tr("Scrub through the run: the Gantt chart, the heatmap and the curves "
-                          "show the state after this many slots"));
+    scrub_->setToolTip(
+        tr("Scrub through the run: the Gantt chart, the heatmap and the curves "
+           "show the state after this many slots"));
     position_ = new QLabel(this);
     position_->setMinimumWidth(150);
     auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(2, 0, 2, 0);
-    for (QWidget* w : {static_cast<QWidget*>(start_), static_cast<QWidget*>(back_),
-                       static_cast<QWidget*>(play_), static_cast<QWidget*>(step_),
-                       static_cast<QWidget*>(end_)}) {
+    for (QWidget* w :
+         {static_cast<QWidget*>(start_), static_cast<QWidget*>(back_), static_cast<QWidget*>(play_),
+          static_cast<QWidget*>(step_), static_cast<QWidget*>(end_)}) {
         layout->addWidget(w);
     }
     layout->addWidget(speed_);
@@ -63,7 +64,9 @@ PlaybackBar::PlaybackBar(QWidget* parent) : QWidget(parent) {
     refresh();
 }
 
-double PlaybackBar::slotsPerSecond() const { return speed_->currentData().toDouble(); }
+double PlaybackBar::slotsPerSecond() const {
+    return speed_->currentData().toDouble();
+}
 
 void PlaybackBar::setSlotsPerSecond(double speed) {
     int best = 0;
@@ -112,7 +115,9 @@ void PlaybackBar::pause() {
     emit playingChanged(false);
 }
 
-void PlaybackBar::togglePlay() { playing() ? pause() : play(); }
+void PlaybackBar::togglePlay() {
+    playing() ? pause() : play();
+}
 
 void PlaybackBar::stepForward() {
     pause();

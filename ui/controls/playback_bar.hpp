@@ -14,7 +14,7 @@ namespace pipelens::ui {
 
 class PlaybackBar : public QWidget {
     Q_OBJECT
-public:
+  public:
     explicit PlaybackBar(QWidget* parent = nullptr);
 
     // A new run of `totalSlots` slots. A cursor past the end is clamped; `toEnd` moves it there.
@@ -27,7 +27,7 @@ public:
 
     QSlider* scrubber() const { return scrub_; }
 
-public slots:
+  public slots:
     void setCursor(int slot);
     void play();
     void pause();
@@ -37,11 +37,11 @@ public slots:
     void toStart();
     void toEnd();
 
-signals:
+  signals:
     void cursorChanged(int slot);
     void playingChanged(bool playing);
 
-private:
+  private:
     void tick();
     void refresh();
 

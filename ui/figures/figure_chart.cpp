@@ -77,7 +77,8 @@ QAbstractAxis* makeAxis(bool log, const QString& title, double lo, double hi) {
         a->setBase(10.0);
         a->setLabelFormat(hi / lo > 1e3 ? "%.0e" : "%g");
         // Whole decades around the data so the ticks land on powers of ten.
-        a->setRange(std::pow(10.0, std::floor(std::log10(lo))), std::pow(10.0, std::ceil(std::log10(hi))));
+        a->setRange(std::pow(10.0, std::floor(std::log10(lo))),
+                    std::pow(10.0, std::ceil(std::log10(hi))));
         a->setMinorTickCount(-1);
         a->setTitleText(title);
         return a;
@@ -97,7 +98,8 @@ void addErrorBars(QChart* chart, const FigureSeries& s, bool logY, const QPen& p
                   QAbstractAxis* ax, QAbstractAxis* ay) {
     for (std::size_t i = 0; i < s.yError.size() && i < s.x.size(); ++i) {
         if (!(s.yError[i] > 0)) continue;
-        const double lo = logY ? std::max(s.y[i] - s.yError[i], s.y[i] * 1e-2) : s.y[i] - s.yError[i];
+        const double lo =
+            logY ? std::max(s.y[i] - s.yError[i], s.y[i] * 1e-2) : s.y[i] - s.yError[i];
         auto* bar = new QLineSeries;
         bar->append(s.x[i], lo);
         bar->append(s.x[i], s.y[i] + s.yError[i]);
@@ -135,7 +137,8 @@ QChart* buildFigureChart(const FigurePanel& panel) {
     if (!(xlo < xhi)) xhi = xlo + 1;
     if (!(ylo < yhi)) yhi = ylo * 2 + 1;
     const QString xTitle = QString::fromStdString(panel.xTitle);
-    QAbstractAxis* ax = panel.logX ? makeLogStageAxis(xTitle, xlo, xhi) : makeAxis(false, xTitle, xlo, xhi);
+    QAbstractAxis* ax =
+        panel.logX ? makeLogStageAxis(xTitle, xlo, xhi) : makeAxis(false, xTitle, xlo, xhi);
     QAbstractAxis* ay = makeAxis(panel.logY, QString::fromStdString(panel.yTitle), ylo, yhi);
     chart->addAxis(ax, Qt::AlignBottom);
     chart->addAxis(ay, Qt::AlignLeft);

@@ -12,14 +12,15 @@
 
 #include "cmdline/args.hpp"
 #include "errors.hpp"
-#include "experiment/protocols/paper_protocols.hpp"
 #include "experiment/output/results.hpp"
+#include "experiment/protocols/paper_protocols.hpp"
 #include "figure_chart.hpp"
 
 namespace pipelens::ui {
 namespace {
 
-const char* kHelp = R"(Usage: pipelens-cli reproduce E1|E2|E3|E4|E5|all --out DIR [--quick] [--corpus FILE] [--paper-step] [--threads N] [--quiet]
+const char* kHelp =
+    R"(Usage: pipelens-cli reproduce E1|E2|E3|E4|E5|all --out DIR [--quick] [--corpus FILE] [--paper-step] [--threads N] [--quiet]
 
 Runs the paper's experiments with the protocols of SPEC section 7 and writes, for each, into
 DIR/<id>/: the figure as PNG and SVG (drawn with the desktop app's Qt Charts on Qt's offscreen
@@ -54,7 +55,8 @@ struct Options {
 // --paper-step are refused for anything but E5, an unknown experiment before anything runs, and
 // a bad --out before the first experiment (as run's).
 Options parse(int argc, char** argv) {
-    const cmdline::ParsedArgs a = cmdline::parseArgs(cmdline::commandSpec("reproduce"), argc, argv, 2);
+    const cmdline::ParsedArgs a =
+        cmdline::parseArgs(cmdline::commandSpec("reproduce"), argc, argv, 2);
     if (a.positional().empty()) {
         throw ConfigError("reproduce needs one experiment: E1, E2, E3, E4, E5 or all (see --help)");
     }
@@ -96,8 +98,13 @@ void writeExperiment(const Reproduction& r, const std::filesystem::path& folder)
             throw IoError("cannot draw " + r.id + "'s " + f.file + ": " + error.toStdString());
         }
         writeFileAtomically((folder / (f.file + ".csv")).string(), figureCsv(f));
-        files.push_back({{"png", f.file + ".png"}, {"svg", f.file + ".svg"}, {"csv", f.file + ".csv"},
-                         {"x_title", f.xTitle}, {"y_title", f.yTitle}, {"log_x", f.logX}, {"log_y", f.logY}});
+        files.push_back({{"png", f.file + ".png"},
+                         {"svg", f.file + ".svg"},
+                         {"csv", f.file + ".csv"},
+                         {"x_title", f.xTitle},
+                         {"y_title", f.yTitle},
+                         {"log_x", f.logX},
+                         {"log_y", f.logY}});
     }
     summary["figures"] = files;
     writeFileAtomically((folder / "summary.json").string(), summary.dump(2) + "\n");
@@ -120,27 +127,35 @@ int runReproduceCommand(int argc, char** argv, std::ostream& out, std::ostream& 
     run.threads = o.threads;
     const auto write = [&](const std::atomic<bool>* stop) {
         run.cancel = stop;
-        return writeFolderAtomically(folder, [&](const std::filesystem::path& tmp) {
-            nlohmann::json index = nlohmann::json::array();
-            for (const std::string& id : o.ids) {
-                if (stop->load()) throw Interrupted("reproduce: stopped");
-                const auto wall0 = std::chrono::steady_clock::now();
-                const std::clock_t cpu0 = std::clock();
-                const Reproduction r = reproduce(id, o.quick, run, o.inputs);
-                const double cpu = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
-                const double wall =
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-                writeExperiment(r, tmp / id);
-                index.push_back({{"experiment", id}, {"wall_seconds", wall}, {"cpu_seconds", cpu}});
-                if (!o.quiet) {
-                    err << "reproduce: " << id << " done in " << wall << " s (" << cpu << " s CPU)\n";
+        return writeFolderAtomically(
+            folder,
+            [&](const std::filesystem::path& tmp) {
+                nlohmann::json index = nlohmann::json::array();
+                for (const std::string& id : o.ids) {
+                    if (stop->load()) throw Interrupted("reproduce: stopped");
+                    const auto wall0 = std::chrono::steady_clock::now();
+                    const std::clock_t cpu0 = std::clock();
+                    const Reproduction r = reproduce(id, o.quick, run, o.inputs);
+                    const double cpu = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
+                    const double wall =
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0)
+                            .count();
+                    writeExperiment(r, tmp / id);
+                    index.push_back(
+                        {{"experiment", id}, {"wall_seconds", wall}, {"cpu_seconds", cpu}});
+                    if (!o.quiet) {
+                        err << "reproduce: " << id << " done in " << wall << " s (" << cpu
+                            << " s CPU)\n";
+                    }
                 }
-            }
-            writeFileAtomically((tmp / "summary.json").string(),
-                                nlohmann::json{{"quick", o.quick}, {"experiments", index}}.dump(2) + "\n");
-        }, stop);
+                writeFileAtomically(
+                    (tmp / "summary.json").string(),
+                    nlohmann::json{{"quick", o.quick}, {"experiments", index}}.dump(2) + "\n");
+            },
+            stop);
     };
-    for (const std::string& w : writeStoppable(write)) err << "pipelens-cli: warning: " << w << '\n';
+    for (const std::string& w : writeStoppable(write))
+        err << "pipelens-cli: warning: " << w << '\n';
     if (!o.quiet) out << "figures written to " << o.out << '\n';
     return 0;
 }

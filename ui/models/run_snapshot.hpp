@@ -20,8 +20,8 @@ namespace pipelens::ui {
 struct RunSnapshot {
     std::uint64_t generation = 0;
     ExperimentResult experiment;
-    int totalSlots = 0;            // the longest run, in slots (the playback range)
-    double seconds = 0.0;          // wall time of the run
+    int totalSlots = 0;    // the longest run, in slots (the playback range)
+    double seconds = 0.0;  // wall time of the run
     // Planned only (ExperimentController::planned): the schedule views of every method, no
     // results yet (no curves, f* unknown).
     bool planOnly = false;

@@ -7,7 +7,9 @@
 namespace pipelens::ui {
 namespace {
 
-QString tr(const char* text) { return QCoreApplication::translate("ScreenLabels", text); }
+QString tr(const char* text) {
+    return QCoreApplication::translate("ScreenLabels", text);
+}
 
 // Keys of the experiment, as the controls panel labels them.
 const QHash<QString, QString>& experimentLabels() {
@@ -76,8 +78,7 @@ QString methodTitle(const ExperimentConfig& config, int index) {
         return tr("method %1").arg(index + 1);
     }
     const MethodSpec& m = config.methods[static_cast<size_t>(index)];
-    return QString::fromStdString(m.label.empty() ? defaultMethodLabel(m, config.stages)
-                                                  : m.label);
+    return QString::fromStdString(m.label.empty() ? defaultMethodLabel(m, config.stages) : m.label);
 }
 
 }  // namespace
@@ -98,8 +99,10 @@ QString withScreenLabels(const QString& message, const ExperimentConfig& config)
         if (m.capturedStart(1) >= 0) {
             const QString title = methodTitle(config, m.captured(1).toInt());
             const QString field = m.captured(2);
-            if (field.isEmpty()) label = title;
-            else if (methodLabels().contains(field)) label = title + ": " + methodLabels()[field];
+            if (field.isEmpty())
+                label = title;
+            else if (methodLabels().contains(field))
+                label = title + ": " + methodLabels()[field];
         } else {
             QString path = m.captured(3);
             if (path.startsWith(QStringLiteral("experiment."))) path.remove(0, 11);  // a sweep's

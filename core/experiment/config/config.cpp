@@ -22,7 +22,9 @@ using nlohmann::json;
 
 constexpr long long kBig = kConfigBig;
 
-std::string show(const json& v) { return showConfigValue(v); }
+std::string show(const json& v) {
+    return showConfigValue(v);
+}
 
 // [first, last] with 0 <= first < last, finite.
 std::optional<std::array<double, 2>> readRange(ObjectReader& r, const std::string& key) {
@@ -57,9 +59,12 @@ ViewState readView(const json& j) {
 }
 
 json viewJson(const ViewState& v) {
-    json j = {{"gantt_method", v.ganttMethod}, {"x_axis", enumName(kLossXAxes, v.xAxis)},
-              {"log_y", v.logY},               {"log_x", v.logX},
-              {"theorem_chart", v.theoremChart}, {"cursor", v.cursor}};
+    json j = {{"gantt_method", v.ganttMethod},
+              {"x_axis", enumName(kLossXAxes, v.xAxis)},
+              {"log_y", v.logY},
+              {"log_x", v.logX},
+              {"theorem_chart", v.theoremChart},
+              {"cursor", v.cursor}};
     if (v.ganttRange) j["gantt_range"] = {(*v.ganttRange)[0], (*v.ganttRange)[1]};
     if (v.heatmapRange) j["heatmap_range"] = {(*v.heatmapRange)[0], (*v.heatmapRange)[1]};
     return j;
@@ -94,8 +99,9 @@ StepSpec readStep(ObjectReader& r) {
     if (!range.is_array() || range.size() != 2 || !range[0].is_number_integer() ||
         !range[1].is_number_integer() || !wholeNumberIn(range[0], -60, 20, lo) ||
         !wholeNumberIn(range[1], -60, 20, hi) || lo > hi) {
-        throw ConfigError(r.field("step_size.grid") + " = " + show(range) +
-                          " is not allowed: [a_min, a_max], integers with -60 <= a_min <= a_max <= 20");
+        throw ConfigError(
+            r.field("step_size.grid") + " = " + show(range) +
+            " is not allowed: [a_min, a_max], integers with -60 <= a_min <= a_max <= 20");
     }
     s.rule = parseStepRule(g.text("rule", "best_final", {"best_final", "stable"}));
     g.rejectUnknown();
@@ -123,18 +129,18 @@ MethodSpec readMethod(const json& v, const std::string& path) {
         m.noam = static_cast<int>(
             r.integer("noam", 0, 0, kBig, "0 (meaning S) or an integer in [1, 1000000000]"));
     } else if (m.method == Method::LocalSgd) {
-        m.replicas = static_cast<int>(
-            r.integer("replicas", 0, 0, kMaxStages,
-                      std::string("0 (meaning S) or an integer in [1, ")
-                          .append(std::to_string(kMaxStages))
-                          .append("]")));
+        m.replicas = static_cast<int>(r.integer("replicas", 0, 0, kMaxStages,
+                                                std::string("0 (meaning S) or an integer in [1, ")
+                                                    .append(std::to_string(kMaxStages))
+                                                    .append("]")));
         m.localSteps = static_cast<int>(
             r.integer("local_steps", 5, 1, kBig, "an integer in [1, 1000000000] (H)"));
     } else if (m.method == Method::FillDrain) {
         m.flushGroup = static_cast<int>(
             r.integer("flush_group", 0, 0, kBig, "0 (meaning S) or an integer in [1, 1000000000]"));
     } else if (m.method == Method::RandomizedPipeDream) {
-        m.delayMode = parseDelayMode(r.text("delay_mode", "uniform", {"uniform", "max", "zero", "pd"}));
+        m.delayMode =
+            parseDelayMode(r.text("delay_mode", "uniform", {"uniform", "max", "zero", "pd"}));
         m.delta = r.integer("delta", -1, -1, 10'000'000,
                             "-1 (meaning S^2 - S/2) or an integer in [0, 10000000]");
         m.order = parseStageOrder(r.text("order", "uniform", {"uniform", "pd"}));
@@ -166,7 +172,8 @@ std::string defaultMethodLabel(const MethodSpec& m, int stages) {
         if (m.order == StageOrder::PipeDream) s << ", PD order";
         s << ")";
     } else if (m.method == Method::LocalSgd) {
-        s << "LocalSGD (R=" << (m.replicas > 0 ? m.replicas : stages) << ", H=" << m.localSteps << ")";
+        s << "LocalSGD (R=" << (m.replicas > 0 ? m.replicas : stages) << ", H=" << m.localSteps
+          << ")";
     } else if (m.method == Method::Sgd) {
         s << "SGD (sequential)";
     } else {
@@ -404,16 +411,17 @@ ExperimentConfig ExperimentConfig::fromText(std::string_view text, const std::st
 ExperimentConfig ExperimentConfig::fromFile(const std::string& path) {
     // A FIFO, a device (/dev/zero) or a folder is refused before any read; the 16 MiB limit
     // counts the bytes read, so a file that grows while read cannot get past it.
-    const std::string text = readInputFile(path, "config file", &throwAs<ConfigError>,
-                                           kMaxConfigBytes,
-                                           "a config is at most " + std::to_string(kMaxConfigBytes));
+    const std::string text =
+        readInputFile(path, "config file", &throwAs<ConfigError>, kMaxConfigBytes,
+                      "a config is at most " + std::to_string(kMaxConfigBytes));
     return fromText(text, "config file " + showPath(path), folderOf(path));
 }
 
 void ExperimentConfig::checkBudgetSet() const {
     if (budget.totalSlots == 0 && budget.microbatches == 0 && !(budget.epochs > 0.0)) {
-        throw ConfigError("budget is empty: set budget.slots, budget.microbatches or budget.epochs "
-                          "> 0");
+        throw ConfigError(
+            "budget is empty: set budget.slots, budget.microbatches or budget.epochs "
+            "> 0");
     }
 }
 

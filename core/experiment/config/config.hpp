@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "experiment/config/lm_config.hpp"
-#include "experiment/step_size/step_rules.hpp"
 #include "experiment/config/view_state.hpp"
+#include "experiment/step_size/step_rules.hpp"
 #include "method.hpp"
 #include "objective/linear_objective.hpp"
 #include "replay/rpd_replay.hpp"
@@ -48,10 +48,10 @@ struct DataSpec {
     double mu = 0.01;
     double conditionNumber = 0.0;
     // files (relative paths are resolved against the config file's folder)
-    std::string x;          // npy: X; csv: the table (or X with `y`); libsvm: the file
-    std::string y;          // npy: y; csv: optional separate label file
-    int labelColumn = -1;   // csv without `y`: label column (-1 = last)
-    int libsvmDim = 0;      // libsvm: number of features (0 = largest index seen)
+    std::string x;         // npy: X; csv: the table (or X with `y`); libsvm: the file
+    std::string y;         // npy: y; csv: optional separate label file
+    int labelColumn = -1;  // csv without `y`: label column (-1 = last)
+    int libsvmDim = 0;     // libsvm: number of features (0 = largest index seen)
 };
 
 struct ObjectiveSpec {
@@ -76,16 +76,16 @@ struct StepSpec {
 
 struct MethodSpec {
     Method method = Method::PipeDream;
-    std::string label;          // shown in legends; default derived from the parameters
+    std::string label;  // shown in legends; default derived from the parameters
     StepSpec step;
-    int noam = 0;               // pd: 0 = S
-    int replicas = 0;           // localsgd: 0 = S
-    int localSteps = 5;         // localsgd: H
-    int flushGroup = 0;         // fill-drain: microbatches per flush, 0 = S
+    int noam = 0;                              // pd: 0 = S
+    int replicas = 0;                          // localsgd: 0 = S
+    int localSteps = 5;                        // localsgd: H
+    int flushGroup = 0;                        // fill-drain: microbatches per flush, 0 = S
     DelayMode delayMode = DelayMode::Uniform;  // rpd
-    long long delta = -1;       // rpd: -1 = PD's max delay S^2 - S/2
+    long long delta = -1;                      // rpd: -1 = PD's max delay S^2 - S/2
     StageOrder order = StageOrder::Uniform;    // rpd
-    std::uint64_t seed = 0;     // rpd: draws (0 = the experiment seed)
+    std::uint64_t seed = 0;                    // rpd: draws (0 = the experiment seed)
 };
 
 enum class BudgetRule { Fit, Truncate };
@@ -94,9 +94,9 @@ inline constexpr EnumNames<BudgetRule, 2> kBudgetRules{
 
 struct BudgetSpec {
     // Exactly one is used, in this order: slots, microbatches, epochs.
-    int totalSlots = 0;          // simulated time for every method
-    int microbatches = 0;   // PD microbatches; the slot budget is PD's run length
-    double epochs = 0.0;    // passes over the M batches by PD; budget as for microbatches
+    int totalSlots = 0;    // simulated time for every method
+    int microbatches = 0;  // PD microbatches; the slot budget is PD's run length
+    double epochs = 0.0;   // passes over the M batches by PD; budget as for microbatches
     BudgetCompare compare = BudgetCompare::Time;
     // compare = time, how a method meets the slot budget (SPEC section 6): fit runs the largest
     // N whose whole run fits; truncate runs a longer timeline cut after the budget's last slot.
@@ -119,11 +119,11 @@ struct ExperimentConfig {
     SamplingOptions sampling;
     std::vector<MethodSpec> methods;
     BackendKind backend = BackendKind::Auto;
-    std::string device;            // OpenCL device index or name substring
+    std::string device;  // OpenCL device index or name substring
     bool allowCpuFallback = true;
     Precision precision = Precision::Double;  // OpenCL and the language model
-    std::string baseDir;           // folder of the config file, for relative data paths
-    std::optional<ViewState> view;  // the app's view when saved ("view"; runs ignore it)
+    std::string baseDir;                      // folder of the config file, for relative data paths
+    std::optional<ViewState> view;            // the app's view when saved ("view"; runs ignore it)
 
     // Parses and validates; every error is a ConfigError naming the key, the value and what is
     // allowed. Unknown keys are errors too.
@@ -138,7 +138,7 @@ struct ExperimentConfig {
     void validate() const;
     bool languageModel() const { return objective.languageModel.has_value(); }
 
-private:
+  private:
     void checkBudgetSet() const;
 };
 

@@ -1,9 +1,9 @@
 #include "experiment/config/lm_config.hpp"
 
 #include "errors.hpp"
-#include "experiment/run/budget_checks.hpp"
 #include "experiment/config/config.hpp"
 #include "experiment/config/object_reader.hpp"
+#include "experiment/run/budget_checks.hpp"
 #include "experiment/run/run_work.hpp"
 #include "objective/lm/char_transformer.hpp"
 
@@ -30,7 +30,8 @@ LanguageModelSpec readLanguageModel(ObjectReader& o, std::uint64_t seed) {
     m.width = static_cast<int>(o.integer("width", 64, 1, 65536, "an integer in [1, 65536] (C)"));
     m.heads = static_cast<int>(
         o.integer("heads", 4, 1, 65536, "an integer in [1, 65536] that divides width"));
-    m.context = static_cast<int>(o.integer("context", 32, 1, 65536, "an integer in [1, 65536] (T)"));
+    m.context =
+        static_cast<int>(o.integer("context", 32, 1, 65536, "an integer in [1, 65536] (T)"));
     m.corpus = o.text("corpus", "");
     m.corpusSeed =
         static_cast<std::uint64_t>(o.integer("corpus_seed", static_cast<long long>(seed), 0,
@@ -45,7 +46,8 @@ LanguageModelSpec readLanguageModel(ObjectReader& o, std::uint64_t seed) {
         static_cast<std::uint64_t>(o.integer("init_seed", static_cast<long long>(seed), 0,
                                              big * 1000, "an integer in [0, 1000000000000]"));
     m.fullObjective = o.boolean("full_objective", false);
-    m.sampleLines = static_cast<int>(o.integer("sample_lines", 3, 0, 100, "an integer in [0, 100]"));
+    m.sampleLines =
+        static_cast<int>(o.integer("sample_lines", 3, 0, 100, "an integer in [0, 100]"));
     m.sampleLength =
         static_cast<int>(o.integer("sample_length", 200, 1, 100'000, "an integer in [1, 100000]"));
     m.sampleTemperature =
@@ -94,9 +96,9 @@ void refuseLinearOnlyKeys(const json& j) {
     if (j.contains("sampling") && j.at("sampling").is_object()) {
         const json& s = j.at("sampling");
         if (s.contains("grad_norm_every") && s.at("grad_norm_every") != json(0)) {
-            throw ConfigError("sampling.grad_norm_every = " +
-                              showConfigValue(s.at("grad_norm_every")) + kWith +
-                              "0 (the full gradient norm is not computed for the language model)");
+            throw ConfigError(
+                "sampling.grad_norm_every = " + showConfigValue(s.at("grad_norm_every")) + kWith +
+                "0 (the full gradient norm is not computed for the language model)");
         }
         if (s.contains("objective_per_update") && s.at("objective_per_update") == json(false)) {
             throw ConfigError(std::string("sampling.objective_per_update = false") + kWith +

@@ -13,19 +13,19 @@ struct ExperimentConfig;
 struct CharTransformerParams;
 
 struct LanguageModelSpec {
-    int width = 64;                   // C
+    int width = 64;  // C
     int heads = 4;
-    int context = 32;                 // T
-    std::string corpus;               // a UTF-8 text file; empty: the built-in corpus
-    std::uint64_t corpusSeed = 1;     // the built-in corpus's seed
+    int context = 32;              // T
+    std::string corpus;            // a UTF-8 text file; empty: the built-in corpus
+    std::uint64_t corpusSeed = 1;  // the built-in corpus's seed
     long long corpusCharacters = 200'000;
-    double heldOutFraction = 0.0;     // the corpus's last part, kept out of training
-    long long heldOutEvery = 0;       // held-out loss every this many block updates (0: never)
-    std::string w0;                   // a .npy of initial weights; empty: seeded
-    std::uint64_t initSeed = 1;       // the seeded initialisation's seed
-    bool fullObjective = false;       // the mean loss over all batches after every slot/update
-    int sampleLines = 3;              // samples.txt: lines per method (0: none)
-    int sampleLength = 200;           // characters per line
+    double heldOutFraction = 0.0;  // the corpus's last part, kept out of training
+    long long heldOutEvery = 0;    // held-out loss every this many block updates (0: never)
+    std::string w0;                // a .npy of initial weights; empty: seeded
+    std::uint64_t initSeed = 1;    // the seeded initialisation's seed
+    bool fullObjective = false;    // the mean loss over all batches after every slot/update
+    int sampleLines = 3;           // samples.txt: lines per method (0: none)
+    int sampleLength = 200;        // characters per line
     double sampleTemperature = 1.0;
 };
 

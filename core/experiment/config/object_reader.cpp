@@ -56,8 +56,8 @@ std::string showConfigValue(const json& v) {
 
 bool wholeNumberIn(const json& v, long long lo, long long hi, long long& out) {
     if (v.is_number_integer()) {
-        if (v.is_number_unsigned() && v.get<unsigned long long>() >
-                                          static_cast<unsigned long long>(hi)) {
+        if (v.is_number_unsigned() &&
+            v.get<unsigned long long>() > static_cast<unsigned long long>(hi)) {
             return false;
         }
         out = v.get<long long>();
@@ -75,7 +75,8 @@ bool wholeNumberIn(const json& v, long long lo, long long hi, long long& out) {
 
 ObjectReader::ObjectReader(const json& obj, std::string path) : obj_(obj), path_(std::move(path)) {
     if (!obj_.is_object()) {
-        throw ConfigError(where() + " = " + showConfigValue(obj_) + " is not allowed: a JSON object");
+        throw ConfigError(where() + " = " + showConfigValue(obj_) +
+                          " is not allowed: a JSON object");
     }
 }
 
@@ -143,7 +144,8 @@ bool ObjectReader::boolean(const std::string& key, bool def) {
     if (!has(key)) return def;
     const json& v = obj_.at(key);
     if (!v.is_boolean()) {
-        throw ConfigError(field(key) + " = " + showConfigValue(v) + " is not allowed: true or false");
+        throw ConfigError(field(key) + " = " + showConfigValue(v) +
+                          " is not allowed: true or false");
     }
     return v.get<bool>();
 }
@@ -153,12 +155,14 @@ void ObjectReader::rejectUnknown() const {
         if (!known_.count(key)) {
             std::string allowed;
             for (const auto& k : known_) allowed += (allowed.empty() ? "" : ", ") + k;
-            throw ConfigError("unknown key " + field(printableKey(key)) + " (allowed here: " +
-                              allowed + ")");
+            throw ConfigError("unknown key " + field(printableKey(key)) +
+                              " (allowed here: " + allowed + ")");
         }
     }
 }
 
-std::string ObjectReader::where() const { return path_.empty() ? "config" : path_; }
+std::string ObjectReader::where() const {
+    return path_.empty() ? "config" : path_;
+}
 
 }  // namespace pipelens

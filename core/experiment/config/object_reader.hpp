@@ -21,7 +21,7 @@ bool wholeNumberIn(const nlohmann::json& v, long long lo, long long hi, long lon
 constexpr long long kConfigBig = 1'000'000'000;
 
 class ObjectReader {
-public:
+  public:
     ObjectReader(const nlohmann::json& obj, std::string path);
     ObjectReader(const ObjectReader&) = delete;
     ObjectReader& operator=(const ObjectReader&) = delete;
@@ -45,7 +45,7 @@ public:
     // Call last: any key not read is a typo or an unsupported option.
     void rejectUnknown() const;
 
-private:
+  private:
     std::string where() const;
     const nlohmann::json& obj_;
     std::string path_;

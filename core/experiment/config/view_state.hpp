@@ -14,12 +14,12 @@ inline constexpr EnumNames<LossXAxis, 2> kLossXAxes{
     {{LossXAxis::Slots, "slots"}, {LossXAxis::Updates, "updates"}}};
 
 struct ViewState {
-    std::string ganttMethod;      // legend label of the method the Gantt chart shows; "": first
+    std::string ganttMethod;  // legend label of the method the Gantt chart shows; "": first
     LossXAxis xAxis = LossXAxis::Slots;  // the loss chart's x axis
     bool logY = true;
     bool logX = false;
-    bool theoremChart = false;    // the RPD theorem chart shown beside the loss curves
-    int cursor = -1;              // playback cursor, in slots done; -1: the end of the run
+    bool theoremChart = false;  // the RPD theorem chart shown beside the loss curves
+    int cursor = -1;            // playback cursor, in slots done; -1: the end of the run
     std::optional<std::array<double, 2>> ganttRange;    // visible slots [first, last]
     std::optional<std::array<double, 2>> heatmapRange;  // visible block updates [first, last]
 

@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "errors.hpp"
-#include "experiment/run/lm_experiment.hpp"
 #include "experiment/output/results.hpp"
+#include "experiment/run/lm_experiment.hpp"
 #include "util/csv_writer.hpp"
 
 namespace pipelens {
@@ -15,11 +15,14 @@ using nlohmann::json;
 
 namespace {
 
-json finiteOrNull(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json finiteOrNull(double v) {
+    return std::isfinite(v) ? json(v) : json(nullptr);
+}
 
 // Columns of equal-index series (one per method), rows from `first`; a NaN or a missing value is
 // an empty cell.
-std::string columnsCsv(const std::string& index, long long first, const std::vector<std::string>& names,
+std::string columnsCsv(const std::string& index, long long first,
+                       const std::vector<std::string>& names,
                        const std::vector<const std::vector<double>*>& series) {
     CsvWriter out;
     out.plain(index);
@@ -30,8 +33,10 @@ std::string columnsCsv(const std::string& index, long long first, const std::vec
     for (std::size_t i = 0; i < rows; ++i) {
         out.integer(static_cast<long long>(i) + first);
         for (auto* s : series) {
-            if (i < s->size() && !std::isnan((*s)[i])) out.number((*s)[i]);
-            else out.empty();
+            if (i < s->size() && !std::isnan((*s)[i]))
+                out.number((*s)[i]);
+            else
+                out.empty();
         }
         out.endRow();
     }
@@ -72,15 +77,17 @@ json methodJson(const MethodRun& m) {
         j["local_steps"] = m.spec.localSteps;
     }
     if (r.divergence.diverged) {
-        j["divergence"] = {{"update", r.divergence.update},
-                           {"slot", r.divergence.slot >= 0 ? json(r.divergence.slot) : json(nullptr)},
-                           {"reason", r.divergence.reason}};
+        j["divergence"] = {
+            {"update", r.divergence.update},
+            {"slot", r.divergence.slot >= 0 ? json(r.divergence.slot) : json(nullptr)},
+            {"reason", r.divergence.reason}};
     }
     if (!lmOf(m).log.heldOutLoss.empty()) {
         j["held_out_final"] = {{"updates", lmOf(m).log.heldOutLoss.back().first},
                                {"loss", finiteOrNull(lmOf(m).log.heldOutLoss.back().second)}};
     }
-    const auto& full = m.pipeline() ? lmOf(m).log.fullObjectivePerSlot : lmOf(m).log.fullObjectivePerBlockUpdate;
+    const auto& full =
+        m.pipeline() ? lmOf(m).log.fullObjectivePerSlot : lmOf(m).log.fullObjectivePerBlockUpdate;
     if (!full.empty()) {
         j["full_objective_initial"] = finiteOrNull(r.initialObjective);
         j["full_objective_final"] = finiteOrNull(full.back());
@@ -114,8 +121,10 @@ std::string forwardLossesCsv(const ExperimentResult& res) {
     for (const MethodRun& m : res.methods) {
         for (const LmForwardLoss& f : lmOf(m).log.forwardLosses) {
             out.label(m.label).integer(f.microbatch);
-            if (f.slot >= 0) out.integer(f.slot);
-            else out.empty();
+            if (f.slot >= 0)
+                out.integer(f.slot);
+            else
+                out.empty();
             out.integer(f.batch).number(f.loss).endRow();
         }
     }
@@ -129,9 +138,14 @@ std::string memoryCsv(const ExperimentResult& res) {
     for (const MethodRun& m : res.methods) {
         for (std::size_t s = 0; s < lmOf(m).memory.size(); ++s) {
             const LmStageMemory& x = lmOf(m).memory[s];
-            out.label(m.label).integer(static_cast<long long>(s)).integer(x.stashedWeights)
-                .integer(x.predictedStash).integer(x.keptInputs).integer(x.weightBytes)
-                .integer(x.activationBytes).endRow();
+            out.label(m.label)
+                .integer(static_cast<long long>(s))
+                .integer(x.stashedWeights)
+                .integer(x.predictedStash)
+                .integer(x.keptInputs)
+                .integer(x.weightBytes)
+                .integer(x.activationBytes)
+                .endRow();
         }
     }
     return out.take();
@@ -154,10 +168,14 @@ std::string sweepCsv(const ExperimentResult& res) {
     for (const MethodRun& m : res.methods) {
         for (std::size_t i = 0; i < m.grid.size(); ++i) {
             const GridStep& g = m.grid[i];
-            out.label(m.label).number(g.stepSize).number(g.finalObjective.mean)
-                .plain(g.diverged ? "true" : "false").plain(g.tail.stable() ? "true" : "false")
+            out.label(m.label)
+                .number(g.stepSize)
+                .number(g.finalObjective.mean)
+                .plain(g.diverged ? "true" : "false")
+                .plain(g.tail.stable() ? "true" : "false")
                 .number(g.tail.tailMean)
-                .plain(static_cast<int>(i) == m.chosen ? "true" : "false").endRow();
+                .plain(static_cast<int>(i) == m.chosen ? "true" : "false")
+                .endRow();
         }
     }
     return out.take();
@@ -167,8 +185,8 @@ std::string samplesText(const ExperimentResult& res) {
     std::ostringstream s;
     const LanguageModelSpec& spec = *res.config.objective.languageModel;
     s << "# " << spec.sampleLines << " samples of " << spec.sampleLength
-      << " characters per method, temperature " << spec.sampleTemperature << ", sample l seeded with "
-      << res.config.seed << " + l, from each method's final weights\n";
+      << " characters per method, temperature " << spec.sampleTemperature
+      << ", sample l seeded with " << res.config.seed << " + l, from each method's final weights\n";
     for (const MethodRun& m : res.methods) {
         s << "\n== " << m.label << " (step size " << m.result.stepSize << ")\n";
         if (lmOf(m).samples.empty()) s << "(no samples: the weights are not finite)\n";
@@ -217,43 +235,49 @@ json lmSummaryJson(const ExperimentResult& res) {
 
 std::vector<std::string> writeLmResults(const ExperimentResult& res, const std::string& folder,
                                         const std::atomic<bool>* cancel) {
-    return writeFolderAtomically(folder, [&](const fs::path& tmp) {
-        writeText(tmp / "config.json", res.config.toJson().dump(2) + "\n");
-        writeText(tmp / "summary.json", lmSummaryJson(res).dump(2) + "\n");
-        std::vector<std::string> pipeNames;
-        std::vector<std::string> allNames;
-        std::vector<const std::vector<double>*> perSlot;
-        std::vector<const std::vector<double>*> perUpdate;
-        std::vector<const std::vector<double>*> fullSlot;
-        std::vector<const std::vector<double>*> fullUpdate;
-        bool any = false;
-        bool heldOut = false;
-        bool grids = false;
-        for (const MethodRun& m : res.methods) {
-            allNames.push_back(m.label);
-            perUpdate.push_back(&m.result.objectivePerUpdate);
-            fullUpdate.push_back(&lmOf(m).log.fullObjectivePerBlockUpdate);
-            if (m.pipeline()) {
-                pipeNames.push_back(m.label);
-                perSlot.push_back(&m.result.objectivePerSlot);
-                fullSlot.push_back(&lmOf(m).log.fullObjectivePerSlot);
+    return writeFolderAtomically(
+        folder,
+        [&](const fs::path& tmp) {
+            writeText(tmp / "config.json", res.config.toJson().dump(2) + "\n");
+            writeText(tmp / "summary.json", lmSummaryJson(res).dump(2) + "\n");
+            std::vector<std::string> pipeNames;
+            std::vector<std::string> allNames;
+            std::vector<const std::vector<double>*> perSlot;
+            std::vector<const std::vector<double>*> perUpdate;
+            std::vector<const std::vector<double>*> fullSlot;
+            std::vector<const std::vector<double>*> fullUpdate;
+            bool any = false;
+            bool heldOut = false;
+            bool grids = false;
+            for (const MethodRun& m : res.methods) {
+                allNames.push_back(m.label);
+                perUpdate.push_back(&m.result.objectivePerUpdate);
+                fullUpdate.push_back(&lmOf(m).log.fullObjectivePerBlockUpdate);
+                if (m.pipeline()) {
+                    pipeNames.push_back(m.label);
+                    perSlot.push_back(&m.result.objectivePerSlot);
+                    fullSlot.push_back(&lmOf(m).log.fullObjectivePerSlot);
+                }
+                any = any || !lmOf(m).log.fullObjectivePerSlot.empty() ||
+                      !lmOf(m).log.fullObjectivePerBlockUpdate.empty();
+                heldOut = heldOut || !lmOf(m).log.heldOutLoss.empty();
+                grids = grids || m.spec.step.grid;
             }
-            any = any || !lmOf(m).log.fullObjectivePerSlot.empty() || !lmOf(m).log.fullObjectivePerBlockUpdate.empty();
-            heldOut = heldOut || !lmOf(m).log.heldOutLoss.empty();
-            grids = grids || m.spec.step.grid;
-        }
-        writeText(tmp / "loss_per_slot.csv", columnsCsv("slot", 0, pipeNames, perSlot));
-        writeText(tmp / "loss_per_update.csv", columnsCsv("update", 1, allNames, perUpdate));
-        writeText(tmp / "forward_losses.csv", forwardLossesCsv(res));
-        writeText(tmp / "memory.csv", memoryCsv(res));
-        writeText(tmp / "samples.txt", samplesText(res));
-        if (any) {
-            writeText(tmp / "full_objective_per_slot.csv", columnsCsv("slot", 0, pipeNames, fullSlot));
-            writeText(tmp / "full_objective_per_update.csv", columnsCsv("update", 1, allNames, fullUpdate));
-        }
-        if (heldOut) writeText(tmp / "held_out.csv", heldOutCsv(res));
-        if (grids) writeText(tmp / "sweep.csv", sweepCsv(res));
-    }, cancel);
+            writeText(tmp / "loss_per_slot.csv", columnsCsv("slot", 0, pipeNames, perSlot));
+            writeText(tmp / "loss_per_update.csv", columnsCsv("update", 1, allNames, perUpdate));
+            writeText(tmp / "forward_losses.csv", forwardLossesCsv(res));
+            writeText(tmp / "memory.csv", memoryCsv(res));
+            writeText(tmp / "samples.txt", samplesText(res));
+            if (any) {
+                writeText(tmp / "full_objective_per_slot.csv",
+                          columnsCsv("slot", 0, pipeNames, fullSlot));
+                writeText(tmp / "full_objective_per_update.csv",
+                          columnsCsv("update", 1, allNames, fullUpdate));
+            }
+            if (heldOut) writeText(tmp / "held_out.csv", heldOutCsv(res));
+            if (grids) writeText(tmp / "sweep.csv", sweepCsv(res));
+        },
+        cancel);
 }
 
 std::string lmSummaryText(const ExperimentResult& res) {
@@ -272,7 +296,8 @@ std::string lmSummaryText(const ExperimentResult& res) {
         s << "  " << std::left << std::setw(34) << m.label << " gamma=" << std::setw(10)
           << r.stepSize << " (" << ruleName(m) << ") updates=" << std::setw(8) << r.updates
           << " final loss=" << std::setprecision(5) << lmOf(m).finalLoss;
-        if (!lmOf(m).log.heldOutLoss.empty()) s << " held-out=" << lmOf(m).log.heldOutLoss.back().second;
+        if (!lmOf(m).log.heldOutLoss.empty())
+            s << " held-out=" << lmOf(m).log.heldOutLoss.back().second;
         if (r.divergence.diverged) s << "  DIVERGED: " << r.divergence.reason;
         if (m.allDiverged) s << "  (every step size of the grid diverged)";
         s << '\n';

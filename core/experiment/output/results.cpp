@@ -3,19 +3,19 @@
 #include "experiment/output/lm_results.hpp"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
-#include <limits.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <optional>
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "errors.hpp"
@@ -30,9 +30,13 @@ using nlohmann::json;
 
 namespace {
 
-std::string num(double v) { return TextBuilder().number(v).take(); }
+std::string num(double v) {
+    return TextBuilder().number(v).take();
+}
 
-json finiteOrNull(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json finiteOrNull(double v) {
+    return std::isfinite(v) ? json(v) : json(nullptr);
+}
 
 // A new file in a temporary folder; the message carries the system's reason ("No space left on
 // device").
@@ -53,8 +57,10 @@ std::string seriesCsv(const std::string& indexName, long long firstIndex,
     for (size_t i = 0; i < rows; ++i) {
         out.integer(static_cast<long long>(i) + firstIndex);
         for (auto* s : series) {
-            if (i < s->size()) out.number((*s)[i] - shift);
-            else out.empty();
+            if (i < s->size())
+                out.number((*s)[i] - shift);
+            else
+                out.empty();
         }
         out.endRow();
     }
@@ -101,7 +107,9 @@ std::string readFirstLine(const fs::path& p, std::size_t limit = 4096) {
     return line;
 }
 
-std::string bootId() { return readFirstLine("/proc/sys/kernel/random/boot_id"); }
+std::string bootId() {
+    return readFirstLine("/proc/sys/kernel/random/boot_id");
+}
 
 // Field 22 of /proc/PID/stat: when the process started, in clock ticks after boot.
 std::optional<unsigned long long> processStartTime(const std::string& pid) {
@@ -235,7 +243,8 @@ void swapInto(const fs::path& tmp, const fs::path& target, bool hadOld) {
             markFolder(target, kResultsMarker, temporaryMarker(kResultsTitle, old));
         }
         fs::rename(target, old, ec);
-        if (ec) throw IoError("cannot replace results folder " + target.string() + ": " + ec.message());
+        if (ec)
+            throw IoError("cannot replace results folder " + target.string() + ": " + ec.message());
     }
     fs::rename(tmp, target, ec);
     if (ec) {
@@ -257,7 +266,9 @@ std::string temporaryMarker(const std::string& title, const fs::path& tmp) {
            "\nstart_time: " + (started ? std::to_string(*started) : std::string()) + "\n";
 }
 
-std::string finalMarker(const std::string& title) { return title + "\nstate: final\n"; }
+std::string finalMarker(const std::string& title) {
+    return title + "\nstate: final\n";
+}
 
 void markFolder(const fs::path& folder, const char* markerName, const std::string& text) {
     replaceFileAtomically((folder / markerName).string(), text.data(), text.size());
@@ -277,9 +288,10 @@ std::string checkResultsPath(const std::string& folder, const std::string& field
         if (!ec) {
             const fs::path rel = here.lexically_relative(real);
             if (!rel.empty() && *rel.begin() != "..") {
-                throw ConfigError(shown + (rel == "." ? "it is the current folder"
-                                                      : "it holds the current folder (" +
-                                                            here.string() + ")") +
+                throw ConfigError(shown +
+                                  (rel == "."
+                                       ? "it is the current folder"
+                                       : "it holds the current folder (" + here.string() + ")") +
                                   ", which would be replaced from under the shell: choose "
                                   "another folder");
             }
@@ -427,10 +439,14 @@ json summaryJson(const ExperimentResult& r) {
         if (res.timeline) m["peak_stashed_copies"] = res.timeline->peakStash;
         if (res.delayStats) {
             const DelayStats& d = *res.delayStats;
-            m["delay_stats"] = {{"max", d.max},        {"mean", d.mean},
-                                {"p10", d.p10},        {"p50", d.p50},
-                                {"p90", d.p90},        {"formula_max", d.formulaMax},
-                                {"formula_mean", d.formulaMean}, {"samples", d.samples}};
+            m["delay_stats"] = {{"max", d.max},
+                                {"mean", d.mean},
+                                {"p10", d.p10},
+                                {"p50", d.p50},
+                                {"p90", d.p90},
+                                {"formula_max", d.formulaMax},
+                                {"formula_mean", d.formulaMean},
+                                {"samples", d.samples}};
         }
         if (res.theorem) {
             const TheoremBound& t = *res.theorem;
@@ -480,11 +496,12 @@ std::string summaryText(const ExperimentResult& r) {
     return s.str();
 }
 
-std::vector<std::string> writeFolderAtomically(
-    const std::string& folder, const std::function<void(const fs::path& tmp)>& fill,
-    const std::atomic<bool>* cancel) {
+std::vector<std::string> writeFolderAtomically(const std::string& folder,
+                                               const std::function<void(const fs::path& tmp)>& fill,
+                                               const std::atomic<bool>* cancel) {
     const fs::path target = normalised(folder);
-    if (target.empty()) throw IoError("cannot write results into \"" + folder + "\": not a folder path");
+    if (target.empty())
+        throw IoError("cannot write results into \"" + folder + "\": not a folder path");
     std::string what;
     if (classify(target, what) == Target::Other) {
         throw IoError("refusing to replace " + target.string() + ": it is " + what);
@@ -538,69 +555,84 @@ std::vector<std::string> writeResults(const ExperimentResult& r, const std::stri
         if (cancel && cancel->load()) throw Interrupted("writing results to " + folder);
         writeText(path, content);
     };
-    return writeFolderAtomically(folder, [&](const fs::path& tmp) {
-        put(tmp / "summary.json", summaryJson(r).dump(2) + "\n");
-        put(tmp / "config.json", r.config.toJson().dump(2) + "\n");
-        std::vector<std::string> names;
-        std::vector<const std::vector<double>*> perSlot;
-        std::vector<const std::vector<double>*> perUpdate;
-        for (const auto& o : r.methods) {
-            names.push_back(o.label);
-            perSlot.push_back(&o.result.objectivePerSlot);
-            perUpdate.push_back(&o.result.objectivePerUpdate);
-        }
-        put(tmp / "objective_per_slot.csv", seriesCsv("slots_completed", 0, names, perSlot, 0.0));
-        put(tmp / "objective_per_update.csv",
-                  seriesCsv("block_update", 1, names, perUpdate, 0.0));
-        put(tmp / "gap_per_update.csv",
-                  seriesCsv("block_update", 1, names, perUpdate, r.optimum));
-        // Gradient norms: long format (method, k, value, running mean).
-        CsvWriter g;
-        g.header("method,block_update,grad_norm_sq,running_mean");
-        bool anyGrad = false;
-        for (const auto& o : r.methods) {
-            const RunResult& res = o.result;
-            for (size_t i = 0; i < res.gradNormSq.size(); ++i) {
-                anyGrad = true;
-                g.label(o.label).integer(res.gradNormUpdates[i]).number(res.gradNormSq[i])
-                    .number(res.gradNormRunningMean[i]).endRow();
+    return writeFolderAtomically(
+        folder,
+        [&](const fs::path& tmp) {
+            put(tmp / "summary.json", summaryJson(r).dump(2) + "\n");
+            put(tmp / "config.json", r.config.toJson().dump(2) + "\n");
+            std::vector<std::string> names;
+            std::vector<const std::vector<double>*> perSlot;
+            std::vector<const std::vector<double>*> perUpdate;
+            for (const auto& o : r.methods) {
+                names.push_back(o.label);
+                perSlot.push_back(&o.result.objectivePerSlot);
+                perUpdate.push_back(&o.result.objectivePerUpdate);
             }
-        }
-        if (anyGrad) put(tmp / "grad_norm.csv", g.take());
-        CsvWriter th;
-        th.header("method,optimisation,noise,staleness,total,mean_grad_norm_sq");
-        bool anyTheorem = false;
-        CsvWriter sw;
-        sw.header("method,step_size,final_gap,diverged");
-        bool anySweep = false;
-        for (size_t i = 0; i < r.methods.size(); ++i) {
-            const MethodRun& o = r.methods[i];
-            const RunResult& res = o.result;
-            if (res.theorem) {
-                anyTheorem = true;
-                th.label(o.label).number(res.theorem->optimisation).number(res.theorem->noise)
-                    .number(res.theorem->staleness).number(res.theorem->total);
-                if (res.gradNormRunningMean.empty()) th.empty();
-                else th.number(res.gradNormRunningMean.back());
-                th.endRow();
+            put(tmp / "objective_per_slot.csv",
+                seriesCsv("slots_completed", 0, names, perSlot, 0.0));
+            put(tmp / "objective_per_update.csv",
+                seriesCsv("block_update", 1, names, perUpdate, 0.0));
+            put(tmp / "gap_per_update.csv",
+                seriesCsv("block_update", 1, names, perUpdate, r.optimum));
+            // Gradient norms: long format (method, k, value, running mean).
+            CsvWriter g;
+            g.header("method,block_update,grad_norm_sq,running_mean");
+            bool anyGrad = false;
+            for (const auto& o : r.methods) {
+                const RunResult& res = o.result;
+                for (size_t i = 0; i < res.gradNormSq.size(); ++i) {
+                    anyGrad = true;
+                    g.label(o.label)
+                        .integer(res.gradNormUpdates[i])
+                        .number(res.gradNormSq[i])
+                        .number(res.gradNormRunningMean[i])
+                        .endRow();
+                }
             }
-            for (const SweepPoint& p : o.sweep) {
-                anySweep = true;
-                sw.label(o.label).number(p.stepSize).number(p.finalGap)
-                    .integer(p.diverged ? 1 : 0).endRow();
+            if (anyGrad) put(tmp / "grad_norm.csv", g.take());
+            CsvWriter th;
+            th.header("method,optimisation,noise,staleness,total,mean_grad_norm_sq");
+            bool anyTheorem = false;
+            CsvWriter sw;
+            sw.header("method,step_size,final_gap,diverged");
+            bool anySweep = false;
+            for (size_t i = 0; i < r.methods.size(); ++i) {
+                const MethodRun& o = r.methods[i];
+                const RunResult& res = o.result;
+                if (res.theorem) {
+                    anyTheorem = true;
+                    th.label(o.label)
+                        .number(res.theorem->optimisation)
+                        .number(res.theorem->noise)
+                        .number(res.theorem->staleness)
+                        .number(res.theorem->total);
+                    if (res.gradNormRunningMean.empty())
+                        th.empty();
+                    else
+                        th.number(res.gradNormRunningMean.back());
+                    th.endRow();
+                }
+                for (const SweepPoint& p : o.sweep) {
+                    anySweep = true;
+                    sw.label(o.label)
+                        .number(p.stepSize)
+                        .number(p.finalGap)
+                        .integer(p.diverged ? 1 : 0)
+                        .endRow();
+                }
+                if (res.timeline) {
+                    put(tmp / ("timeline_" + std::to_string(i) + ".csv"),
+                        ganttTableCsv(*res.timeline, res.delays ? &*res.delays : nullptr, o.label));
+                }
+                if (res.delays) {
+                    put(tmp / ("delays_" + std::to_string(i) + ".csv"),
+                        delayTableCsv(*res.delays, o.label));
+                }
             }
-            if (res.timeline) {
-                put(tmp / ("timeline_" + std::to_string(i) + ".csv"),
-                    ganttTableCsv(*res.timeline, res.delays ? &*res.delays : nullptr, o.label));
-            }
-            if (res.delays) {
-                put(tmp / ("delays_" + std::to_string(i) + ".csv"),
-                    delayTableCsv(*res.delays, o.label));
-            }
-        }
-        if (anyTheorem) put(tmp / "theorem.csv", th.take());
-        if (anySweep) put(tmp / "sweep.csv", sw.take());
-    }, cancel);
+            if (anyTheorem) put(tmp / "theorem.csv", th.take());
+            if (anySweep) put(tmp / "sweep.csv", sw.take());
+        },
+        cancel);
 }
 
 }  // namespace pipelens

@@ -47,7 +47,8 @@ inline constexpr std::size_t kTemporarySuffixBytes = 12;
 std::string temporaryMarker(const std::string& title, const std::filesystem::path& tmp);
 std::string finalMarker(const std::string& title);
 // Writes a marker file into `folder` (atomically). Throws IoError.
-void markFolder(const std::filesystem::path& folder, const char* markerName, const std::string& text);
+void markFolder(const std::filesystem::path& folder, const char* markerName,
+                const std::string& text);
 
 // The one policy for the path of a results folder, shared by run, sweep and reproduce (ConfigError
 // naming `field`): not empty, /, . or ..; not the current folder or one that holds it; a name

@@ -19,10 +19,10 @@ struct E5Size {
 };
 
 json e5Config(const E5Size& z, const ReproduceInputs& in) {
-    const json step = in.paperStep ? json(kPaperStep)
-                                   : json{{"grid", json::array({-5, -1})}, {"rule", "stable"}};
-    json objective = {{"kind", "char_transformer"}, {"width", z.width},   {"heads", z.heads},
-                      {"context", z.context},       {"init_seed", 1},     {"sample_lines", 1},
+    const json step =
+        in.paperStep ? json(kPaperStep) : json{{"grid", json::array({-5, -1})}, {"rule", "stable"}};
+    json objective = {{"kind", "char_transformer"}, {"width", z.width}, {"heads", z.heads},
+                      {"context", z.context},       {"init_seed", 1},   {"sample_lines", 1},
                       {"sample_length", 120}};
     if (in.corpus.empty()) {
         objective["corpus_characters"] = z.builtInCharacters;
@@ -31,12 +31,18 @@ json e5Config(const E5Size& z, const ReproduceInputs& in) {
     }
     json methods = json::array({{{"method", "pd"}, {"step_size", step}}});
     for (int h : {1, 4, 8}) {
-        methods.push_back({{"method", "localsgd"}, {"replicas", z.stages}, {"local_steps", h},
+        methods.push_back({{"method", "localsgd"},
+                           {"replicas", z.stages},
+                           {"local_steps", h},
                            {"step_size", step}});
     }
     // Float, as the authors' PyTorch model; the truncate rule, the authors' budget rule.
-    return json{{"name", "E5"},         {"seed", 1},          {"stages", z.stages},
-                {"batch_size", z.batch}, {"backend", "cpu"},   {"precision", "float"},
+    return json{{"name", "E5"},
+                {"seed", 1},
+                {"stages", z.stages},
+                {"batch_size", z.batch},
+                {"backend", "cpu"},
+                {"precision", "float"},
                 {"objective", objective},
                 {"budget", {{"slots", z.slots}, {"compare", "time"}, {"rule", "truncate"}}},
                 {"methods", methods}};
@@ -57,23 +63,29 @@ FigureSeries forwardLossCurve(const MethodRun& m) {
 json methodSummary(const MethodRun& m) {
     json grid = json::array();
     for (const GridStep& g : m.grid) {
-        grid.push_back({{"step_size", g.stepSize},
-                        {"final_loss", std::isfinite(g.finalObjective.mean) ? json(g.finalObjective.mean) : json(nullptr)},
-                        {"diverged", g.diverged},
-                        {"stable", g.tail.stable()},
-                        {"tail_mean", std::isfinite(g.tail.tailMean) ? json(g.tail.tailMean) : json(nullptr)}});
+        grid.push_back(
+            {{"step_size", g.stepSize},
+             {"final_loss",
+              std::isfinite(g.finalObjective.mean) ? json(g.finalObjective.mean) : json(nullptr)},
+             {"diverged", g.diverged},
+             {"stable", g.tail.stable()},
+             {"tail_mean",
+              std::isfinite(g.tail.tailMean) ? json(g.tail.tailMean) : json(nullptr)}});
     }
     const RunResult& r = m.result;
-    json j = {{"label", m.label},
-              {"step_size", r.stepSize},
-              {"final_loss", std::isfinite(lmOf(m).finalLoss) ? json(lmOf(m).finalLoss) : json(nullptr)},
-              {"last_forward_loss", lmOf(m).log.forwardLosses.empty() ? json(nullptr) : json(lmOf(m).log.forwardLosses.back().loss)},
-              {"updates", r.updates},
-              {"microbatches_started", r.microbatches},
-              {"diverged", r.divergence.diverged},
-              {"all_diverged", m.allDiverged},
-              {"grid", grid},
-              {"sample", lmOf(m).samples.empty() ? json(nullptr) : json(lmOf(m).samples.front())}};
+    json j = {
+        {"label", m.label},
+        {"step_size", r.stepSize},
+        {"final_loss", std::isfinite(lmOf(m).finalLoss) ? json(lmOf(m).finalLoss) : json(nullptr)},
+        {"last_forward_loss", lmOf(m).log.forwardLosses.empty()
+                                  ? json(nullptr)
+                                  : json(lmOf(m).log.forwardLosses.back().loss)},
+        {"updates", r.updates},
+        {"microbatches_started", r.microbatches},
+        {"diverged", r.divergence.diverged},
+        {"all_diverged", m.allDiverged},
+        {"grid", grid},
+        {"sample", lmOf(m).samples.empty() ? json(nullptr) : json(lmOf(m).samples.front())}};
     if (r.divergence.diverged) j["divergence"] = r.divergence.reason;
     return j;
 }
@@ -81,8 +93,8 @@ json methodSummary(const MethodRun& m) {
 }  // namespace
 
 Reproduction reproduceE5(bool quick, const ReproduceInputs& in, const RunOptions& options) {
-    const E5Size z = quick ? E5Size{4, 32, 4, 16, 8, 600, 40'000}
-                           : E5Size{16, 256, 4, 32, 16, 2080, 1'000'000};
+    const E5Size z =
+        quick ? E5Size{4, 32, 4, 16, 8, 600, 40'000} : E5Size{16, 256, 4, 32, 16, 2080, 1'000'000};
     const json config = e5Config(z, in);
     const auto started = std::chrono::steady_clock::now();
     const ExperimentResult res = runExperiment(ExperimentConfig::fromJson(config), options);
@@ -95,7 +107,11 @@ Reproduction reproduceE5(bool quick, const ReproduceInputs& in, const RunOptions
     FigurePanel f{"figure",
                   "E5: PD vs LocalSGD on the language model (S = " + std::to_string(z.stages) +
                       ", C = " + std::to_string(z.width) + ", equal time)",
-                  "simulated time (slots)", "last-stage forward loss (nats)", false, false, {}};
+                  "simulated time (slots)",
+                  "last-stage forward loss (nats)",
+                  false,
+                  false,
+                  {}};
     json methods = json::array();
     for (const MethodRun& m : res.methods) {
         f.series.push_back(forwardLossCurve(m));
@@ -119,13 +135,15 @@ Reproduction reproduceE5(bool quick, const ReproduceInputs& in, const RunOptions
         {"methods", methods},
         {"run_seconds", seconds},
         {"warnings", res.warnings},
-        {"paper", {{"corpus", "Tiny Shakespeare"},
-                   {"step_size", kPaperStep},
-                   {"final_forward_loss", {{"pd", 2.6}, {"localsgd_h4", 2.75}, {"localsgd_h8", 2.75},
-                                           {"localsgd_h1", 2.9}}}}}};
+        {"paper",
+         {{"corpus", "Tiny Shakespeare"},
+          {"step_size", kPaperStep},
+          {"final_forward_loss",
+           {{"pd", 2.6}, {"localsgd_h4", 2.75}, {"localsgd_h8", 2.75}, {"localsgd_h1", 2.9}}}}}};
     if (in.corpus.empty()) {
-        r.summary["note"] = "no --corpus: the built-in corpus, not Tiny Shakespeare; its losses are "
-                            "not comparable with the paper's numbers, only the methods' order is";
+        r.summary["note"] =
+            "no --corpus: the built-in corpus, not Tiny Shakespeare; its losses are "
+            "not comparable with the paper's numbers, only the methods' order is";
     }
     return r;
 }

@@ -4,10 +4,10 @@
 #include <cmath>
 
 #include "errors.hpp"
-#include "experiment/protocols/lm_protocol.hpp"
-#include "experiment/sweep/point_result.hpp"
 #include "experiment/output/results.hpp"
+#include "experiment/protocols/lm_protocol.hpp"
 #include "experiment/step_size/step_rules.hpp"
+#include "experiment/sweep/point_result.hpp"
 #include "experiment/sweep/sweep.hpp"
 #include "schedule/delays.hpp"
 #include "util/csv_writer.hpp"
@@ -24,13 +24,15 @@ constexpr double kLogFloor = 1e-16;
 // Curves longer than this are thinned (every k-th point, the last always kept) for the figure.
 constexpr std::size_t kMaxCurvePoints = 1200;
 
-json gridStep(int lo, int hi) { return json{{"grid", json::array({lo, hi})}}; }
+json gridStep(int lo, int hi) {
+    return json{{"grid", json::array({lo, hi})}};
+}
 
 json experimentJson(const std::string& name, const json& data, const json& objective, int stages,
                     int batch, const json& budget, const json& methods) {
-    return json{{"name", name},         {"seed", 1},           {"data", data},
-                {"objective", objective}, {"stages", stages},  {"batch_size", batch},
-                {"budget", budget},     {"methods", methods},  {"backend", "cpu"},
+    return json{{"name", name},           {"seed", 1},          {"data", data},
+                {"objective", objective}, {"stages", stages},   {"batch_size", batch},
+                {"budget", budget},       {"methods", methods}, {"backend", "cpu"},
                 {"shuffle", false}};
 }
 
@@ -39,7 +41,8 @@ FigureSeries curve(const std::string& name, const std::vector<double>& values, d
     FigureSeries s;
     s.name = name;
     const std::size_t n = values.size();
-    const std::size_t stride = std::max<std::size_t>(1, (n + kMaxCurvePoints - 1) / kMaxCurvePoints);
+    const std::size_t stride =
+        std::max<std::size_t>(1, (n + kMaxCurvePoints - 1) / kMaxCurvePoints);
     for (std::size_t i = 0; i < n; i += stride) {
         s.x.push_back(xStart + static_cast<double>(i));
         s.y.push_back(std::max(values[i] - shift, kLogFloor));
@@ -88,23 +91,33 @@ Reproduction reproduceE1(bool quick) {
         meanRef.y.push_back(S * S / 2);
         const auto floorFormula = static_cast<long long>(std::floor(S * S - S / 2));
         maxMatches = maxMatches && d.max == floorFormula;
-        rows.push_back({{"stages", d.stages}, {"microbatches", d.microbatches}, {"max", d.max},
-                        {"mean", d.mean}, {"floor_formula_max", floorFormula}});
+        rows.push_back({{"stages", d.stages},
+                        {"microbatches", d.microbatches},
+                        {"max", d.max},
+                        {"mean", d.mean},
+                        {"floor_formula_max", floorFormula}});
     }
     const auto [maxA, maxB] = fitQuadraticNoIntercept(maxS.x, maxS.y);
     const auto [meanA, meanB] = fitQuadraticNoIntercept(meanS.x, meanS.y);
     Reproduction r;
     r.id = "E1";
-    FigurePanel f{"figure", "E1: PipeDream delays vs S (second half, N = 10 S)", "stages S",
-                  "delay (block updates)", true, true, {maxS, meanS, maxRef, meanRef}};
+    FigurePanel f{"figure",
+                  "E1: PipeDream delays vs S (second half, N = 10 S)",
+                  "stages S",
+                  "delay (block updates)",
+                  true,
+                  true,
+                  {maxS, meanS, maxRef, meanRef}};
     r.figures.push_back(f);
-    r.summary = {{"experiment", "E1"},
-                 {"stages", {2, last}},
-                 {"per_stage", rows},
-                 {"max_equals_floor_formula", maxMatches},
-                 {"fit_max", {{"s2", maxA}, {"s", maxB}}},
-                 {"fit_mean", {{"s2", meanA}, {"s", meanB}}},
-                 {"paper", {{"fit_max", {{"s2", 1.0}, {"s", -0.5}}}, {"fit_mean", {{"s2", 0.5}, {"s", 0.0}}}}}};
+    r.summary = {
+        {"experiment", "E1"},
+        {"stages", {2, last}},
+        {"per_stage", rows},
+        {"max_equals_floor_formula", maxMatches},
+        {"fit_max", {{"s2", maxA}, {"s", maxB}}},
+        {"fit_mean", {{"s2", meanA}, {"s", meanB}}},
+        {"paper",
+         {{"fit_max", {{"s2", 1.0}, {"s", -0.5}}}, {"fit_mean", {{"s2", 0.5}, {"s", 0.0}}}}}};
     return r;
 }
 
@@ -117,11 +130,15 @@ Reproduction reproduceE2(bool quick, const RunOptions& options) {
     const std::vector<int> deltas{8, 30, 60, 180, 420};
     json methods = json::array({{{"method", "pd"}, {"step_size", gridStep(-8, 0)}}});
     for (int d : deltas) {
-        methods.push_back({{"method", "rpd"}, {"delta", d}, {"delay_mode", "uniform"},
-                           {"seed", 0}, {"step_size", gridStep(-8, 0)}});
+        methods.push_back({{"method", "rpd"},
+                           {"delta", d},
+                           {"delay_mode", "uniform"},
+                           {"seed", 0},
+                           {"step_size", gridStep(-8, 0)}});
     }
     json config = experimentJson(
-        "E2", {{"source", "synthetic"}, {"kind", "random"}, {"rows", rows}, {"dim", dim}, {"seed", 1}},
+        "E2",
+        {{"source", "synthetic"}, {"kind", "random"}, {"rows", rows}, {"dim", dim}, {"seed", 1}},
         {{"kind", "quadratic"}}, 8, batch, {{"epochs", 20.0}, {"compare", "updates"}}, methods);
     // An RPD seed of 0 means "the experiment's seed" (docs/config.md), so the authors' RPD seed 0
     // needs experiment seed 0 too; nothing else here reads it (cyclic batches, no noise).
@@ -130,8 +147,13 @@ Reproduction reproduceE2(bool quick, const RunOptions& options) {
     const json sum = summaryJson(res);
     Reproduction r;
     r.id = "E2";
-    FigurePanel f{"figure", "E2: PipeDream vs Randomized PipeDream (S = 8, best-tuned step)",
-                  "block updates", "f - f*", false, true, {}};
+    FigurePanel f{"figure",
+                  "E2: PipeDream vs Randomized PipeDream (S = 8, best-tuned step)",
+                  "block updates",
+                  "f - f*",
+                  false,
+                  true,
+                  {}};
     json perMethod = json::array();
     for (std::size_t i = 0; i < res.methods.size(); ++i) {
         const RunResult& run = res.methods[i].result;
@@ -143,12 +165,19 @@ Reproduction reproduceE2(bool quick, const RunOptions& options) {
         f.series.push_back(curve(m.at("label").get<std::string>(), values, res.optimum, 0.0));
     }
     r.figures.push_back(f);
-    r.summary = {{"experiment", "E2"}, {"quick", quick},  {"config", config}, {"rows", rows},
-                 {"dim", dim},         {"batch_size", batch}, {"stages", 8},
-                 {"block_updates", sum.at("update_budget")}, {"f_star", res.optimum},
+    r.summary = {{"experiment", "E2"},
+                 {"quick", quick},
+                 {"config", config},
+                 {"rows", rows},
+                 {"dim", dim},
+                 {"batch_size", batch},
+                 {"stages", 8},
+                 {"block_updates", sum.at("update_budget")},
+                 {"f_star", res.optimum},
                  {"methods", perMethod},
-                 {"paper", {{"order", "RPD delta=8 ~ delta=30 < PD < delta=60 < 180 < 420"},
-                            {"pd_final_gap", 2.4e-7}}}};
+                 {"paper",
+                  {{"order", "RPD delta=8 ~ delta=30 < PD < delta=60 < 180 < 420"},
+                   {"pd_final_gap", 2.4e-7}}}};
     return r;
 }
 
@@ -158,11 +187,14 @@ json e3Panel(const std::string& name, const json& data, const json& objective, i
              const std::vector<int>& hs, int gridLo, const RunOptions& options, FigurePanel& f) {
     json methods = json::array({{{"method", "pd"}, {"step_size", gridStep(gridLo, 0)}}});
     for (int h : hs) {
-        methods.push_back({{"method", "localsgd"}, {"local_steps", h}, {"step_size", gridStep(gridLo, 0)}});
+        methods.push_back(
+            {{"method", "localsgd"}, {"local_steps", h}, {"step_size", gridStep(gridLo, 0)}});
     }
-    json config = experimentJson(name, data, objective, 16, batch,
-                                 {{"slots", 1230}, {"compare", "time"}, {"rule", "truncate"}}, methods);
-    config["seed"] = 0;  // the notebooks' seed (batches are cyclic; the noise follows the data seed)
+    json config =
+        experimentJson(name, data, objective, 16, batch,
+                       {{"slots", 1230}, {"compare", "time"}, {"rule", "truncate"}}, methods);
+    config["seed"] =
+        0;  // the notebooks' seed (batches are cyclic; the noise follows the data seed)
     const ExperimentResult res = runChecked(config, options);
     const json sum = summaryJson(res);
     json perMethod = json::array();
@@ -171,7 +203,8 @@ json e3Panel(const std::string& name, const json& data, const json& objective, i
         json m = methodNumbers(sum.at("methods").at(i));
         m["local_steps"] = i == 0 ? json(nullptr) : json(hs[i - 1]);
         perMethod.push_back(m);
-        f.series.push_back(curve(m.at("label").get<std::string>(), run.objectivePerSlot, res.optimum, 0.0));
+        f.series.push_back(
+            curve(m.at("label").get<std::string>(), run.objectivePerSlot, res.optimum, 0.0));
     }
     return {{"config", config}, {"f_star", res.optimum}, {"methods", perMethod}};
 }
@@ -189,24 +222,42 @@ Reproduction reproduceE3(bool quick, const RunOptions& options) {
     const int gridLo = quick ? -8 : -10;
     Reproduction r;
     r.id = "E3";
-    FigurePanel quad{"figure_quadratic", "E3: PD vs LocalSGD, tridiagonal quadratic (S = R = 16)",
-                     "simulated time (slots)", "f - f*", false, true, {}};
-    FigurePanel logi{"figure_logistic", "E3: PD vs LocalSGD, noisy logistic regression (S = R = 16, H = 5)",
-                     "simulated time (slots)", "f - f*", false, true, {}};
+    FigurePanel quad{"figure_quadratic",
+                     "E3: PD vs LocalSGD, tridiagonal quadratic (S = R = 16)",
+                     "simulated time (slots)",
+                     "f - f*",
+                     false,
+                     true,
+                     {}};
+    FigurePanel logi{"figure_logistic",
+                     "E3: PD vs LocalSGD, noisy logistic regression (S = R = 16, H = 5)",
+                     "simulated time (slots)",
+                     "f - f*",
+                     false,
+                     true,
+                     {}};
     const json q = e3Panel("E3-quadratic",
-                           {{"source", "synthetic"}, {"kind", "tridiagonal"}, {"rows", 600}, {"dim", 512}, {"seed", 0}},
+                           {{"source", "synthetic"},
+                            {"kind", "tridiagonal"},
+                            {"rows", 600},
+                            {"dim", 512},
+                            {"seed", 0}},
                            {{"kind", "quadratic"}}, 5, {2, 5, 30}, gridLo, options, quad);
-    const json l = e3Panel("E3-logistic",
-                           {{"source", "synthetic"}, {"kind", "logistic"}, {"rows", 50}, {"dim", 512}, {"seed", 0}},
-                           {{"kind", "logistic"}, {"l2", 1e-4}, {"gradient_noise", 0.5}}, 1, {5}, gridLo,
-                           options, logi);
+    const json l = e3Panel(
+        "E3-logistic",
+        {{"source", "synthetic"}, {"kind", "logistic"}, {"rows", 50}, {"dim", 512}, {"seed", 0}},
+        {{"kind", "logistic"}, {"l2", 1e-4}, {"gradient_noise", 0.5}}, 1, {5}, gridLo, options,
+        logi);
     r.figures = {quad, logi};
-    r.summary = {{"experiment", "E3"}, {"quick", quick}, {"quadratic", q}, {"logistic", l},
-                 {"paper", {{"quadratic", {{"pd", 2.73}, {"h2", 19.5}, {"h5", 22.5}, {"h30", 270.0}}},
-                            {"logistic", {{"pd", 3.7e-2}, {"localsgd_h5", 7e-3}}}}}};
+    r.summary = {{"experiment", "E3"},
+                 {"quick", quick},
+                 {"quadratic", q},
+                 {"logistic", l},
+                 {"paper",
+                  {{"quadratic", {{"pd", 2.73}, {"h2", 19.5}, {"h5", 22.5}, {"h30", 270.0}}},
+                   {"logistic", {{"pd", 3.7e-2}, {"localsgd_h5", 7e-3}}}}}};
     return r;
 }
-
 
 // One point of a per-S series: the seed mean (held above the log floor) and its sd.
 void addPoint(FigureSeries& s, double x, const MeanSd& value) {
@@ -218,7 +269,8 @@ void addPoint(FigureSeries& s, double x, const MeanSd& value) {
 // The grid step best_final would have chosen (the chosen one when the grid is a single step).
 const GridStep& bestFinalStep(const MethodPoint& mp) {
     std::vector<GridCandidate> candidates;
-    for (const GridStep& g : mp.grid) candidates.push_back({g.stepSize, g.finalGap.mean, g.diverged, g.tail});
+    for (const GridStep& g : mp.grid)
+        candidates.push_back({g.stepSize, g.finalGap.mean, g.diverged, g.tail});
     const int pick = pickBestFinal(candidates);
     return mp.grid.at(static_cast<std::size_t>(pick < 0 ? mp.chosen : pick));
 }
@@ -232,24 +284,31 @@ const GridStep& bestFinalStep(const MethodPoint& mp) {
 // `best_final` in the summary. Under the stable rule LocalSGD wins only from S = 32 here; under
 // best-final from S = 8 (docs/reproduction.md says why).
 Reproduction reproduceE4(bool quick, const RunOptions& options) {
-    const std::vector<double> stages = quick ? std::vector<double>{2, 8, 32}
-                                             : std::vector<double>{2, 4, 8, 16, 32, 64, 128};
+    const std::vector<double> stages =
+        quick ? std::vector<double>{2, 8, 32} : std::vector<double>{2, 4, 8, 16, 32, 64, 128};
     const int gridLo = quick ? -6 : -8;
     const int gridHi = 0;
     const int seeds = 1;
     const json grid = {{"grid", json::array({gridLo, gridHi})}, {"rule", "stable"}};
-    const json methods = json::array(
-        {{{"method", "pd"}, {"step_size", grid}},
-         {{"method", "rpd"}, {"delta", -1}, {"delay_mode", "uniform"}, {"seed", 0}, {"step_size", grid}},
-         {{"method", "localsgd"}, {"local_steps", 5}, {"step_size", grid}}});
+    const json methods =
+        json::array({{{"method", "pd"}, {"step_size", grid}},
+                     {{"method", "rpd"},
+                      {"delta", -1},
+                      {"delay_mode", "uniform"},
+                      {"seed", 0},
+                      {"step_size", grid}},
+                     {{"method", "localsgd"}, {"local_steps", 5}, {"step_size", grid}}});
     json experiment = experimentJson(
-        "E4", {{"source", "synthetic"}, {"kind", "logistic"}, {"rows", 50}, {"dim", 512}, {"seed", 0}},
+        "E4",
+        {{"source", "synthetic"}, {"kind", "logistic"}, {"rows", 50}, {"dim", 512}, {"seed", 0}},
         {{"kind", "logistic"}, {"l2", 1e-4}, {"gradient_noise", 0.5}}, 2, 1,
         {{"slots", 3180}, {"compare", "time"}, {"rule", "truncate"}}, methods);
     experiment["seed"] = 0;
     experiment["sampling"] = {{"objective_per_update", false}};
-    const json sweep = {{"name", "E4"}, {"experiment", experiment},
-                        {"axis", {{"name", "stages"}, {"values", stages}}}, {"seeds", seeds}};
+    const json sweep = {{"name", "E4"},
+                        {"experiment", experiment},
+                        {"axis", {{"name", "stages"}, {"values", stages}}},
+                        {"seeds", seeds}};
     const SweepSpec spec = SweepSpec::fromJson(sweep);
     SweepRunOptions run;
     run.backend = options.backend;
@@ -260,10 +319,17 @@ Reproduction reproduceE4(bool quick, const RunOptions& options) {
 
     Reproduction r;
     r.id = "E4";
-    FigurePanel f{"figure", "E4: final f after 3180 slots vs S (stable step size)", "stages S",
-                  "final f", true, true, {}};
-    FigurePanel best{"figure_best_final", "E4: final f after 3180 slots vs S (best-final step size)",
-                     "stages S", "final f", true, true, {}};
+    FigurePanel f{"figure",   "E4: final f after 3180 slots vs S (stable step size)",
+                  "stages S", "final f",
+                  true,       true,
+                  {}};
+    FigurePanel best{"figure_best_final",
+                     "E4: final f after 3180 slots vs S (best-final step size)",
+                     "stages S",
+                     "final f",
+                     true,
+                     true,
+                     {}};
     json perStage = json::array();
     for (std::size_t p = 0; p < outcome.points.size(); ++p) {
         const PointResult& point = *outcome.points[p];
@@ -280,29 +346,45 @@ Reproduction reproduceE4(bool quick, const RunOptions& options) {
             addPoint(f.series[m], point.value, mp.finalObjective);
             const GridStep& bestStep = bestFinalStep(mp);
             addPoint(best.series[m], point.value, bestStep.finalObjective);
-            row["methods"].push_back({{"label", mp.label}, {"method", mp.method},
-                                      {"step_size", mp.stepSize}, {"all_diverged", mp.allDiverged},
-                                      {"final_objective", {{"mean", mp.finalObjective.mean}, {"sd", mp.finalObjective.sd}}},
-                                      {"final_gap", {{"mean", mp.finalGap.mean}, {"sd", mp.finalGap.sd}}},
-                                      {"updates", mp.updates},
-                                      {"best_final", {{"step_size", bestStep.stepSize},
-                                                      {"final_objective", bestStep.finalObjective.mean}}}});
+            row["methods"].push_back(
+                {{"label", mp.label},
+                 {"method", mp.method},
+                 {"step_size", mp.stepSize},
+                 {"all_diverged", mp.allDiverged},
+                 {"final_objective",
+                  {{"mean", mp.finalObjective.mean}, {"sd", mp.finalObjective.sd}}},
+                 {"final_gap", {{"mean", mp.finalGap.mean}, {"sd", mp.finalGap.sd}}},
+                 {"updates", mp.updates},
+                 {"best_final",
+                  {{"step_size", bestStep.stepSize},
+                   {"final_objective", bestStep.finalObjective.mean}}}});
         }
         perStage.push_back(row);
     }
     r.figures = {f, best};
-    r.summary = {{"experiment", "E4"}, {"quick", quick}, {"sweep", spec.toJson()},
-                 {"seeds", seeds}, {"grid", {gridLo, gridHi}}, {"per_stage", perStage},
-                 {"paper", {{"pd", 1e-2}, {"rpd", 1e-2}, {"localsgd_smallest", 1.4e-3},
-                            {"localsgd_wins_from_stages", 4}}}};
+    r.summary = {{"experiment", "E4"},
+                 {"quick", quick},
+                 {"sweep", spec.toJson()},
+                 {"seeds", seeds},
+                 {"grid", {gridLo, gridHi}},
+                 {"per_stage", perStage},
+                 {"paper",
+                  {{"pd", 1e-2},
+                   {"rpd", 1e-2},
+                   {"localsgd_smallest", 1.4e-3},
+                   {"localsgd_wins_from_stages", 4}}}};
     return r;
 }
 
 }  // namespace
 
-std::vector<std::string> reproductionIds() { return {"E1", "E2", "E3", "E4"}; }
+std::vector<std::string> reproductionIds() {
+    return {"E1", "E2", "E3", "E4"};
+}
 
-std::vector<std::string> knownReproductionIds() { return {"E1", "E2", "E3", "E4", "E5"}; }
+std::vector<std::string> knownReproductionIds() {
+    return {"E1", "E2", "E3", "E4", "E5"};
+}
 
 Reproduction reproduce(const std::string& id, bool quick, const RunOptions& options,
                        const ReproduceInputs& inputs) {

@@ -14,8 +14,8 @@ struct FigureSeries {
     std::string name;
     std::vector<double> x;
     std::vector<double> y;
-    bool reference = false;  // a formula or fit drawn dashed beside the measured curves
-    bool markers = false;    // one point per value of a sweep axis
+    bool reference = false;      // a formula or fit drawn dashed beside the measured curves
+    bool markers = false;        // one point per value of a sweep axis
     std::vector<double> yError;  // sd over seeds per point (drawn as bars where > 0), or empty
 };
 

@@ -9,7 +9,8 @@ namespace {
 int startedBefore(const Timeline& tl, int slots) {
     std::set<int> started;
     for (const TimelineCell& c : tl.cells) {
-        if (c.stage == 0 && c.op == OpKind::Forward && c.startSlot < slots) started.insert(c.microbatch);
+        if (c.stage == 0 && c.op == OpKind::Forward && c.startSlot < slots)
+            started.insert(c.microbatch);
     }
     return static_cast<int>(started.size());
 }

@@ -32,7 +32,8 @@ int pipeDreamMicrobatchesFor(const ExperimentConfig& c, int batchesPerEpoch) {
                          ? static_cast<double>(c.budget.microbatches)
                          : std::round(c.budget.epochs * static_cast<double>(batchesPerEpoch));
     if (!(n >= 1.0)) {
-        throw ConfigError(budgetFieldText(c.budget) + " is not allowed: it gives no microbatch (M = " +
+        throw ConfigError(budgetFieldText(c.budget) +
+                          " is not allowed: it gives no microbatch (M = " +
                           std::to_string(batchesPerEpoch) + " batches per epoch)");
     }
     if (n > cap) {
@@ -83,9 +84,9 @@ std::uint64_t lmRunBytes(const LmLayout& layout, int realBytes, const std::vecto
     // One microbatch on every stage: its input (N x C), a block's internals (q, k, v, the
     // attention output, two LayerNorms, the 4C-wide MLP before and after GELU: 16 N x C), the
     // attention weights (heads x b x T x T) on each block, and the logits with their gradient.
-    const std::uint64_t attention = bytesFor(static_cast<std::uint64_t>(d.heads) * d.batch,
-                                             static_cast<std::uint64_t>(d.context),
-                                             static_cast<std::uint64_t>(d.context));
+    const std::uint64_t attention =
+        bytesFor(static_cast<std::uint64_t>(d.heads) * d.batch,
+                 static_cast<std::uint64_t>(d.context), static_cast<std::uint64_t>(d.context));
     const std::uint64_t blocks = S > 2 ? S - 2 : 0;
     const std::uint64_t activations =
         addSat(addSat(bytesFor(S, N, C), bytesFor(blocks, addSat(bytesFor(16, N, C), attention))),
@@ -102,17 +103,17 @@ std::uint64_t lmRunBytes(const LmLayout& layout, int realBytes, const std::vecto
 void requireLmMemory(const LmLayout& layout, int realBytes, const std::vector<int>& replicas) {
     const LmDims& d = layout.dims();
     const std::size_t methods = replicas.size();
-    requireMemory(lmRunBytes(layout, realBytes, replicas),
-                  "the language model (objective.width = " + std::to_string(d.width) +
-                      ", objective.context = " + std::to_string(d.context) +
-                      ", objective.heads = " + std::to_string(d.heads) +
-                      ", stages = " + std::to_string(d.stages) +
-                      ", batch_size = " + std::to_string(d.batch) + ", a vocabulary of " +
-                      std::to_string(d.vocab) + ": " + formatNumber(static_cast<double>(layout.size()), 4) +
-                      " parameters) with " + std::to_string(methods) +
-                      (methods == 1 ? " method" : " methods side by side"),
-                  "a smaller objective.width, objective.context or batch_size, fewer stages or "
-                  "fewer methods");
+    requireMemory(
+        lmRunBytes(layout, realBytes, replicas),
+        "the language model (objective.width = " + std::to_string(d.width) +
+            ", objective.context = " + std::to_string(d.context) +
+            ", objective.heads = " + std::to_string(d.heads) +
+            ", stages = " + std::to_string(d.stages) + ", batch_size = " + std::to_string(d.batch) +
+            ", a vocabulary of " + std::to_string(d.vocab) + ": " +
+            formatNumber(static_cast<double>(layout.size()), 4) + " parameters) with " +
+            std::to_string(methods) + (methods == 1 ? " method" : " methods side by side"),
+        "a smaller objective.width, objective.context or batch_size, fewer stages or "
+        "fewer methods");
 }
 
 }  // namespace pipelens

@@ -1,7 +1,7 @@
 #pragma once
-// Budget planning checks (the budget rules themselves are in budget.hpp): the budget field the user set, PipeDream's microbatch count from a
-// microbatch or epoch budget without int overflow, and the memory a run needs, estimated before
-// anything large is allocated.
+// Budget planning checks (the budget rules themselves are in budget.hpp): the budget field the user
+// set, PipeDream's microbatch count from a microbatch or epoch budget without int overflow, and the
+// memory a run needs, estimated before anything large is allocated.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,8 +23,7 @@ int pipeDreamMicrobatchesFor(const ExperimentConfig& config, int batchesPerEpoch
 std::uint64_t dataBytes(std::int64_t rows, std::int64_t cols);
 
 // Bytes for one run of a method: timeline, delay table, sampled curves and the model copies.
-std::uint64_t methodRunBytes(long long microbatches, int stages, long long slots,
-                             std::int64_t dim);
+std::uint64_t methodRunBytes(long long microbatches, int stages, long long slots, std::int64_t dim);
 
 // Bytes the language model surely takes before its first step: the initial weights (double), and
 // per method its replicas' weights, one stash of every stage, the weight gradient and one

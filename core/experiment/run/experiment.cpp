@@ -4,21 +4,21 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <new>
 #include <mutex>
+#include <new>
 
+#include "compute/cpu_backend.hpp"
 #include "data/loaders.hpp"
 #include "data/memory_limit.hpp"
 #include "data/synthetic.hpp"
 #include "errors.hpp"
 #include "experiment/run/budget.hpp"
 #include "experiment/run/budget_checks.hpp"
-#include "experiment/step_size/step_tuning.hpp"
 #include "experiment/run/objective_run.hpp"
 #include "experiment/run/run_reuse.hpp"
 #include "experiment/run/run_warnings.hpp"
 #include "experiment/run/run_work.hpp"
-#include "compute/cpu_backend.hpp"
+#include "experiment/step_size/step_tuning.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "replay/rpd_replay.hpp"
 #include "replay/schedule_views.hpp"
@@ -61,7 +61,8 @@ ScheduleParams scheduleFor(const ExperimentConfig& c, const MethodSpec& m) {
 GradientNoiseSpec noiseFor(const ExperimentConfig& c) {
     GradientNoiseSpec n;
     n.sigma = c.objective.gradientNoise;
-    n.seed = c.objective.noiseSeed.value_or(c.data.source == DataSource::Synthetic ? c.data.seed : 0);
+    n.seed =
+        c.objective.noiseSeed.value_or(c.data.source == DataSource::Synthetic ? c.data.seed : 0);
     return n;
 }
 
@@ -69,7 +70,9 @@ GradientNoiseSpec noiseFor(const ExperimentConfig& c) {
 // CSV or .npy label that is neither is refused naming the file, the row and the column.
 void requireZeroOneLabels(const ExperimentConfig& c, const Dataset& data) {
     const DataSpec& d = c.data;
-    if (c.objective.loss != LossKind::Logistic || (d.source != DataSource::Csv && d.source != DataSource::Npy)) return;
+    if (c.objective.loss != LossKind::Logistic ||
+        (d.source != DataSource::Csv && d.source != DataSource::Npy))
+        return;
     for (Eigen::Index i = 0; i < data.y.size(); ++i) {
         const double v = data.y[i];
         if (v == 0.0 || v == 1.0) continue;
@@ -107,19 +110,21 @@ BackendProvider cpuBackendProvider() {
 std::shared_ptr<LinearObjective> buildObjective(const ExperimentConfig& c) {
     if (c.languageModel()) {
         // runExperiment builds the language model through its ObjectiveRun, never through here.
-        throw ConfigError("objective.kind = char_transformer is not allowed here: this step "
-                          "needs a linear model's data set (quadratic or logistic)");
+        throw ConfigError(
+            "objective.kind = char_transformer is not allowed here: this step "
+            "needs a linear model's data set (quadratic or logistic)");
     }
     Dataset data;
     const DataSpec& d = c.data;
     // Checked before the data set is allocated: a small input must not ask for a huge matrix.
     const ShapeCheck fits = [&](std::int64_t rows, std::int64_t cols) {
-        // The data set, plus the model copies every method keeps (the rest is known after planning).
+        // The data set, plus the model copies every method keeps (the rest is known after
+        // planning).
         const std::uint64_t models = methodRunBytes(0, c.stages, 0, cols);
         const std::uint64_t all = dataBytes(rows, cols);
         requireMemory(all + std::min(models, UINT64_MAX - all),
-                      "the data set (n = " + std::to_string(rows) + " x d = " +
-                          std::to_string(cols) + ") and its set-up",
+                      "the data set (n = " + std::to_string(rows) +
+                          " x d = " + std::to_string(cols) + ") and its set-up",
                       "use fewer rows or features");
     };
     if (d.source == DataSource::Synthetic) {
@@ -141,19 +146,21 @@ std::shared_ptr<LinearObjective> buildObjective(const ExperimentConfig& c) {
     } else {
         data = loadLibsvm(resolveDataPath(c, d.x), d.libsvmDim, fits);
     }
-    if (c.objective.loss == LossKind::Logistic && d.source == DataSource::Synthetic && d.kind != "logistic") {
+    if (c.objective.loss == LossKind::Logistic && d.source == DataSource::Synthetic &&
+        d.kind != "logistic") {
         throw ConfigError("data.kind = \"" + d.kind +
                           "\" is not allowed with objective.kind = logistic: use logistic data");
     }
     requireZeroOneLabels(c, data);
-    auto obj = std::make_shared<LinearObjective>(std::move(data), c.objective.loss,
-                                                 c.objective.l2, c.batchSize);
+    auto obj = std::make_shared<LinearObjective>(std::move(data), c.objective.loss, c.objective.l2,
+                                                 c.batchSize);
     splitBlocks(obj->dim(), c.stages);  // S <= d, with the standard message
     return obj;
 }
 
 std::optional<PlanSizes> planSizesFromConfig(const ExperimentConfig& c) {
-    if (c.languageModel() || c.data.source != DataSource::Synthetic || c.batchSize < 1) return std::nullopt;
+    if (c.languageModel() || c.data.source != DataSource::Synthetic || c.batchSize < 1)
+        return std::nullopt;
     return PlanSizes{static_cast<int>(c.data.rows / c.batchSize), c.data.rows, c.data.dim};
 }
 
@@ -193,7 +200,8 @@ ExperimentPlan planExperiment(const ExperimentConfig& c, const PlanSizes& sizes)
         pd.microbatches = budget.pipeDreamMicrobatches;
         const long long slots = runLengthSlots(pd);
         if (slots > std::numeric_limits<int>::max()) {
-            throw ConfigError(budgetFieldText(c.budget) + " is not allowed: PipeDream's run would "
+            throw ConfigError(budgetFieldText(c.budget) +
+                              " is not allowed: PipeDream's run would "
                               "last more than 2147483647 slots");
         }
         budget.slotBudget = static_cast<int>(slots);
@@ -203,7 +211,8 @@ ExperimentPlan planExperiment(const ExperimentConfig& c, const PlanSizes& sizes)
                           " is not allowed: too short for a single PipeDream microbatch");
     }
     budget.updateBudget = static_cast<long long>(budget.pipeDreamMicrobatches) * c.stages;
-    const bool truncate = c.budget.rule == BudgetRule::Truncate && c.budget.compare == BudgetCompare::Time;
+    const bool truncate =
+        c.budget.rule == BudgetRule::Truncate && c.budget.compare == BudgetCompare::Time;
     if (truncate) {
         // RPD gets as many block updates as PD makes inside the budget.
         pd.microbatches = budget.pipeDreamMicrobatches;
@@ -241,7 +250,8 @@ ExperimentPlan planExperiment(const ExperimentConfig& c, const PlanSizes& sizes)
                                       " slots is too short for one microbatch of " + r.label);
                 }
             }
-            if (m.method == Method::Sgd && !truncate) r.schedule.localSteps = r.schedule.microbatches;
+            if (m.method == Method::Sgd && !truncate)
+                r.schedule.localSteps = r.schedule.microbatches;
         }
         plan.runs.push_back(r);
     }
@@ -268,8 +278,8 @@ std::unique_ptr<Replay> makeReplay(const ExperimentConfig& c, const MethodRun& p
         PipelineReplayConfig cfg;
         fillPipelineConfig(cfg, plan, stepSize);
         cfg.stepScale = plan.stepScale;
-        cfg.batchOf = batchSequence(plan.schedule.microbatches, objective->batches(), c.shuffle,
-                                    c.seed);
+        cfg.batchOf =
+            batchSequence(plan.schedule.microbatches, objective->batches(), c.shuffle, c.seed);
         cfg.sampling = c.sampling;
         cfg.noise = noiseFor(c);
         return std::make_unique<PipelineReplay>(std::move(objective), backend(), std::move(cfg));
@@ -311,7 +321,8 @@ void fillRpdConfig(RpdRunConfig& cfg, const ExperimentConfig& c, const MethodRun
 MethodRun withSharedSchedules(const ExperimentConfig& c, const MethodRun& planned) {
     MethodRun out = planned;
     if (planned.pipeline()) {
-        if (!out.sharedTimeline) out.sharedTimeline = std::make_shared<const Timeline>(plannedTimeline(planned));
+        if (!out.sharedTimeline)
+            out.sharedTimeline = std::make_shared<const Timeline>(plannedTimeline(planned));
     } else if ((planned.spec.delayMode == DelayMode::PipeDream ||
                 planned.spec.order == StageOrder::PipeDream) &&
                !out.sharedPipeDreamTable) {
@@ -325,7 +336,8 @@ Timeline plannedTimeline(const MethodRun& run) {
                                  : buildTimeline(run.schedule);
 }
 
-std::shared_ptr<const DelayTable> pipeDreamDelayTable(const ExperimentConfig& c, long long updates) {
+std::shared_ptr<const DelayTable> pipeDreamDelayTable(const ExperimentConfig& c,
+                                                      long long updates) {
     ScheduleParams pd;
     pd.kind = ScheduleKind::PipeDream;
     pd.stages = c.stages;
@@ -466,7 +478,7 @@ ExperimentResult plannedViews(const ExperimentConfig& c, const LinearObjective& 
 namespace {
 
 class LinearModelRun final : public ObjectiveRun {
-public:
+  public:
     LinearModelRun(const ExperimentConfig& c, const RunOptions& options)
         : config_(c), options_(options) {}
 
@@ -514,10 +526,11 @@ public:
 
     void finish(ExperimentResult& res) override { takeConstants(res); }
 
-private:
+  private:
     static ResourceError outOfMemory() {
-        return ResourceError("setting up the data set and the objective ran out of memory; "
-                             "use fewer rows or features");
+        return ResourceError(
+            "setting up the data set and the objective ran out of memory; "
+            "use fewer rows or features");
     }
 
     void takeConstants(ExperimentResult& res) const {

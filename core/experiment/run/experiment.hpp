@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "compute/compute.hpp"
-#include "experiment/config/config.hpp"
-#include "experiment/sweep/point_result.hpp"
-#include "experiment/run/objective_cache.hpp"
-#include "schedule/delays.hpp"
 #include "compute/lm_pipeline_executor.hpp"
 #include "compute/lm_rpd_executor.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/run/objective_cache.hpp"
+#include "experiment/sweep/point_result.hpp"
 #include "replay/replay.hpp"
 #include "replay/replay_config.hpp"
+#include "schedule/delays.hpp"
 
 namespace pipelens {
 
@@ -44,21 +44,21 @@ struct SweepPoint {
 struct MethodRun {
     MethodSpec spec;
     std::string label;
-    ScheduleParams schedule;     // pipeline methods
+    ScheduleParams schedule;  // pipeline methods
     int replicas = 1;
     double stepScale = 1.0;
-    long long updates = 0;       // RPD: K
-    long long delta = 0;         // RPD: ring depth - 1
+    long long updates = 0;  // RPD: K
+    long long delta = 0;    // RPD: ring depth - 1
 
-    int truncateSlots = 0;       // budget.rule = truncate: the run stops after this many slots
+    int truncateSlots = 0;  // budget.rule = truncate: the run stops after this many slots
     // Built once per method and shared by the runs of all its step sizes and seeds
     // (withSharedSchedules): the pipeline's timeline, and PD's delay table for RPD with PipeDream
     // delays or order. Null in a plan and in a result.
     std::shared_ptr<const Timeline> sharedTimeline;
     std::shared_ptr<const DelayTable> sharedPipeDreamTable;
 
-    RunResult result;                 // the run (for a grid: the chosen one), seed 0
-    std::vector<SweepPoint> sweep;    // grid runs, empty for a fixed step size
+    RunResult result;               // the run (for a grid: the chosen one), seed 0
+    std::vector<SweepPoint> sweep;  // grid runs, empty for a fixed step size
     bool allDiverged = false;
     // Every step size over the seeds (one entry for a fixed step), the rule's choice and its
     // f - f* curve as mean and sd over seeds.
@@ -86,7 +86,7 @@ struct ExperimentBudget {
 
 struct ExperimentPlan {
     ExperimentBudget budget;
-    std::vector<MethodRun> runs;    // one per method, in config order, not run yet
+    std::vector<MethodRun> runs;  // one per method, in config order, not run yet
 };
 
 ExperimentPlan planExperiment(const ExperimentConfig& config, const LinearObjective& objective);
@@ -101,7 +101,6 @@ ExperimentPlan planExperiment(const ExperimentConfig& config, const PlanSizes& s
 // The sizes a config fixes without reading data (synthetic data); nullopt for data files.
 std::optional<PlanSizes> planSizesFromConfig(const ExperimentConfig& config);
 
-
 std::unique_ptr<Replay> makeReplay(const ExperimentConfig& config, const MethodRun& run,
                                    double stepSize,
                                    std::shared_ptr<const LinearObjective> objective,
@@ -113,7 +112,7 @@ std::unique_ptr<Replay> makeReplay(const ExperimentConfig& config, const MethodR
 struct ExperimentResult {
     ExperimentConfig config;
     ExperimentBudget budget;
-    std::vector<MethodRun> methods;   // in config order
+    std::vector<MethodRun> methods;  // in config order
     double optimum = 0.0;
     double smoothness = 0.0;
     std::shared_ptr<const CharTransformerProblem> lmProblem;  // the corpus and model
@@ -121,8 +120,8 @@ struct ExperimentResult {
     // for a person (RunOptions::engine).
     std::string backendName = "cpu";
     std::string engine = "CPU engine";
-    std::vector<std::string> notices;  // e.g. "no OpenCL device: running on the CPU engine"
-    std::vector<std::string> warnings; // settings that do not do what they say (run_warnings)
+    std::vector<std::string> notices;   // e.g. "no OpenCL device: running on the CPU engine"
+    std::vector<std::string> warnings;  // settings that do not do what they say (run_warnings)
     bool cancelled = false;
 };
 
@@ -154,7 +153,7 @@ struct RunOptions {
     std::function<void(const std::string&)> progress;  // one line per finished method
     std::function<void(const std::string&)> onStage;   // a line before each slow set-up step
     const std::atomic<bool>* cancel = nullptr;
-    int threads = 0;                               // 0: one per hardware thread
+    int threads = 0;  // 0: one per hardware thread
     // Keeps the objective (data set, f*, L) between runs of configs that share it.
     ObjectiveCache* objectives = nullptr;
     // A method whose run would be identical to one in `previous` (same data, pipeline, budget
@@ -196,13 +195,13 @@ MethodRun seededPlan(const MethodRun& planned, int seed);
 // How many steps a run advances between two looks at its cancel flag: halved while a chunk
 // takes longer than kChunkTarget, doubled while it takes under a quarter of it.
 class ChunkSizer {
-public:
+  public:
     static constexpr std::chrono::milliseconds kChunkTarget{20};
     static constexpr long long kMaxSteps = 4096;
     long long steps() const { return steps_; }
     void took(std::chrono::steady_clock::duration elapsed);
 
-private:
+  private:
     long long steps_ = 1;
 };
 
@@ -228,7 +227,8 @@ MethodRun withSharedSchedules(const ExperimentConfig& config, const MethodRun& p
 
 // RPD's PipeDream delays and order for K = `updates`: the delay table of PD's run of
 // ceil(K / S) microbatches with the config's costs.
-std::shared_ptr<const DelayTable> pipeDreamDelayTable(const ExperimentConfig& config, long long updates);
+std::shared_ptr<const DelayTable> pipeDreamDelayTable(const ExperimentConfig& config,
+                                                      long long updates);
 
 // Advances a replay to its end in chunks sized by time, looking at `cancel` between them (a
 // cancelled replay is told so and stops); onChunk gets the result so far and the fraction done.

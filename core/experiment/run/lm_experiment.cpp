@@ -57,7 +57,8 @@ std::unique_ptr<LmReplay> makeLmReplay(const ExperimentConfig& c, const MethodRu
 
 LmRunOutcome runLmOnce(const ExperimentConfig& c, const MethodRun& plan, double stepSize,
                        const Problem& problem, const RunOptions& options, ChunkPosition position) {
-    auto replay = makeLmReplay(c, plan, stepSize, problem, options.lmExecutor, options.lmRpdExecutor);
+    auto replay =
+        makeLmReplay(c, plan, stepSize, problem, options.lmExecutor, options.lmRpdExecutor);
     std::function<void(const RunResult&, double)> onChunk;
     if (options.onChunk) {
         onChunk = [&](const RunResult& r, double done) {
@@ -98,8 +99,9 @@ std::vector<LmStageMemory> stageMemory(const CharTransformerProblem& p, const Ru
         m.keptInputs = i < log.peakKeptInputs.size() ? log.peakKeptInputs[i] : 0;
         m.weightBytes = m.stashedWeights * p.layout.stage(s).size * real;
         // Stage 0 keeps its token ids (ints), the others N C activations.
-        m.activationBytes = s == 0 ? m.keptInputs * static_cast<long long>(d.tokens()) * 4
-                                   : m.keptInputs * static_cast<long long>(d.tokens()) * d.width * real;
+        m.activationBytes =
+            s == 0 ? m.keptInputs * static_cast<long long>(d.tokens()) * 4
+                   : m.keptInputs * static_cast<long long>(d.tokens()) * d.width * real;
         out.push_back(m);
     }
     return out;
@@ -178,15 +180,15 @@ void checkSamplingWork(const ExperimentConfig& c, const ExperimentBudget& budget
         3LL * static_cast<long long>(budget.pipeDreamMicrobatches) * c.batchSize;
     const long long allowed = std::max(kSampleAllowance, training);
     if (characters <= allowed) return;
-    throw ConfigError("objective.sample_lines x objective.sample_length = " +
-                      std::to_string(m.sampleLines) + " x " + std::to_string(m.sampleLength) +
-                      " = " + std::to_string(characters) +
-                      " characters per method is not allowed with this budget: each character "
-                      "is a forward pass of the model, and sampling would take longer than "
-                      "training (" + std::to_string(budget.pipeDreamMicrobatches) +
-                      " microbatches of " + std::to_string(c.batchSize) +
-                      " sequences); at most " + std::to_string(allowed) +
-                      " characters: fewer or shorter lines, or a larger budget");
+    throw ConfigError(
+        "objective.sample_lines x objective.sample_length = " + std::to_string(m.sampleLines) +
+        " x " + std::to_string(m.sampleLength) + " = " + std::to_string(characters) +
+        " characters per method is not allowed with this budget: each character "
+        "is a forward pass of the model, and sampling would take longer than "
+        "training (" +
+        std::to_string(budget.pipeDreamMicrobatches) + " microbatches of " +
+        std::to_string(c.batchSize) + " sequences); at most " + std::to_string(allowed) +
+        " characters: fewer or shorter lines, or a larger budget");
 }
 
 // ", then sampling 3 lines of 200 characters per method", so a long sampling is announced.
@@ -227,7 +229,7 @@ std::vector<double> lmRuleCurve(const RunResult& r) {
 namespace {
 
 class LanguageModelRun final : public ObjectiveRun {
-public:
+  public:
     LanguageModelRun(const ExperimentConfig& c, const RunOptions& options)
         : config_(c), options_(options) {}
 
@@ -251,13 +253,16 @@ public:
         if (options_.lmExecutor) {
             for (const MethodRun& run : res.methods) {
                 if (!run.pipeline() && !options_.lmRpdExecutor) {
-                    out.push_back(run.label + ": RPD on the language model runs on the CPU "
-                                  "engine (PD and LocalSGD run on " + options_.backendName + ")");
+                    out.push_back(run.label +
+                                  ": RPD on the language model runs on the CPU "
+                                  "engine (PD and LocalSGD run on " +
+                                  options_.backendName + ")");
                 }
             }
         } else if (config_.backend == BackendKind::OpenCl) {
-            out.push_back("backend = opencl: the language model runs on the CPU engine "
-                          "(no OpenCL executor was given to this run)");
+            out.push_back(
+                "backend = opencl: the language model runs on the CPU engine "
+                "(no OpenCL executor was given to this run)");
         }
         for (const MethodRun& run : res.methods) {
             if (auto w = neverAveragesWarning(run)) out.push_back(*w);
@@ -282,7 +287,7 @@ public:
 
     void finish(ExperimentResult&) override {}
 
-private:
+  private:
     const ExperimentConfig& config_;
     const RunOptions& options_;
     Problem problem_;

@@ -21,9 +21,9 @@ namespace pipelens {
 // stash weights to the timeline's depth (SPEC section 3); RPD holds versions of each block, at
 // most delta + 1, and no activations between steps.
 struct LmStageMemory {
-    int stashedWeights = 0;   // measured peak (RPD: versions of the block)
-    int predictedStash = 0;   // the timeline's stash depth; RPD: min(delta + 1, K + 1)
-    int keptInputs = 0;       // measured peak of kept input activations
+    int stashedWeights = 0;         // measured peak (RPD: versions of the block)
+    int predictedStash = 0;         // the timeline's stash depth; RPD: min(delta + 1, K + 1)
+    int keptInputs = 0;             // measured peak of kept input activations
     long long weightBytes = 0;      // stashedWeights x the stage's parameters x sizeof(Real)
     long long activationBytes = 0;  // keptInputs x N C x sizeof(Real)
 };

@@ -9,8 +9,10 @@ namespace {
 // a change of S (dragged in the app) must not synthesise the data and solve for f* again.
 std::string objectiveKey(const ExperimentConfig& c) {
     nlohmann::json j = c.toJson();
-    return nlohmann::json{{"data", j["data"]}, {"objective", j["objective"]},
-                          {"batch_size", c.batchSize}, {"base", c.baseDir}}
+    return nlohmann::json{{"data", j["data"]},
+                          {"objective", j["objective"]},
+                          {"batch_size", c.batchSize},
+                          {"base", c.baseDir}}
         .dump();
 }
 
@@ -36,7 +38,8 @@ std::shared_ptr<const LinearObjective> prepareObjective(const ExperimentConfig& 
 }
 
 ObjectiveAside prepareObjectiveAside(const ExperimentConfig& config, const StageReport& onStage) {
-    std::shared_ptr<LinearObjective> objective = buildAnnounced(config, onStage, " beside the runs");
+    std::shared_ptr<LinearObjective> objective =
+        buildAnnounced(config, onStage, " beside the runs");
     ObjectiveAside out;
     out.constants = objective->computeConstantsAside();
     out.objective = std::move(objective);

@@ -26,10 +26,11 @@ struct ObjectiveAside {
     std::shared_ptr<const LinearObjective> objective;
     std::future<void> constants;
 };
-ObjectiveAside prepareObjectiveAside(const ExperimentConfig& config, const StageReport& onStage = {});
+ObjectiveAside prepareObjectiveAside(const ExperimentConfig& config,
+                                     const StageReport& onStage = {});
 
 class ObjectiveCache {
-public:
+  public:
     // The objective for `config` with f* and L already computed (safe to share across threads).
     std::shared_ptr<const LinearObjective> get(const ExperimentConfig& config,
                                                const StageReport& onStage = {});
@@ -38,7 +39,7 @@ public:
     // build in progress (for the GUI thread).
     std::shared_ptr<const LinearObjective> peek(const ExperimentConfig& config);
 
-private:
+  private:
     std::mutex mutex_;
     std::string key_;
     std::shared_ptr<const LinearObjective> objective_;

@@ -13,7 +13,7 @@
 namespace pipelens {
 
 class ObjectiveRun {
-public:
+  public:
     virtual ~ObjectiveRun() = default;
     // Builds the objective and plans every method; fills what the result knows before any run
     // (f* and L when they are known at once, the language model's problem).

@@ -4,8 +4,7 @@ namespace pipelens {
 namespace {
 
 // Everything a method's run depends on besides its own parameters.
-std::string runKey(const ExperimentConfig& c, const ExperimentBudget& budget,
-                   const MethodSpec& m) {
+std::string runKey(const ExperimentConfig& c, const ExperimentBudget& budget, const MethodSpec& m) {
     nlohmann::json j = c.toJson();
     j.erase("methods");
     j.erase("name");

@@ -8,10 +8,10 @@ std::optional<std::string> neverAveragesWarning(const MethodRun& run) {
     const long long round = static_cast<long long>(p.replicas) * p.localSteps;
     if (p.microbatches >= round) return std::nullopt;
     std::string text = run.label + ": the run (N = " + std::to_string(p.microbatches) +
-                       " microbatches) is shorter than one round (R·H = " +
-                       std::to_string(round) + " microbatches";
-    const bool unitCosts = p.costs.forwardSlots == 1 && p.costs.backwardSlots == 1 &&
-                           p.costs.latencySlots == 0;
+                       " microbatches) is shorter than one round (R·H = " + std::to_string(round) +
+                       " microbatches";
+    const bool unitCosts =
+        p.costs.forwardSlots == 1 && p.costs.backwardSlots == 1 && p.costs.latencySlots == 0;
     if (p.replicas == p.stages && unitCosts) {
         // 2SH + 2(S - 1) in 64 bits: S = 2, H = 10^9 already overflows an int.
         const long long stages = p.stages;

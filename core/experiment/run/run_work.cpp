@@ -23,7 +23,8 @@ double estimatedRunMicrobatches(const ExperimentConfig& c) {
         return static_cast<double>(b.totalSlots) / perMicrobatch;
     }
     if (b.microbatches > 0) return b.microbatches;
-    if (c.data.source != DataSource::Synthetic || c.batchSize <= 0) return b.epochs;  // n unknown: one per epoch
+    if (c.data.source != DataSource::Synthetic || c.batchSize <= 0)
+        return b.epochs;  // n unknown: one per epoch
     return std::round(b.epochs * std::floor(static_cast<double>(c.data.rows) / c.batchSize));
 }
 

@@ -12,8 +12,8 @@ namespace pipelens {
 // (exact for a float64 .npy, an underestimate for text and sparse files). 0 when unknown.
 double estimatedDataEntries(const ExperimentConfig& config);
 
-// PipeDream microbatches of one run: budget.microbatches, round(epochs * floor(n / b)), or for a slot
-// budget slots / (forward + backward slots). 0 when the budget gives none.
+// PipeDream microbatches of one run: budget.microbatches, round(epochs * floor(n / b)), or for a
+// slot budget slots / (forward + backward slots). 0 when the budget gives none.
 double estimatedRunMicrobatches(const ExperimentConfig& config);
 
 // n * d * microbatches: with f logged after every block update, the CPU engine reads each block of

@@ -28,8 +28,8 @@ CurveStats curveMeanAndSd(std::span<const std::vector<double>> curves, std::size
     std::vector<double> column(curves.size());
     for (std::size_t i = 0; i < length; ++i) {
         for (std::size_t c = 0; c < curves.size(); ++c) {
-            column[c] = i < curves[c].size() ? curves[c][i]
-                                             : std::numeric_limits<double>::infinity();
+            column[c] =
+                i < curves[c].size() ? curves[c][i] : std::numeric_limits<double>::infinity();
         }
         const MeanSd m = meanAndSd(column);
         s.mean[i] = m.mean;

@@ -58,7 +58,8 @@ TailCheck checkTail(std::span<const double> curve) {
         return t;
     }
     t.finite = std::all_of(curve.begin(), curve.end(), [](double v) { return std::isfinite(v); });
-    t.tailLength = static_cast<size_t>(std::ceil(kTailFraction * static_cast<double>(curve.size())));
+    t.tailLength =
+        static_cast<size_t>(std::ceil(kTailFraction * static_cast<double>(curve.size())));
     t.tailLength = std::clamp<size_t>(t.tailLength, 1, curve.size());
     if (!t.finite) {
         t.tailMean = std::numeric_limits<double>::infinity();

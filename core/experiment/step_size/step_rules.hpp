@@ -17,21 +17,21 @@ std::string stepRuleName(StepRule rule);
 
 // The five criteria of the stable rule on one curve, with the numbers behind them.
 struct TailCheck {
-    std::size_t tailLength = 0;  // ceil(0.2 * curve length)
-    double tailMean = 0.0;       // of the clamped tail; +inf for a non-finite curve
-    double tailStd = 0.0;        // population standard deviation (ddof = 0)
-    double risingFraction = 0.0; // rising steps / steps in the tail (0 with fewer than 2 points)
-    double largestRise = 0.0;    // largest single increase (0 when none rises)
-    double totalVariation = 0.0; // sum of |steps|
-    double netChange = 0.0;      // last - first
-    double logSlope = 0.0;       // least-squares slope of log(tail) against the point index
+    std::size_t tailLength = 0;   // ceil(0.2 * curve length)
+    double tailMean = 0.0;        // of the clamped tail; +inf for a non-finite curve
+    double tailStd = 0.0;         // population standard deviation (ddof = 0)
+    double risingFraction = 0.0;  // rising steps / steps in the tail (0 with fewer than 2 points)
+    double largestRise = 0.0;     // largest single increase (0 when none rises)
+    double totalVariation = 0.0;  // sum of |steps|
+    double netChange = 0.0;       // last - first
+    double logSlope = 0.0;        // least-squares slope of log(tail) against the point index
 
     bool finite = false;
-    bool steadySpread = false;   // std / mean <= 0.25
-    bool fewRises = false;       // rising fraction <= 0.55
-    bool smallRises = false;     // largest rise <= 0.10 * mean
-    bool smoothPath = false;     // total variation <= 10 * |net change| (a flat tail passes)
-    bool notRising = false;      // log slope <= 1e-3
+    bool steadySpread = false;  // std / mean <= 0.25
+    bool fewRises = false;      // rising fraction <= 0.55
+    bool smallRises = false;    // largest rise <= 0.10 * mean
+    bool smoothPath = false;    // total variation <= 10 * |net change| (a flat tail passes)
+    bool notRising = false;     // log slope <= 1e-3
 
     bool stable() const {
         return finite && steadySpread && fewRises && smallRises && smoothPath && notRising;

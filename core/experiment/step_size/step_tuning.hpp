@@ -8,9 +8,9 @@
 #include <optional>
 #include <vector>
 
-#include "experiment/sweep/point_result.hpp"
 #include "experiment/step_size/seed_stats.hpp"
 #include "experiment/step_size/step_rules.hpp"
+#include "experiment/sweep/point_result.hpp"
 #include "replay/run_result.hpp"
 
 namespace pipelens {

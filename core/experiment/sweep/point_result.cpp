@@ -52,7 +52,8 @@ T read(const json& j, const char* key, const std::string& where) {
         static_assert(std::is_integral_v<T>);
         long long out = 0;
         constexpr auto top = static_cast<unsigned long long>(std::numeric_limits<T>::max());
-        constexpr auto llTop = static_cast<unsigned long long>(std::numeric_limits<long long>::max());
+        constexpr auto llTop =
+            static_cast<unsigned long long>(std::numeric_limits<long long>::max());
         constexpr long long hi = static_cast<long long>(top > llTop ? llTop : top);
         constexpr long long lo =
             std::is_signed_v<T> ? static_cast<long long>(std::numeric_limits<T>::min()) : 0;
@@ -79,7 +80,9 @@ std::vector<double> readCurve(const json& j, const char* key, const std::string&
     return out;
 }
 
-json meanSdJson(const MeanSd& m) { return {{"mean", number(m.mean)}, {"sd", number(m.sd)}}; }
+json meanSdJson(const MeanSd& m) {
+    return {{"mean", number(m.mean)}, {"sd", number(m.sd)}};
+}
 
 MeanSd readMeanSd(const json& j, const char* key, const std::string& where) {
     const json& o = field(j, key, where);
@@ -153,8 +156,11 @@ json pointResultToJson(const PointResult& p) {
                       {"curve_sd", curveJson(m.curveSd)},
                       {"grid", grid}});
     }
-    return {{"index", p.index},     {"value", number(p.value)}, {"seeds", p.seeds},
-            {"f_star", number(p.optimum)}, {"methods", ms}};
+    return {{"index", p.index},
+            {"value", number(p.value)},
+            {"seeds", p.seeds},
+            {"f_star", number(p.optimum)},
+            {"methods", ms}};
 }
 
 PointResult pointResultFromText(std::string_view text, const std::string& source) {

@@ -4,8 +4,8 @@
 // the unit of work of a sweep (runSweepPoint) and is written as one JSON file per point, so it
 // reads back exactly: a point computed here, on another thread or on another machine gives the
 // same file.
-#include <nlohmann/json.hpp>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,13 +26,13 @@ struct GridStep {
 
 struct MethodPoint {
     std::string label;
-    std::string method;             // "pd", "rpd", ...
+    std::string method;  // "pd", "rpd", ...
     StepRule rule = StepRule::BestFinal;
-    bool tuned = false;             // a grid (false: one fixed step size)
-    int chosen = 0;                 // index in grid of the step used
-    double stepSize = 0.0;          // grid[chosen].stepSize
-    bool allDiverged = false;       // no usable step: chosen is the smallest
-    MeanSd finalGap;                // of the chosen step
+    bool tuned = false;        // a grid (false: one fixed step size)
+    int chosen = 0;            // index in grid of the step used
+    double stepSize = 0.0;     // grid[chosen].stepSize
+    bool allDiverged = false;  // no usable step: chosen is the smallest
+    MeanSd finalGap;           // of the chosen step
     MeanSd finalObjective;
     long long updates = 0;          // block updates of a run at the chosen step (seed 0)
     int totalSlots = 0;             // slots of that run (0 for RPD)
@@ -40,14 +40,14 @@ struct MethodPoint {
                                     // "update" (RPD: after each block update, [0] = start)
     std::vector<double> curveMean;  // f - f* of the chosen step, mean over seeds
     std::vector<double> curveSd;
-    std::vector<GridStep> grid;     // one entry for a fixed step size
+    std::vector<GridStep> grid;  // one entry for a fixed step size
 };
 
 struct PointResult {
     std::size_t index = 0;  // in the sweep's values
     double value = 0.0;     // the axis value
     int seeds = 1;
-    double optimum = 0.0;   // f*
+    double optimum = 0.0;              // f*
     std::vector<MethodPoint> methods;  // in the experiment's method order
 };
 

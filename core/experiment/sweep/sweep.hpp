@@ -18,7 +18,7 @@ namespace pipelens {
 struct SweepProgress {
     std::size_t pointsDone = 0;  // including points done before this run (resume)
     std::size_t points = 0;
-    double fractionDone = 0.0;      // of this run's work (runs weighted by grid size x seeds)
+    double fractionDone = 0.0;  // of this run's work (runs weighted by grid size x seeds)
     double elapsedSeconds = 0.0;
     double remainingSeconds = -1.0;  // estimate from the work done so far; -1 before any
 };
@@ -27,11 +27,11 @@ struct SweepProgress {
 std::string sweepProgressLine(const SweepProgress& progress);
 
 struct SweepRunOptions {
-    BackendProvider backend;        // the linear models' engine (default: the CPU engine)
+    BackendProvider backend;  // the linear models' engine (default: the CPU engine)
     // The language model's executors of PD and LocalSGD and of RPD (empty: the CPU engine).
     LmExecutorFactory lmExecutor;
     LmRpdExecutorFactory lmRpdExecutor;
-    int threads = 0;                // 0: one per hardware thread
+    int threads = 0;  // 0: one per hardware thread
     const std::atomic<bool>* cancel = nullptr;
     // Called on a worker thread (one at a time) as each point completes, e.g. to write it.
     std::function<void(const PointResult&)> onPoint;
@@ -49,7 +49,7 @@ PointResult makePointResult(const SweepSpec& spec, std::size_t index, double opt
                             const std::vector<MethodRun>& methods);
 
 struct SweepOutcome {
-    SweepPoints points;     // every point done, those given plus those computed
+    SweepPoints points;  // every point done, those given plus those computed
     bool cancelled = false;
 };
 

@@ -1,18 +1,18 @@
 #include "experiment/sweep/sweep_folder.hpp"
 
+#include <unistd.h>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
-#include <unistd.h>
 
 #include "errors.hpp"
-#include "util/format_number.hpp"
-#include "util/csv_writer.hpp"
-#include "util/input_file.hpp"
 #include "experiment/output/results.hpp"
+#include "util/csv_writer.hpp"
+#include "util/format_number.hpp"
+#include "util/input_file.hpp"
 
 namespace pipelens {
 namespace {
@@ -76,8 +76,9 @@ SweepFolder SweepFolder::open(const std::string& dirText, const SweepSpec& spec,
         return f;
     }
     if (!fs::is_directory(dir) || !fs::exists(dir / kMarker) || !fs::exists(dir / "sweep.json")) {
-        throw ConfigError("--out " + dir.string() +
-                          " exists and is not a PipeLens sweep folder: choose a new or empty folder");
+        throw ConfigError(
+            "--out " + dir.string() +
+            " exists and is not a PipeLens sweep folder: choose a new or empty folder");
     }
     if (!resume) {
         throw ConfigError("--out " + dir.string() +
@@ -142,9 +143,11 @@ void SweepFolder::writeSummary(const SweepSpec& spec, const SweepPoints& points)
 
 std::string sweepSummaryCsv(const SweepSpec& spec, const SweepPoints& points) {
     CsvWriter s;
-    s.plain("point").text(sweepAxisName(spec.axis))
-        .plain("method,label,step_rule,step_size,final_gap_mean,final_gap_sd,final_objective_mean,"
-               "final_objective_sd,all_diverged,seeds,updates,slots")
+    s.plain("point")
+        .text(sweepAxisName(spec.axis))
+        .plain(
+            "method,label,step_rule,step_size,final_gap_mean,final_gap_sd,final_objective_mean,"
+            "final_objective_sd,all_diverged,seeds,updates,slots")
         .endRow();
     // The sweep's numbers in their shortest round-trip form (formatNumber), as before.
     auto shortest = [&](double v) -> CsvWriter& { return s.plain(formatNumber(v)); };
@@ -152,14 +155,18 @@ std::string sweepSummaryCsv(const SweepSpec& spec, const SweepPoints& points) {
         if (!p) continue;
         for (const MethodPoint& m : p->methods) {
             s.integer(p->index);
-            shortest(p->value).text(m.method).label(m.label)
-                .text(m.tuned ? stepRuleName(m.rule) : "fixed");
+            shortest(p->value).text(m.method).label(m.label).text(m.tuned ? stepRuleName(m.rule)
+                                                                          : "fixed");
             shortest(m.stepSize);
             shortest(m.finalGap.mean);
             shortest(m.finalGap.sd);
             shortest(m.finalObjective.mean);
-            shortest(m.finalObjective.sd).integer(m.allDiverged ? 1 : 0).integer(p->seeds)
-                .integer(m.updates).integer(m.totalSlots).endRow();
+            shortest(m.finalObjective.sd)
+                .integer(m.allDiverged ? 1 : 0)
+                .integer(p->seeds)
+                .integer(m.updates)
+                .integer(m.totalSlots)
+                .endRow();
         }
     }
     return s.take();

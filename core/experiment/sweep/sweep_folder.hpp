@@ -18,10 +18,11 @@ namespace pipelens {
 using SweepPoints = std::vector<std::optional<PointResult>>;  // one slot per axis value
 
 class SweepFolder {
-public:
+  public:
     // A new sweep: `dir` must not exist or be an empty folder (ConfigError otherwise, pointing
-    // at --resume). With `resume`, a folder holding the same sweep is opened and its finished points
-    // are read; one holding another sweep is refused (ConfigError), a missing one is created.
+    // at --resume). With `resume`, a folder holding the same sweep is opened and its finished
+    // points are read; one holding another sweep is refused (ConfigError), a missing one is
+    // created.
     static SweepFolder open(const std::string& dir, const SweepSpec& spec, bool resume);
 
     const std::string& path() const { return dir_; }
@@ -39,7 +40,7 @@ public:
 
     static std::string pointFileName(std::size_t index);
 
-private:
+  private:
     std::string dir_;
     bool created_ = false;
     SweepPoints finished_;

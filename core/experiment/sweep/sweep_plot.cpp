@@ -14,7 +14,9 @@ namespace {
 // A label cut into runs of digits (with '.') and runs of anything else.
 std::vector<std::string> tokens(const std::string& s) {
     std::vector<std::string> out;
-    auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '.'; };
+    auto digit = [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '.';
+    };
     for (std::size_t i = 0; i < s.size();) {
         std::size_t j = i;
         const bool d = digit(s[i]);
@@ -34,7 +36,8 @@ bool isNumberToken(const std::string& t) {
 SweepMetric parseSweepMetric(const std::string& text) {
     if (text == "final_gap") return SweepMetric::FinalGap;
     if (text == "final_objective") return SweepMetric::FinalObjective;
-    throw ConfigError("metric = \"" + text + "\" is not allowed: one of final_gap, final_objective");
+    throw ConfigError("metric = \"" + text +
+                      "\" is not allowed: one of final_gap, final_objective");
 }
 
 std::string sweepMetricName(SweepMetric metric) {
@@ -47,30 +50,48 @@ std::string sweepMetricTitle(SweepMetric metric) {
 
 std::string sweepAxisSymbol(SweepAxis axis) {
     switch (axis) {
-        case SweepAxis::Stages: return "S";
-        case SweepAxis::Delta: return "δ";
-        case SweepAxis::LocalSteps: return "H";
-        case SweepAxis::Replicas: return "R";
-        case SweepAxis::Noam: return "NOAM";
-        case SweepAxis::GradientNoise: return "σ";
-        case SweepAxis::StepSize: return "γ";
-        case SweepAxis::Rows: return "n";
-        case SweepAxis::Dim: return "d";
+        case SweepAxis::Stages:
+            return "S";
+        case SweepAxis::Delta:
+            return "δ";
+        case SweepAxis::LocalSteps:
+            return "H";
+        case SweepAxis::Replicas:
+            return "R";
+        case SweepAxis::Noam:
+            return "NOAM";
+        case SweepAxis::GradientNoise:
+            return "σ";
+        case SweepAxis::StepSize:
+            return "γ";
+        case SweepAxis::Rows:
+            return "n";
+        case SweepAxis::Dim:
+            return "d";
     }
     return "";
 }
 
 std::string sweepAxisTitle(SweepAxis axis) {
     switch (axis) {
-        case SweepAxis::Stages: return "stages S";
-        case SweepAxis::Delta: return "RPD delay bound δ";
-        case SweepAxis::LocalSteps: return "LocalSGD local steps H";
-        case SweepAxis::Replicas: return "LocalSGD replicas R";
-        case SweepAxis::Noam: return "PipeDream microbatches in flight NOAM";
-        case SweepAxis::GradientNoise: return "gradient noise σ";
-        case SweepAxis::StepSize: return "step size γ (fixed)";
-        case SweepAxis::Rows: return "rows n";
-        case SweepAxis::Dim: return "dimension d";
+        case SweepAxis::Stages:
+            return "stages S";
+        case SweepAxis::Delta:
+            return "RPD delay bound δ";
+        case SweepAxis::LocalSteps:
+            return "LocalSGD local steps H";
+        case SweepAxis::Replicas:
+            return "LocalSGD replicas R";
+        case SweepAxis::Noam:
+            return "PipeDream microbatches in flight NOAM";
+        case SweepAxis::GradientNoise:
+            return "gradient noise σ";
+        case SweepAxis::StepSize:
+            return "step size γ (fixed)";
+        case SweepAxis::Rows:
+            return "rows n";
+        case SweepAxis::Dim:
+            return "dimension d";
     }
     return "";
 }
@@ -99,7 +120,9 @@ SweepPlot sweepPlot(const SweepSpec& spec, const SweepPoints& points, SweepMetri
     plot.xTitle = sweepAxisTitle(spec.axis);
     plot.yTitle = sweepMetricTitle(metric);
     if (spec.seeds > 1) {
-        plot.yTitle.append(" (mean ± sd over ").append(std::to_string(spec.seeds)).append(" seeds)");
+        plot.yTitle.append(" (mean ± sd over ")
+            .append(std::to_string(spec.seeds))
+            .append(" seeds)");
     }
     plot.logY = logY;
     plot.points = spec.points();
@@ -180,7 +203,8 @@ ExperimentConfig pointRunConfig(const SweepSpec& spec, const PointResult& point)
     return c;
 }
 
-bool sweepIncludes(const SweepSpec& spec, const SweepPoints& points, const ExperimentConfig& config) {
+bool sweepIncludes(const SweepSpec& spec, const SweepPoints& points,
+                   const ExperimentConfig& config) {
     const nlohmann::json wanted = config.toJson();
     if (spec.experiment.toJson() == wanted) return true;
     for (std::size_t i = 0; i < spec.points(); ++i) {

@@ -13,26 +13,26 @@
 
 namespace pipelens {
 
-enum class SweepMetric { FinalGap, FinalObjective };  // f - f* or f at the end
+enum class SweepMetric { FinalGap, FinalObjective };    // f - f* or f at the end
 SweepMetric parseSweepMetric(const std::string& text);  // "final_gap" | "final_objective"
 std::string sweepMetricName(SweepMetric metric);
-std::string sweepMetricTitle(SweepMetric metric);       // "final f − f*", "final f"
+std::string sweepMetricTitle(SweepMetric metric);  // "final f − f*", "final f"
 
 // Values at or below zero sit at this floor on a log axis (the stable rule's clamp, SPEC §6).
 inline constexpr double kSweepLogFloor = 1e-16;
 
 struct SweepPlotPoint {
-    std::size_t point = 0;   // index in the sweep's values
-    double x = 0.0;          // the axis value
-    double mean = 0.0;       // over seeds
+    std::size_t point = 0;  // index in the sweep's values
+    double x = 0.0;         // the axis value
+    double mean = 0.0;      // over seeds
     double sd = 0.0;
-    double y = 0.0;          // mean as drawn (at the floor on a log axis)
-    double low = 0.0;        // error bar: mean - sd, clamped to the floor on a log axis
-    double high = 0.0;       // mean + sd
-    double stepSize = 0.0;   // the γ the method's rule chose (or its fixed step)
-    bool tuned = false;      // chosen from a grid
+    double y = 0.0;         // mean as drawn (at the floor on a log axis)
+    double low = 0.0;       // error bar: mean - sd, clamped to the floor on a log axis
+    double high = 0.0;      // mean + sd
+    double stepSize = 0.0;  // the γ the method's rule chose (or its fixed step)
+    bool tuned = false;     // chosen from a grid
     bool allDiverged = false;
-    bool finite = true;      // a diverged mean is +inf: not drawn, listed in the tooltip
+    bool finite = true;  // a diverged mean is +inf: not drawn, listed in the tooltip
 };
 
 struct SweepPlotSeries {
@@ -72,7 +72,8 @@ ExperimentConfig pointRunConfig(const SweepSpec& spec, const PointResult& point)
 
 // Whether `config` is one of the sweep's experiments: its base, a point's, or a point's run
 // with the chosen steps (so opening a point does not make the sweep look out of date).
-bool sweepIncludes(const SweepSpec& spec, const SweepPoints& points, const ExperimentConfig& config);
+bool sweepIncludes(const SweepSpec& spec, const SweepPoints& points,
+                   const ExperimentConfig& config);
 
 // Axis values typed by a person: numbers separated by commas or spaces ("2, 4, 8 16").
 // ConfigError naming the text that is not a number; an empty list is an error.

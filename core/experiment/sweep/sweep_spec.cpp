@@ -17,7 +17,9 @@ namespace {
 using nlohmann::json;
 
 // Values in messages are short escaped excerpts, never a whole (possibly huge or deep) value.
-std::string show(const json& v) { return showConfigValue(v); }
+std::string show(const json& v) {
+    return showConfigValue(v);
+}
 
 // A key as typed when it is short printable ASCII, else escaped and cut short.
 std::string showKey(const std::string& key) {
@@ -75,12 +77,16 @@ void applyAxis(ExperimentConfig& c, SweepAxis axis, double v) {
     // int was undefined behaviour (found by fuzz_sweep).
     const int n = axisInfo(axis).integer ? static_cast<int>(v) : 0;
     switch (axis) {
-        case SweepAxis::Stages: c.stages = n; break;
+        case SweepAxis::Stages:
+            c.stages = n;
+            break;
         case SweepAxis::Delta:
-            setOnMethods(c, Method::RandomizedPipeDream, "delta", [&](MethodSpec& m) { m.delta = n; });
+            setOnMethods(c, Method::RandomizedPipeDream, "delta",
+                         [&](MethodSpec& m) { m.delta = n; });
             break;
         case SweepAxis::LocalSteps:
-            setOnMethods(c, Method::LocalSgd, "local_steps", [&](MethodSpec& m) { m.localSteps = n; });
+            setOnMethods(c, Method::LocalSgd, "local_steps",
+                         [&](MethodSpec& m) { m.localSteps = n; });
             break;
         case SweepAxis::Replicas:
             setOnMethods(c, Method::LocalSgd, "replicas", [&](MethodSpec& m) { m.replicas = n; });
@@ -88,17 +94,24 @@ void applyAxis(ExperimentConfig& c, SweepAxis axis, double v) {
         case SweepAxis::Noam:
             setOnMethods(c, Method::PipeDream, "noam", [&](MethodSpec& m) { m.noam = n; });
             break;
-        case SweepAxis::GradientNoise: c.objective.gradientNoise = v; break;
+        case SweepAxis::GradientNoise:
+            c.objective.gradientNoise = v;
+            break;
         case SweepAxis::StepSize:
             for (MethodSpec& m : c.methods) {
                 m.step.grid = false;
                 m.step.value = v;
             }
             break;
-        case SweepAxis::Rows: c.data.rows = n; break;
-        case SweepAxis::Dim: c.data.dim = n; break;
+        case SweepAxis::Rows:
+            c.data.rows = n;
+            break;
+        case SweepAxis::Dim:
+            c.data.dim = n;
+            break;
     }
-    if ((axis == SweepAxis::Rows || axis == SweepAxis::Dim) && c.data.source != DataSource::Synthetic) {
+    if ((axis == SweepAxis::Rows || axis == SweepAxis::Dim) &&
+        c.data.source != DataSource::Synthetic) {
         throw ConfigError("axis.name = \"" + sweepAxisName(axis) +
                           "\" is not allowed with data.source = \"" +
                           std::string(enumName(kDataSources, c.data.source)) +
@@ -109,8 +122,8 @@ void applyAxis(ExperimentConfig& c, SweepAxis axis, double v) {
 std::string valueError(SweepAxis axis, size_t i, const json& v) {
     const AxisInfo& a = axisInfo(axis);
     std::ostringstream s;
-    s << "axis.values[" << i << "] = " << show(v) << " is not allowed for axis " << a.name
-      << ": " << (a.integer ? "an integer" : "a finite number") << " >= " << a.min;
+    s << "axis.values[" << i << "] = " << show(v) << " is not allowed for axis " << a.name << ": "
+      << (a.integer ? "an integer" : "a finite number") << " >= " << a.min;
     if (axis == SweepAxis::StepSize) s << " (and > 0)";
     return s.str();
 }
@@ -125,7 +138,9 @@ SweepAxis parseSweepAxis(const std::string& text) {
                       sweepAxisList());
 }
 
-std::string sweepAxisName(SweepAxis axis) { return axisInfo(axis).name; }
+std::string sweepAxisName(SweepAxis axis) {
+    return axisInfo(axis).name;
+}
 
 std::string sweepAxisList() {
     std::string s;
@@ -148,7 +163,8 @@ SweepSpec SweepSpec::fromJson(const json& j, const std::string& baseDir) {
     }
     SweepSpec s;
     if (j.contains("name")) {
-        if (!j["name"].is_string()) throw ConfigError("name = " + show(j["name"]) + " is not allowed: a string");
+        if (!j["name"].is_string())
+            throw ConfigError("name = " + show(j["name"]) + " is not allowed: a string");
         s.name = j["name"].get<std::string>();
     }
     if (!j.contains("experiment")) {
@@ -184,8 +200,9 @@ SweepSpec SweepSpec::fromJson(const json& j, const std::string& baseDir) {
         const json& v = a["values"][i];
         if (!v.is_number()) throw ConfigError(valueError(s.axis, i, v));
         const double x = v.get<double>();
-        const bool bad = !std::isfinite(x) || x < info.min || (info.integer && std::floor(x) != x) ||
-                         (info.integer && x > 1e9) || (s.axis == SweepAxis::StepSize && !(x > 0));
+        const bool bad = !std::isfinite(x) || x < info.min ||
+                         (info.integer && std::floor(x) != x) || (info.integer && x > 1e9) ||
+                         (s.axis == SweepAxis::StepSize && !(x > 0));
         if (bad) throw ConfigError(valueError(s.axis, i, v));
         s.values.push_back(x);
     }
@@ -227,9 +244,9 @@ SweepSpec SweepSpec::fromText(std::string_view text, const std::string& source,
 
 SweepSpec SweepSpec::fromFile(const std::string& path) {
     // A FIFO, a device or a folder is refused before any read; at most kMaxConfigBytes are read.
-    const std::string text = readInputFile(
-        path, "sweep file", &throwAs<ConfigError>, kMaxConfigBytes,
-        "a sweep file is at most " + std::to_string(kMaxConfigBytes));
+    const std::string text =
+        readInputFile(path, "sweep file", &throwAs<ConfigError>, kMaxConfigBytes,
+                      "a sweep file is at most " + std::to_string(kMaxConfigBytes));
     return fromText(text, "sweep file " + showPath(path), folderOf(path));
 }
 

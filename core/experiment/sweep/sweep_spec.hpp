@@ -4,8 +4,8 @@
 // form is described in docs/sweeps.md.
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "experiment/config/config.hpp"
@@ -33,8 +33,8 @@ struct SweepSpec {
     std::string name = "sweep";
     ExperimentConfig experiment;  // the base every point starts from
     SweepAxis axis = SweepAxis::Stages;
-    std::vector<double> values;   // one point per value, in this order
-    int seeds = 1;                // runs per grid step, averaged (overrides experiment.seeds)
+    std::vector<double> values;        // one point per value, in this order
+    int seeds = 1;                     // runs per grid step, averaged (overrides experiment.seeds)
     std::optional<StepRule> stepRule;  // overrides every method's rule when set
 
     // Parses and validates every point (a ConfigError names the point's value and the key).

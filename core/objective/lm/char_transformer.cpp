@@ -32,8 +32,8 @@ Eigen::VectorXd seededLmInit(const LmLayout& layout, std::uint64_t seed) {
                 span.setConstant(isWeight ? 1.0 : 0.0);
             } else {
                 // A linear layer's fan-in: the weight's second dimension (the bias shares it).
-                const int in = t.name.starts_with("mlp.2") ? 4 * layout.dims().width
-                                                           : layout.dims().width;
+                const int in =
+                    t.name.starts_with("mlp.2") ? 4 * layout.dims().width : layout.dims().width;
                 const double bound = 1.0 / std::sqrt(static_cast<double>(in));
                 for (auto& v : span) v = (2.0 * rng.uniform() - 1.0) * bound;
             }
@@ -47,10 +47,9 @@ Eigen::VectorXd loadLmWeights(const std::string& path, const LmLayout& layout) {
     if (w.size() != layout.size()) {
         const LmDims& d = layout.dims();
         std::ostringstream s;
-        s << "initial weights \"" << path << "\" have " << w.size()
-          << " values, the model needs " << layout.size() << " (S = " << d.stages
-          << ", C = " << d.width << ", T = " << d.context << ", V = " << d.vocab
-          << " in the documented parameter order)";
+        s << "initial weights \"" << path << "\" have " << w.size() << " values, the model needs "
+          << layout.size() << " (S = " << d.stages << ", C = " << d.width << ", T = " << d.context
+          << ", V = " << d.vocab << " in the documented parameter order)";
         throw DataError(s.str());
     }
     return w;
@@ -62,8 +61,8 @@ CharTransformerProblem makeCharTransformerProblem(const CharTransformerParams& p
     p.corpus = params.corpusPath.empty()
                    ? builtInCorpus(params.corpusSeed, params.builtInCharacters)
                    : loadTextCorpus(params.corpusPath);
-    LmDims dims{params.stages, params.width, params.heads, params.context, params.batch,
-                p.corpus.vocabSize()};
+    LmDims dims{params.stages,  params.width, params.heads,
+                params.context, params.batch, p.corpus.vocabSize()};
     p.layout = LmLayout(dims);
     if (params.beforeWeights) params.beforeWeights(p.layout);
     if (params.heldOutFraction > 0.0) {

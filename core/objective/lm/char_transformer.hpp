@@ -23,12 +23,12 @@ struct CharTransformerParams {
     int heads = 4;
     int context = 32;
     int batch = 16;
-    std::string corpusPath;           // empty: the built-in corpus
-    std::uint64_t corpusSeed = 0;     // the built-in corpus's seed
+    std::string corpusPath;        // empty: the built-in corpus
+    std::uint64_t corpusSeed = 0;  // the built-in corpus's seed
     long long builtInCharacters = 200'000;
-    double heldOutFraction = 0.0;     // > 0: the corpus's last part is held out from training
-    std::string w0Path;               // non-empty: initial weights from this .npy
-    std::uint64_t initSeed = 0;       // otherwise: seeded initialisation
+    double heldOutFraction = 0.0;  // > 0: the corpus's last part is held out from training
+    std::string w0Path;            // non-empty: initial weights from this .npy
+    std::uint64_t initSeed = 0;    // otherwise: seeded initialisation
     LmPrecision precision = LmPrecision::Double;
     // Called once the layout is known and before the weights are allocated, so a caller can
     // refuse a model that would not fit in memory without having allocated any of it.
@@ -37,11 +37,11 @@ struct CharTransformerParams {
 
 struct CharTransformerProblem {
     CharTransformerParams params;
-    TextCorpus corpus;                 // the whole corpus (vocabulary from all of it)
-    TokenBatches train;                // the dataset batches (M of them)
+    TextCorpus corpus;   // the whole corpus (vocabulary from all of it)
+    TokenBatches train;  // the dataset batches (M of them)
     std::optional<TokenBatches> heldOut;
     LmLayout layout;
-    Eigen::VectorXd w0;                // in double; float runs round it once
+    Eigen::VectorXd w0;  // in double; float runs round it once
 };
 
 // Loads or generates the corpus, sizes the model from it and makes w0. Throws ConfigError or

@@ -378,16 +378,14 @@ constexpr std::size_t kElementGrain = 256;
 
 template <typename Real>
 void geluForward(const Real* u, std::size_t n, Real* out) {
-    parallelRange(n, kElementGrain, [&](std::size_t b, std::size_t e) {
-        geluForwardAvx2(u + b, e - b, out + b);
-    });
+    parallelRange(n, kElementGrain,
+                  [&](std::size_t b, std::size_t e) { geluForwardAvx2(u + b, e - b, out + b); });
 }
 
 template <typename Real>
 void geluBackwardInPlace(const Real* u, std::size_t n, Real* d) {
-    parallelRange(n, kElementGrain, [&](std::size_t b, std::size_t e) {
-        geluBackwardAvx2(u + b, e - b, d + b);
-    });
+    parallelRange(n, kElementGrain,
+                  [&](std::size_t b, std::size_t e) { geluBackwardAvx2(u + b, e - b, d + b); });
 }
 
 template void gemm<float>(int, int, int, const float*, std::ptrdiff_t, std::ptrdiff_t, const float*,

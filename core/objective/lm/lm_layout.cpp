@@ -57,7 +57,9 @@ LmBlockOffsets::LmBlockOffsets(int width) {
 long long LmLayout::embeddingSize(const LmDims& d) {
     return static_cast<long long>(d.vocab + d.context) * d.width;
 }
-long long LmLayout::blockSize(const LmDims& d) { return LmBlockOffsets(d.width).size; }
+long long LmLayout::blockSize(const LmDims& d) {
+    return LmBlockOffsets(d.width).size;
+}
 long long LmLayout::headSize(const LmDims& d) {
     return static_cast<long long>(d.vocab + 2) * d.width;
 }
@@ -97,9 +99,8 @@ LmLayout::LmLayout(const LmDims& dims) : dims_(dims) {
                                                        {"mlp.2.weight", {C, 4 * C}},
                                                        {"mlp.2.bias", {C}}}));
     }
-    stages_.push_back(stageOf(LmStageKind::Head, {{"ln_f.weight", {C}},
-                                                  {"ln_f.bias", {C}},
-                                                  {"lm_head.weight", {V, C}}}));
+    stages_.push_back(stageOf(
+        LmStageKind::Head, {{"ln_f.weight", {C}}, {"ln_f.bias", {C}}, {"lm_head.weight", {V, C}}}));
     size_ = at;
 }
 

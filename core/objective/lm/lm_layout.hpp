@@ -9,12 +9,12 @@
 namespace pipelens {
 
 struct LmDims {
-    int stages = 4;   // S >= 3: embedding, S - 2 transformer blocks, head
-    int width = 64;   // C, a multiple of heads
+    int stages = 4;  // S >= 3: embedding, S - 2 transformer blocks, head
+    int width = 64;  // C, a multiple of heads
     int heads = 4;
-    int context = 32; // T: tokens per sequence (the position table has exactly T rows)
-    int batch = 16;   // b: sequences per microbatch
-    int vocab = 0;    // V: from the corpus
+    int context = 32;  // T: tokens per sequence (the position table has exactly T rows)
+    int batch = 16;    // b: sequences per microbatch
+    int vocab = 0;     // V: from the corpus
 
     int headDim() const { return width / heads; }
     int tokens() const { return batch * context; }  // N = b T rows per microbatch
@@ -40,7 +40,7 @@ struct LmStageLayout {
 };
 
 class LmLayout {
-public:
+  public:
     LmLayout() = default;  // empty: no stages
     explicit LmLayout(const LmDims& dims);
     const LmDims& dims() const { return dims_; }
@@ -53,7 +53,7 @@ public:
     static long long blockSize(const LmDims& d);
     static long long headSize(const LmDims& d);
 
-private:
+  private:
     LmDims dims_;
     std::vector<LmStageLayout> stages_;
     long long size_ = 0;

@@ -12,27 +12,45 @@ LmStageRunner<Real>::LmStageRunner(const LmLayout& layout, int stage)
     outputSize_ = kind_ == LmStageKind::Head ? static_cast<long long>(d.tokens()) * d.vocab : nc;
     inputSize_ = kind_ == LmStageKind::Embedding ? 0 : nc;
     switch (kind_) {
-        case LmStageKind::Embedding: embedding_ = std::make_unique<EmbeddingStage<Real>>(d); break;
-        case LmStageKind::Block: block_ = std::make_unique<BlockStage<Real>>(d); break;
-        case LmStageKind::Head: head_ = std::make_unique<HeadStage<Real>>(d); break;
+        case LmStageKind::Embedding:
+            embedding_ = std::make_unique<EmbeddingStage<Real>>(d);
+            break;
+        case LmStageKind::Block:
+            block_ = std::make_unique<BlockStage<Real>>(d);
+            break;
+        case LmStageKind::Head:
+            head_ = std::make_unique<HeadStage<Real>>(d);
+            break;
     }
 }
 
 template <typename Real>
 void LmStageRunner<Real>::forward(const Real* w, const int* tokens, const Real* input, Real* out) {
     switch (kind_) {
-        case LmStageKind::Embedding: embedding_->forward(w, tokens, out); break;
-        case LmStageKind::Block: block_->forward(w, input, out); break;
-        case LmStageKind::Head: head_->forward(w, input, out); break;
+        case LmStageKind::Embedding:
+            embedding_->forward(w, tokens, out);
+            break;
+        case LmStageKind::Block:
+            block_->forward(w, input, out);
+            break;
+        case LmStageKind::Head:
+            head_->forward(w, input, out);
+            break;
     }
 }
 
 template <typename Real>
 void LmStageRunner<Real>::backward(const Real* w, const Real* gradOut, Real* gradW, Real* gradIn) {
     switch (kind_) {
-        case LmStageKind::Embedding: embedding_->backward(gradOut, gradW); break;
-        case LmStageKind::Block: block_->backward(w, gradOut, gradW, gradIn); break;
-        case LmStageKind::Head: head_->backward(w, gradOut, gradW, gradIn); break;
+        case LmStageKind::Embedding:
+            embedding_->backward(gradOut, gradW);
+            break;
+        case LmStageKind::Block:
+            block_->backward(w, gradOut, gradW, gradIn);
+            break;
+        case LmStageKind::Head:
+            head_->backward(w, gradOut, gradW, gradIn);
+            break;
     }
 }
 
@@ -56,8 +74,7 @@ CharTransformer<Real>::CharTransformer(const LmLayout& layout) : layout_(layout)
 
 template <typename Real>
 double CharTransformer<Real>::forwardAll(const std::vector<const Real*>& stageWeights,
-                                         const int* tokens, const int* targets,
-                                         bool withGradient) {
+                                         const int* tokens, const int* targets, bool withGradient) {
     forwardStages(stageWeights, tokens);
     return crossEntropy(outputs_.back().data(), targets, dims().tokens(), dims().vocab,
                         withGradient ? gradLogits_.data() : nullptr);
@@ -76,20 +93,23 @@ void CharTransformer<Real>::forwardStages(const std::vector<const Real*>& stageW
 
 template <typename Real>
 const Real* CharTransformer<Real>::logits(const Real* w, const int* tokens) {
-    for (int s = 0; s < stages(); ++s) weights_[static_cast<std::size_t>(s)] = w + layout_.stage(s).offset;
+    for (int s = 0; s < stages(); ++s)
+        weights_[static_cast<std::size_t>(s)] = w + layout_.stage(s).offset;
     forwardStages(weights_, tokens);
     return outputs_.back().data();
 }
 
 template <typename Real>
 double CharTransformer<Real>::loss(const Real* w, const int* tokens, const int* targets) {
-    for (int s = 0; s < stages(); ++s) weights_[static_cast<std::size_t>(s)] = w + layout_.stage(s).offset;
+    for (int s = 0; s < stages(); ++s)
+        weights_[static_cast<std::size_t>(s)] = w + layout_.stage(s).offset;
     return forwardAll(weights_, tokens, targets, false);
 }
 
 template <typename Real>
 void CharTransformer<Real>::backwardDownTo(const std::vector<const Real*>& stageWeights,
-                                           int lowestStage, const std::function<Real*(int)>& gradOf) {
+                                           int lowestStage,
+                                           const std::function<Real*(int)>& gradOf) {
     const Real* gradOut = gradLogits_.data();
     for (int s = stages() - 1; s >= lowestStage; --s) {
         Real* gradIn = (s % 2 == 0) ? gradA_.data() : gradB_.data();  // ping-pong buffers
@@ -112,7 +132,8 @@ double CharTransformer<Real>::lossAndStageGradient(const std::vector<const Real*
 template <typename Real>
 double CharTransformer<Real>::lossAndGradient(const Real* w, const int* tokens, const int* targets,
                                               Real* grad) {
-    for (int s = 0; s < stages(); ++s) weights_[static_cast<std::size_t>(s)] = w + layout_.stage(s).offset;
+    for (int s = 0; s < stages(); ++s)
+        weights_[static_cast<std::size_t>(s)] = w + layout_.stage(s).offset;
     const double l = forwardAll(weights_, tokens, targets, true);
     backwardDownTo(weights_, 0, [&](int s) { return grad + layout_.stage(s).offset; });
     return l;

@@ -16,7 +16,7 @@ namespace pipelens {
 // One stage of the chain: dispatches to the stage kind and keeps its saved state.
 template <typename Real>
 class LmStageRunner {
-public:
+  public:
     LmStageRunner(const LmLayout& layout, int stage);
     LmStageKind kind() const { return kind_; }
     long long paramSize() const { return size_; }
@@ -31,7 +31,7 @@ public:
 
     const BlockStage<Real>* block() const { return block_.get(); }
 
-private:
+  private:
     LmStageKind kind_;
     long long size_ = 0;
     long long outputSize_ = 0;
@@ -43,7 +43,7 @@ private:
 
 template <typename Real>
 class CharTransformer {
-public:
+  public:
     explicit CharTransformer(const LmLayout& layout);
     const LmLayout& layout() const { return layout_; }
     const LmDims& dims() const { return layout_.dims(); }
@@ -65,7 +65,7 @@ public:
     // The logits [N, V] of one batch's tokens at w (all stages forward); valid until the next pass.
     const Real* logits(const Real* w, const int* tokens);
 
-private:
+  private:
     double forwardAll(const std::vector<const Real*>& stageWeights, const int* tokens,
                       const int* targets, bool withGradient);
     void forwardStages(const std::vector<const Real*>& stageWeights, const int* tokens);

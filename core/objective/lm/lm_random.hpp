@@ -1,7 +1,7 @@
 #pragma once
 // A small seeded generator for the language model's own draws (built-in corpus, seeded
-// initialisation; RPD uses NumPy's stream). splitmix64: tiny, fast and identical on every platform. It does
-// not replicate PyTorch's or NumPy's streams; golden runs load w0 from a file instead.
+// initialisation; RPD uses NumPy's stream). splitmix64: tiny, fast and identical on every platform.
+// It does not replicate PyTorch's or NumPy's streams; golden runs load w0 from a file instead.
 #include <cmath>
 #include <cstdint>
 #include <numbers>
@@ -9,7 +9,7 @@
 namespace pipelens {
 
 class LmRandom {
-public:
+  public:
     explicit LmRandom(std::uint64_t seed) : state_(seed ^ 0x6A09E667F3BCC909ULL) {}
 
     std::uint64_t next() {
@@ -35,7 +35,7 @@ public:
         return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
     }
 
-private:
+  private:
     std::uint64_t state_;
 };
 

@@ -16,13 +16,15 @@ std::vector<int> sampleTokens(const CharTransformerProblem& problem, const Eigen
         throw ConfigError("sample temperature = " + std::to_string(temperature) +
                           " is not allowed: a number > 0");
     }
-    if (length < 0) throw ConfigError("sample length = " + std::to_string(length) + " is not allowed: >= 0");
+    if (length < 0)
+        throw ConfigError("sample length = " + std::to_string(length) + " is not allowed: >= 0");
     const int V = problem.corpus.vocabSize();
-    if (prompt.empty()) prompt.push_back(problem.corpus.ids.empty() ? 0 : problem.corpus.ids.front());
+    if (prompt.empty())
+        prompt.push_back(problem.corpus.ids.empty() ? 0 : problem.corpus.ids.front());
     for (int id : prompt) {
         if (id < 0 || id >= V) {
-            throw ConfigError("prompt token " + std::to_string(id) + " is outside the vocabulary of " +
-                              std::to_string(V) + " characters");
+            throw ConfigError("prompt token " + std::to_string(id) +
+                              " is outside the vocabulary of " + std::to_string(V) + " characters");
         }
     }
     LmDims one = problem.layout.dims();
@@ -37,10 +39,12 @@ std::vector<int> sampleTokens(const CharTransformerProblem& problem, const Eigen
     for (int i = 0; i < length; ++i) {
         const std::size_t L = std::min<std::size_t>(text.size(), static_cast<std::size_t>(T));
         std::copy(text.end() - static_cast<std::ptrdiff_t>(L), text.end(), window.begin());
-        const double* row = model.logits(weights.data(), window.data()) + (L - 1) * static_cast<std::size_t>(V);
+        const double* row =
+            model.logits(weights.data(), window.data()) + (L - 1) * static_cast<std::size_t>(V);
         const double top = *std::max_element(row, row + V);
         double total = 0.0;
-        for (int v = 0; v < V; ++v) total += p[static_cast<std::size_t>(v)] = std::exp((row[v] - top) / temperature);
+        for (int v = 0; v < V; ++v)
+            total += p[static_cast<std::size_t>(v)] = std::exp((row[v] - top) / temperature);
         // Inverse CDF on one uniform draw; the last character takes any rounding remainder.
         double u = rng.random() * total;
         int next = V - 1;

@@ -40,26 +40,26 @@ constexpr std::size_t kElementGrain = 256;
 template <typename Real>
 void layerNormForward(const Real* x, const Real* g, const Real* b, int rows, int width, Real* xhat,
                       Real* rstd, Real* y) {
-    lmk::parallelRange(static_cast<std::size_t>(rows), kRowGrain,
-                       [&](std::size_t first, std::size_t last) {
-        for (int n = static_cast<int>(first); n < static_cast<int>(last); ++n) {
-            const Real* xr = x + static_cast<std::ptrdiff_t>(n) * width;
-            Real mean = 0;
-            for (int i = 0; i < width; ++i) mean += xr[i];
-            mean /= static_cast<Real>(width);
-            Real var = 0;
-            for (int i = 0; i < width; ++i) var += (xr[i] - mean) * (xr[i] - mean);
-            var /= static_cast<Real>(width);
-            const Real r = Real(1) / std::sqrt(var + static_cast<Real>(kLayerNormEps));
-            rstd[n] = r;
-            Real* hr = xhat + static_cast<std::ptrdiff_t>(n) * width;
-            Real* yr = y + static_cast<std::ptrdiff_t>(n) * width;
-            for (int i = 0; i < width; ++i) {
-                hr[i] = (xr[i] - mean) * r;
-                yr[i] = hr[i] * g[i] + b[i];
+    lmk::parallelRange(
+        static_cast<std::size_t>(rows), kRowGrain, [&](std::size_t first, std::size_t last) {
+            for (int n = static_cast<int>(first); n < static_cast<int>(last); ++n) {
+                const Real* xr = x + static_cast<std::ptrdiff_t>(n) * width;
+                Real mean = 0;
+                for (int i = 0; i < width; ++i) mean += xr[i];
+                mean /= static_cast<Real>(width);
+                Real var = 0;
+                for (int i = 0; i < width; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+                var /= static_cast<Real>(width);
+                const Real r = Real(1) / std::sqrt(var + static_cast<Real>(kLayerNormEps));
+                rstd[n] = r;
+                Real* hr = xhat + static_cast<std::ptrdiff_t>(n) * width;
+                Real* yr = y + static_cast<std::ptrdiff_t>(n) * width;
+                for (int i = 0; i < width; ++i) {
+                    hr[i] = (xr[i] - mean) * r;
+                    yr[i] = hr[i] * g[i] + b[i];
+                }
             }
-        }
-    });
+        });
 }
 
 // sums[j] = sum over rows n, in order, of m[n, j]; split by columns.
@@ -67,12 +67,12 @@ template <typename Real>
 void columnSums(const Real* m, int rows, int cols, Real* sums) {
     lmk::parallelRange(static_cast<std::size_t>(cols), kColumnGrain,
                        [&](std::size_t b, std::size_t e) {
-        std::fill(sums + b, sums + e, Real(0));
-        for (int n = 0; n < rows; ++n) {
-            const Real* r = m + static_cast<std::ptrdiff_t>(n) * cols;
-            for (std::size_t j = b; j < e; ++j) sums[j] += r[j];
-        }
-    });
+                           std::fill(sums + b, sums + e, Real(0));
+                           for (int n = 0; n < rows; ++n) {
+                               const Real* r = m + static_cast<std::ptrdiff_t>(n) * cols;
+                               for (std::size_t j = b; j < e; ++j) sums[j] += r[j];
+                           }
+                       });
 }
 
 // dx += LN's input gradient; dg, db are written. Rows split for dx; dg and db are column sums
@@ -80,37 +80,37 @@ void columnSums(const Real* m, int rows, int cols, Real* sums) {
 template <typename Real>
 void layerNormBackward(const Real* dy, const Real* xhat, const Real* rstd, const Real* g, int rows,
                        int width, Real* dx, Real* dg, Real* db) {
-    lmk::parallelRange(static_cast<std::size_t>(rows), kRowGrain, [&](std::size_t b,
-                                                                          std::size_t e) {
-        for (int n = static_cast<int>(b); n < static_cast<int>(e); ++n) {
-            const Real* dyr = dy + static_cast<std::ptrdiff_t>(n) * width;
-            const Real* hr = xhat + static_cast<std::ptrdiff_t>(n) * width;
-            Real* dxr = dx + static_cast<std::ptrdiff_t>(n) * width;
-            Real m1 = 0;
-            Real m2 = 0;
-            for (int i = 0; i < width; ++i) {
-                const Real dh = dyr[i] * g[i];
-                m1 += dh;
-                m2 += dh * hr[i];
-            }
-            m1 /= static_cast<Real>(width);
-            m2 /= static_cast<Real>(width);
-            for (int i = 0; i < width; ++i) {
-                dxr[i] += rstd[n] * (dyr[i] * g[i] - m1 - hr[i] * m2);
-            }
-        }
-    });
+    lmk::parallelRange(static_cast<std::size_t>(rows), kRowGrain,
+                       [&](std::size_t b, std::size_t e) {
+                           for (int n = static_cast<int>(b); n < static_cast<int>(e); ++n) {
+                               const Real* dyr = dy + static_cast<std::ptrdiff_t>(n) * width;
+                               const Real* hr = xhat + static_cast<std::ptrdiff_t>(n) * width;
+                               Real* dxr = dx + static_cast<std::ptrdiff_t>(n) * width;
+                               Real m1 = 0;
+                               Real m2 = 0;
+                               for (int i = 0; i < width; ++i) {
+                                   const Real dh = dyr[i] * g[i];
+                                   m1 += dh;
+                                   m2 += dh * hr[i];
+                               }
+                               m1 /= static_cast<Real>(width);
+                               m2 /= static_cast<Real>(width);
+                               for (int i = 0; i < width; ++i) {
+                                   dxr[i] += rstd[n] * (dyr[i] * g[i] - m1 - hr[i] * m2);
+                               }
+                           }
+                       });
     lmk::parallelRange(static_cast<std::size_t>(width), kColumnGrain,
                        [&](std::size_t b, std::size_t e) {
-        const auto i0 = static_cast<int>(b);
-        const auto i1 = static_cast<int>(e);
-        std::fill(dg + i0, dg + i1, Real(0));
-        for (int n = 0; n < rows; ++n) {
-            const Real* dyr = dy + static_cast<std::ptrdiff_t>(n) * width;
-            const Real* hr = xhat + static_cast<std::ptrdiff_t>(n) * width;
-            for (int i = i0; i < i1; ++i) dg[i] += dyr[i] * hr[i];
-        }
-    });
+                           const auto i0 = static_cast<int>(b);
+                           const auto i1 = static_cast<int>(e);
+                           std::fill(dg + i0, dg + i1, Real(0));
+                           for (int n = 0; n < rows; ++n) {
+                               const Real* dyr = dy + static_cast<std::ptrdiff_t>(n) * width;
+                               const Real* hr = xhat + static_cast<std::ptrdiff_t>(n) * width;
+                               for (int i = i0; i < i1; ++i) dg[i] += dyr[i] * hr[i];
+                           }
+                       });
     columnSums(dy, rows, width, db);
 }
 
@@ -133,11 +133,11 @@ void linearForward(const Real* in, const Real* W, const Real* bias, int rows, in
         o.noalias() = CMat<Real>(in, rows, inDim) * CMat<Real>(W, outDim, inDim).transpose();
     }
     if (bias != nullptr) {
-        lmk::parallelRange(static_cast<std::size_t>(rows), kRowGrain, [&](std::size_t b,
-                                                                          std::size_t e) {
-            o.middleRows(static_cast<Eigen::Index>(b), static_cast<Eigen::Index>(e - b)).rowwise() +=
-                CRow<Real>(bias, outDim);
-        });
+        lmk::parallelRange(
+            static_cast<std::size_t>(rows), kRowGrain, [&](std::size_t b, std::size_t e) {
+                o.middleRows(static_cast<Eigen::Index>(b), static_cast<Eigen::Index>(e - b))
+                    .rowwise() += CRow<Real>(bias, outDim);
+            });
     }
 }
 
@@ -175,7 +175,8 @@ Real geluExact(Real u) {
 
 template <typename Real>
 Real geluExactDerivative(Real u) {
-    const Real cdf = Real(0.5) * (Real(1) + std::erf(u * static_cast<Real>(std::numbers::sqrt2 / 2)));
+    const Real cdf =
+        Real(0.5) * (Real(1) + std::erf(u * static_cast<Real>(std::numbers::sqrt2 / 2)));
     const Real pdf = std::exp(Real(-0.5) * u * u) *
                      static_cast<Real>(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
     return cdf + u * pdf;
@@ -231,8 +232,8 @@ BlockStage<Real>::BlockStage(const LmDims& dims) : dims_(dims), at_(dims.width) 
     for (auto* v : {&pre_, &act_, &dAct_}) v->assign(4 * nc, Real(0));
     probs_.assign(static_cast<std::size_t>(dims.batch) * static_cast<std::size_t>(dims.heads) * tt,
                   Real(0));
-    dScores_.assign(static_cast<std::size_t>(dims.batch) * static_cast<std::size_t>(dims.heads) * tt,
-                    Real(0));
+    dScores_.assign(
+        static_cast<std::size_t>(dims.batch) * static_cast<std::size_t>(dims.heads) * tt, Real(0));
 }
 
 template <typename Real>
@@ -267,7 +268,8 @@ void BlockStage<Real>::attentionForward() {
     const int hd = dims_.headDim();
     const Real scale = Real(1) / std::sqrt(static_cast<Real>(hd));
     // (sequence, head) pairs are independent: split over threads.
-    const auto pairs = static_cast<std::size_t>(dims_.batch) * static_cast<std::size_t>(dims_.heads);
+    const auto pairs =
+        static_cast<std::size_t>(dims_.batch) * static_cast<std::size_t>(dims_.heads);
     lmk::parallelRange(pairs, 1, [&](std::size_t first, std::size_t last) {
         for (std::size_t pair = first; pair < last; ++pair) {
             const int n = static_cast<int>(pair) / dims_.heads;
@@ -280,7 +282,8 @@ void BlockStage<Real>::attentionForward() {
                         T, T);
             const bool fast = lmk::fastKernels();
             if (fast) {
-                lmk::gemm<Real>(T, T, hd, q.data(), 3 * C, 1, k.data(), 1, 3 * C, p.data(), T, false);
+                lmk::gemm<Real>(T, T, hd, q.data(), 3 * C, 1, k.data(), 1, 3 * C, p.data(), T,
+                                false);
             } else {
                 p.noalias() = q * k.transpose();
             }
@@ -350,7 +353,8 @@ void BlockStage<Real>::attentionBackward() {
     const int C = dims_.width;
     const int hd = dims_.headDim();
     const Real scale = Real(1) / std::sqrt(static_cast<Real>(hd));
-    const auto pairs = static_cast<std::size_t>(dims_.batch) * static_cast<std::size_t>(dims_.heads);
+    const auto pairs =
+        static_cast<std::size_t>(dims_.batch) * static_cast<std::size_t>(dims_.heads);
     const std::size_t tt = static_cast<std::size_t>(T) * static_cast<std::size_t>(T);
     lmk::parallelRange(pairs, 1, [&](std::size_t first, std::size_t last) {
         for (std::size_t pair = first; pair < last; ++pair) {
@@ -385,8 +389,10 @@ void BlockStage<Real>::attentionBackward() {
                 for (int l = i + 1; l < T; ++l) ds(i, l) = 0;
             }
             if (fast) {
-                lmk::gemm<Real>(T, hd, T, ds.data(), T, 1, k.data(), 3 * C, 1, dq.data(), 3 * C, false);
-                lmk::gemm<Real>(T, hd, T, ds.data(), 1, T, q.data(), 3 * C, 1, dk.data(), 3 * C, false);
+                lmk::gemm<Real>(T, hd, T, ds.data(), T, 1, k.data(), 3 * C, 1, dq.data(), 3 * C,
+                                false);
+                lmk::gemm<Real>(T, hd, T, ds.data(), 1, T, q.data(), 3 * C, 1, dk.data(), 3 * C,
+                                false);
             } else {
                 dq.noalias() = ds * k;
                 dk.noalias() = ds.transpose() * q;
@@ -432,51 +438,52 @@ double crossEntropy(const Real* logits, const int* targets, int rows, int vocab,
     std::vector<double>& rowLoss = callerRowLoss;  // the caller's, also on the helper threads
     rowLoss.resize(static_cast<std::size_t>(rows));
     const bool fast = lmk::fastKernels();
-    lmk::parallelRange(static_cast<std::size_t>(rows), kRowGrain, [&](std::size_t b,
-                                                                          std::size_t e) {
-        if (fast) {
-            // exp(z - max) once per row, vectorised, into the gradient's row (or a scratch row):
-            // the gradient is then exp(z - max) / sum / N, equal to exp(z - lse) / N up to
-            // rounding.
-            thread_local std::vector<Real> scratch;
-            if (gradLogits == nullptr && scratch.size() < static_cast<std::size_t>(vocab)) {
-                scratch.resize(static_cast<std::size_t>(vocab));
+    lmk::parallelRange(
+        static_cast<std::size_t>(rows), kRowGrain, [&](std::size_t b, std::size_t e) {
+            if (fast) {
+                // exp(z - max) once per row, vectorised, into the gradient's row (or a scratch
+                // row): the gradient is then exp(z - max) / sum / N, equal to exp(z - lse) / N up
+                // to rounding.
+                thread_local std::vector<Real> scratch;
+                if (gradLogits == nullptr && scratch.size() < static_cast<std::size_t>(vocab)) {
+                    scratch.resize(static_cast<std::size_t>(vocab));
+                }
+                for (int n = static_cast<int>(b); n < static_cast<int>(e); ++n) {
+                    const Real* z = logits + static_cast<std::ptrdiff_t>(n) * vocab;
+                    Real* ex = gradLogits != nullptr
+                                   ? gradLogits + static_cast<std::ptrdiff_t>(n) * vocab
+                                   : scratch.data();
+                    Real mx = z[0];
+                    for (int v = 1; v < vocab; ++v) mx = std::max(mx, z[v]);
+                    for (int v = 0; v < vocab; ++v) ex[v] = z[v] - mx;
+                    lmk::expInPlace(ex, static_cast<std::size_t>(vocab));
+                    Real sum = 0;
+                    for (int v = 0; v < vocab; ++v) sum += ex[v];
+                    rowLoss[static_cast<std::size_t>(n)] =
+                        static_cast<double>(mx + std::log(sum) - z[targets[n]]);
+                    if (gradLogits != nullptr) {
+                        const Real f = invRows / sum;
+                        for (int v = 0; v < vocab; ++v) ex[v] *= f;
+                        ex[targets[n]] -= invRows;
+                    }
+                }
+                return;
             }
             for (int n = static_cast<int>(b); n < static_cast<int>(e); ++n) {
                 const Real* z = logits + static_cast<std::ptrdiff_t>(n) * vocab;
-                Real* ex = gradLogits != nullptr ? gradLogits + static_cast<std::ptrdiff_t>(n) * vocab
-                                                 : scratch.data();
                 Real mx = z[0];
                 for (int v = 1; v < vocab; ++v) mx = std::max(mx, z[v]);
-                for (int v = 0; v < vocab; ++v) ex[v] = z[v] - mx;
-                lmk::expInPlace(ex, static_cast<std::size_t>(vocab));
                 Real sum = 0;
-                for (int v = 0; v < vocab; ++v) sum += ex[v];
-                rowLoss[static_cast<std::size_t>(n)] =
-                    static_cast<double>(mx + std::log(sum) - z[targets[n]]);
+                for (int v = 0; v < vocab; ++v) sum += std::exp(z[v] - mx);
+                const Real lse = mx + std::log(sum);
+                rowLoss[static_cast<std::size_t>(n)] = static_cast<double>(lse - z[targets[n]]);
                 if (gradLogits != nullptr) {
-                    const Real f = invRows / sum;
-                    for (int v = 0; v < vocab; ++v) ex[v] *= f;
-                    ex[targets[n]] -= invRows;
+                    Real* g = gradLogits + static_cast<std::ptrdiff_t>(n) * vocab;
+                    for (int v = 0; v < vocab; ++v) g[v] = std::exp(z[v] - lse) * invRows;
+                    g[targets[n]] -= invRows;
                 }
             }
-            return;
-        }
-        for (int n = static_cast<int>(b); n < static_cast<int>(e); ++n) {
-            const Real* z = logits + static_cast<std::ptrdiff_t>(n) * vocab;
-            Real mx = z[0];
-            for (int v = 1; v < vocab; ++v) mx = std::max(mx, z[v]);
-            Real sum = 0;
-            for (int v = 0; v < vocab; ++v) sum += std::exp(z[v] - mx);
-            const Real lse = mx + std::log(sum);
-            rowLoss[static_cast<std::size_t>(n)] = static_cast<double>(lse - z[targets[n]]);
-            if (gradLogits != nullptr) {
-                Real* g = gradLogits + static_cast<std::ptrdiff_t>(n) * vocab;
-                for (int v = 0; v < vocab; ++v) g[v] = std::exp(z[v] - lse) * invRows;
-                g[targets[n]] -= invRows;
-            }
-        }
-    });
+        });
     double total = 0.0;
     for (int n = 0; n < rows; ++n) total += rowLoss[static_cast<std::size_t>(n)];
     return total / rows;

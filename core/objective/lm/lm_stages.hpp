@@ -14,13 +14,13 @@ namespace pipelens {
 // Stage 0: h[n, t, :] = E_tok[X[n, t], :] + E_pos[t, :].
 template <typename Real>
 class EmbeddingStage {
-public:
+  public:
     explicit EmbeddingStage(const LmDims& dims) : dims_(dims) {}
     // Keeps the token pointer for backward: it must stay valid until then.
     void forward(const Real* w, const int* tokens, Real* out);
     void backward(const Real* gradOut, Real* gradW) const;
 
-private:
+  private:
     LmDims dims_;
     const int* tokens_ = nullptr;
 };
@@ -28,7 +28,7 @@ private:
 // Stages 1 .. S-2: one pre-LayerNorm transformer block.
 template <typename Real>
 class BlockStage {
-public:
+  public:
     explicit BlockStage(const LmDims& dims);
     void forward(const Real* w, const Real* x, Real* out);
     void backward(const Real* w, const Real* gradOut, Real* gradW, Real* gradIn);
@@ -44,7 +44,7 @@ public:
     const std::vector<Real>& mlpGeluOut() const { return act_; }
     const std::vector<Real>& mlpOut() const { return mlpOut_; }
 
-private:
+  private:
     void attentionForward();
     void attentionBackward();
 
@@ -60,12 +60,12 @@ private:
 // Stage S-1: logits = LN(h; ln_f) W_head^T (no bias).
 template <typename Real>
 class HeadStage {
-public:
+  public:
     explicit HeadStage(const LmDims& dims);
     void forward(const Real* w, const Real* x, Real* logits);
     void backward(const Real* w, const Real* gradLogits, Real* gradW, Real* gradIn);
 
-private:
+  private:
     LmDims dims_;
     std::vector<Real> xhat_, rstd_, lnOut_, dLn_;
 };
