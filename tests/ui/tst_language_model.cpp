@@ -18,17 +18,18 @@
 #include <QTest>
 #include <QTextBrowser>
 
-#include "controls/controls_panel.hpp"
-#include "experiment/run/lm_experiment.hpp"
-#include "controllers/experiment_controller.hpp"
 #include "charts/figure_strip.hpp"
 #include "charts/gantt_chart.hpp"
-#include "controls/lm_objective_fields.hpp"
 #include "charts/loss_chart.hpp"
-#include "main_window.hpp"
-#include "samples_view.hpp"
 #include "charts/staleness_heatmap.hpp"
 #include "charts/theorem_chart.hpp"
+#include "controllers/experiment_controller.hpp"
+#include "controls/controls_panel.hpp"
+#include "controls/lm_objective_fields.hpp"
+#include "experiment/run/lm_experiment.hpp"
+#include "main_window.hpp"
+#include "samples_view.hpp"
+#include "tiny_language_model.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -36,34 +37,8 @@ using namespace pipelens::ui;
 
 namespace {
 
-// S = 3, C = 16, T = 8, b = 4 on 5000 built-in characters; PD, LocalSGD and RPD over `slotBudget`.
 ExperimentConfig tinyLm(int slotBudget) {
-    ExperimentConfig c = defaultExperiment();
-    c.methods.clear();
-    LmObjectiveFields::switchToLanguageModel(c);
-    c.name = "tiny-lm";
-    c.backend = BackendKind::Cpu;
-    c.stages = 3;
-    c.batchSize = 4;
-    LanguageModelSpec& m = *c.objective.languageModel;
-    m.width = 16;
-    m.heads = 2;
-    m.context = 8;
-    m.corpusCharacters = 5000;
-    m.sampleLines = 2;
-    m.sampleLength = 40;
-    c.budget = {};
-    c.budget.totalSlots = slotBudget;
-    MethodSpec pd;
-    pd.step.value = 0.5;
-    MethodSpec local = pd;
-    local.method = Method::LocalSgd;
-    local.replicas = 3;
-    local.localSteps = 2;
-    MethodSpec rpd = pd;
-    rpd.method = Method::RandomizedPipeDream;
-    c.methods = {pd, local, rpd};
-    return c;
+    return test::tinyLanguageModel(slotBudget);
 }
 
 bool hasTab(QTabWidget* tabs, QWidget* page) {

@@ -13,13 +13,14 @@
 #include <nlohmann/json.hpp>
 
 #include "../folder_snapshot.hpp"
-#include "controls/controls_panel.hpp"
-#include "experiment/run/lm_experiment.hpp"
 #include "controllers/experiment_controller.hpp"
+#include "controls/controls_panel.hpp"
 #include "controls/lm_objective_fields.hpp"
 #include "controls/log_slider.hpp"
-#include "main_window.hpp"
 #include "controls/method_list_editor.hpp"
+#include "experiment/run/lm_experiment.hpp"
+#include "main_window.hpp"
+#include "tiny_language_model.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -52,19 +53,11 @@ ExperimentConfig tinyLinear() {
     return c;
 }
 
-// The language model at S = 3, C = 16, T = 8, b = 4 on 5000 built-in characters, same methods.
+// The language model (tiny_language_model.hpp), with one short sample line per method.
 ExperimentConfig tinyLanguageModel() {
-    ExperimentConfig c = tinyLinear();
-    LmObjectiveFields::switchToLanguageModel(c);
-    c.name = "tiny-lm";
-    c.batchSize = 4;
-    LanguageModelSpec& m = *c.objective.languageModel;
-    m.width = 16;
-    m.heads = 2;
-    m.context = 8;
-    m.corpusCharacters = 5000;
-    m.sampleLines = 1;
-    m.sampleLength = 30;
+    ExperimentConfig c = ui::test::tinyLanguageModel(90);
+    c.objective.languageModel->sampleLines = 1;
+    c.objective.languageModel->sampleLength = 30;
     return c;
 }
 
