@@ -397,8 +397,6 @@ MethodRun runMethod(const ExperimentConfig& c, const MethodRun& planned,
                     std::shared_ptr<const LinearObjective> objective, const RunOptions& options,
                     size_t method) {
     MethodRun out = planned;
-    // One timeline (or delay table) for every step size and seed below.
-    const MethodRun shared = withSharedSchedules(c, planned);
     BackendProvider backend = options.backend ? options.backend : cpuBackendProvider();
     const StepSpec& step = planned.spec.step;
     std::vector<double> steps;
@@ -410,6 +408,10 @@ MethodRun runMethod(const ExperimentConfig& c, const MethodRun& planned,
         steps.push_back(step.value);
     }
     const int seeds = std::max(1, c.seeds);
+    // One timeline (or delay table) for every step size and seed below; a single run builds
+    // its own (sharing would only add a copy).
+    const bool several = steps.size() > 1 || seeds > 1;
+    const MethodRun shared = several ? withSharedSchedules(c, planned) : planned;
     // The stable rule reads RPD's curve after every update.
     ExperimentConfig base = c;
     if (!planned.pipeline() && step.grid && step.rule == StepRule::Stable) {

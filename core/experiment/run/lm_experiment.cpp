@@ -110,7 +110,6 @@ std::vector<LmStageMemory> stageMemory(const CharTransformerProblem& p, const Ru
 MethodRun runLmMethod(const ExperimentConfig& c, const MethodRun& planned, const Problem& problem,
                       const RunOptions& options, std::size_t index) {
     MethodRun out = planned;
-    const MethodRun shared = withSharedSchedules(c, planned);  // one timeline for the grid
     auto extras = std::make_shared<LmMethodExtras>();
     const StepSpec& step = planned.spec.step;
     std::vector<double> steps;
@@ -119,6 +118,8 @@ MethodRun runLmMethod(const ExperimentConfig& c, const MethodRun& planned, const
     } else {
         steps.push_back(step.value);
     }
+    // One timeline (or delay table) for the whole grid; a single run builds its own.
+    const MethodRun shared = steps.size() > 1 ? withSharedSchedules(c, planned) : planned;
     std::vector<LmRunOutcome> runs;
     std::vector<GridCandidate> candidates;
     for (std::size_t i = 0; i < steps.size(); ++i) {
