@@ -31,12 +31,6 @@ std::string precisionName(Precision p) {
     return p == Precision::Double ? "double" : "float";
 }
 
-Precision parsePrecision(const std::string& text) {
-    if (text == "double") return Precision::Double;
-    if (text == "float") return Precision::Float;
-    throw ConfigError("precision = \"" + text + "\" is not allowed: one of double, float");
-}
-
 OpenClContext::OpenClContext(const ContextOptions& options) : options_(options) {
     info_ = chooseDevice(options.device);
     std::vector<cl::Platform> platforms;

@@ -16,8 +16,6 @@ namespace pipelens::gpu {
 
 enum class Precision { Double, Float };
 std::string precisionName(Precision p);
-// "double" | "float" (ConfigError otherwise).
-Precision parsePrecision(const std::string& text);
 
 struct ContextOptions {
     std::string device;                  // index or name substring ("" = first)

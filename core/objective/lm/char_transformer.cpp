@@ -9,12 +9,6 @@
 
 namespace pipelens {
 
-LmPrecision parseLmPrecision(const std::string& text) {
-    if (text == "double" || text == "float64") return LmPrecision::Double;
-    if (text == "float" || text == "float32") return LmPrecision::Float;
-    throw ConfigError("precision = \"" + text + "\" is not allowed: one of double, float");
-}
-
 std::string lmPrecisionName(LmPrecision precision) {
     return precision == LmPrecision::Double ? "double" : "float";
 }

@@ -14,7 +14,6 @@
 namespace pipelens {
 
 enum class LmPrecision { Double, Float };
-LmPrecision parseLmPrecision(const std::string& text);  // "double" / "float" (ConfigError else)
 std::string lmPrecisionName(LmPrecision precision);
 
 struct CharTransformerParams {
