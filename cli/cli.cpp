@@ -28,6 +28,7 @@
 #include "cmdline/environment.hpp"
 #include "errors.hpp"
 #include "experiment/config/config.hpp"
+#include "experiment/config/field_limits.hpp"
 #include "experiment/output/results.hpp"
 #include "experiment/run/experiment.hpp"
 #include "experiment/sweep/sweep.hpp"
@@ -216,15 +217,17 @@ int cmdSchedule(const Args& a, std::ostream& out) {
     }
     p.kind = parseScheduleKind(kind);
     // The same bounds as a config's; costs are bounded so slot numbers cannot overflow.
-    p.stages = a.integer("stages", 0, 1, kMaxStages);
+    p.stages = a.integer("stages", 0, limits::kStages.lo, limits::kStages.hi);
     p.microbatches = a.integer("microbatches", 0, 1, 100'000'000);
-    p.noam = a.integer("noam", 0, 1, 1'000'000'000);
-    p.replicas = a.integer("replicas", 0, 1, kMaxStages);
-    p.localSteps = a.integer("local-steps", 1, 1, 1'000'000'000);
-    p.flushGroup = a.integer("flush-group", 0, 1, 1'000'000'000);
-    p.costs.forwardSlots = a.integer("forward-slots", 1, 1, 1000);
-    p.costs.backwardSlots = a.integer("backward-slots", 1, 1, 1000);
-    p.costs.latencySlots = a.integer("latency-slots", 0, 0, 1000);
+    p.noam = a.integer("noam", 0, 1, limits::kNoam.hi);
+    p.replicas = a.integer("replicas", 0, 1, limits::kReplicas.hi);
+    p.localSteps = a.integer("local-steps", 1, limits::kLocalSteps.lo, limits::kLocalSteps.hi);
+    p.flushGroup = a.integer("flush-group", 0, 1, limits::kFlushGroup.hi);
+    p.costs.forwardSlots = a.integer("forward-slots", 1, limits::kOpSlots.lo, limits::kOpSlots.hi);
+    p.costs.backwardSlots =
+        a.integer("backward-slots", 1, limits::kOpSlots.lo, limits::kOpSlots.hi);
+    p.costs.latencySlots =
+        a.integer("latency-slots", 0, limits::kLatencySlots.lo, limits::kLatencySlots.hi);
     Timeline tl = buildTimeline(p);
     if (a.has("art")) {
         out << timelineArt(tl, 100000);

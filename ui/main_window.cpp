@@ -297,7 +297,7 @@ void MainWindow::applyViewNow(const ViewState& view) {
 void MainWindow::applyPendingView(const RunSnapshot& snapshot) {
     if (!pendingView_) return;
     // Only for the opened config: after an edit the view is the user's.
-    if (snapshot.experiment.config.toJson() != pendingViewConfig_) return;
+    if (!(snapshot.experiment.config == pendingViewConfig_)) return;
     const ViewState& view = *pendingView_;
     const int method = ganttMethod_->findText(QString::fromStdString(view.ganttMethod));
     if (method >= 0 && method != ganttMethod_->currentIndex()) {
@@ -463,7 +463,7 @@ bool MainWindow::openConfig(const QString& path, QString* error) {
         if (view) applyViewNow(*view);
         controller_->setConfig(config);
         pendingView_ = view;
-        pendingViewConfig_ = controller_->config().toJson();
+        pendingViewConfig_ = controller_->config();
         controls_->resetStepScale();
         currentFile_ = QFileInfo(path).absoluteFilePath();
         presetId_.clear();

@@ -136,7 +136,7 @@ class MainWindow : public QMainWindow {
     // The opened file's view and config: applied to that config's views until its run's results
     // have been shown (an edit before then leaves the view as the user made it).
     std::optional<ViewState> pendingView_;
-    nlohmann::json pendingViewConfig_;
+    ExperimentConfig pendingViewConfig_;
     bool resultsShowSavedView_ = false;  // the latest results are shown at a file's saved cursor
     QLabel* heatmapTitle_ = nullptr;
     QTextBrowser* lesson_ = nullptr;

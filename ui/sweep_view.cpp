@@ -13,6 +13,7 @@
 #include "charts/widget_export.hpp"
 #include "controllers/experiment_controller.hpp"
 #include "controllers/sweep_controller.hpp"
+#include "experiment/config/field_limits.hpp"
 #include "experiment/sweep/sweep_folder.hpp"
 #include "models/screen_labels.hpp"
 #include "util/format_number.hpp"
@@ -61,7 +62,7 @@ SweepView::SweepView(ExperimentController* experiment, QWidget* parent)
     values_ = new QLineEdit(QString::fromLatin1(kAxes[0].values));
     values_->setToolTip(tr("One point per value: numbers separated by commas or spaces"));
     seeds_ = new QSpinBox;
-    seeds_->setRange(1, 1000);
+    seeds_->setRange(static_cast<int>(limits::kSeeds.lo), static_cast<int>(limits::kSeeds.hi));
     seeds_->setPrefix(tr("seeds "));
     seeds_->setToolTip(tr("Runs per step size and point, averaged: the error bars are ± one sd"));
     rule_ = new QComboBox;
@@ -168,7 +169,7 @@ void SweepView::openSweep(const SweepSpec& spec, SweepMetric metric, bool start)
 ExperimentConfig SweepView::baseExperiment() const {
     const ExperimentConfig& current = experiment_->config();
     if (base_) {
-        const bool shown = sweep_->spec() && sweep_->spec()->toJson() == base_->toJson();
+        const bool shown = sweep_->spec() && *sweep_->spec() == *base_;
         if (sweepIncludes(*base_, shown ? sweep_->points() : SweepPoints{}, current)) {
             return base_->experiment;
         }
@@ -178,16 +179,17 @@ ExperimentConfig SweepView::baseExperiment() const {
 
 std::optional<SweepSpec> SweepView::pendingSpec(QString* error) const {
     try {
-        const ExperimentConfig base = baseExperiment();
-        nlohmann::json j = {{"name", base_ ? base_->name : base.name},
-                            {"experiment", base.toJson()},
-                            {"axis",
-                             {{"name", axis_->currentData().toString().toStdString()},
-                              {"values", parseAxisValues(values_->text().toStdString())}}},
-                            {"seeds", seeds_->value()}};
+        // Typed, checked by core as a sweep file is (SweepSpec::validate).
+        SweepSpec s;
+        s.experiment = baseExperiment();
+        s.name = base_ ? base_->name : s.experiment.name;
+        s.axis = parseSweepAxis(axis_->currentData().toString().toStdString());
+        s.values = parseAxisValues(values_->text().toStdString());
+        s.seeds = seeds_->value();
         const QString rule = rule_->currentData().toString();
-        if (!rule.isEmpty()) j["step_rule"] = rule.toStdString();
-        return SweepSpec::fromJson(j, base.baseDir);
+        if (!rule.isEmpty()) s.stepRule = parseStepRule(rule.toStdString());
+        s.validate();
+        return s;
     } catch (const std::exception& e) {
         if (error) *error = withScreenLabels(QString::fromStdString(e.what()), baseExperiment());
         return std::nullopt;
@@ -197,7 +199,7 @@ std::optional<SweepSpec> SweepView::pendingSpec(QString* error) const {
 bool SweepView::upToDate() const {
     if (!sweep_->spec()) return false;
     const std::optional<SweepSpec> pending = pendingSpec();
-    return pending && pending->toJson() == sweep_->spec()->toJson();
+    return pending && *pending == *sweep_->spec();
 }
 
 void SweepView::run() {

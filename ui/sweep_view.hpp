@@ -33,9 +33,7 @@ class SweepView : public QWidget {
     QComboBox* axisField() const { return axis_; }
     QLineEdit* valuesField() const { return values_; }
     QSpinBox* seedsField() const { return seeds_; }
-    QComboBox* metricField() const { return metric_; }
     QPushButton* runButton() const { return run_; }
-    QPushButton* cancelButton() const { return cancel_; }
     QLabel* stateLabel() const { return state_; }
 
     // Fills the fields from `spec` and makes its experiment the sweep's base; starts it if asked.

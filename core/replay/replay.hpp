@@ -22,6 +22,8 @@ struct SamplingOptions {
     long long gradNormEvery = 0;     // ||grad f||^2 every this many updates (0: never)
     // Divergence: a non-finite objective, or f - f* above this factor times (f(w0) - f*).
     double blowUpFactor = 1e6;
+
+    bool operator==(const SamplingOptions&) const = default;
 };
 
 // Gaussian noise on every block gradient (SPEC section 6); sigma = 0: none, nothing drawn.

@@ -20,6 +20,8 @@ struct OpCosts {
     int forwardSlots = 1;
     int backwardSlots = 1;
     int latencySlots = 0;
+
+    bool operator==(const OpCosts&) const = default;
 };
 
 struct ScheduleParams {

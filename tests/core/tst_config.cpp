@@ -80,6 +80,37 @@ std::string writeText(const QTemporaryDir& dir, const QString& name, const std::
     return path;
 }
 
+// The message of the ConfigError `f` throws ("" when it throws none).
+std::string configErrorOf(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    return {};
+}
+
+// A linear config with every method kind, for the per-field cases below.
+json linearBase() {
+    json j = minimal();
+    j["objective"] = {{"kind", "logistic"}};
+    j["methods"] = json::parse(R"([
+        {"method": "pd", "step_size": 0.1},
+        {"method": "rpd", "step_size": {"grid": [-3, 0]}},
+        {"method": "localsgd", "step_size": 0.1},
+        {"method": "fill-drain", "step_size": 0.1}])");
+    return j;
+}
+
+// One bad value of one field, written into a file's JSON and typed into a config.
+struct FieldCase {
+    std::string field;    // as messages name it
+    std::string pointer;  // where the file has it
+    json bad;
+    std::function<void(ExperimentConfig&)> type;  // the same value, typed
+    bool languageModel = false;
+};
+
 }  // namespace
 
 class TestConfig : public QObject {
@@ -329,6 +360,162 @@ class TestConfig : public QObject {
         j = minimal();
         j["view"] = "slots";
         expectConfigError(j, {"view = \"slots\"", "a JSON object"});
+    }
+
+    // One rule per field (field_limits.hpp): a bad value read from a file and the same value typed
+    // into a config (an edit in the app, checked by validate()) are refused with the same
+    // message, naming the field, the value and what is allowed. Every numeric field is here.
+    void typedEditsAreCheckedAsFilesAre() {
+        using C = ExperimentConfig;
+        const std::uint64_t tooBigSeed = 1'000'000'000'001ULL;
+        const std::vector<FieldCase> cases{
+            {"seed", "/seed", json(tooBigSeed), [&](C& c) { c.seed = tooBigSeed; }},
+            {"seeds", "/seeds", json(1001), [](C& c) { c.seeds = 1001; }},
+            {"stages", "/stages", json(4097), [](C& c) { c.stages = 4097; }},
+            {"stages", "/stages", json(0), [](C& c) { c.stages = 0; }},
+            {"batch_size", "/batch_size", json(0), [](C& c) { c.batchSize = 0; }},
+            {"objective.l2", "/objective/l2", json(-1.0), [](C& c) { c.objective.l2 = -1.0; }},
+            {"objective.gradient_noise", "/objective/gradient_noise", json(-0.5),
+             [](C& c) { c.objective.gradientNoise = -0.5; }},
+            {"objective.noise_seed", "/objective/noise_seed", json(tooBigSeed),
+             [&](C& c) { c.objective.noiseSeed = tooBigSeed; }},
+            {"data.rows", "/data/rows", json(0), [](C& c) { c.data.rows = 0; }},
+            {"data.dim", "/data/dim", json(10'000'001), [](C& c) { c.data.dim = 10'000'001; }},
+            {"data.seed", "/data/seed", json(tooBigSeed), [&](C& c) { c.data.seed = tooBigSeed; }},
+            {"data.label_noise", "/data/label_noise", json(-1.0),
+             [](C& c) { c.data.labelNoise = -1.0; }},
+            {"data.mu", "/data/mu", json(-1.0), [](C& c) { c.data.mu = -1.0; }},
+            {"data.condition_number", "/data/condition_number", json(-2.0),
+             [](C& c) { c.data.conditionNumber = -2.0; }},
+            {"budget.slots", "/budget/slots", json(-1), [](C& c) { c.budget.totalSlots = -1; }},
+            {"budget.microbatches", "/budget/microbatches", json(1'000'000'001),
+             [](C& c) { c.budget.microbatches = 1'000'000'001; }},
+            {"budget.epochs", "/budget/epochs", json(-1.0), [](C& c) { c.budget.epochs = -1.0; }},
+            {"costs.forward_slots", "/costs/forward_slots", json(0),
+             [](C& c) { c.costs.forwardSlots = 0; }},
+            {"costs.backward_slots", "/costs/backward_slots", json(1001),
+             [](C& c) { c.costs.backwardSlots = 1001; }},
+            {"costs.latency_slots", "/costs/latency_slots", json(-1),
+             [](C& c) { c.costs.latencySlots = -1; }},
+            {"sampling.grad_norm_every", "/sampling/grad_norm_every", json(-1),
+             [](C& c) { c.sampling.gradNormEvery = -1; }},
+            {"sampling.blow_up_factor", "/sampling/blow_up_factor", json(0.5),
+             [](C& c) { c.sampling.blowUpFactor = 0.5; }},
+            {"methods[0].step_size", "/methods/0/step_size", json(0.0),
+             [](C& c) { c.methods[0].step.value = 0.0; }},
+            {"methods[0].step_size", "/methods/0/step_size", json(2e12),
+             [](C& c) { c.methods[0].step.value = 2e12; }},
+            {"methods[1].step_size.grid", "/methods/1/step_size/grid", json{-61, 0},
+             [](C& c) { c.methods[1].step.gridMin = -61; }},
+            {"methods[1].step_size.grid", "/methods/1/step_size/grid", json{2, 1},
+             [](C& c) {
+                 c.methods[1].step.gridMin = 2;
+                 c.methods[1].step.gridMax = 1;
+             }},
+            {"methods[0].noam", "/methods/0/noam", json(-1), [](C& c) { c.methods[0].noam = -1; }},
+            {"methods[1].delta", "/methods/1/delta", json(-2),
+             [](C& c) { c.methods[1].delta = -2; }},
+            {"methods[1].seed", "/methods/1/seed", json(tooBigSeed),
+             [&](C& c) { c.methods[1].seed = tooBigSeed; }},
+            {"methods[2].replicas", "/methods/2/replicas", json(4097),
+             [](C& c) { c.methods[2].replicas = 4097; }},
+            {"methods[2].local_steps", "/methods/2/local_steps", json(0),
+             [](C& c) { c.methods[2].localSteps = 0; }},
+            {"methods[3].flush_group", "/methods/3/flush_group", json(-1),
+             [](C& c) { c.methods[3].flushGroup = -1; }},
+            {"view.cursor", "/view/cursor", json(-2),
+             [](C& c) {
+                 c.view = ViewState{};
+                 c.view->cursor = -2;
+             }},
+            {"objective.width", "/objective/width", json(0),
+             [](C& c) { c.objective.languageModel->width = 0; }, true},
+            {"objective.heads", "/objective/heads", json(65537),
+             [](C& c) { c.objective.languageModel->heads = 65537; }, true},
+            {"objective.context", "/objective/context", json(0),
+             [](C& c) { c.objective.languageModel->context = 0; }, true},
+            {"objective.corpus_seed", "/objective/corpus_seed", json(tooBigSeed),
+             [&](C& c) { c.objective.languageModel->corpusSeed = tooBigSeed; }, true},
+            {"objective.corpus_characters", "/objective/corpus_characters", json(999),
+             [](C& c) { c.objective.languageModel->corpusCharacters = 999; }, true},
+            {"objective.held_out_fraction", "/objective/held_out_fraction", json(0.95),
+             [](C& c) { c.objective.languageModel->heldOutFraction = 0.95; }, true},
+            {"objective.held_out_every", "/objective/held_out_every", json(-1),
+             [](C& c) { c.objective.languageModel->heldOutEvery = -1; }, true},
+            {"objective.init_seed", "/objective/init_seed", json(tooBigSeed),
+             [&](C& c) { c.objective.languageModel->initSeed = tooBigSeed; }, true},
+            {"objective.sample_lines", "/objective/sample_lines", json(101),
+             [](C& c) { c.objective.languageModel->sampleLines = 101; }, true},
+            {"objective.sample_length", "/objective/sample_length", json(0),
+             [](C& c) { c.objective.languageModel->sampleLength = 0; }, true},
+            {"objective.sample_temperature", "/objective/sample_temperature", json(0.0),
+             [](C& c) { c.objective.languageModel->sampleTemperature = 0.0; }, true},
+            // Rules that join fields, for the language model.
+            {"seeds", "/seeds", json(2), [](C& c) { c.seeds = 2; }, true},
+            {"shuffle", "/shuffle", json(true), [](C& c) { c.shuffle = true; }, true},
+            {"sampling.grad_norm_every", "/sampling/grad_norm_every", json(3),
+             [](C& c) { c.sampling.gradNormEvery = 3; }, true},
+        };
+        for (const FieldCase& t : cases) {
+            const json base = t.languageModel ? languageModel() : linearBase();
+            json file = base;
+            file[json::json_pointer(t.pointer)] = t.bad;
+            const std::string fromFile = configErrorOf([&] { ExperimentConfig::fromJson(file); });
+            ExperimentConfig typed = ExperimentConfig::fromJson(base);
+            t.type(typed);
+            const std::string fromEdit = configErrorOf([&] { typed.validate(); });
+            const QByteArray what =
+                QByteArray::fromStdString(t.field + " <- " + t.bad.dump() + ": file says \"" +
+                                          fromFile + "\", edit says \"" + fromEdit + "\"");
+            QVERIFY2(fromFile.starts_with(t.field + " = ") || fromFile.starts_with(t.field + " "),
+                     what.constData());
+            QVERIFY2(fromFile.find("not allowed") != std::string::npos, what.constData());
+            QVERIFY2(fromFile == fromEdit, what.constData());
+        }
+    }
+
+    // normalize() resets exactly what the file form leaves out: a config with leftovers of other
+    // methods, sources and objectives, normalized, equals the file round trip of itself; and two
+    // configs that differ only there compare equal once normalized. Every example file included.
+    void normalizeKeepsWhatTheFileKeeps() {
+        std::vector<json> configs{minimal(), everyKey(), languageModel(), linearBase()};
+        const QDir examples(QString(PIPELENS_SOURCE_DIR) + "/examples");
+        for (const QString& f : examples.entryList({"*.json"}, QDir::Files)) {
+            if (f.contains("sweep")) continue;
+            QFile file(examples.filePath(f));
+            QVERIFY(file.open(QIODevice::ReadOnly));
+            configs.push_back(json::parse(file.readAll().toStdString()));
+        }
+        for (const json& j : configs) {
+            const ExperimentConfig read = ExperimentConfig::fromJson(j);
+            ExperimentConfig leftovers = read;
+            for (MethodSpec& m : leftovers.methods) {
+                if (m.method != Method::PipeDream) m.noam = 7;
+                if (m.method != Method::LocalSgd) m.replicas = 3;
+                if (m.method != Method::FillDrain) m.flushGroup = 9;
+                if (m.method != Method::RandomizedPipeDream) m.delta = 5;
+                if (m.step.grid) m.step.value = 0.5;
+                if (!m.step.grid) m.step.gridMin = -4;
+            }
+            if (leftovers.languageModel()) {
+                leftovers.data.rows = 5;
+                leftovers.objective.l2 = 3.0;
+            } else if (leftovers.data.source == DataSource::Synthetic) {
+                leftovers.data.x = "unused.npy";
+                leftovers.data.libsvmDim = 12;
+            } else {
+                leftovers.data.rows = 5;
+                leftovers.data.kind = "simple";
+            }
+            const QByteArray name = QByteArray::fromStdString(read.name);
+            QVERIFY2(leftovers.toJson() == read.toJson(), name.constData());  // all unused
+            QVERIFY2(!(leftovers == read), name.constData());
+            leftovers.normalize();
+            QVERIFY2(leftovers == ExperimentConfig::fromJson(read.toJson()), name.constData());
+            ExperimentConfig again = read;
+            again.normalize();
+            QVERIFY2(again == read, name.constData());  // what a file gives is normalized
+        }
     }
 
     void badValuesNameKeyValueAndAllowed() {

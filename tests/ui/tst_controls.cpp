@@ -5,13 +5,17 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
+#include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
 #include <QTest>
+#include <algorithm>
+#include <limits>
 
 #include "controllers/experiment_controller.hpp"
 #include "controllers/presets.hpp"
 #include "controls/controls_panel.hpp"
+#include "controls/lm_objective_fields.hpp"
 #include "controls/log_slider.hpp"
 #include "controls/method_list_editor.hpp"
 #include "models/screen_labels.hpp"
@@ -115,6 +119,63 @@ class TestControls : public QObject {
         QVERIFY(step->errorText().isEmpty());
         step->slider()->setValue(step->slider()->maximum());
         QCOMPARE(c.config().methods[0].step.value, 100.0);
+        // The field accepts what the config accepts, (0, 1e12], beyond the slider's decades,
+        // and refuses with the config's own words.
+        step->field()->setText("1e-7");
+        emit step->field()->editingFinished();
+        QCOMPARE(c.config().methods[0].step.value, 1e-7);
+        QCOMPARE(step->slider()->value(), step->slider()->minimum());
+        step->field()->setText("2e12");
+        emit step->field()->editingFinished();
+        QCOMPARE(c.config().methods[0].step.value, 1e-7);
+        QVERIFY2(step->errorText().endsWith("is not allowed: a number in (0, 1e12]"),
+                 qPrintable(step->errorText()));
+    }
+
+    // Every numeric field's range is the config's (field_limits.hpp), cut only to what a spin
+    // box holds: the app never refuses what a config file may say, nor offers what it may not.
+    void fieldRangesAreTheConfigs() {
+        ExperimentController c;
+        ControlsPanel panel(&c);
+        auto check = [](QSpinBox* box, const IntLimit& limit, const char* name) {
+            const long long hi = std::min<long long>(limit.hi, std::numeric_limits<int>::max());
+            QVERIFY2(box->minimum() == limit.lo && box->maximum() == hi, name);
+        };
+        check(panel.rowsField(), limits::kRows, "rows");
+        check(panel.dimField(), limits::kDim, "dim");
+        check(panel.stagesField(), limits::kStages, "stages");
+        check(panel.batchField(), limits::kBatchSize, "batch");
+        MethodListEditor* m = panel.methods();
+        check(m->gridMinField(), limits::kGridExponent, "grid");
+        check(m->noamField(), limits::kNoam, "noam");
+        check(m->deltaField(), limits::kDelta, "delta");
+        check(m->replicasField(), limits::kReplicas, "replicas");
+        check(m->localStepsField(), limits::kLocalSteps, "local steps");
+        LmObjectiveFields* lm = panel.lmFields();
+        check(lm->widthField(), limits::kWidth, "width");
+        check(lm->headsField(), limits::kHeads, "heads");
+        check(lm->contextField(), limits::kContext, "context");
+        check(lm->initSeedField(), limits::kSeed, "init seed");
+        check(lm->corpusSeedField(), limits::kSeed, "corpus seed");
+        check(lm->corpusCharactersField(), limits::kCorpusCharacters, "corpus characters");
+        QCOMPARE(m->stepSlider()->accepted().allowed, limits::kStepSize.allowed);
+    }
+
+    // An edit of a key the config does not use (another method's parameter) is no change: no
+    // rerun; the same edit of a used key is one.
+    void anEditOfAnUnusedKeyIsNoChange() {
+        ExperimentController c;
+        QSignalSpy changed(&c, &ExperimentController::configChanged);
+        QVERIFY(c.config().methods[0].method == Method::PipeDream);
+        QVERIFY(c.tryModify([](ExperimentConfig& x) { x.methods[0].replicas = 7; }).isEmpty());
+        QCOMPARE(changed.count(), 0);
+        QVERIFY(c.tryModify([](ExperimentConfig& x) { x.methods[0].noam = 2; }).isEmpty());
+        QCOMPARE(changed.count(), 1);
+        QCOMPARE(c.config().methods[0].noam, 2);
+        const QString refused = c.tryModify([](ExperimentConfig& x) { x.methods[0].noam = -1; });
+        QVERIFY2(refused.contains("is not allowed: 0 (meaning S) or an integer in [1, 1000000000]"),
+                 qPrintable(refused));
+        QCOMPARE(changed.count(), 1);
     }
 
     // A grid-tuned preset's γ field shows the γ the grid chose; unticking "tune γ" keeps that

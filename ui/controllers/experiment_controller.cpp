@@ -41,6 +41,74 @@ struct PublishCursor {
     std::chrono::steady_clock::time_point last{};
 };
 
+// Worker side of one run's live curves: the plan's views (slots of each update) first, then
+// every ~100 ms per method the new part of its objective series, bounded, into the live buffer.
+// `chunk` is called from every method's thread, each touching only its own cursor.
+class LivePublisher {
+  public:
+    LivePublisher(std::shared_ptr<LiveBuffer> live, std::uint64_t generation,
+                  std::function<void(const SnapshotPtr&)> announce)
+        : live_(std::move(live)), generation_(generation), announce_(std::move(announce)) {}
+
+    void planned(const ExperimentResult& planned) {
+        ExperimentResult views = planned;  // the plans, no results yet
+        fillPlannedViews(views);
+        plan_ = plannedSnapshot(std::move(views), generation_);
+        cursors_.assign(planned.methods.size(), PublishCursor{});
+        announce_(plan_);
+        std::lock_guard<std::mutex> lock(live_->mutex);
+        if (live_->generation != generation_) return;
+        live_->plan = plan_;
+        live_->pending.assign(cursors_.size(), LiveBuffer::Pending{});
+        live_->dirty = true;
+    }
+
+    void chunk(const ChunkPosition& at, const RunResult& r) {
+        const size_t i = at.method;
+        PublishCursor& c = cursors_[i];
+        const auto now = std::chrono::steady_clock::now();
+        const bool restart = at.gridIndex != c.gridIndex;
+        const bool recent = now - c.last < std::chrono::milliseconds(100);
+        if (!restart && at.fraction < 1.0 && recent) return;
+        c.last = now;
+        if (restart) {
+            c = PublishCursor{};
+            c.gridIndex = at.gridIndex;
+            c.last = now;
+        }
+        const MethodRun& run = plan_->runs()[i];
+        CurvePoints fresh;
+        appendLossPoints(r, run, c.sent, fresh);
+        std::lock_guard<std::mutex> lock(live_->mutex);
+        if (live_->generation != generation_ || i >= live_->pending.size()) return;
+        LiveBuffer::Pending& p = live_->pending[i];
+        if (restart) {
+            p.bySlot.clear();
+            p.byUpdate.clear();
+            p.reset = true;
+        }
+        p.name = QStringLiteral("%1, γ=%2%3")
+                     .arg(QString::fromStdString(run.label))
+                     .arg(r.stepSize, 0, 'g', 3)
+                     .arg(run.spec.step.grid ? ExperimentController::tr(" (tuning γ)") : QString());
+        p.stepSize = r.stepSize;
+        p.tuning = run.spec.step.grid;
+        p.fraction = std::clamp(at.methodFraction(), 0.0, 1.0);
+        appendThinned(p.bySlot, std::move(fresh.bySlot), ExperimentController::kMaxLivePoints);
+        appendThinned(p.byUpdate, std::move(fresh.byUpdate), ExperimentController::kMaxLivePoints);
+        while (p.bySlot.size() > 3 * ExperimentController::kMaxLivePoints) halve(p.bySlot);
+        while (p.byUpdate.size() > 3 * ExperimentController::kMaxLivePoints) halve(p.byUpdate);
+        live_->dirty = true;
+    }
+
+  private:
+    std::shared_ptr<LiveBuffer> live_;
+    std::uint64_t generation_;
+    std::function<void(const SnapshotPtr&)> announce_;
+    SnapshotPtr plan_;
+    std::vector<PublishCursor> cursors_;
+};
+
 }  // namespace
 
 ExperimentController::ExperimentController(QObject* parent) : QObject(parent) {
@@ -99,8 +167,10 @@ ExperimentController::~ExperimentController() {
 }
 
 ExperimentConfig ExperimentController::validated(const ExperimentConfig& config) {
-    ExperimentConfig checked = ExperimentConfig::fromJson(config.toJson(), config.baseDir);
+    ExperimentConfig checked = config;
     checked.view.reset();  // the window's (MainWindow applies it): a view change is no new run
+    checked.normalize();   // what the choices leave unused is no change
+    checked.validate();    // the one check, in core, as for a file
     return checked;
 }
 
@@ -122,15 +192,7 @@ void ExperimentController::supersede() {
     ++generation_;    // a result still on its way is dropped in deliver
     running_ = true;  // the new config's run is due (after the debounce)
     liveTimer_.stop();
-    liveCurves_.clear();
-    livePlan_.reset();
-    {
-        std::lock_guard<std::mutex> lock(live_->mutex);
-        live_->generation = generation_;
-        live_->plan.reset();
-        live_->pending.clear();
-        live_->dirty = false;
-    }
+    restartLive(generation_);
     planned_.reset();
     emit configChanged();
     // With the objective at hand the plan costs milliseconds (S = 150 included): show it now.
@@ -164,7 +226,7 @@ QString ExperimentController::tryModify(const std::function<void(ExperimentConfi
         // Shown under a control: with the labels on screen, not the config's keys.
         return withScreenLabels(QString::fromStdString(e.what()), copy);
     }
-    if (copy.toJson() == config_.toJson()) return {};
+    if (copy == config_) return {};
     config_ = std::move(copy);
     supersede();
     return {};
@@ -199,14 +261,8 @@ void ExperimentController::cancel() {
     livePlan_.reset();
 }
 
-void ExperimentController::runNow() {
-    debounce_.stop();
-    workers_.cancelAll();
-    workers_.reapFinished();
-    const std::uint64_t generation = ++generation_;
-    running_ = true;
+void ExperimentController::restartLive(std::uint64_t generation) {
     {
-        // From here on, data of older runs is dropped where it is published.
         std::lock_guard<std::mutex> lock(live_->mutex);
         live_->generation = generation;
         live_->plan.reset();
@@ -215,117 +271,85 @@ void ExperimentController::runNow() {
     }
     liveCurves_.clear();
     livePlan_.reset();
+}
+
+void ExperimentController::runNow() {
+    debounce_.stop();
+    workers_.cancelAll();
+    workers_.reapFinished();
+    const std::uint64_t generation = ++generation_;
+    running_ = true;
+    restartLive(generation);
     liveTimer_.start();
     emit runStarted(generation);
 
     workers_.start([this, config = config_, generation, cache = cache_, previous = latest_,
                     live = live_](CancelFlag cancel) {
-        SnapshotPtr snapshot;
-        QString error;
-        QStringList notices;
-        try {
-            const auto start = std::chrono::steady_clock::now();
-            std::vector<std::string> lines;
-            // Fallbacks that happen mid-run are reported from the worker: queue them over.
-            auto runtimeNotice = [this](const std::string& line) {
-                QMetaObject::invokeMethod(
-                    this, [this, text = QString::fromStdString(line)] { emit notice(text); },
-                    Qt::QueuedConnection);
-            };
-            // The engine the config's backend picks, for either objective, as the CLI does.
-            RunOptions options;
-            chooseEngine(config, options, lines, runtimeNotice);
-            for (const auto& l : lines) notices << QString::fromStdString(l);
-            options.cancel = cancel.get();
-            auto s = std::make_shared<RunSnapshot>();
-            s->generation = generation;
-            // Live curves: the plan's views (slots of each update) first, then every ~100 ms
-            // per method the new part of its objective series, bounded, into the live buffer.
-            SnapshotPtr plan;
-            std::vector<PublishCursor> cursors;
-            options.onPlanned = [&](const ExperimentResult& planned) {
-                ExperimentResult views = planned;  // the plans, no results yet
-                fillPlannedViews(views);
-                const SnapshotPtr made = plannedSnapshot(std::move(views), generation);
-                plan = made;
-                cursors.assign(planned.methods.size(), PublishCursor{});
-                // Not made on the GUI thread (the objective was not cached): send it over now.
-                QMetaObject::invokeMethod(
-                    this,
-                    [this, generation, made] {
-                        if (generation == generation_ && !planned_) announcePlan(made);
-                    },
-                    Qt::QueuedConnection);
-                std::lock_guard<std::mutex> lock(live->mutex);
-                if (live->generation != generation) return;
-                live->plan = plan;
-                live->pending.assign(cursors.size(), LiveBuffer::Pending{});
-                live->dirty = true;
-            };
-            options.onChunk = [&](const ChunkPosition& at, const RunResult& r) {
-                const size_t i = at.method;
-                PublishCursor& c = cursors[i];
-                const auto now = std::chrono::steady_clock::now();
-                const bool restart = at.gridIndex != c.gridIndex;
-                const bool recent = now - c.last < std::chrono::milliseconds(100);
-                if (!restart && at.fraction < 1.0 && recent) return;
-                c.last = now;
-                if (restart) {
-                    c = PublishCursor{};
-                    c.gridIndex = at.gridIndex;
-                    c.last = now;
-                }
-                const MethodRun& run = plan->runs()[i];
-                CurvePoints fresh;
-                appendLossPoints(r, run, c.sent, fresh);
-                std::lock_guard<std::mutex> lock(live->mutex);
-                if (live->generation != generation || i >= live->pending.size()) return;
-                LiveBuffer::Pending& p = live->pending[i];
-                if (restart) {
-                    p.bySlot.clear();
-                    p.byUpdate.clear();
-                    p.reset = true;
-                }
-                p.name = QStringLiteral("%1, γ=%2%3")
-                             .arg(QString::fromStdString(run.label))
-                             .arg(r.stepSize, 0, 'g', 3)
-                             .arg(run.spec.step.grid ? tr(" (tuning γ)") : QString());
-                p.stepSize = r.stepSize;
-                p.tuning = run.spec.step.grid;
-                p.fraction = std::clamp(at.methodFraction(), 0.0, 1.0);
-                appendThinned(p.bySlot, std::move(fresh.bySlot), kMaxLivePoints);
-                appendThinned(p.byUpdate, std::move(fresh.byUpdate), kMaxLivePoints);
-                while (p.bySlot.size() > 3 * kMaxLivePoints) halve(p.bySlot);
-                while (p.byUpdate.size() > 3 * kMaxLivePoints) halve(p.byUpdate);
-                live->dirty = true;
-            };
-            // Every method on its own thread, so all live curves grow side by side; cores left
-            // over split the language model's stages (one method alone gets them all).
-            options.threads = static_cast<int>(
-                std::max<size_t>({1, config.methods.size(), std::thread::hardware_concurrency()}));
-            options.objectives = cache.get();
-            options.previous = previous ? &previous->experiment : nullptr;
-            s->experiment = runExperiment(config, options);
-            s->experiment.notices.insert(s->experiment.notices.end(), lines.begin(), lines.end());
-            if (!s->experiment.cancelled) {
-                deriveRunViews(*s);
-                s->seconds =
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-                snapshot = std::move(s);
-            }
-        } catch (const std::exception& e) {
-            error = QString::fromStdString(e.what());
-        }
+        WorkerOutcome out = runInWorker(config, generation, cache, previous, live, cancel);
         if (!cancel->load()) {
             // Queued onto the GUI thread; dropped there if a newer run started meanwhile.
             QMetaObject::invokeMethod(
                 this,
-                [this, generation, snapshot, error, notices] {
-                    deliver(generation, snapshot, error, notices);
+                [this, generation, out = std::move(out)] {
+                    deliver(generation, out.snapshot, out.error, out.notices);
                 },
                 Qt::QueuedConnection);
         }
     });
+}
+
+ExperimentController::WorkerOutcome ExperimentController::runInWorker(
+    const ExperimentConfig& config, std::uint64_t generation,
+    const std::shared_ptr<ObjectiveCache>& cache, const SnapshotPtr& previous,
+    const std::shared_ptr<LiveBuffer>& live, const CancelFlag& cancel) {
+    WorkerOutcome out;
+    try {
+        const auto start = std::chrono::steady_clock::now();
+        std::vector<std::string> lines;
+        // Fallbacks that happen mid-run are reported from the worker: queue them over.
+        auto runtimeNotice = [this](const std::string& line) {
+            QMetaObject::invokeMethod(
+                this, [this, text = QString::fromStdString(line)] { emit notice(text); },
+                Qt::QueuedConnection);
+        };
+        // The engine the config's backend picks, for either objective, as the CLI does.
+        RunOptions options;
+        chooseEngine(config, options, lines, runtimeNotice);
+        for (const auto& l : lines) out.notices << QString::fromStdString(l);
+        options.cancel = cancel.get();
+        // The plan made on the worker (the objective was not cached): sent over at once.
+        LivePublisher publisher(live, generation, [this, generation](const SnapshotPtr& made) {
+            QMetaObject::invokeMethod(
+                this,
+                [this, generation, made] {
+                    if (generation == generation_ && !planned_) announcePlan(made);
+                },
+                Qt::QueuedConnection);
+        });
+        options.onPlanned = [&](const ExperimentResult& planned) { publisher.planned(planned); };
+        options.onChunk = [&](const ChunkPosition& at, const RunResult& r) {
+            publisher.chunk(at, r);
+        };
+        // Every method on its own thread, so all live curves grow side by side; cores left
+        // over split the language model's stages (one method alone gets them all).
+        options.threads = static_cast<int>(
+            std::max<size_t>({1, config.methods.size(), std::thread::hardware_concurrency()}));
+        options.objectives = cache.get();
+        options.previous = previous ? &previous->experiment : nullptr;
+        auto s = std::make_shared<RunSnapshot>();
+        s->generation = generation;
+        s->experiment = runExperiment(config, options);
+        s->experiment.notices.insert(s->experiment.notices.end(), lines.begin(), lines.end());
+        if (!s->experiment.cancelled) {
+            deriveRunViews(*s);
+            s->seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            out.snapshot = std::move(s);
+        }
+    } catch (const std::exception& e) {
+        out.error = QString::fromStdString(e.what());
+    }
+    return out;
 }
 
 void ExperimentController::deliver(std::uint64_t generation, SnapshotPtr snapshot,

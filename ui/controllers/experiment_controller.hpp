@@ -20,6 +20,24 @@
 
 namespace pipelens::ui {
 
+// Filled by the workers, emptied by the GUI thread's timer; guarded by its mutex, so the
+// workers never wait for the GUI (they hold the lock only to append).
+struct LiveBuffer {
+    std::mutex mutex;
+    std::uint64_t generation = 0;
+    SnapshotPtr plan;
+    struct Pending {
+        bool reset = false;  // a new step size of a grid: the curve starts over
+        QString name;
+        double fraction = 0.0;
+        double stepSize = 0.0;
+        bool tuning = false;
+        std::vector<QPointF> bySlot, byUpdate;
+    };
+    std::vector<Pending> pending;
+    bool dirty = false;
+};
+
 class ExperimentController : public QObject {
     Q_OBJECT
   public:
@@ -60,7 +78,8 @@ class ExperimentController : public QObject {
     QString configAsText() const;
     static ExperimentConfig configFromText(const QString& text);
 
-    // Full validation as the command-line tool does it (JSON round trip; throws ConfigError).
+    // The config without its view, normalized (ExperimentConfig::normalize) and checked by
+    // ExperimentConfig::validate, the command-line tool's own check (throws ConfigError).
     static ExperimentConfig validated(const ExperimentConfig& config);
 
     // The current config as planned (schedule views only, RunSnapshot::planOnly), or null until
@@ -82,28 +101,25 @@ class ExperimentController : public QObject {
     void notice(const QString& message);
 
   private:
-    // Filled by the workers, emptied by the GUI thread's timer; guarded by its mutex, so the
-    // workers never wait for the GUI (they hold the lock only to append).
-    struct LiveBuffer {
-        std::mutex mutex;
-        std::uint64_t generation = 0;
-        SnapshotPtr plan;
-        struct Pending {
-            bool reset = false;  // a new step size of a grid: the curve starts over
-            QString name;
-            double fraction = 0.0;
-            double stepSize = 0.0;
-            bool tuning = false;
-            std::vector<QPointF> bySlot, byUpdate;
-        };
-        std::vector<Pending> pending;
-        bool dirty = false;
-    };
     // A new config: the run in flight is out of date (cancelled now, not after the debounce),
     // and the new schedule is announced.
     void supersede();
     void announcePlan(SnapshotPtr plan);
     void pullLive();
+    // Empties the live buffer and curves for `generation`: from then on, data of older runs is
+    // dropped where it is published.
+    void restartLive(std::uint64_t generation);
+    // What a worker hands back to the GUI thread.
+    struct WorkerOutcome {
+        SnapshotPtr snapshot;  // null when the run failed or was cancelled
+        QString error;
+        QStringList notices;
+    };
+    // The worker's whole job for one run of `config` (on the worker's thread).
+    WorkerOutcome runInWorker(const ExperimentConfig& config, std::uint64_t generation,
+                              const std::shared_ptr<ObjectiveCache>& cache,
+                              const SnapshotPtr& previous, const std::shared_ptr<LiveBuffer>& live,
+                              const CancelFlag& cancel);
     void deliver(std::uint64_t generation, SnapshotPtr snapshot, const QString& error,
                  const QStringList& notices);
 

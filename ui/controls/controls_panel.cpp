@@ -138,16 +138,16 @@ void ControlsPanel::buildDataFields(QVBoxLayout* layout) {
     errors_.addRow(data, tr("File"), fileRow,
                    tr("CSV (label in the last column), LIBSVM (.svm/.libsvm/.txt), or a pair of "
                       ".npy files (X, then y)"));
-    rows_ = spin(1, 100'000'000);
+    rows_ = spin(limits::kRows);
     errors_.addRow(data, tr("Rows n"), rows_,
                    tr("Number of data rows; must be a multiple of the batch size"));
-    dim_ = spin(1, 10'000'000);
+    dim_ = spin(limits::kDim);
     errors_.addRow(data, tr("Dimension d"), dim_,
                    tr("Number of model coordinates, cut into S blocks (needs d ≥ S)"));
     l2_ = new QLineEdit;
     errors_.addRow(data, tr("λ (L2)"), l2_,
                    tr("L2 regularisation of logistic regression (a number ≥ 0); Enter applies"));
-    dataSeed_ = spin(0, 2'000'000'000);
+    dataSeed_ = spin(limits::kSeed);
     errors_.addRow(data, tr("Data seed"), dataSeed_, tr("Seed of the synthetic data generator"));
 
     // The language model's own fields, in place of the data's when it is the objective.
@@ -161,7 +161,7 @@ void ControlsPanel::buildPipelineFields(QVBoxLayout* layout) {
     auto* stagesRow = new QWidget;
     auto* stagesLayout = new QHBoxLayout(stagesRow);
     stagesLayout->setContentsMargins(0, 0, 0, 0);
-    stages_ = spin(1, kMaxStages);
+    stages_ = spin(limits::kStages);
     stagesSlider_ = new QSlider(Qt::Horizontal);
     stagesSlider_->setRange(1, 128);
     stagesSlider_->setToolTip(tr("Drag to change S (1 to 128); the type-in field goes higher"));
@@ -169,7 +169,7 @@ void ControlsPanel::buildPipelineFields(QVBoxLayout* layout) {
     stagesLayout->addWidget(stages_);
     errors_.addRow(pipe, tr("Stages S"), stagesRow,
                    tr("Pipeline stages (devices); each holds one block of the parameters"));
-    batch_ = spin(1, 1'000'000'000);
+    batch_ = spin(limits::kBatchSize);
     errors_.addRow(pipe, tr("Batch size b"), batch_,
                    tr("Rows per microbatch; the data set is cut into M = n / b batches"));
     budgetKind_ = combo();
@@ -181,7 +181,10 @@ void ControlsPanel::buildPipelineFields(QVBoxLayout* layout) {
                       "epochs or microbatches, or a number of slots"));
     budget_ = new QDoubleSpinBox;
     budget_->setKeyboardTracking(false);
-    budget_->setRange(0.0, 1e9);
+    // One box for the three budget kinds, whose ranges agree (checked here).
+    static_assert(limits::kSlots.hi == limits::kMicrobatches.hi &&
+                  limits::kEpochs.hi == static_cast<double>(limits::kSlots.hi));
+    budget_->setRange(0.0, limits::kEpochs.hi);
     errors_.addRow(pipe, tr("Amount"), budget_,
                    tr("Epochs (may be fractional), microbatches or "
                       "slots, depending on the budget kind"));

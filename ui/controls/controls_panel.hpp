@@ -33,7 +33,6 @@ class ControlsPanel : public QWidget {
 
     // Fields, for tests and keyboard focus.
     QComboBox* objectiveField() const { return objective_; }
-    QComboBox* dataKindField() const { return dataKind_; }
     QSpinBox* rowsField() const { return rows_; }
     QSpinBox* dimField() const { return dim_; }
     QLineEdit* l2Field() const { return l2_; }

@@ -6,6 +6,8 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QWidget>
+#include <algorithm>
+#include <limits>
 
 namespace pipelens::ui {
 
@@ -104,6 +106,13 @@ QSpinBox* spin(int lo, int hi, const QString& special) {
     s->setKeyboardTracking(false);
     if (!special.isEmpty()) s->setSpecialValueText(special);
     return s;
+}
+
+QSpinBox* spin(const IntLimit& limit, const QString& special) {
+    constexpr long long kIntMin = std::numeric_limits<int>::min();
+    constexpr long long kIntMax = std::numeric_limits<int>::max();
+    return spin(static_cast<int>(std::clamp(limit.lo, kIntMin, kIntMax)),
+                static_cast<int>(std::clamp(limit.hi, kIntMin, kIntMax)), special);
 }
 
 QWidget* fileChooserRow(const QString& placeholder, QLabel** name, QPushButton** browse) {

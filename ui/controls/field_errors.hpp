@@ -6,6 +6,8 @@
 #include <QHash>
 #include <QString>
 
+#include "experiment/config/field_limits.hpp"
+
 class QFormLayout;
 class QLabel;
 class QPushButton;
@@ -44,6 +46,9 @@ class FieldErrors {
 // A spin box for [lo, hi] that applies its value when editing ends (Enter, focus out), not at
 // every keystroke; `special` (if given) is shown for the lowest value.
 QSpinBox* spin(int lo, int hi, const QString& special = {});
+// The same for a config field: its range from the config's table (field_limits.hpp), cut to
+// what a spin box holds (a seed above 2^31 - 1 is typed into a config file).
+QSpinBox* spin(const IntLimit& limit, const QString& special = {});
 
 // A form row that shows a chosen file's name beside a "Browse…" button (the data file, the
 // corpus); `name` and `browse` receive the two widgets.

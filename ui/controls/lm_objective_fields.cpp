@@ -34,12 +34,12 @@ LmObjectiveFields::LmObjectiveFields(ExperimentController* controller, QLabel* m
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     form->setRowWrapPolicy(QFormLayout::WrapLongRows);
     errors_.setMessageArea(messageArea);
-    width_ = spin(1, 65536);
+    width_ = spin(limits::kWidth);
     errors_.addRow(form, tr("Width C"), width_,
                    tr("Embedding width of the transformer (the heads split it)"));
-    heads_ = spin(1, 65536);
+    heads_ = spin(limits::kHeads);
     errors_.addRow(form, tr("Heads"), heads_, tr("Attention heads; must divide the width C"));
-    context_ = spin(1, 65536);
+    context_ = spin(limits::kContext);
     errors_.addRow(form, tr("Context T"), context_,
                    tr("Characters per sequence: each batch is b rows of T characters"));
     corpus_ = new QComboBox;
@@ -50,9 +50,9 @@ LmObjectiveFields::LmObjectiveFields(ExperimentController* controller, QLabel* m
     errors_.addRow(form, tr("Corpus"), corpus_,
                    tr("The text to learn: PipeLens's own generated play-like text (45 "
                       "characters), or any UTF-8 text file"));
-    corpusSeed_ = spin(0, 2'000'000'000);
+    corpusSeed_ = spin(limits::kSeed);
     errors_.addRow(form, tr("Corpus seed"), corpusSeed_, tr("Seed of the built-in text"));
-    corpusCharacters_ = spin(1, 100'000'000);
+    corpusCharacters_ = spin(limits::kCorpusCharacters);
     corpusCharacters_->setSingleStep(1000);
     errors_.addRow(form, tr("Characters"), corpusCharacters_,
                    tr("Length of the built-in text (1000 to 100000000)"));
@@ -62,7 +62,7 @@ LmObjectiveFields::LmObjectiveFields(ExperimentController* controller, QLabel* m
     heldOut_ = new QLineEdit;
     errors_.addRow(form, tr("Held-out fraction"), heldOut_,
                    tr("The corpus's last part, kept out of training (0 to 0.9); Enter applies"));
-    initSeed_ = spin(0, 2'000'000'000);
+    initSeed_ = spin(limits::kSeed);
     errors_.addRow(form, tr("Init seed"), initSeed_, tr("Seed of the initial weights"));
     fullObjective_ = new QCheckBox(tr("Full objective (all batches, slower)"));
     errors_.addRow(form, QString(), fullObjective_,

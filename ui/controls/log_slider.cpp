@@ -14,8 +14,8 @@ namespace {
 constexpr int kStepsPerDecade = 100;
 }
 
-LogSlider::LogSlider(double minimum, double maximum, QWidget* parent)
-    : QWidget(parent), minimum_(minimum), maximum_(maximum) {
+LogSlider::LogSlider(double minimum, double maximum, const RealLimit& accepted, QWidget* parent)
+    : QWidget(parent), minimum_(minimum), maximum_(maximum), accepted_(accepted) {
     slider_ = new QSlider(Qt::Horizontal, this);
     slider_->setRange(
         0, static_cast<int>(std::lround(std::log10(maximum / minimum) * kStepsPerDecade)));
@@ -33,10 +33,13 @@ LogSlider::LogSlider(double minimum, double maximum, QWidget* parent)
     layout->addWidget(slider_, 0, 0);
     layout->addWidget(field_, 0, 1);
     layout->addWidget(error_, 1, 0, 1, 2);
-    const QString tip = tr("Logarithmic slider: one notch is a factor of 10^(1/%1). Type an "
-                           "exact value in the field and press Enter (allowed: %2 to %3).")
-                            .arg(kStepsPerDecade)
-                            .arg(formatNumber(minimum), formatNumber(maximum));
+    const QString tip =
+        tr("Logarithmic slider from %2 to %3: one notch is a factor of 10^(1/%1). "
+           "Type an exact value in the field and press Enter (allowed: %4).")
+            .arg(kStepsPerDecade)
+            .arg(formatNumber(minimum), formatNumber(maximum),
+                 QString::fromUtf8(accepted.allowed.data(),
+                                   static_cast<qsizetype>(accepted.allowed.size())));
     slider_->setToolTip(tip);
     field_->setToolTip(tip);
     connect(slider_, &QSlider::valueChanged, this, &LogSlider::fromSlider);
@@ -74,9 +77,11 @@ void LogSlider::fromField() {
     if (updating_) return;
     bool ok = false;
     const double v = field_->text().trimmed().toDouble(&ok);
-    if (!ok || !std::isfinite(v) || v < minimum_ || v > maximum_) {
-        showError(tr("\"%1\" is not allowed: a number from %2 to %3")
-                      .arg(field_->text(), formatNumber(minimum_), formatNumber(maximum_)));
+    if (!ok || !accepted_.allows(v)) {
+        showError(tr("\"%1\" is not allowed: %2")
+                      .arg(field_->text(),
+                           QString::fromUtf8(accepted_.allowed.data(),
+                                             static_cast<qsizetype>(accepted_.allowed.size()))));
         return;
     }
     showError({});

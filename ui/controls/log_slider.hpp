@@ -1,8 +1,11 @@
 #pragma once
 // A positive number on a logarithmic slider with an exact entry field beside it (the step size
-// gamma). The slider covers [minimum, maximum] in decades; the field accepts any value in that
-// range exactly and refuses anything else with a message.
+// gamma). The slider covers [minimum, maximum] in decades; the field accepts exactly the values
+// the config accepts (a RealLimit of field_limits.hpp, which may reach beyond the slider) and
+// refuses anything else with the config's own text of what is allowed.
 #include <QWidget>
+
+#include "experiment/config/field_limits.hpp"
 
 class QLabel;
 class QLineEdit;
@@ -13,7 +16,7 @@ namespace pipelens::ui {
 class LogSlider : public QWidget {
     Q_OBJECT
   public:
-    explicit LogSlider(double minimum, double maximum, QWidget* parent = nullptr);
+    LogSlider(double minimum, double maximum, const RealLimit& accepted, QWidget* parent = nullptr);
 
     double value() const { return value_; }
     // Sets the value without emitting valueEdited (used when the config changes elsewhere).
@@ -22,6 +25,7 @@ class LogSlider : public QWidget {
     QSlider* slider() const { return slider_; }
     double minimum() const { return minimum_; }
     double maximum() const { return maximum_; }
+    const RealLimit& accepted() const { return accepted_; }
 
     // The message shown for a refused entry (empty when the entry is valid).
     QString errorText() const;
@@ -42,6 +46,7 @@ class LogSlider : public QWidget {
 
     double minimum_;
     double maximum_;
+    RealLimit accepted_;
     double value_ = 0.0;
     QSlider* slider_;
     QLineEdit* field_;

@@ -11,8 +11,8 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
-#include "limits.hpp"
 
 #include "controllers/experiment_controller.hpp"
 #include "controls/log_slider.hpp"
@@ -20,11 +20,12 @@
 namespace pipelens::ui {
 namespace {
 
-nlohmann::json specsJson(const std::vector<MethodSpec>& specs, int stages) {
-    ExperimentConfig c;
-    c.stages = stages;
-    c.methods = specs;
-    return c.toJson()["methods"];
+// Equal when every method would run alike (parameters of another method aside).
+bool sameMethods(const std::vector<MethodSpec>& a, const std::vector<MethodSpec>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](const MethodSpec& x, const MethodSpec& y) {
+                          return normalizedMethod(x) == normalizedMethod(y);
+                      });
 }
 
 QString methodTitle(const MethodSpec& m, int stages) {
@@ -62,13 +63,13 @@ MethodListEditor::MethodListEditor(ExperimentController* controller, QWidget* pa
     form_ = new QFormLayout(editor_);
     form_->setContentsMargins(0, 0, 0, 0);
     form_->setRowWrapPolicy(QFormLayout::WrapLongRows);  // as the panel's forms: narrow dock
-    step_ = new LogSlider(1e-6, 100.0, editor_);
+    step_ = new LogSlider(1e-6, 100.0, limits::kStepSize, editor_);
     errors_.addRow(form_, tr("Step size γ"), step_,
                    tr("The step size of the selected method (log slider; exact value in the "
                       "field). Ignored when 'tune γ on a grid' is on."));
     grid_ = new QCheckBox(tr("tune γ = 2^a, a from"), editor_);
-    gridMin_ = spin(-60, 20);
-    gridMax_ = spin(-60, 20);
+    gridMin_ = spin(limits::kGridExponent);
+    gridMax_ = spin(limits::kGridExponent);
     auto* gridRow = new QWidget(editor_);
     auto* gridLayout = new QHBoxLayout(gridRow);
     gridLayout->setContentsMargins(0, 0, 0, 0);
@@ -80,7 +81,7 @@ MethodListEditor::MethodListEditor(ExperimentController* controller, QWidget* pa
     errors_.addRow(form_, tr("Grid"), gridRow,
                    tr("Runs every γ = 2^a for integer a in the range and keeps the run with the "
                       "lowest final f − f* that did not diverge (SPEC §6)"));
-    noam_ = spin(0, 1'000'000, tr("S (default)"));
+    noam_ = spin(limits::kNoam, tr("S (default)"));
     errors_.addRow(form_, tr("NOAM"), noam_,
                    tr("PipeDream: microbatches allowed in flight (0 = S). Fewer means fewer "
                       "stashed copies and smaller delays, but bubbles."));
@@ -91,7 +92,7 @@ MethodListEditor::MethodListEditor(ExperimentController* controller, QWidget* pa
     delayMode_->addItem(tr("PipeDream's exact delays"), "pd");
     errors_.addRow(form_, tr("Delay mode"), delayMode_,
                    tr("RPD: how the delay of each block read is chosen"));
-    delta_ = spin(-1, 10'000'000, tr("S² − S/2 (PD's max)"));
+    delta_ = spin(limits::kDelta, tr("S² − S/2 (PD's max)"));
     errors_.addRow(form_, tr("δ (max delay)"), delta_,
                    tr("RPD: the largest delay drawn; −1 means PipeDream's maximum S² − S/2"));
     order_ = combo(editor_);
@@ -100,13 +101,13 @@ MethodListEditor::MethodListEditor(ExperimentController* controller, QWidget* pa
     errors_.addRow(form_, tr("Stage/batch order"), order_,
                    tr("RPD: draw stage and batch uniformly (the theorem's case) or follow a "
                       "PipeDream timeline"));
-    replicas_ = spin(0, kMaxStages, tr("S (default)"));
+    replicas_ = spin(limits::kReplicas, tr("S (default)"));
     errors_.addRow(form_, tr("R (replicas)"), replicas_,
                    tr("LocalSGD: number of replicas (0 = S); microbatch m trains replica m mod R"));
-    localSteps_ = spin(1, 1'000'000);
+    localSteps_ = spin(limits::kLocalSteps);
     errors_.addRow(form_, tr("H (local steps)"), localSteps_,
                    tr("LocalSGD: local steps per replica between two averagings"));
-    flushGroup_ = spin(0, 1'000'000, tr("S (default)"));
+    flushGroup_ = spin(limits::kFlushGroup, tr("S (default)"));
     errors_.addRow(form_, tr("Flush group"), flushGroup_,
                    tr("Fill-drain: microbatches per flush (0 = S); the mean gradient is applied"));
 
@@ -213,7 +214,7 @@ QString MethodListEditor::commit(const std::vector<MethodSpec>& specs) {
 void MethodListEditor::syncFromConfig() {
     const ExperimentConfig& c = controller_->config();
     updating_ = true;
-    if (specsJson(checkedSpecs(), c.stages) != specsJson(c.methods, c.stages)) {
+    if (!sameMethods(checkedSpecs(), c.methods)) {
         const int row = list_->currentRow();
         list_->clear();
         specs_ = c.methods;

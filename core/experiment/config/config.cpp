@@ -20,7 +20,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr long long kBig = kConfigBig;
+const std::vector<std::string> kSyntheticKinds{"random", "simple", "tridiagonal", "logistic"};
 
 std::string show(const json& v) {
     return showConfigValue(v);
@@ -50,8 +50,7 @@ ViewState readView(const json& j) {
     v.logY = r.boolean("log_y", true);
     v.logX = r.boolean("log_x", false);
     v.theoremChart = r.boolean("theorem_chart", false);
-    v.cursor = static_cast<int>(r.integer(
-        "cursor", -1, -1, kBig, "-1 (the end of the run) or a slot count in [0, 1000000000]"));
+    v.cursor = static_cast<int>(r.integer("cursor", -1, limits::kCursor));
     v.ganttRange = readRange(r, "gantt_range");
     v.heatmapRange = readRange(r, "heatmap_range");
     r.rejectUnknown();
@@ -73,22 +72,19 @@ json viewJson(const ViewState& v) {
 StepSpec readStep(ObjectReader& r) {
     StepSpec s;
     if (!r.has("step_size")) {
-        throw ConfigError(
-            r.field("step_size") +
-            " is missing: a number in (0, 1e12], or {\"grid\": [a_min, a_max]} for 2^a");
+        throw ConfigError(r.field("step_size") +
+                          " is missing: " + std::string(limits::kStepSize.allowed) +
+                          ", or {\"grid\": [a_min, a_max]} for 2^a");
     }
     const json& v = r.at("step_size");
     if (v.is_number()) {
-        s.value = r.number("step_size", 0.0, 0.0, 1e12, "a number in (0, 1e12]");
-        if (!(s.value > 0.0)) {
-            throw ConfigError(r.field("step_size") + " = " + show(v) +
-                              " is not allowed: a number in (0, 1e12]");
-        }
+        s.value = r.number("step_size", 0.0, limits::kStepSize);
         return s;
     }
     if (!v.is_object()) {
         throw ConfigError(r.field("step_size") + " = " + show(v) +
-                          " is not allowed: a number in (0, 1e12], or {\"grid\": [a_min, a_max]}");
+                          " is not allowed: " + std::string(limits::kStepSize.allowed) +
+                          ", or {\"grid\": [a_min, a_max]}");
     }
     ObjectReader g(v, r.field("step_size"));
     if (!g.has("grid")) throw ConfigError(r.field("step_size") + ".grid is missing");
@@ -97,11 +93,13 @@ StepSpec readStep(ObjectReader& r) {
     long long hi = 0;
     // Read as 64-bit and range-checked before narrowing: 2^32 must not become 0.
     if (!range.is_array() || range.size() != 2 || !range[0].is_number_integer() ||
-        !range[1].is_number_integer() || !wholeNumberIn(range[0], -60, 20, lo) ||
-        !wholeNumberIn(range[1], -60, 20, hi) || lo > hi) {
-        throw ConfigError(
-            r.field("step_size.grid") + " = " + show(range) +
-            " is not allowed: [a_min, a_max], integers with -60 <= a_min <= a_max <= 20");
+        !range[1].is_number_integer() ||
+        !wholeNumberIn(range[0], limits::kGridExponent.lo, limits::kGridExponent.hi, lo) ||
+        !wholeNumberIn(range[1], limits::kGridExponent.lo, limits::kGridExponent.hi, hi) ||
+        lo > hi) {
+        throw ConfigError(r.field("step_size.grid") + " = " + show(range) +
+                          " is not allowed: [a_min, a_max], " +
+                          std::string(limits::kGridExponent.allowed));
     }
     s.rule = parseStepRule(g.text("rule", "best_final", {"best_final", "stable"}));
     g.rejectUnknown();
@@ -126,26 +124,18 @@ MethodSpec readMethod(const json& v, const std::string& path) {
     m.label = r.text("label", "");
     m.step = readStep(r);
     if (m.method == Method::PipeDream) {
-        m.noam = static_cast<int>(
-            r.integer("noam", 0, 0, kBig, "0 (meaning S) or an integer in [1, 1000000000]"));
+        m.noam = static_cast<int>(r.integer("noam", 0, limits::kNoam));
     } else if (m.method == Method::LocalSgd) {
-        m.replicas = static_cast<int>(r.integer("replicas", 0, 0, kMaxStages,
-                                                std::string("0 (meaning S) or an integer in [1, ")
-                                                    .append(std::to_string(kMaxStages))
-                                                    .append("]")));
-        m.localSteps = static_cast<int>(
-            r.integer("local_steps", 5, 1, kBig, "an integer in [1, 1000000000] (H)"));
+        m.replicas = static_cast<int>(r.integer("replicas", 0, limits::kReplicas));
+        m.localSteps = static_cast<int>(r.integer("local_steps", 5, limits::kLocalSteps));
     } else if (m.method == Method::FillDrain) {
-        m.flushGroup = static_cast<int>(
-            r.integer("flush_group", 0, 0, kBig, "0 (meaning S) or an integer in [1, 1000000000]"));
+        m.flushGroup = static_cast<int>(r.integer("flush_group", 0, limits::kFlushGroup));
     } else if (m.method == Method::RandomizedPipeDream) {
         m.delayMode =
             parseDelayMode(r.text("delay_mode", "uniform", {"uniform", "max", "zero", "pd"}));
-        m.delta = r.integer("delta", -1, -1, 10'000'000,
-                            "-1 (meaning S^2 - S/2) or an integer in [0, 10000000]");
+        m.delta = r.integer("delta", -1, limits::kDelta);
         m.order = parseStageOrder(r.text("order", "uniform", {"uniform", "pd"}));
-        m.seed = static_cast<std::uint64_t>(
-            r.integer("seed", 0, 0, kBig * 1000, "an integer in [0, 1000000000000]"));
+        m.seed = static_cast<std::uint64_t>(r.integer("seed", 0, limits::kSeed));
     }
     r.rejectUnknown();
     return m;
@@ -166,18 +156,16 @@ std::string defaultMethodLabel(const MethodSpec& m, int stages) {
     } else if (m.method == Method::RandomizedPipeDream) {
         s << "RPD (" << delayModeName(m.delayMode);
         if (m.delayMode != DelayMode::PipeDream && m.delayMode != DelayMode::Zero) {
-            long long d = m.delta >= 0 ? m.delta : pipeDreamMaxDelayFormula(stages);
-            s << ", delta=" << d;
+            s << ", delta=" << deltaFor(m, stages);
         }
         if (m.order == StageOrder::PipeDream) s << ", PD order";
         s << ")";
     } else if (m.method == Method::LocalSgd) {
-        s << "LocalSGD (R=" << (m.replicas > 0 ? m.replicas : stages) << ", H=" << m.localSteps
-          << ")";
+        s << "LocalSGD (R=" << replicasFor(m, stages) << ", H=" << m.localSteps << ")";
     } else if (m.method == Method::Sgd) {
         s << "SGD (sequential)";
     } else {
-        s << "Fill-drain (G=" << (m.flushGroup > 0 ? m.flushGroup : stages) << ")";
+        s << "Fill-drain (G=" << flushGroupFor(m, stages) << ")";
     }
     return s.str();
 }
@@ -199,19 +187,12 @@ void readObjectiveInto(ObjectReader& r, const json& j, ExperimentConfig& c) {
     if (r.has("objective") && !c.languageModel()) {
         ObjectReader o(r.at("objective"), "objective");
         c.objective.loss = parseLossKind(o.text("kind", "quadratic", {"quadratic", "logistic"}));
-        c.objective.l2 = o.number("l2", c.objective.loss == LossKind::Logistic ? 1e-4 : 0.0, 0.0,
-                                  1e12, "a number in [0, 1e12]");
-        // Least squares has no regulariser in the model: a nonzero value would be silently lost.
-        if (c.objective.loss == LossKind::Quadratic && c.objective.l2 != 0.0) {
-            throw ConfigError("objective.l2 = " + show(o.at("l2")) +
-                              " is not allowed with objective.kind = quadratic: 0 (least squares "
-                              "has no regulariser)");
-        }
-        c.objective.gradientNoise =
-            o.number("gradient_noise", 0.0, 0.0, 1e12, "a number in [0, 1e12] (sigma)");
+        c.objective.l2 =
+            o.number("l2", c.objective.loss == LossKind::Logistic ? 1e-4 : 0.0, limits::kL2);
+        c.objective.gradientNoise = o.number("gradient_noise", 0.0, limits::kGradientNoise);
         if (o.has("noise_seed")) {
-            c.objective.noiseSeed = static_cast<std::uint64_t>(
-                o.integer("noise_seed", 0, 0, kBig * 1000, "an integer in [0, 1000000000000]"));
+            c.objective.noiseSeed =
+                static_cast<std::uint64_t>(o.integer("noise_seed", 0, limits::kSeed));
         }
         o.rejectUnknown();
     }
@@ -224,18 +205,14 @@ void readDataInto(ObjectReader& r, ExperimentConfig& c) {
         s.source = d.choice("source", DataSource::Synthetic, kDataSources);
         if (s.source == DataSource::Synthetic) {
             s.kind = d.text("kind", c.objective.loss == LossKind::Logistic ? "logistic" : "random",
-                            {"random", "simple", "tridiagonal", "logistic"});
-            s.rows = static_cast<int>(
-                d.integer("rows", 600, 1, 100'000'000, "an integer in [1, 100000000]"));
-            s.dim = static_cast<int>(
-                d.integer("dim", 64, 1, 10'000'000, "an integer in [1, 10000000]"));
-            s.seed = static_cast<std::uint64_t>(d.integer("seed", static_cast<long long>(c.seed), 0,
-                                                          kBig * 1000,
-                                                          "an integer in [0, 1000000000000]"));
-            s.labelNoise = d.number("label_noise", 0.0, 0.0, 1e12, "a number in [0, 1e12]");
-            s.mu = d.number("mu", 0.01, 0.0, 1e12, "a number in [0, 1e12]");
-            s.conditionNumber = d.number("condition_number", 0.0, 0.0, 1e300,
-                                         "0 (use mu) or a number in (1, 1e300]");
+                            kSyntheticKinds);
+            s.rows = static_cast<int>(d.integer("rows", 600, limits::kRows));
+            s.dim = static_cast<int>(d.integer("dim", 64, limits::kDim));
+            s.seed = static_cast<std::uint64_t>(
+                d.integer("seed", static_cast<long long>(c.seed), limits::kSeed));
+            s.labelNoise = d.number("label_noise", 0.0, limits::kLabelNoise);
+            s.mu = d.number("mu", 0.01, limits::kMu);
+            s.conditionNumber = d.number("condition_number", 0.0, limits::kConditionNumber);
         } else {
             s.x = d.text("x", "");
             if (s.x.empty()) throw ConfigError("data.x is missing: the path of the data file");
@@ -243,10 +220,8 @@ void readDataInto(ObjectReader& r, ExperimentConfig& c) {
             if (s.source == DataSource::Npy && s.y.empty()) {
                 throw ConfigError("data.y is missing: the path of the labels .npy file");
             }
-            s.labelColumn = static_cast<int>(d.integer(
-                "label_column", -1, -1, 1'000'000, "-1 (last) or a column index in [0, 1000000]"));
-            s.libsvmDim = static_cast<int>(d.integer(
-                "dim", 0, 0, 10'000'000, "0 (largest index seen) or an integer in [1, 10000000]"));
+            s.labelColumn = static_cast<int>(d.integer("label_column", -1, limits::kLabelColumn));
+            s.libsvmDim = static_cast<int>(d.integer("dim", 0, limits::kLibsvmDim));
         }
         d.rejectUnknown();
     } else if (c.objective.loss == LossKind::Logistic) {
@@ -257,11 +232,10 @@ void readDataInto(ObjectReader& r, ExperimentConfig& c) {
 void readBudgetInto(ObjectReader& r, ExperimentConfig& c) {
     if (r.has("budget")) {
         ObjectReader b(r.at("budget"), "budget");
-        c.budget.totalSlots =
-            static_cast<int>(b.integer("slots", 0, 0, kBig, "an integer in [0, 1000000000]"));
-        c.budget.microbatches = static_cast<int>(
-            b.integer("microbatches", 0, 0, kBig, "an integer in [0, 1000000000]"));
-        c.budget.epochs = b.number("epochs", 0.0, 0.0, 1e9, "a number in [0, 1e9]");
+        c.budget.totalSlots = static_cast<int>(b.integer("slots", 0, limits::kSlots));
+        c.budget.microbatches =
+            static_cast<int>(b.integer("microbatches", 0, limits::kMicrobatches));
+        c.budget.epochs = b.number("epochs", 0.0, limits::kEpochs);
         c.budget.compare = b.choice("compare", BudgetCompare::Time, kBudgetCompares);
         c.budget.rule = b.choice("rule", BudgetRule::Fit, kBudgetRules);
         b.rejectUnknown();
@@ -273,24 +247,21 @@ void readBudgetInto(ObjectReader& r, ExperimentConfig& c) {
 void readCostsAndSamplingInto(ObjectReader& r, ExperimentConfig& c) {
     if (r.has("costs")) {
         ObjectReader o(r.at("costs"), "costs");
-        c.costs.forwardSlots =
-            static_cast<int>(o.integer("forward_slots", 1, 1, 1000, "an integer in [1, 1000]"));
-        c.costs.backwardSlots =
-            static_cast<int>(o.integer("backward_slots", 1, 1, 1000, "an integer in [1, 1000]"));
+        c.costs.forwardSlots = static_cast<int>(o.integer("forward_slots", 1, limits::kOpSlots));
+        c.costs.backwardSlots = static_cast<int>(o.integer("backward_slots", 1, limits::kOpSlots));
         c.costs.latencySlots =
-            static_cast<int>(o.integer("latency_slots", 0, 0, 1000, "an integer in [0, 1000]"));
+            static_cast<int>(o.integer("latency_slots", 0, limits::kLatencySlots));
         o.rejectUnknown();
     }
     if (c.languageModel()) c.sampling.blowUpFactor = 100.0;
     if (r.has("sampling")) {
         ObjectReader o(r.at("sampling"), "sampling");
         c.sampling.objectivePerUpdate = o.boolean("objective_per_update", true);
-        c.sampling.gradNormEvery =
-            o.integer("grad_norm_every", 0, 0, kBig, "an integer in [0, 1000000000] (0: off)");
+        c.sampling.gradNormEvery = o.integer("grad_norm_every", 0, limits::kGradNormEvery);
         // The language model's factor multiplies log V (uniform guessing), the linear one's the
         // initial gap: different scales, different defaults.
-        c.sampling.blowUpFactor = o.number("blow_up_factor", c.languageModel() ? 100.0 : 1e6, 1.0,
-                                           1e300, "a number in [1, 1e300]");
+        c.sampling.blowUpFactor =
+            o.number("blow_up_factor", c.languageModel() ? 100.0 : 1e6, limits::kBlowUpFactor);
         o.rejectUnknown();
     }
 }
@@ -302,14 +273,10 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
     c.baseDir = baseDir;
     ObjectReader r(j, "");
     c.name = r.text("name", "experiment");
-    c.seed = static_cast<std::uint64_t>(
-        r.integer("seed", 1, 0, kBig * 1000, "an integer in [0, 1000000000000]"));
-    c.seeds = static_cast<int>(r.integer("seeds", 1, 1, 1000, "an integer in [1, 1000]"));
-    c.stages = static_cast<int>(r.integer(
-        "stages", 4, 1, kMaxStages,
-        std::string("an integer in [1, ").append(std::to_string(kMaxStages)).append("]")));
-    c.batchSize =
-        static_cast<int>(r.integer("batch_size", 10, 1, kBig, "an integer in [1, 1000000000]"));
+    c.seed = static_cast<std::uint64_t>(r.integer("seed", 1, limits::kSeed));
+    c.seeds = static_cast<int>(r.integer("seeds", 1, limits::kSeeds));
+    c.stages = static_cast<int>(r.integer("stages", 4, limits::kStages));
+    c.batchSize = static_cast<int>(r.integer("batch_size", 10, limits::kBatchSize));
     c.shuffle = r.boolean("shuffle", false);
     c.backend = r.choice("backend", BackendKind::Auto, kBackends);
     if (r.has("device")) {
@@ -425,12 +392,100 @@ void ExperimentConfig::checkBudgetSet() const {
     }
 }
 
+namespace {
+
+// The ranges of validate(), field by field, named as the file writes them.
+void checkLinearFields(const ExperimentConfig& c) {
+    requireWithin("objective.l2", c.objective.l2, limits::kL2);
+    // Least squares has no regulariser in the model: a nonzero value would be silently lost.
+    if (c.objective.loss == LossKind::Quadratic && c.objective.l2 != 0.0) {
+        throw ConfigError("objective.l2 = " + show(json(c.objective.l2)) +
+                          " is not allowed with objective.kind = quadratic: 0 (least squares "
+                          "has no regulariser)");
+    }
+    requireWithin("objective.gradient_noise", c.objective.gradientNoise, limits::kGradientNoise);
+    if (c.objective.noiseSeed) {
+        requireWithin("objective.noise_seed", *c.objective.noiseSeed, limits::kSeed);
+    }
+    const DataSpec& d = c.data;
+    if (d.source == DataSource::Synthetic) {
+        if (std::find(kSyntheticKinds.begin(), kSyntheticKinds.end(), d.kind) ==
+            kSyntheticKinds.end()) {
+            throw ConfigError("data.kind = " + show(json(d.kind)) +
+                              " is not allowed: one of random, simple, tridiagonal, logistic");
+        }
+        requireWithin("data.rows", static_cast<long long>(d.rows), limits::kRows);
+        requireWithin("data.dim", static_cast<long long>(d.dim), limits::kDim);
+        requireWithin("data.seed", d.seed, limits::kSeed);
+        requireWithin("data.label_noise", d.labelNoise, limits::kLabelNoise);
+        requireWithin("data.mu", d.mu, limits::kMu);
+        requireWithin("data.condition_number", d.conditionNumber, limits::kConditionNumber);
+    } else {
+        if (d.x.empty()) throw ConfigError("data.x is missing: the path of the data file");
+        if (d.source == DataSource::Npy && d.y.empty()) {
+            throw ConfigError("data.y is missing: the path of the labels .npy file");
+        }
+        requireWithin("data.label_column", static_cast<long long>(d.labelColumn),
+                      limits::kLabelColumn);
+        requireWithin("data.dim", static_cast<long long>(d.libsvmDim), limits::kLibsvmDim);
+    }
+    requireWithin("sampling.grad_norm_every", c.sampling.gradNormEvery, limits::kGradNormEvery);
+}
+
+void checkMethod(const MethodSpec& m, const std::string& path) {
+    const StepSpec& s = m.step;
+    if (s.grid) {
+        if (!limits::kGridExponent.allows(s.gridMin) || !limits::kGridExponent.allows(s.gridMax) ||
+            s.gridMin > s.gridMax) {
+            throw ConfigError(path + ".step_size.grid = " + show(json{s.gridMin, s.gridMax}) +
+                              " is not allowed: [a_min, a_max], " +
+                              std::string(limits::kGridExponent.allowed));
+        }
+    } else {
+        requireWithin(path + ".step_size", s.value, limits::kStepSize);
+    }
+    requireWithin(path + ".noam", static_cast<long long>(m.noam), limits::kNoam);
+    requireWithin(path + ".replicas", static_cast<long long>(m.replicas), limits::kReplicas);
+    requireWithin(path + ".local_steps", static_cast<long long>(m.localSteps), limits::kLocalSteps);
+    requireWithin(path + ".flush_group", static_cast<long long>(m.flushGroup), limits::kFlushGroup);
+    requireWithin(path + ".delta", m.delta, limits::kDelta);
+    requireWithin(path + ".seed", m.seed, limits::kSeed);
+}
+
+void checkCommonFields(const ExperimentConfig& c) {
+    requireWithin("seed", c.seed, limits::kSeed);
+    requireWithin("seeds", static_cast<long long>(c.seeds), limits::kSeeds);
+    requireWithin("stages", static_cast<long long>(c.stages), limits::kStages);
+    requireWithin("batch_size", static_cast<long long>(c.batchSize), limits::kBatchSize);
+    requireWithin("budget.slots", static_cast<long long>(c.budget.totalSlots), limits::kSlots);
+    requireWithin("budget.microbatches", static_cast<long long>(c.budget.microbatches),
+                  limits::kMicrobatches);
+    requireWithin("budget.epochs", c.budget.epochs, limits::kEpochs);
+    requireWithin("costs.forward_slots", static_cast<long long>(c.costs.forwardSlots),
+                  limits::kOpSlots);
+    requireWithin("costs.backward_slots", static_cast<long long>(c.costs.backwardSlots),
+                  limits::kOpSlots);
+    requireWithin("costs.latency_slots", static_cast<long long>(c.costs.latencySlots),
+                  limits::kLatencySlots);
+    requireWithin("sampling.blow_up_factor", c.sampling.blowUpFactor, limits::kBlowUpFactor);
+    if (c.methods.empty()) throw ConfigError("methods is missing: a list of methods to run");
+    for (size_t i = 0; i < c.methods.size(); ++i) {
+        checkMethod(c.methods[i], "methods[" + std::to_string(i) + "]");
+    }
+    if (c.view)
+        requireWithin("view.cursor", static_cast<long long>(c.view->cursor), limits::kCursor);
+}
+
+}  // namespace
+
 void ExperimentConfig::validate() const {
+    checkCommonFields(*this);
     if (languageModel()) {
         validateLanguageModel(*this);
         checkBudgetSet();
         return;
     }
+    checkLinearFields(*this);
     if (data.source == DataSource::Synthetic && data.dim < stages) {
         throw ConfigError("stages = " + std::to_string(stages) +
                           " is not allowed: the model has d = " + std::to_string(data.dim) +
@@ -442,11 +497,87 @@ void ExperimentConfig::validate() const {
                           " must be a multiple of it");
     }
     checkBudgetSet();
-    for (const MethodSpec& m : methods) {
-        if (m.method == Method::LocalSgd && m.replicas > kMaxStages) {
-            throw ConfigError("replicas = " + std::to_string(m.replicas) + " is not allowed");
-        }
+}
+
+MethodSpec normalizedMethod(const MethodSpec& m) {
+    MethodSpec n;
+    n.method = m.method;
+    n.label = m.label;
+    if (m.step.grid) {
+        n.step.grid = true;
+        n.step.gridMin = m.step.gridMin;
+        n.step.gridMax = m.step.gridMax;
+        n.step.rule = m.step.rule;
+    } else {
+        n.step.value = m.step.value;
     }
+    switch (m.method) {
+        case Method::PipeDream:
+            n.noam = m.noam;
+            break;
+        case Method::LocalSgd:
+            n.replicas = m.replicas;
+            n.localSteps = m.localSteps;
+            break;
+        case Method::FillDrain:
+            n.flushGroup = m.flushGroup;
+            break;
+        case Method::RandomizedPipeDream:
+            n.delayMode = m.delayMode;
+            n.delta = m.delta;
+            n.order = m.order;
+            n.seed = m.seed;
+            break;
+        case Method::Sgd:
+            break;
+    }
+    return n;
+}
+
+void ExperimentConfig::normalize() {
+    for (MethodSpec& m : methods) m = normalizedMethod(m);
+    if (languageModel()) {
+        // The objective is the language model's alone; there is no data object.
+        ObjectiveSpec lm;
+        lm.languageModel = objective.languageModel;
+        objective = lm;
+        data = DataSpec{};
+        return;
+    }
+    if (data.source == DataSource::Synthetic) {
+        const DataSpec defaults;
+        data.x = defaults.x;
+        data.y = defaults.y;
+        data.labelColumn = defaults.labelColumn;
+        data.libsvmDim = defaults.libsvmDim;
+    } else {
+        DataSpec files;
+        files.source = data.source;
+        files.x = data.x;
+        files.y = data.y;
+        if (data.source == DataSource::Csv) files.labelColumn = data.labelColumn;
+        if (data.source == DataSource::Libsvm) files.libsvmDim = data.libsvmDim;
+        data = files;
+    }
+}
+
+int replicasFor(const MethodSpec& m, int stages) {
+    return m.replicas > 0 ? m.replicas : stages;
+}
+
+int flushGroupFor(const MethodSpec& m, int stages) {
+    return m.flushGroup > 0 ? m.flushGroup : stages;
+}
+
+long long deltaFor(const MethodSpec& m, int stages) {
+    return m.delta >= 0 ? m.delta : pipeDreamMaxDelayFormula(stages);
+}
+
+std::vector<double> stepSizesOf(const StepSpec& step) {
+    if (!step.grid) return {step.value};
+    std::vector<double> steps;
+    for (int a = step.gridMin; a <= step.gridMax; ++a) steps.push_back(std::ldexp(1.0, a));
+    return steps;
 }
 
 json ExperimentConfig::toJson() const {

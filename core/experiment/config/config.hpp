@@ -52,6 +52,8 @@ struct DataSpec {
     std::string y;         // npy: y; csv: optional separate label file
     int labelColumn = -1;  // csv without `y`: label column (-1 = last)
     int libsvmDim = 0;     // libsvm: number of features (0 = largest index seen)
+
+    bool operator==(const DataSpec&) const = default;
 };
 
 struct ObjectiveSpec {
@@ -63,6 +65,8 @@ struct ObjectiveSpec {
     std::optional<std::uint64_t> noiseSeed;
     // Set for `kind: "char_transformer"`: the language model (loss and the keys above unused).
     std::optional<LanguageModelSpec> languageModel;
+
+    bool operator==(const ObjectiveSpec&) const = default;
 };
 
 // A fixed step size, or a grid {2^a : a in [gridMin, gridMax]} from which `rule` picks one.
@@ -72,6 +76,8 @@ struct StepSpec {
     int gridMin = -10;
     int gridMax = 0;
     StepRule rule = StepRule::BestFinal;
+
+    bool operator==(const StepSpec&) const = default;
 };
 
 struct MethodSpec {
@@ -86,6 +92,8 @@ struct MethodSpec {
     long long delta = -1;                      // rpd: -1 = PD's max delay S^2 - S/2
     StageOrder order = StageOrder::Uniform;    // rpd
     std::uint64_t seed = 0;                    // rpd: draws (0 = the experiment seed)
+
+    bool operator==(const MethodSpec&) const = default;
 };
 
 enum class BudgetRule { Fit, Truncate };
@@ -101,6 +109,8 @@ struct BudgetSpec {
     // compare = time, how a method meets the slot budget (SPEC section 6): fit runs the largest
     // N whose whole run fits; truncate runs a longer timeline cut after the budget's last slot.
     BudgetRule rule = BudgetRule::Fit;
+
+    bool operator==(const BudgetSpec&) const = default;
 };
 
 struct ExperimentConfig {
@@ -135,7 +145,17 @@ struct ExperimentConfig {
     // are ConfigErrors too.
     static ExperimentConfig fromFile(const std::string& path);
     nlohmann::json toJson() const;
+    // Every field against its range (field_limits.hpp) and the rules that join fields (S <= d,
+    // rows a multiple of b, a budget set, the language model's sizes): the one check of a config,
+    // for a file (fromJson ends with it) and for an edit in the app alike. A ConfigError names the
+    // key as the file writes it (methods[1].step_size), the value and what is allowed.
     void validate() const;
+    // Resets what the config's choices leave unused to its default (what toJson leaves out: the
+    // data keys of another source, the parameters of another method, the linear objective's keys
+    // under the language model), so that two configs that run alike compare equal with ==.
+    void normalize();
+    // Field by field, baseDir and view included; compare normalized configs.
+    bool operator==(const ExperimentConfig&) const = default;
     bool languageModel() const { return objective.languageModel.has_value(); }
 
   private:
@@ -152,6 +172,15 @@ constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;
 nlohmann::json parseConfigText(std::string_view text, const std::string& source);
 
 std::string defaultMethodLabel(const MethodSpec& m, int stages);
+// The method's parameters with the rest at their defaults (see ExperimentConfig::normalize).
+MethodSpec normalizedMethod(const MethodSpec& m);
+
+// The parameters whose 0 (or -1) means "from S", resolved for `stages`: one place for the rule.
+int replicasFor(const MethodSpec& m, int stages);     // LocalSGD's R (0: S)
+int flushGroupFor(const MethodSpec& m, int stages);   // fill-drain's G (0: S)
+long long deltaFor(const MethodSpec& m, int stages);  // RPD's delta (-1: S^2 - S/2)
+// The step sizes a method runs: its value, or 2^a for every a of its grid, ascending.
+std::vector<double> stepSizesOf(const StepSpec& step);
 
 // A data path of the config (data.x, data.y, the corpus, w0), relative to the config file's
 // folder (baseDir) unless absolute.

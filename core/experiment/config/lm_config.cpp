@@ -2,6 +2,7 @@
 
 #include "errors.hpp"
 #include "experiment/config/config.hpp"
+#include "experiment/config/field_limits.hpp"
 #include "experiment/config/object_reader.hpp"
 #include "experiment/run/budget_checks.hpp"
 #include "experiment/run/run_work.hpp"
@@ -26,37 +27,22 @@ LanguageModelSpec readLanguageModel(ObjectReader& o, std::uint64_t seed) {
         }
     }
     LanguageModelSpec m;
-    const auto big = kConfigBig;
-    m.width = static_cast<int>(o.integer("width", 64, 1, 65536, "an integer in [1, 65536] (C)"));
-    m.heads = static_cast<int>(
-        o.integer("heads", 4, 1, 65536, "an integer in [1, 65536] that divides width"));
-    m.context =
-        static_cast<int>(o.integer("context", 32, 1, 65536, "an integer in [1, 65536] (T)"));
+    m.width = static_cast<int>(o.integer("width", 64, limits::kWidth));
+    m.heads = static_cast<int>(o.integer("heads", 4, limits::kHeads));
+    m.context = static_cast<int>(o.integer("context", 32, limits::kContext));
     m.corpus = o.text("corpus", "");
-    m.corpusSeed =
-        static_cast<std::uint64_t>(o.integer("corpus_seed", static_cast<long long>(seed), 0,
-                                             big * 1000, "an integer in [0, 1000000000000]"));
-    m.corpusCharacters = o.integer("corpus_characters", 200'000, 1000, 100'000'000,
-                                   "an integer in [1000, 100000000]");
-    m.heldOutFraction = o.number("held_out_fraction", 0.0, 0.0, 0.9, "a number in [0, 0.9]");
-    m.heldOutEvery = o.integer("held_out_every", 0, 0, big,
-                               "an integer in [0, 1000000000] (block updates; 0: never)");
+    m.corpusSeed = static_cast<std::uint64_t>(
+        o.integer("corpus_seed", static_cast<long long>(seed), limits::kSeed));
+    m.corpusCharacters = o.integer("corpus_characters", 200'000, limits::kCorpusCharacters);
+    m.heldOutFraction = o.number("held_out_fraction", 0.0, limits::kHeldOutFraction);
+    m.heldOutEvery = o.integer("held_out_every", 0, limits::kHeldOutEvery);
     m.w0 = o.text("w0", "");
-    m.initSeed =
-        static_cast<std::uint64_t>(o.integer("init_seed", static_cast<long long>(seed), 0,
-                                             big * 1000, "an integer in [0, 1000000000000]"));
+    m.initSeed = static_cast<std::uint64_t>(
+        o.integer("init_seed", static_cast<long long>(seed), limits::kSeed));
     m.fullObjective = o.boolean("full_objective", false);
-    m.sampleLines =
-        static_cast<int>(o.integer("sample_lines", 3, 0, 100, "an integer in [0, 100]"));
-    m.sampleLength =
-        static_cast<int>(o.integer("sample_length", 200, 1, 100'000, "an integer in [1, 100000]"));
-    m.sampleTemperature =
-        o.number("sample_temperature", 1.0, 1e-3, 1e3, "a number in [0.001, 1000]");
-    if (m.heldOutEvery > 0 && m.heldOutFraction == 0.0) {
-        throw ConfigError(o.field("held_out_every") + " = " + std::to_string(m.heldOutEvery) +
-                          " is not allowed with held_out_fraction = 0: set held_out_fraction > 0 "
-                          "(the part of the corpus to evaluate) or held_out_every = 0");
-    }
+    m.sampleLines = static_cast<int>(o.integer("sample_lines", 3, limits::kSampleLines));
+    m.sampleLength = static_cast<int>(o.integer("sample_length", 200, limits::kSampleLength));
+    m.sampleTemperature = o.number("sample_temperature", 1.0, limits::kSampleTemperature);
     return m;
 }
 
@@ -84,31 +70,59 @@ void refuseLinearOnlyKeys(const json& j) {
         throw ConfigError(std::string("data") + kWith +
                           "the corpus is objective.corpus (or the built-in corpus)");
     }
-    if (j.contains("shuffle") && j.at("shuffle") == json(true)) {
+}
+
+namespace {
+
+void checkLanguageModelFields(const LanguageModelSpec& m) {
+    requireWithin("objective.width", static_cast<long long>(m.width), limits::kWidth);
+    requireWithin("objective.heads", static_cast<long long>(m.heads), limits::kHeads);
+    requireWithin("objective.context", static_cast<long long>(m.context), limits::kContext);
+    requireWithin("objective.corpus_seed", m.corpusSeed, limits::kSeed);
+    requireWithin("objective.corpus_characters", m.corpusCharacters, limits::kCorpusCharacters);
+    requireWithin("objective.held_out_fraction", m.heldOutFraction, limits::kHeldOutFraction);
+    requireWithin("objective.held_out_every", m.heldOutEvery, limits::kHeldOutEvery);
+    requireWithin("objective.init_seed", m.initSeed, limits::kSeed);
+    requireWithin("objective.sample_lines", static_cast<long long>(m.sampleLines),
+                  limits::kSampleLines);
+    requireWithin("objective.sample_length", static_cast<long long>(m.sampleLength),
+                  limits::kSampleLength);
+    requireWithin("objective.sample_temperature", m.sampleTemperature, limits::kSampleTemperature);
+    if (m.heldOutEvery > 0 && m.heldOutFraction == 0.0) {
+        throw ConfigError("objective.held_out_every = " + std::to_string(m.heldOutEvery) +
+                          " is not allowed with held_out_fraction = 0: set held_out_fraction > 0 "
+                          "(the part of the corpus to evaluate) or held_out_every = 0");
+    }
+}
+
+// What the linear models have and the language model does not.
+void refuseLinearOnlySettings(const ExperimentConfig& c) {
+    if (c.shuffle) {
         throw ConfigError(std::string("shuffle = true") + kWith +
                           "batches are consecutive windows of the corpus, microbatch j uses "
                           "batch j mod M (false)");
     }
-    if (j.contains("seeds") && j.at("seeds") != json(1)) {
-        throw ConfigError("seeds = " + showConfigValue(j.at("seeds")) + kWith +
+    if (c.seeds != 1) {
+        throw ConfigError("seeds = " + std::to_string(c.seeds) + kWith +
                           "1 (one run per step size; change objective.init_seed instead)");
     }
-    if (j.contains("sampling") && j.at("sampling").is_object()) {
-        const json& s = j.at("sampling");
-        if (s.contains("grad_norm_every") && s.at("grad_norm_every") != json(0)) {
-            throw ConfigError(
-                "sampling.grad_norm_every = " + showConfigValue(s.at("grad_norm_every")) + kWith +
-                "0 (the full gradient norm is not computed for the language model)");
-        }
-        if (s.contains("objective_per_update") && s.at("objective_per_update") == json(false)) {
-            throw ConfigError(std::string("sampling.objective_per_update = false") + kWith +
-                              "true (the forward loss of every update is always logged)");
-        }
+    if (c.sampling.gradNormEvery != 0) {
+        throw ConfigError("sampling.grad_norm_every = " + std::to_string(c.sampling.gradNormEvery) +
+                          kWith +
+                          "0 (the full gradient norm is not computed for the language model)");
+    }
+    if (!c.sampling.objectivePerUpdate) {
+        throw ConfigError(std::string("sampling.objective_per_update = false") + kWith +
+                          "true (the forward loss of every update is always logged)");
     }
 }
 
+}  // namespace
+
 void validateLanguageModel(const ExperimentConfig& c) {
     const LanguageModelSpec& m = *c.objective.languageModel;
+    checkLanguageModelFields(m);
+    refuseLinearOnlySettings(c);
     LmDims dims{c.stages, m.width, m.heads, m.context, c.batchSize, 1};
     try {
         validateLmDims(dims);
@@ -146,7 +160,7 @@ CharTransformerParams charTransformerParams(const ExperimentConfig& c) {
     std::vector<int> replicas;
     for (const MethodSpec& method : c.methods) {
         const bool local = method.method == Method::LocalSgd;
-        replicas.push_back(local ? (method.replicas > 0 ? method.replicas : c.stages) : 1);
+        replicas.push_back(local ? replicasFor(method, c.stages) : 1);
     }
     const int realBytes = p.precision == LmPrecision::Float ? 4 : 8;
     p.beforeWeights = [replicas, realBytes](const LmLayout& layout) {

@@ -27,6 +27,8 @@ struct LanguageModelSpec {
     int sampleLines = 3;           // samples.txt: lines per method (0: none)
     int sampleLength = 200;        // characters per line
     double sampleTemperature = 1.0;
+
+    bool operator==(const LanguageModelSpec&) const = default;
 };
 
 // Reads the keys after `kind` (the reader is objective's); `seed` is the experiment's, the
@@ -35,11 +37,13 @@ LanguageModelSpec readLanguageModel(ObjectReader& objective, std::uint64_t seed)
 // The objective's JSON (kind included): readLanguageModel reads it back to the same spec.
 nlohmann::json languageModelJson(const LanguageModelSpec& spec);
 
-// Refuses (ConfigError naming the key) what the linear models have and the language model does
-// not: `data`, `shuffle: true`, `seeds` > 1, gradient norms, `objective_per_update: false`,
-// and the sgd and fill-drain methods. `json` is the config as read.
+// Refuses (ConfigError naming the key) a `data` object in a language model's config: the corpus
+// is objective.corpus. `json` is the config as read.
 void refuseLinearOnlyKeys(const nlohmann::json& json);
-// The sizes' checks (S >= 3, heads divide C, ...) and held-out settings, before any corpus is read.
+// Every key's range (field_limits.hpp), the sizes' checks (S >= 3, heads divide C, ...), the
+// held-out settings, and what the linear models have and the language model does not
+// (`shuffle: true`, `seeds` > 1, gradient norms, `objective_per_update: false`, the sgd and
+// fill-drain methods), before any corpus is read.
 void validateLanguageModel(const ExperimentConfig& config);
 
 // What the engine needs (relative paths resolved against the config's folder).

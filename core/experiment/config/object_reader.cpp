@@ -24,6 +24,12 @@ std::string boundText(double v) {
     std::string t = formatNumber(v);
     const auto e = t.find("e+");
     if (e != std::string::npos) t.erase(e + 1, 1);
+    // "1e09" -> "1e9"
+    const auto exp = t.find('e');
+    if (exp != std::string::npos) {
+        const auto digits = exp + (t.compare(exp + 1, 1, "-") == 0 ? 2 : 1);
+        while (t.size() > digits + 1 && t[digits] == '0') t.erase(digits, 1);
+    }
     return t;
 }
 
@@ -119,6 +125,51 @@ double ObjectReader::number(const std::string& key, double def, double lo, doubl
         throw ConfigError(field(key) + " = " + showConfigValue(v) + " is not allowed: " + stated);
     }
     return x;
+}
+
+// The table's text says what is allowed, bounds included (tst_config checks each against the
+// check of a typed edit), so nothing is added to it.
+long long ObjectReader::integer(const std::string& key, long long def, const IntLimit& limit) {
+    if (!has(key)) return def;
+    const json& v = obj_.at(key);
+    long long x = 0;
+    if (!wholeNumberIn(v, limit.lo, limit.hi, x)) {
+        throw ConfigError(field(key) + " = " + showConfigValue(v) +
+                          " is not allowed: " + std::string(limit.allowed));
+    }
+    return x;
+}
+
+double ObjectReader::number(const std::string& key, double def, const RealLimit& limit) {
+    if (!has(key)) return def;
+    const json& v = obj_.at(key);
+    if (!v.is_number() || !limit.allows(v.get<double>())) {
+        throw ConfigError(field(key) + " = " + showConfigValue(v) +
+                          " is not allowed: " + std::string(limit.allowed));
+    }
+    return v.get<double>();
+}
+
+void requireWithin(const std::string& field, long long value, const IntLimit& limit) {
+    if (!limit.allows(value)) {
+        throw ConfigError(field + " = " + std::to_string(value) +
+                          " is not allowed: " + std::string(limit.allowed));
+    }
+}
+
+void requireWithin(const std::string& field, std::uint64_t value, const IntLimit& limit) {
+    const bool fits = value <= static_cast<std::uint64_t>(limit.hi);
+    if (!fits || !limit.allows(static_cast<long long>(value))) {
+        throw ConfigError(field + " = " + std::to_string(value) +
+                          " is not allowed: " + std::string(limit.allowed));
+    }
+}
+
+void requireWithin(const std::string& field, double value, const RealLimit& limit) {
+    if (!limit.allows(value)) {
+        throw ConfigError(field + " = " + showConfigValue(json(value)) +
+                          " is not allowed: " + std::string(limit.allowed));
+    }
 }
 
 std::string ObjectReader::text(const std::string& key, const std::string& def,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "experiment/config/field_limits.hpp"
 #include "util/named_enum.hpp"
 
 namespace pipelens {
@@ -17,8 +18,6 @@ std::string showConfigValue(const nlohmann::json& v);
 // Integer keys are read as long long; a double is accepted when it is a whole number inside
 // [lo, hi], checked before any cast (casting 1e300 to an integer is undefined).
 bool wholeNumberIn(const nlohmann::json& v, long long lo, long long hi, long long& out);
-
-constexpr long long kConfigBig = 1'000'000'000;
 
 class ObjectReader {
   public:
@@ -34,6 +33,9 @@ class ObjectReader {
                       const std::string& allowed);
     double number(const std::string& key, double def, double lo, double hi,
                   const std::string& allowed);
+    // The same, with the range and its text from the config's table (field_limits.hpp).
+    long long integer(const std::string& key, long long def, const IntLimit& limit);
+    double number(const std::string& key, double def, const RealLimit& limit);
     std::string text(const std::string& key, const std::string& def,
                      const std::vector<std::string>& choices = {});
     // One of the table's names (a ConfigError lists them all).

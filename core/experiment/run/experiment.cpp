@@ -42,7 +42,7 @@ ScheduleParams scheduleFor(const ExperimentConfig& c, const MethodSpec& m) {
         case Method::RandomizedPipeDream:  // no slots of its own
             break;
         case Method::LocalSgd:
-            p.replicas = m.replicas > 0 ? m.replicas : c.stages;
+            p.replicas = replicasFor(m, c.stages);
             p.localSteps = m.localSteps;
             break;
         case Method::Sgd:
@@ -51,7 +51,7 @@ ScheduleParams scheduleFor(const ExperimentConfig& c, const MethodSpec& m) {
             p.localSteps = 1 << 29;
             break;
         case Method::FillDrain:
-            p.flushGroup = m.flushGroup > 0 ? m.flushGroup : c.stages;
+            p.flushGroup = flushGroupFor(m, c.stages);
             break;
     }
     return p;
@@ -225,7 +225,7 @@ ExperimentPlan planExperiment(const ExperimentConfig& c, const PlanSizes& sizes)
         r.label = m.label.empty() ? defaultMethodLabel(m, c.stages) : m.label;
         if (!r.pipeline()) {
             r.updates = budget.updateBudget;
-            r.delta = m.delta >= 0 ? m.delta : pipeDreamMaxDelayFormula(c.stages);
+            r.delta = deltaFor(m, c.stages);
         } else {
             r.schedule = scheduleFor(c, m);
             r.replicas = m.method == Method::LocalSgd ? r.schedule.replicas : 1;
@@ -399,14 +399,7 @@ MethodRun runMethod(const ExperimentConfig& c, const MethodRun& planned,
     MethodRun out = planned;
     BackendProvider backend = options.backend ? options.backend : cpuBackendProvider();
     const StepSpec& step = planned.spec.step;
-    std::vector<double> steps;
-    if (step.grid) {
-        for (int a = step.gridMin; a <= step.gridMax; ++a) {
-            steps.push_back(std::ldexp(1.0, a));
-        }
-    } else {
-        steps.push_back(step.value);
-    }
+    const std::vector<double> steps = stepSizesOf(step);
     const int seeds = std::max(1, c.seeds);
     // One timeline (or delay table) for every step size and seed below; a single run builds
     // its own (sharing would only add a copy).

@@ -112,12 +112,7 @@ MethodRun runLmMethod(const ExperimentConfig& c, const MethodRun& planned, const
     MethodRun out = planned;
     auto extras = std::make_shared<LmMethodExtras>();
     const StepSpec& step = planned.spec.step;
-    std::vector<double> steps;
-    if (step.grid) {
-        for (int a = step.gridMin; a <= step.gridMax; ++a) steps.push_back(std::ldexp(1.0, a));
-    } else {
-        steps.push_back(step.value);
-    }
+    const std::vector<double> steps = stepSizesOf(step);
     // One timeline (or delay table) for the whole grid; a single run builds its own.
     const MethodRun shared = steps.size() > 1 ? withSharedSchedules(c, planned) : planned;
     std::vector<LmRunOutcome> runs;

@@ -3,18 +3,15 @@
 #include "experiment/run/experiment.hpp"
 
 namespace pipelens {
-namespace {
 
-// What the objective depends on: data, loss, batch size and where relative paths point. Not S:
-// a change of S (dragged in the app) must not synthesise the data and solve for f* again.
-std::string objectiveKey(const ExperimentConfig& c) {
-    nlohmann::json j = c.toJson();
-    return nlohmann::json{{"data", j["data"]},
-                          {"objective", j["objective"]},
-                          {"batch_size", c.batchSize},
-                          {"base", c.baseDir}}
-        .dump();
+ObjectiveInputs ObjectiveInputs::of(const ExperimentConfig& c) {
+    // Normalized: a data key the source leaves unused is no difference.
+    ExperimentConfig n = c;
+    n.normalize();
+    return {n.data, n.objective, n.batchSize, n.baseDir};
 }
+
+namespace {
 
 std::shared_ptr<LinearObjective> buildAnnounced(const ExperimentConfig& config,
                                                 const StageReport& onStage, const char* when) {
@@ -48,7 +45,7 @@ ObjectiveAside prepareObjectiveAside(const ExperimentConfig& config, const Stage
 
 std::shared_ptr<const LinearObjective> ObjectiveCache::get(const ExperimentConfig& config,
                                                            const StageReport& onStage) {
-    const std::string key = objectiveKey(config);
+    const ObjectiveInputs key = ObjectiveInputs::of(config);
     std::lock_guard<std::mutex> lock(mutex_);
     if (objective_ && key == key_) {
         splitBlocks(objective_->dim(), config.stages);  // S <= d, with the standard message
@@ -61,7 +58,7 @@ std::shared_ptr<const LinearObjective> ObjectiveCache::get(const ExperimentConfi
 }
 
 std::shared_ptr<const LinearObjective> ObjectiveCache::peek(const ExperimentConfig& config) {
-    const std::string key = objectiveKey(config);
+    const ObjectiveInputs key = ObjectiveInputs::of(config);
     std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
     if (!lock.owns_lock() || !objective_ || key != key_) return nullptr;
     return objective_;

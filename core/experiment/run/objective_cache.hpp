@@ -7,9 +7,10 @@
 #include <mutex>
 #include <string>
 
+#include "experiment/config/config.hpp"
+
 namespace pipelens {
 
-struct ExperimentConfig;
 class LinearObjective;
 
 using StageReport = std::function<void(const std::string&)>;
@@ -29,6 +30,18 @@ struct ObjectiveAside {
 ObjectiveAside prepareObjectiveAside(const ExperimentConfig& config,
                                      const StageReport& onStage = {});
 
+// What the objective depends on: data, loss, batch size and where relative paths point. Not S:
+// a change of S (dragged in the app) must not synthesise the data and solve for f* again.
+struct ObjectiveInputs {
+    DataSpec data;
+    ObjectiveSpec objective;
+    int batchSize = 0;
+    std::string baseDir;
+
+    static ObjectiveInputs of(const ExperimentConfig& config);
+    bool operator==(const ObjectiveInputs&) const = default;
+};
+
 class ObjectiveCache {
   public:
     // The objective for `config` with f* and L already computed (safe to share across threads).
@@ -41,7 +54,7 @@ class ObjectiveCache {
 
   private:
     std::mutex mutex_;
-    std::string key_;
+    ObjectiveInputs key_;
     std::shared_ptr<const LinearObjective> objective_;
 };
 

@@ -3,18 +3,16 @@
 namespace pipelens {
 namespace {
 
-// Everything a method's run depends on besides its own parameters.
-std::string runKey(const ExperimentConfig& c, const ExperimentBudget& budget, const MethodSpec& m) {
-    nlohmann::json j = c.toJson();
-    j.erase("methods");
-    j.erase("name");
-    ExperimentConfig one;
-    one.methods = {m};
-    j["method"] = one.toJson()["methods"][0];
-    j["slot_budget"] = budget.slotBudget;
-    j["update_budget"] = budget.updateBudget;
-    j["base"] = c.baseDir;
-    return j.dump();
+// Everything a method's run depends on besides its own parameters: the config without its name,
+// its view and its methods, normalized (a key the other objective or source leaves unused is no
+// difference).
+ExperimentConfig runInputs(const ExperimentConfig& c) {
+    ExperimentConfig inputs = c;
+    inputs.name.clear();
+    inputs.view.reset();
+    inputs.methods.clear();
+    inputs.normalize();
+    return inputs;
 }
 
 }  // namespace
@@ -22,11 +20,16 @@ std::string runKey(const ExperimentConfig& c, const ExperimentBudget& budget, co
 const MethodRun* reusableRun(const ExperimentResult& previous, const ExperimentConfig& config,
                              const ExperimentBudget& budget, const MethodSpec& spec) {
     if (previous.cancelled) return nullptr;
-    const std::string key = runKey(config, budget, spec);
+    if (budget.slotBudget != previous.budget.slotBudget ||
+        budget.updateBudget != previous.budget.updateBudget ||
+        runInputs(config) != runInputs(previous.config)) {
+        return nullptr;
+    }
+    const MethodSpec wanted = normalizedMethod(spec);
     for (const MethodRun& run : previous.methods) {
         const bool complete =
             run.result.finished || run.result.divergence.diverged || run.allDiverged;
-        if (complete && runKey(previous.config, previous.budget, run.spec) == key) return &run;
+        if (complete && normalizedMethod(run.spec) == wanted) return &run;
     }
     return nullptr;
 }

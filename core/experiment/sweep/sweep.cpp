@@ -55,8 +55,7 @@ bool outcomeCancelled(const MethodRun& m) {
 
 // Work of one method of a point, for progress: its runs.
 double methodWeight(const ExperimentConfig& c, std::size_t method) {
-    const StepSpec& s = c.methods[method].step;
-    const int steps = s.grid ? s.gridMax - s.gridMin + 1 : 1;
+    const std::size_t steps = stepSizesOf(c.methods[method].step).size();
     return static_cast<double>(steps) * std::max(1, c.seeds);
 }
 

@@ -205,11 +205,18 @@ ExperimentConfig pointRunConfig(const SweepSpec& spec, const PointResult& point)
 
 bool sweepIncludes(const SweepSpec& spec, const SweepPoints& points,
                    const ExperimentConfig& config) {
-    const nlohmann::json wanted = config.toJson();
-    if (spec.experiment.toJson() == wanted) return true;
+    // Compared as runs: normalized, the view aside.
+    auto comparable = [](ExperimentConfig c) {
+        c.view.reset();
+        c.normalize();
+        return c;
+    };
+    const ExperimentConfig wanted = comparable(config);
+    if (comparable(spec.experiment) == wanted) return true;
     for (std::size_t i = 0; i < spec.points(); ++i) {
-        if (spec.pointConfig(i).toJson() == wanted) return true;
-        if (i < points.size() && points[i] && pointRunConfig(spec, *points[i]).toJson() == wanted) {
+        if (comparable(spec.pointConfig(i)) == wanted) return true;
+        if (i < points.size() && points[i] &&
+            comparable(pointRunConfig(spec, *points[i])) == wanted) {
             return true;
         }
     }

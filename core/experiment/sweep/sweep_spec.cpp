@@ -128,6 +128,12 @@ std::string valueError(SweepAxis axis, size_t i, const json& v) {
     return s.str();
 }
 
+bool validAxisValue(SweepAxis axis, double x) {
+    const AxisInfo& info = axisInfo(axis);
+    return std::isfinite(x) && x >= info.min && !(info.integer && std::floor(x) != x) &&
+           !(info.integer && x > 1e9) && !(axis == SweepAxis::StepSize && !(x > 0));
+}
+
 }  // namespace
 
 SweepAxis parseSweepAxis(const std::string& text) {
@@ -195,22 +201,19 @@ SweepSpec SweepSpec::fromJson(const json& j, const std::string& baseDir) {
     if (!a.contains("values") || !a["values"].is_array() || a["values"].empty()) {
         throw ConfigError("axis.values is missing: a non-empty list of numbers");
     }
-    const AxisInfo& info = axisInfo(s.axis);
     for (size_t i = 0; i < a["values"].size(); ++i) {
         const json& v = a["values"][i];
-        if (!v.is_number()) throw ConfigError(valueError(s.axis, i, v));
-        const double x = v.get<double>();
-        const bool bad = !std::isfinite(x) || x < info.min ||
-                         (info.integer && std::floor(x) != x) || (info.integer && x > 1e9) ||
-                         (s.axis == SweepAxis::StepSize && !(x > 0));
-        if (bad) throw ConfigError(valueError(s.axis, i, v));
-        s.values.push_back(x);
+        if (!v.is_number() || !validAxisValue(s.axis, v.get<double>())) {
+            throw ConfigError(valueError(s.axis, i, v));
+        }
+        s.values.push_back(v.get<double>());
     }
     s.seeds = s.experiment.seeds;
     if (j.contains("seeds")) {
         const json& v = j["seeds"];
-        if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 1000) {
-            throw ConfigError("seeds = " + show(v) + " is not allowed: an integer in [1, 1000]");
+        if (!v.is_number_integer() || !limits::kSeeds.allows(v.get<long long>())) {
+            throw ConfigError("seeds = " + show(v) +
+                              " is not allowed: " + std::string(limits::kSeeds.allowed));
         }
         s.seeds = v.get<int>();
     }
@@ -221,19 +224,31 @@ SweepSpec SweepSpec::fromJson(const json& j, const std::string& baseDir) {
         }
         s.stepRule = parseStepRule(j["step_rule"].get<std::string>());
     }
+    s.validate();
+    return s;
+}
+
+void SweepSpec::validate() const {
+    experiment.validate();
+    if (values.empty()) throw ConfigError("axis.values is missing: a non-empty list of numbers");
+    for (size_t i = 0; i < values.size(); ++i) {
+        if (!validAxisValue(axis, values[i]))
+            throw ConfigError(valueError(axis, i, json(values[i])));
+    }
+    requireWithin("seeds", static_cast<long long>(seeds), limits::kSeeds);
     // Every point must be a valid experiment before anything runs.
-    for (size_t i = 0; i < s.points(); ++i) {
+    const AxisInfo& info = axisInfo(axis);
+    for (size_t i = 0; i < points(); ++i) {
         try {
-            s.pointConfig(i);
+            pointConfig(i);
         } catch (const ConfigError& err) {
             const std::string value = info.integer
-                                          ? std::to_string(static_cast<long long>(s.values[i]))
-                                          : json(s.values[i]).dump();
+                                          ? std::to_string(static_cast<long long>(values[i]))
+                                          : json(values[i]).dump();
             throw ConfigError("point " + std::to_string(i) + " (" + info.name + " = " + value +
                               "): " + err.what());
         }
     }
-    return s;
 }
 
 SweepSpec SweepSpec::fromText(std::string_view text, const std::string& source,

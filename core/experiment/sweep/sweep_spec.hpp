@@ -46,6 +46,10 @@ struct SweepSpec {
                               const std::string& baseDir = "");
     // A regular file of at most kMaxConfigBytes (InputFile), then fromText.
     static SweepSpec fromFile(const std::string& path);
+    // The axis's values, the seeds and every point's experiment (what fromJson ends with): for a
+    // sweep put together in the app. A ConfigError names the point and the key.
+    void validate() const;
+    bool operator==(const SweepSpec&) const = default;
     // The normalised form: the experiment inlined, every default written out.
     nlohmann::json toJson() const;
 
