@@ -28,11 +28,61 @@ struct SparseEntry {
     double value;
 };
 
-Dataset readLibsvm(std::istream& in, const std::string& path, int dim, const ShapeCheck& check) {
+// The file's rows as read: labels and the nonzero entries, checked token by token.
+struct SparseRows {
     std::vector<double> labels;
     std::vector<SparseEntry> entries;
-    std::vector<long long> rowIndices;
     long long maxIndex = 0;
+};
+
+// One data line (comments and blanks already removed) appended to `rows`.
+void parseLibsvmLine(std::string_view view, const std::string& path, long lineNumber, int dim,
+                     SparseRows& rows) {
+    std::istringstream tokens{std::string(view)};
+    std::string token;
+    tokens >> token;
+    double label = 0.0;
+    if (!parseDouble(token, label)) {
+        libsvmFail(path, lineNumber, "label " + excerpt(token) + " is not a finite number");
+    }
+    const auto row = static_cast<Eigen::Index>(rows.labels.size());
+    rows.labels.push_back(label);
+    std::vector<long long> indices;
+    while (tokens >> token) {
+        std::size_t colon = token.find(':');
+        long long index = 0;
+        double value = 0.0;
+        if (colon == std::string::npos ||
+            !parseIndex(std::string_view(token).substr(0, colon), index) || index < 1 ||
+            !parseDouble(std::string_view(token).substr(colon + 1), value)) {
+            libsvmFail(path, lineNumber,
+                       "bad token " + excerpt(token) +
+                           ": expected index:value with a 1-based integer index and a "
+                           "finite number");
+        }
+        if (dim > 0 && index > dim) {
+            libsvmFail(
+                path, lineNumber,
+                "feature index " + std::to_string(index) + " exceeds dim = " + std::to_string(dim));
+        }
+        if (index > std::numeric_limits<int>::max()) {
+            libsvmFail(path, lineNumber,
+                       "feature index " + std::to_string(index) + " is too large");
+        }
+        indices.push_back(index);
+        rows.maxIndex = std::max(rows.maxIndex, index);
+        rows.entries.push_back({row, static_cast<Eigen::Index>(index - 1), value});
+    }
+    std::sort(indices.begin(), indices.end());
+    auto duplicate = std::adjacent_find(indices.begin(), indices.end());
+    if (duplicate != indices.end()) {
+        libsvmFail(path, lineNumber,
+                   "feature index " + std::to_string(*duplicate) + " appears twice");
+    }
+}
+
+SparseRows readSparseRows(std::istream& in, const std::string& path, int dim) {
+    SparseRows rows;
     std::string line;
     long lineNumber = 0;
     while (readLine(in, line)) {
@@ -42,74 +92,23 @@ Dataset readLibsvm(std::istream& in, const std::string& path, int dim, const Sha
             view = view.substr(0, hash);
         }
         view = trim(view);
-        if (view.empty()) {
-            continue;
-        }
-
-        std::istringstream tokens{std::string(view)};
-        std::string token;
-        tokens >> token;
-        double label = 0.0;
-        if (!parseDouble(token, label)) {
-            libsvmFail(path, lineNumber, "label " + excerpt(token) + " is not a finite number");
-        }
-        const auto row = static_cast<Eigen::Index>(labels.size());
-        labels.push_back(label);
-        rowIndices.clear();
-        while (tokens >> token) {
-            std::size_t colon = token.find(':');
-            long long index = 0;
-            double value = 0.0;
-            if (colon == std::string::npos ||
-                !parseIndex(std::string_view(token).substr(0, colon), index) || index < 1 ||
-                !parseDouble(std::string_view(token).substr(colon + 1), value)) {
-                libsvmFail(path, lineNumber,
-                           "bad token " + excerpt(token) +
-                               ": expected index:value with a 1-based integer index and a "
-                               "finite number");
-            }
-            if (dim > 0 && index > dim) {
-                libsvmFail(path, lineNumber,
-                           "feature index " + std::to_string(index) +
-                               " exceeds dim = " + std::to_string(dim));
-            }
-            if (index > std::numeric_limits<int>::max()) {
-                libsvmFail(path, lineNumber,
-                           "feature index " + std::to_string(index) + " is too large");
-            }
-            rowIndices.push_back(index);
-            maxIndex = std::max(maxIndex, index);
-            entries.push_back({row, static_cast<Eigen::Index>(index - 1), value});
-        }
-        std::sort(rowIndices.begin(), rowIndices.end());
-        auto duplicate = std::adjacent_find(rowIndices.begin(), rowIndices.end());
-        if (duplicate != rowIndices.end()) {
-            libsvmFail(path, lineNumber,
-                       "feature index " + std::to_string(*duplicate) + " appears twice");
-        }
+        if (!view.empty()) parseLibsvmLine(view, path, lineNumber, dim, rows);
     }
     if (in.bad()) {
         throw DataError("LIBSVM file " + quoted(path) + ": reading failed");
     }
-    if (labels.empty()) {
+    if (rows.labels.empty()) {
         throw DataError("LIBSVM file " + quoted(path) + " has no data rows");
     }
-    const Eigen::Index n = static_cast<Eigen::Index>(labels.size());
-    const Eigen::Index d = dim > 0 ? dim : static_cast<Eigen::Index>(maxIndex);
-    if (d == 0) {
-        throw DataError("LIBSVM file " + quoted(path) +
-                        " has no features (every row is a label only); set dim");
-    }
-    if (check) {
-        check(n, d);
-    } else {
-        requireDenseMatrix(n, d, "LIBSVM file " + quoted(path));
-    }
+    return rows;
+}
 
-    // Map the labels onto {0, 1}.
+// The labels onto {0, 1}: {0, 1} as they are, {-1, +1} and any other two values in order; more
+// than two values are refused (binary classification). `text` says which mapping was used.
+std::map<double, double> binaryLabels(const std::vector<double>& labels, const std::string& path,
+                                      std::string& text) {
     std::set<double> distinct(labels.begin(), labels.end());
     std::map<double, double> mapping;
-    std::string mappingText;
     const bool zeroOne = std::all_of(distinct.begin(), distinct.end(),
                                      [](double v) { return v == 0.0 || v == 1.0; });
     const bool plusMinus = std::all_of(distinct.begin(), distinct.end(),
@@ -118,15 +117,15 @@ Dataset readLibsvm(std::istream& in, const std::string& path, int dim, const Sha
         for (double v : distinct) {
             mapping[v] = v;
         }
-        mappingText = "labels {0, 1}";
+        text = "labels {0, 1}";
     } else if (plusMinus) {
         mapping = {{-1.0, 0.0}, {1.0, 1.0}};
-        mappingText = "labels {-1, +1} mapped to {0, 1}";
+        text = "labels {-1, +1} mapped to {0, 1}";
     } else if (distinct.size() == 2) {
         mapping[*distinct.begin()] = 0.0;
         mapping[*distinct.rbegin()] = 1.0;
-        mappingText = "labels {" + formatNumber(*distinct.begin()) + ", " +
-                      formatNumber(*distinct.rbegin()) + "} mapped to {0, 1}";
+        text = "labels {" + formatNumber(*distinct.begin()) + ", " +
+               formatNumber(*distinct.rbegin()) + "} mapped to {0, 1}";
     } else {
         std::string values;
         int shown = 0;
@@ -141,15 +140,33 @@ Dataset readLibsvm(std::istream& in, const std::string& path, int dim, const Sha
                         " distinct labels {" + values +
                         "}: binary classification needs two ({-1, +1}, {0, 1} or any two values)");
     }
+    return mapping;
+}
+
+Dataset readLibsvm(std::istream& in, const std::string& path, int dim, const ShapeCheck& check) {
+    const SparseRows rows = readSparseRows(in, path, dim);
+    const Eigen::Index n = static_cast<Eigen::Index>(rows.labels.size());
+    const Eigen::Index d = dim > 0 ? dim : static_cast<Eigen::Index>(rows.maxIndex);
+    if (d == 0) {
+        throw DataError("LIBSVM file " + quoted(path) +
+                        " has no features (every row is a label only); set dim");
+    }
+    if (check) {
+        check(n, d);
+    } else {
+        requireDenseMatrix(n, d, "LIBSVM file " + quoted(path));
+    }
+    std::string mappingText;
+    const std::map<double, double> mapping = binaryLabels(rows.labels, path, mappingText);
 
     Dataset data;
     data.X = Eigen::MatrixXd::Zero(n, d);
-    for (const SparseEntry& e : entries) {
+    for (const SparseEntry& e : rows.entries) {
         data.X(e.row, e.col) = e.value;
     }
     data.y.resize(n);
     for (Eigen::Index i = 0; i < n; ++i) {
-        data.y[i] = mapping.at(labels[static_cast<std::size_t>(i)]);
+        data.y[i] = mapping.at(rows.labels[static_cast<std::size_t>(i)]);
     }
     data.description = "LIBSVM " + quoted(path) + ": n = " + std::to_string(n) +
                        ", d = " + std::to_string(d) + ", " + mappingText;

@@ -120,6 +120,16 @@ struct GanttChart::Impl {
                                   : QStringLiteral("slot %1").arg(cursor);
     }
     void paintCellsImage(QPainter& p, const Layout& l) const;
+    // paintCellsImage's steps.
+    struct CellColumn {
+        int lo = 0;  // the slots [lo, hi) one pixel column stands for
+        int hi = 0;
+        bool fade = false;  // past the cursor
+        QRgb shade = 0;     // the idle colour: the phase's shade
+    };
+    std::vector<CellColumn> cellColumns(std::size_t columns) const;
+    void fillColourPlanes(const std::vector<CellColumn>& columns, bool split) const;
+    void writeScanlines(double dpr, double rowDevice) const;
     bool paintCellsVector(QPainter& p, const Layout& l) const;
     void paintCellLabels(QPainter& p, const Layout& l, const QFont& font) const;
     void paintAxes(QPainter& p, const Layout& l, const QFontMetricsF& fm) const;
@@ -278,6 +288,9 @@ QRgb over(QRgb fg, QRgb bg) {
     return qRgb(mix(qRed(fg), qRed(bg)), mix(qGreen(fg), qGreen(bg)), mix(qBlue(fg), qBlue(bg)));
 }
 
+// The hatch lines over idle cells.
+constexpr QRgb kHatchInk = 0xffa0a0a0;  // qRgb(160, 160, 160)
+
 // Not yet run: two thirds of the way to white.
 QRgb faded(QRgb c) {
     auto mix = [](int v) { return v + ((255 - v) * 170 + 127) / 255; };
@@ -310,29 +323,20 @@ void GanttChart::Impl::paintCellsImage(QPainter& p, const Layout& l) const {
     const int rows = std::max(1, static_cast<int>(std::lround(l.plot.height() * dpr)));
     if (scratch.size() != QSize(columns, rows))
         scratch = QImage(columns, rows, QImage::Format_RGB32);
-    const auto S = static_cast<std::size_t>(stages);
-    const auto W = static_cast<std::size_t>(columns);
-    const double perColumn = range.span() / columns;
     const double rowDevice = static_cast<double>(rows) / stages;
-    const bool split = rowDevice >= 4.0;
-    const QRgb hatchInk = qRgb(160, 160, 160);
-    // Colour planes, each S x W, stage-major: top/bottom part of a row, off/on a hatch line.
-    colours.resize(4 * S * W);
-    shares.resize(S * W);
-    QRgb* topOff = colours.data();
-    QRgb* topOn = topOff + S * W;
-    QRgb* bottomOff = topOn + S * W;
-    QRgb* bottomOn = bottomOff + S * W;
-    const auto& blue = premultipliedRamp(chart::kBlue);
-    const auto& orange = premultipliedRamp(chart::kOrange);
-    // Per column: the slot range [lo, hi) it stands for, and its idle colours.
-    struct Column {
-        int lo = 0;
-        int hi = 0;
-        bool fade = false;
-        QRgb shade = 0;
-    };
-    std::vector<Column> spec(W);
+    fillColourPlanes(cellColumns(static_cast<std::size_t>(columns)), rowDevice >= 4.0);
+    writeScanlines(dpr, rowDevice);
+    p.save();
+    p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+    p.drawImage(l.plot, scratch);
+    p.restore();
+}
+
+// Per pixel column: the slot range [lo, hi) it stands for, whether it is past the cursor, and
+// its idle colour (the phase's shade).
+std::vector<GanttChart::Impl::CellColumn> GanttChart::Impl::cellColumns(std::size_t W) const {
+    const double perColumn = range.span() / static_cast<double>(W);
+    std::vector<CellColumn> spec(W);
     for (std::size_t c = 0; c < W; ++c) {
         const double a = range.first + perColumn * static_cast<double>(c);
         const double b = a + perColumn;
@@ -350,6 +354,22 @@ void GanttChart::Impl::paintCellsImage(QPainter& p, const Layout& l) const {
         spec[c].fade = cursor >= 0 && (a + b) / 2.0 >= cursor;
         spec[c].shade = phaseShade(phaseAt(phases, (a + b) / 2.0)).rgb();
     }
+    return spec;
+}
+
+// The colour planes, each S x W, stage-major: the top/bottom part of a row, off/on a hatch
+// line; and per cell the forward share of its busy part (255: not split).
+void GanttChart::Impl::fillColourPlanes(const std::vector<CellColumn>& spec, bool split) const {
+    const auto S = static_cast<std::size_t>(stages);
+    const std::size_t W = spec.size();
+    colours.resize(4 * S * W);
+    shares.resize(S * W);
+    QRgb* topOff = colours.data();
+    QRgb* topOn = topOff + S * W;
+    QRgb* bottomOff = topOn + S * W;
+    QRgb* bottomOn = bottomOff + S * W;
+    const auto& blue = premultipliedRamp(chart::kBlue);
+    const auto& orange = premultipliedRamp(chart::kOrange);
     // Blocks of 16 columns: the planes (stage-major) are written a cache line at a time while
     // the block's prefix rows (slot-major) stay in cache.
     constexpr std::size_t kBlock = 16;
@@ -357,7 +377,7 @@ void GanttChart::Impl::paintCellsImage(QPainter& p, const Layout& l) const {
         const std::size_t c1 = std::min(W, c0 + kBlock);
         for (std::size_t s = 0; s < S; ++s) {
             for (std::size_t c = c0; c < c1; ++c) {
-                const Column& col = spec[c];
+                const CellColumn& col = spec[c];
                 const std::size_t i = s * W + c;
                 const int f =
                     col.hi > col.lo ? index.forwardBusy(static_cast<int>(s), col.lo, col.hi) : 0;
@@ -366,7 +386,7 @@ void GanttChart::Impl::paintCellsImage(QPainter& p, const Layout& l) const {
                 const int busy = f + bw;
                 if (busy == 0) {
                     const QRgb idleOff = col.fade ? faded(col.shade) : col.shade;
-                    const QRgb idleOn = col.fade ? faded(hatchInk) : hatchInk;
+                    const QRgb idleOn = col.fade ? faded(kHatchInk) : kHatchInk;
                     topOff[i] = bottomOff[i] = idleOff;
                     topOn[i] = bottomOn[i] = idleOn;
                     shares[i] = 0;
@@ -396,13 +416,25 @@ void GanttChart::Impl::paintCellsImage(QPainter& p, const Layout& l) const {
                     return col.fade ? faded(over(fg, bg)) : over(fg, bg);
                 };
                 topOff[i] = compose(top, col.shade);
-                topOn[i] = compose(top, hatchInk);
+                topOn[i] = compose(top, kHatchInk);
                 bottomOff[i] = compose(bottom, col.shade);
-                bottomOn[i] = compose(bottom, hatchInk);
+                bottomOn[i] = compose(bottom, kHatchInk);
             }
         }
     }
-    // Hatch lines "/" every `period` device pixels, `thickness` wide.
+}
+
+// The planes into `scratch`, one pixel row at a time, with hatch lines "/" every `period`
+// device pixels, `thickness` wide, on the idle and partly idle cells.
+void GanttChart::Impl::writeScanlines(double dpr, double rowDevice) const {
+    const auto S = static_cast<std::size_t>(stages);
+    const int columns = scratch.width();
+    const int rows = scratch.height();
+    const auto W = static_cast<std::size_t>(columns);
+    const QRgb* topOff = colours.data();
+    const QRgb* topOn = topOff + S * W;
+    const QRgb* bottomOff = topOn + S * W;
+    const QRgb* bottomOn = bottomOff + S * W;
     const int period = std::max(4, static_cast<int>(std::lround(8 * dpr)));
     const int thickness = std::max(1, static_cast<int>(std::lround(dpr)));
     auto* bits = reinterpret_cast<QRgb*>(scratch.bits());
@@ -429,10 +461,6 @@ void GanttChart::Impl::paintCellsImage(QPainter& p, const Layout& l) const {
             }
         }
     }
-    p.save();
-    p.setRenderHint(QPainter::SmoothPixmapTransform, false);
-    p.drawImage(l.plot, scratch);
-    p.restore();
 }
 
 // Vector cells (for SVG): one rectangle per visible cell. Returns false when it drew the image
