@@ -33,8 +33,6 @@ class FallbackBackend final : public ComputeBackend {
     double gradientNormSquared() override;
     Eigen::VectorXd weights() override;
 
-    bool fellBack() const { return fellBack_; }
-
   private:
     struct Call {
         enum Kind { Ops, Average, Rpd } kind = Ops;

@@ -271,9 +271,7 @@ void OpenClBackend::prepareCommon(const LinearObjective& objective,
     }
     Buffers& b = *buffers_;
     b = Buffers{};
-    deviceBytes_ = 0;
     auto make = [&](std::uint64_t bytes, const std::string& what) {
-        deviceBytes_ += bytes;
         return context_->buffer(bytes, what);
     };
     b.X = make(xBytes, "the data X (" + std::to_string(rows_) + " x " + std::to_string(dim_) + ")");
@@ -352,7 +350,6 @@ void OpenClBackend::preparePipeline(const LinearObjective& objective, const Pipe
     Buffers& buf = *buffers_;
     prepareCommon(objective, layout.blocks, w0, extra);
     auto make = [&](std::uint64_t bytes, const std::string& what) {
-        deviceBytes_ += bytes;
         return context_->buffer(bytes, what);
     };
     buf.weights = make(static_cast<std::uint64_t>(replicas_) * dim_ * real, "the replica weights");
@@ -512,7 +509,6 @@ void OpenClBackend::prepareRpd(const LinearObjective& objective,
         objective, blocks, w0,
         ringBytes + static_cast<std::uint64_t>(objective.batchSize()) * real + tableBytes);
     Buffers& buf = *buffers_;
-    deviceBytes_ += ringBytes + tableBytes + objective.batchSize() * real;
     buf.weights =
         context_->buffer(ringBytes, "RPD's ring of " + std::to_string(depth) + " iterates");
     buf.grad = context_->buffer(static_cast<std::size_t>(batchSize_) * real, "the output gradient");
@@ -606,9 +602,6 @@ double OpenClBackend::gradientNormSquared() {
         b.gradPartial = context_->buffer(static_cast<std::size_t>(chunks) * dim_ * real,
                                          "gradient partial sums");
         b.gradSquares = context_->buffer(static_cast<std::size_t>(dim_) * real, "gradient squares");
-        deviceBytes_ +=
-            (static_cast<std::uint64_t>(rows_) + static_cast<std::uint64_t>(chunks) * dim_ + dim_) *
-            real;
     }
     // A fresh X w (not the incremental z), as CpuBackend's gradient(w) does.
     KernelArgs(k.matvec, "matvec_rows",

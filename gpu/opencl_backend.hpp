@@ -46,8 +46,6 @@ class OpenClBackend final : public ComputeBackend {
     Precision precision() const { return options_.precision; }
     // Kernels enqueued since construction (tests check that a slot's count does not grow with S).
     long long kernelEnqueues() const { return enqueues_; }
-    // Device bytes this backend holds.
-    std::uint64_t deviceBytes() const { return deviceBytes_; }
 
   private:
     struct Kernels;
@@ -97,7 +95,6 @@ class OpenClBackend final : public ComputeBackend {
     long long rpdIndex_ = 0;
     long long calls_ = 0;
     long long enqueues_ = 0;
-    std::uint64_t deviceBytes_ = 0;
     std::vector<int> table_;  // the op table being built
     struct Staging {
         std::vector<int> values;

@@ -38,7 +38,6 @@ class OpenClContext {
     int workGroupSize() const { return workGroupSize_; }
     // Double needs cl_khr_fp64; asking for it on a device without throws ConfigError.
     bool supports(Precision p) const { return p == Precision::Float || info_.fp64; }
-    Precision defaultPrecision() const { return info_.fp64 ? Precision::Double : Precision::Float; }
 
     // The program for `p`, built on first use; a failed build throws ClError with the device's
     // build log. Thread-safe.

@@ -109,15 +109,6 @@ const Rule& ruleFor(const char* name) {
 
 }  // namespace
 
-const std::vector<EnvironmentVariable>& environmentVariables() {
-    static const std::vector<EnvironmentVariable> v = [] {
-        std::vector<EnvironmentVariable> out;
-        for (const Rule& r : rules()) out.push_back(r.variable);
-        return out;
-    }();
-    return v;
-}
-
 std::optional<std::string> checkedEnvironment(const char* name) {
     const Rule& rule = ruleFor(name);
     const char* env = std::getenv(name);

@@ -17,9 +17,6 @@ struct EnvironmentVariable {
         allowed;  // for messages and docs: "a number of bytes, optionally with K, M, G or T"
 };
 
-// Every variable PipeLens reads.
-const std::vector<EnvironmentVariable>& environmentVariables();
-
 // Throws ConfigError for the first variable with a bad value.
 void checkEnvironment();
 

@@ -6,11 +6,10 @@ namespace pipelens {
 
 template <typename Real>
 LmStageRunner<Real>::LmStageRunner(const LmLayout& layout, int stage)
-    : kind_(layout.stage(stage).kind), size_(layout.stage(stage).size) {
+    : kind_(layout.stage(stage).kind) {
     const LmDims& d = layout.dims();
     const long long nc = static_cast<long long>(d.tokens()) * d.width;
     outputSize_ = kind_ == LmStageKind::Head ? static_cast<long long>(d.tokens()) * d.vocab : nc;
-    inputSize_ = kind_ == LmStageKind::Embedding ? 0 : nc;
     switch (kind_) {
         case LmStageKind::Embedding:
             embedding_ = std::make_unique<EmbeddingStage<Real>>(d);

@@ -19,10 +19,8 @@ class LmStageRunner {
   public:
     LmStageRunner(const LmLayout& layout, int stage);
     LmStageKind kind() const { return kind_; }
-    long long paramSize() const { return size_; }
     // Floats per microbatch of the stage's output: N C, or N V for the head (logits).
     long long outputSize() const { return outputSize_; }
-    long long inputSize() const { return inputSize_; }  // N C (0 for the embedding: tokens)
 
     // w: this stage's block of parameters. Stage 0 reads `tokens`, the others `input`.
     void forward(const Real* w, const int* tokens, const Real* input, Real* out);
@@ -33,9 +31,7 @@ class LmStageRunner {
 
   private:
     LmStageKind kind_;
-    long long size_ = 0;
     long long outputSize_ = 0;
-    long long inputSize_ = 0;
     std::unique_ptr<EmbeddingStage<Real>> embedding_;
     std::unique_ptr<BlockStage<Real>> block_;
     std::unique_ptr<HeadStage<Real>> head_;
