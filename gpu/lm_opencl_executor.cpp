@@ -217,8 +217,8 @@ std::vector<int> LmOpenClExecutor<Real>::peakKeptInputs() const {
 }
 
 LmExecutorFactory lmOpenClExecutorFactory(std::shared_ptr<OpenClContext> context) {
-    return [context](std::shared_ptr<const CharTransformerProblem> problem,
-                     int replicas) -> std::unique_ptr<LmPipelineExecutor> {
+    return [context = std::move(context)](std::shared_ptr<const CharTransformerProblem> problem,
+                                          int replicas) -> std::unique_ptr<LmPipelineExecutor> {
         if (problem->params.precision == LmPrecision::Float) {
             return std::make_unique<LmOpenClExecutor<float>>(context, std::move(problem), replicas);
         }

@@ -83,7 +83,7 @@ Eigen::VectorXd LmOpenClRpdExecutor<Real>::weights(const std::vector<int>& point
 }
 
 LmRpdExecutorFactory lmOpenClRpdExecutorFactory(std::shared_ptr<OpenClContext> context) {
-    return [context](std::shared_ptr<const CharTransformerProblem> problem)
+    return [context = std::move(context)](std::shared_ptr<const CharTransformerProblem> problem)
                -> std::unique_ptr<LmRpdExecutor> {
         if (problem->params.precision == LmPrecision::Float) {
             return std::make_unique<LmOpenClRpdExecutor<float>>(context, std::move(problem));

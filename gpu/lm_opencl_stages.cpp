@@ -108,6 +108,7 @@ std::string LmOpenClOps<Real>::profileReport() {
         last = std::max(last, end);
     }
     std::vector<std::pair<double, std::string>> order;
+    order.reserve(byName.size());
     for (const auto& [name, stat] : byName) order.emplace_back(stat.second, name);
     std::sort(order.rbegin(), order.rend());
     std::string out;
@@ -562,14 +563,10 @@ void LmOpenClOps<Real>::average(const cl::Buffer& replicas, int R, long long P,
 
 template <typename Real>
 LmOpenClStage<Real>::LmOpenClStage(LmOpenClOps<Real>& ops, const LmLayout& layout, int stage)
-    : ops_(ops),
-      dims_(layout.dims()),
-      kind_(layout.stage(stage).kind),
-      size_(layout.stage(stage).size) {
+    : ops_(ops), dims_(layout.dims()), kind_(layout.stage(stage).kind) {
     const auto N = toSize(dims_.tokens());
     const auto C = toSize(dims_.width);
     const auto nc = N * C;
-    inputSize_ = kind_ == LmStageKind::Embedding ? 0 : static_cast<long long>(nc);
     outputSize_ = kind_ == LmStageKind::Head ? static_cast<long long>(N) * dims_.vocab
                                              : static_cast<long long>(nc);
     const std::string what = "language model stage " + std::to_string(stage) + " scratch";
@@ -613,7 +610,7 @@ void LmOpenClStage<Real>::forward(DeviceRef w, DeviceRef tokens, DeviceRef input
     }
     if (kind_ == LmStageKind::Head) {
         ops_.layerNormForward(input, w, w.at(C), xhat1_, rstd1_, {&ln1Out_, 0}, N, C);
-        ops_.linearForward({&ln1Out_, 0}, w.at(2 * C), nullptr, N, C, dims_.vocab, out);
+        ops_.linearForward({&ln1Out_, 0}, w.at(2LL * C), nullptr, N, C, dims_.vocab, out);
         return;
     }
     const LmBlockOffsets at(C);
@@ -656,8 +653,8 @@ void LmOpenClStage<Real>::backward(DeviceRef w, DeviceRef gradOut, DeviceRef gra
     }
     if (kind_ == LmStageKind::Head) {
         const DeviceRef dLn{&dLn1_, 0};
-        ops_.linearBackward({&ln1Out_, 0}, w.at(2 * C), gradOut, N, C, dims_.vocab, gradW.at(2 * C),
-                            &dLn, false);
+        ops_.linearBackward({&ln1Out_, 0}, w.at(2LL * C), gradOut, N, C, dims_.vocab,
+                            gradW.at(2LL * C), &dLn, false);
         ops_.layerNormBackward(dLn1_, xhat1_, rstd1_, w, gradIn, false, gradW, gradW.at(C), N, C);
         return;
     }

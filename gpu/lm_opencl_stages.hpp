@@ -203,7 +203,7 @@ class LmOpenClOps {
     bool profile_ = false;
     struct Profiled {
         std::string name;
-        std::size_t queue;
+        std::size_t queue = 0;
         cl::Event event;
     };
     std::vector<Profiled> events_;
@@ -217,9 +217,7 @@ class LmOpenClStage {
   public:
     LmOpenClStage(LmOpenClOps<Real>& ops, const LmLayout& layout, int stage);
     LmStageKind kind() const { return kind_; }
-    long long paramSize() const { return size_; }
     long long outputSize() const { return outputSize_; }
-    long long inputSize() const { return inputSize_; }
 
     // w: this stage's block. Stage 0 reads `tokens` (ints), the others `input`.
     void forward(DeviceRef w, DeviceRef tokens, DeviceRef input, DeviceRef out);
@@ -235,7 +233,7 @@ class LmOpenClStage {
     LmOpenClOps<Real>& ops_;
     LmDims dims_;
     LmStageKind kind_;
-    long long size_ = 0, outputSize_ = 0, inputSize_ = 0;
+    long long outputSize_ = 0;
     DeviceRef tokens_;
     // Block and head scratch (unused ones stay empty).
     cl::Buffer xhat1_, rstd1_, ln1Out_, qkv_, probs_, merged_, attnOut_, hMid_;

@@ -53,7 +53,7 @@ OpenClContext::OpenClContext(const ContextOptions& options) : options_(options) 
     // any GPU.
     workGroupSize_ = 1;
     while (workGroupSize_ * 2 <= 128 &&
-           static_cast<std::size_t>(workGroupSize_ * 2) <= info_.maxWorkGroupSize) {
+           static_cast<std::size_t>(workGroupSize_) * 2 <= info_.maxWorkGroupSize) {
         workGroupSize_ *= 2;
     }
 }

@@ -1,5 +1,6 @@
 #include "launcher_env.hpp"
 
+#include <climits>
 #include <cstdlib>
 #include <initializer_list>
 
@@ -8,8 +9,8 @@ namespace pipelens {
 int launcherWorldSize() {
     for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"}) {
         if (const char* v = std::getenv(name)) {
-            const int n = std::atoi(v);
-            if (n > 0) return n;
+            const long n = std::strtol(v, nullptr, 10);
+            if (n > 0 && n <= INT_MAX) return static_cast<int>(n);
         }
     }
     return 1;

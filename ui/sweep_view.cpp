@@ -137,7 +137,7 @@ SweepView::SweepView(ExperimentController* experiment, QWidget* parent)
     refresh();
 }
 
-SweepMetric SweepView::metric() const {
+SweepMetric SweepView::selectedMetric() const {
     return parseSweepMetric(metric_->currentData().toString().toStdString());
 }
 
@@ -300,7 +300,7 @@ void SweepView::refresh() {
     state_->setStyleSheet(bad ? "color: #b00020;" : QString());
     state_->setText(line);
     if (sweep_->spec()) {
-        chart_->setPlot(sweepPlot(*sweep_->spec(), sweep_->points(), metric()),
+        chart_->setPlot(sweepPlot(*sweep_->spec(), sweep_->points(), selectedMetric()),
                         current && sweep_->state() != SweepController::State::Failed);
     } else {
         chart_->clear();

@@ -42,7 +42,7 @@ class SweepView : public QWidget {
     std::optional<SweepSpec> pendingSpec(QString* error = nullptr) const;
     // True when the results shown are those of pendingSpec().
     bool upToDate() const;
-    SweepMetric metric() const;
+    SweepMetric selectedMetric() const;
 
     void run();  // starts pendingSpec() (an invalid one is reported in the state line)
     void cancel();

@@ -84,7 +84,7 @@ double LmCpuPipelineExecutor<Real>::forward(int m, int s, int replica, int batch
     Real* stash = stash_[static_cast<std::size_t>(s)].acquire(m);
     std::copy(current, current + block.size, stash);
     const Real* in = s == 0 ? nullptr : input_[static_cast<std::size_t>(s)].get(m);
-    Real* out = s == S - 1 ? logits_.data() : input_[static_cast<std::size_t>(s + 1)].acquire(m);
+    Real* out = s == S - 1 ? logits_.data() : input_[static_cast<std::size_t>(s) + 1].acquire(m);
     model_.stage(s).forward(stash, p.train.tokens(batch), in, out);
     lastForward_[static_cast<std::size_t>(s)] = m;
     if (s != S - 1) return std::numeric_limits<double>::quiet_NaN();

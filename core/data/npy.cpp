@@ -26,7 +26,6 @@
 namespace pipelens {
 namespace {
 
-namespace fs = std::filesystem;
 using namespace data_detail;
 
 // ---------------------------------------------------------------------------------------------

@@ -271,7 +271,7 @@ double LinearObjective::optimumUpperBound() const {
 
 std::future<void> LinearObjective::computeConstantsAside(std::shared_future<void> startWhen) const {
     constantsAside_.on.store(true);
-    return std::async(std::launch::async, [this, startWhen] {
+    return std::async(std::launch::async, [this, startWhen = std::move(startWhen)] {
         if (startWhen.valid()) startWhen.wait();
         try {
             optimum();  // first: a replay that cannot tell divergence from bounds waits for f*

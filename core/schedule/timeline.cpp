@@ -114,8 +114,8 @@ class Simulator {
         return N_;
     }
     long long guardSlots() const {
-        long long per = static_cast<long long>(p_.costs.forwardSlots + p_.costs.backwardSlots +
-                                               2 * p_.costs.latencySlots);
+        long long per = static_cast<long long>(p_.costs.forwardSlots) + p_.costs.backwardSlots +
+                        2LL * p_.costs.latencySlots;
         return 4 * (static_cast<long long>(N_) + S_ + 2) * per * S_ + 64;
     }
 

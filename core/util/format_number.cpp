@@ -26,7 +26,7 @@ void appendNumber(std::string& out, double value, int significant) {
 }
 
 std::string formatDuration(double seconds) {
-    const auto s = static_cast<long long>(std::max(0.0, seconds) + 0.5);
+    const long long s = std::llround(std::max(0.0, seconds));
     std::string out;
     if (s >= 3600) out += std::to_string(s / 3600) + "h";
     if (s >= 60) out += std::to_string((s % 3600) / 60) + "m";

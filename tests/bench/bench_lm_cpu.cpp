@@ -112,8 +112,8 @@ struct PdRun {
 
 // slotThreads: the stages of a slot side by side; opThreads: each op's products, heads and rows
 // split (lm_threads.hpp). One of the two is 1.
-PdRun pipeDream(std::shared_ptr<const CharTransformerProblem> p, int microbatches, double step,
-                int slotThreads, int opThreads) {
+PdRun pipeDream(const std::shared_ptr<const CharTransformerProblem>& p, int microbatches,
+                double step, int slotThreads, int opThreads) {
     lmk::ScopedThreads team(opThreads);
     LmPipelineConfig cfg;
     cfg.timeline = buildTimeline(

@@ -149,7 +149,7 @@ struct RunFigures {
     Eigen::VectorXd weights;
 };
 
-RunFigures pipeDream(std::shared_ptr<const CharTransformerProblem> p, int microbatches,
+RunFigures pipeDream(const std::shared_ptr<const CharTransformerProblem>& p, int microbatches,
                      const LmExecutorFactory& executor, int threads = 1) {
     const lmk::ScopedThreads team(threads);  // the CPU engine's split of each op
     LmPipelineConfig cfg;

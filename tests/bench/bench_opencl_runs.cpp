@@ -93,7 +93,7 @@ long long firstDisagreement(const Timing& cpu, const Timing& ocl, gpu::Precision
     return -1;
 }
 
-Timing timeRun(const ExperimentConfig& c, std::shared_ptr<const LinearObjective> objective,
+Timing timeRun(const ExperimentConfig& c, const std::shared_ptr<const LinearObjective>& objective,
                const BackendProvider& backend, int repeats) {
     ExperimentPlan plan = planExperiment(c, *objective);
     Timing t;

@@ -39,6 +39,7 @@ double childCpuSeconds() {
 
 Measured runCommand(const std::vector<std::string>& args) {
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     Measured m;

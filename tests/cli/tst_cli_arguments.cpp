@@ -15,7 +15,6 @@
 #include "cmdline/environment.hpp"
 #include "errors.hpp"
 
-namespace fs = std::filesystem;
 using pipelens::ConfigError;
 using pipelens::cmdline::commandSpec;
 using pipelens::cmdline::parseArgs;
@@ -54,7 +53,7 @@ class TestCliArguments : public QObject {
     QTemporaryDir dir_;
     QString path(const QString& name) const { return dir_.filePath(name); }
     QString smallConfig() {
-        const QString file = path("c.json");
+        QString file = path("c.json");
         std::ofstream(file.toStdString()) << kSmallConfig;
         return file;
     }

@@ -74,7 +74,7 @@ void expectConfigError(const json& j, const QStringList& fragments) {
 }
 
 std::string writeText(const QTemporaryDir& dir, const QString& name, const std::string& text) {
-    const std::string path = dir.filePath(name).toStdString();
+    std::string path = dir.filePath(name).toStdString();
     std::ofstream out(path, std::ios::binary);
     out << text;
     return path;

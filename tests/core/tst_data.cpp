@@ -513,9 +513,9 @@ class TestData : public QObject {
         const std::string npy = writeFile(
             "esc.npy",
             npyBytes("{'descr': '\x1b[31m', 'fortran_order': False, 'shape': (1,), }", "12345678"));
-        for (auto load : {std::function<void()>([&] { loadCsv(csv); }),
-                          std::function<void()>([&] { loadLibsvm(svm); }),
-                          std::function<void()>([&] { loadNpyVector(npy); })}) {
+        for (const auto& load : {std::function<void()>([&] { loadCsv(csv); }),
+                                 std::function<void()>([&] { loadLibsvm(svm); }),
+                                 std::function<void()>([&] { loadNpyVector(npy); })}) {
             try {
                 load();
                 QFAIL("expected a DataError");

@@ -387,6 +387,7 @@ class TestLmModel : public QObject {
         std::vector<double> full(static_cast<std::size_t>(layout.size()));
         model.lossAndGradient(w.data(), tokens.data(), tokens.data() + 1, full.data());
         std::vector<const double*> blocks;
+        blocks.reserve(static_cast<std::size_t>(layout.stages()));
         for (int s = 0; s < layout.stages(); ++s)
             blocks.push_back(w.data() + layout.stage(s).offset);
         for (int s = 0; s < layout.stages(); ++s) {
@@ -419,7 +420,7 @@ class TestLmModel : public QObject {
     void badSizesAreClearErrors() {
         QVERIFY_THROWS_EXCEPTION(ConfigError, LmLayout(LmDims{2, 16, 2, 8, 4, 10}));
         try {
-            LmLayout(LmDims{4, 16, 3, 8, 4, 10});
+            LmLayout(LmDims{4, 16, 3, 8, 4, 10});  // NOLINT(bugprone-unused-raii): built to throw
             QFAIL("heads must divide width");
         } catch (const ConfigError& e) {
             QVERIFY2(std::string(e.what()).find("heads = 3") != std::string::npos, e.what());

@@ -56,6 +56,7 @@ std::vector<VectorXd> numpyNormals(std::uint64_t seed, double sigma,
                                    const std::vector<int>& sizes) {
     NumpyRandom rng(seed);
     std::vector<VectorXd> out;
+    out.reserve(sizes.size());
     for (int n : sizes) out.push_back(rng.normalVector(n, sigma));
     return out;
 }

@@ -82,14 +82,14 @@ class TestParallelFor : public QObject {
         WorkerThreads workers;
         std::atomic<int> returned{0};
         std::atomic<bool> release{false};
-        auto loopUntilCancelled = [&](CancelFlag cancel) {
+        auto loopUntilCancelled = [&](const CancelFlag& cancel) {
             while (!cancel->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
             returned++;
         };
         workers.start(loopUntilCancelled);
         workers.start(loopUntilCancelled);
         // A third job ignores its flag until released: cancelAll must not wait for it.
-        workers.start([&](CancelFlag) {
+        workers.start([&](const CancelFlag&) {
             while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
             returned++;
         });
@@ -110,7 +110,7 @@ class TestParallelFor : public QObject {
         {
             WorkerThreads workers;
             for (int i = 0; i < 4; ++i) {
-                workers.start([&](CancelFlag cancel) {
+                workers.start([&](const CancelFlag& cancel) {
                     running++;
                     while (!cancel->load())
                         std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -122,7 +122,7 @@ class TestParallelFor : public QObject {
             workers.stopAll();
             QCOMPARE(running.load(), 0);
             QCOMPARE(workers.inFlight(), 0);
-            workers.start([&](CancelFlag cancel) {
+            workers.start([&](const CancelFlag& cancel) {
                 running++;
                 while (!cancel->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
                 running--;

@@ -766,7 +766,7 @@ class TestReplay : public QObject {
         QFETCH(bool, rpd);
         QFETCH(double, stepSize);
         const int S = 4;
-        auto run = [&](std::shared_ptr<const LinearObjective> obj) {
+        auto run = [&](const std::shared_ptr<const LinearObjective>& obj) {
             std::unique_ptr<Replay> r;
             if (rpd) {
                 RpdReplayConfig cfg;

@@ -73,7 +73,7 @@ QString collectTimes(const Timeline& tl, OpTimes& t) {
 QString violation(const Timeline& tl) {
     const ScheduleParams& p = tl.params;
     OpTimes t;
-    const QString malformed = collectTimes(tl, t);
+    QString malformed = collectTimes(tl, t);
     if (!malformed.isEmpty()) return malformed;
     const int S = t.S;
     const int N = t.N;
@@ -228,6 +228,7 @@ std::vector<int> busySlotsPerStage(const Timeline& tl) {
         for (int x = c.startSlot; x <= c.endSlot; ++x) grid[c.stage][x] = 1;
     }
     std::vector<int> busy;
+    busy.reserve(grid.size());
     for (const auto& row : grid)
         busy.push_back(static_cast<int>(std::count(row.begin(), row.end(), 1)));
     return busy;

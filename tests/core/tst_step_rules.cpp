@@ -19,6 +19,7 @@ namespace {
 // ceil(0.2 * 50) = 10 is exactly the hand-made tail.
 std::vector<double> withTail(const std::vector<double>& tail) {
     std::vector<double> c;
+    c.reserve(40 + tail.size());
     for (int i = 0; i < 40; ++i) c.push_back(10.0 - (10.0 - tail.front()) * i / 40.0);
     c.insert(c.end(), tail.begin(), tail.end());
     return c;
@@ -51,6 +52,7 @@ class TestStepRules : public QObject {
 
     void steadyDecayIsStable() {
         std::vector<double> tail;
+        tail.reserve(10);
         for (int i = 0; i < 10; ++i) tail.push_back(1.0 - 0.01 * i);
         const TailCheck t = checkTail(withTail(tail));
         QVERIFY(t.stable());
@@ -72,6 +74,7 @@ class TestStepRules : public QObject {
         QTest::addColumn<QString>("failing");
         // std/mean = 0.32: falls steadily but too far within the tail.
         std::vector<double> spread;
+        spread.reserve(10);
         for (int i = 0; i < 10; ++i) spread.push_back(3.0 - 2.0 * i / 9.0);
         QTest::newRow("spread") << spread << "spread";
         // 6 of 9 steps rise (by 0.001), the 3 falls are larger: rising fraction 0.67.

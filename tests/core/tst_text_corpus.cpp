@@ -111,7 +111,7 @@ class TestTextCorpus : public QObject {
         const std::string path = writeTemp("short.txt", "to be or not");  // 12 characters
         const TextCorpus c = loadTextCorpus(path);
         try {
-            TokenBatches(c, 2, 8);
+            TokenBatches(c, 2, 8);  // NOLINT(bugprone-unused-raii): built to throw
             QFAIL("a 12-character corpus cannot hold a 2 x 8 batch");
         } catch (const DataError& e) {
             const std::string msg = e.what();

@@ -46,7 +46,7 @@ ExperimentConfig smallConfig(const std::string& methodName) {
 // An OpenCL backend that "loses its device" after `lossAfter` calls, optionally wrapped so the
 // run falls back to the CPU engine; `notices` collects what a person would be told.
 BackendProvider failingProvider(long long lossAfter, bool fallback,
-                                std::shared_ptr<std::vector<std::string>> notices) {
+                                const std::shared_ptr<std::vector<std::string>>& notices) {
     return [=]() -> std::unique_ptr<ComputeBackend> {
         gpu::OpenClBackendOptions o;
         o.simulateDeviceLossAfter = lossAfter;

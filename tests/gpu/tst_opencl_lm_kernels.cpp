@@ -488,6 +488,7 @@ void transposesMatchHost() {
     const auto src = seeded<Real>(static_cast<std::size_t>(total), 80, 1.0);
     const cl::Buffer in = t.upload(src);
     std::vector<cl::Buffer> outs;
+    outs.reserve(4);
     for (int q = 0; q < 4; ++q) {
         outs.push_back(
             t.upload(std::vector<Real>(static_cast<std::size_t>(rows[q] * cols[q]), Real(-7))));

@@ -58,7 +58,7 @@ json slowSweep() {
 }
 
 QString writeSweep(const QTemporaryDir& dir, const QString& name, const json& sweep) {
-    const QString path = dir.filePath(name);
+    QString path = dir.filePath(name);
     std::ofstream(path.toStdString()) << sweep.dump(2);
     return path;
 }

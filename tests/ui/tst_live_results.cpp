@@ -181,7 +181,8 @@ class TestLiveResults : public QObject {
     void liveAndFinalCurvesShareOneAxisPairAndNames() {
         ExperimentController c;
         SnapshotPtr plan;
-        connect(&c, &ExperimentController::planReady, &c, [&](SnapshotPtr p) { plan = p; });
+        connect(&c, &ExperimentController::planReady, &c,
+                [&](SnapshotPtr p) { plan = std::move(p); });
         c.setConfig(twoMethodRun());
         QVERIFY(test::waitForCurrentResults(c));
         QVERIFY(plan);

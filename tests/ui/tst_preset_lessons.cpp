@@ -63,6 +63,7 @@ class TestPresetLessons : public QObject {
         const double pd = f[0][0].mean;
         for (const auto& row : f) QCOMPARE(row[0].mean, pd);  // flat: the same run at every delta
         std::vector<double> rpd;
+        rpd.reserve(f.size());
         for (const auto& row : f) rpd.push_back(row[1].mean);
         for (std::size_t i = 2; i < rpd.size(); ++i) {
             QVERIFY2(rpd[i] > rpd[i - 1], describe("rises with delta", rpd[i], rpd[i - 1]));

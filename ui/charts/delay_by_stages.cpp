@@ -41,7 +41,7 @@ bool DelayByStagesWorker::request(const std::vector<int>& stages, std::function<
         if (!cachedPipeDreamDelayStats(s)) missing.push_back(s);
     }
     if (missing.empty()) return false;
-    workers_.start([missing, done = std::move(done)](CancelFlag cancel) {
+    workers_.start([missing, done = std::move(done)](const CancelFlag& cancel) {
         for (int s : missing) {
             if (cancel->load()) return;
             pipeDreamDelayStatsCached(s);

@@ -393,15 +393,21 @@ void GanttChart::Impl::fillColourPlanes(const std::vector<CellColumn>& spec, boo
                     continue;
                 }
                 const int n = col.hi - col.lo;
+                // Non-negative: + 0.5 and truncation round half up (kept: the images are
+                // pinned byte for byte).
+                // NOLINTBEGIN(bugprone-incorrect-roundings)
                 const auto alpha = static_cast<std::size_t>(
                     static_cast<float>(busy) * 255.0f / static_cast<float>(n) + 0.5f);
+                // NOLINTEND(bugprone-incorrect-roundings)
                 QRgb top;
                 QRgb bottom;
                 if (split) {
                     top = blue[alpha];
                     bottom = orange[alpha];
+                    // NOLINTBEGIN(bugprone-incorrect-roundings)
                     shares[i] = static_cast<std::uint8_t>(
                         static_cast<float>(f) * 255.0f / static_cast<float>(busy) + 0.5f);
+                    // NOLINTEND(bugprone-incorrect-roundings)
                 } else {
                     top = bottom =
                         premultipliedMix(static_cast<double>(f) / n, static_cast<double>(bw) / n);

@@ -89,7 +89,7 @@ QList<QPointF> decimate(const std::vector<QPointF>& points, size_t count, int ma
         return out;
     }
     const size_t buckets = static_cast<size_t>(maxPoints) / 4;
-    out.reserve(static_cast<qsizetype>(buckets * 4 + 1));
+    out.reserve(static_cast<qsizetype>(buckets) * 4 + 1);
     for (size_t b = 0; b < buckets; ++b) {
         const size_t lo = b * count / buckets;
         const size_t hi = std::max(lo + 1, (b + 1) * count / buckets);

@@ -121,7 +121,7 @@ void StalenessHeatmap::Impl::updateStats() {
 }
 
 QString StalenessHeatmap::Impl::statsMax() const {
-    const QString measured = QStringLiteral("max delay measured %1").arg(shownMax, 0, 'f', 0);
+    QString measured = QStringLiteral("max delay measured %1").arg(shownMax, 0, 'f', 0);
     if (!pipeDreamFormula) return measured;  // not PipeDream's schedule: no formula of its own
     const long long formula = pipeDreamMaxDelayFormula(blocks);
     const QString expression = blocks % 2 == 0 ? QStringLiteral("S\u00b2\u2212S/2")
@@ -626,7 +626,7 @@ QString StalenessHeatmap::toolTipAt(const QPointF& position) const {
     long long last = 0;
     int j = 0;
     if (!cellAtPosition(position, &k, &j, &first, &last)) return {};
-    const QString text = cellDescription(k, j);
+    QString text = cellDescription(k, j);
     // An aggregated column shows the largest delay of the updates it covers.
     if (last > first && !text.isEmpty())
         return QStringLiteral("largest of updates %1\u2013%2: ").arg(first).arg(last) + text;

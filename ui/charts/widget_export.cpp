@@ -37,6 +37,7 @@ bool clipsItsContent(const QWidget* w) {
 // Paints `w` at `at` and its visible children over it, each by itself so that every chart and
 // label stays vector; the menu bar (its style draws nothing into a vector device) and the
 // viewports that clip go in as pictures of what the screen shows.
+// NOLINTNEXTLINE(misc-no-recursion): as deep as the window's widgets nest
 void renderForSvg(QPainter& painter, QWidget* w, const QPoint& at) {
     if (qobject_cast<QMenuBar*>(w) || clipsItsContent(w)) {
         painter.drawPixmap(at, w->grab());

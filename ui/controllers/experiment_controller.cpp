@@ -284,7 +284,7 @@ void ExperimentController::runNow() {
     emit runStarted(generation);
 
     workers_.start([this, config = config_, generation, cache = cache_, previous = latest_,
-                    live = live_](CancelFlag cancel) {
+                    live = live_](const CancelFlag& cancel) {
         WorkerOutcome out = runInWorker(config, generation, cache, previous, live, cancel);
         if (!cancel->load()) {
             // Queued onto the GUI thread; dropped there if a newer run started meanwhile.
@@ -352,7 +352,7 @@ ExperimentController::WorkerOutcome ExperimentController::runInWorker(
     return out;
 }
 
-void ExperimentController::deliver(std::uint64_t generation, SnapshotPtr snapshot,
+void ExperimentController::deliver(std::uint64_t generation, const SnapshotPtr& snapshot,
                                    const QString& error, const QStringList& notices) {
     workers_.reapFinished();
     if (generation != generation_) return;  // out of date

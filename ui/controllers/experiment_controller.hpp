@@ -120,7 +120,7 @@ class ExperimentController : public QObject {
                               const std::shared_ptr<ObjectiveCache>& cache,
                               const SnapshotPtr& previous, const std::shared_ptr<LiveBuffer>& live,
                               const CancelFlag& cancel);
-    void deliver(std::uint64_t generation, SnapshotPtr snapshot, const QString& error,
+    void deliver(std::uint64_t generation, const SnapshotPtr& snapshot, const QString& error,
                  const QStringList& notices);
 
     ExperimentConfig config_;

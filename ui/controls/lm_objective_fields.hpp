@@ -56,19 +56,19 @@ class LmObjectiveFields : public QGroupBox {
   private:
     void apply(QWidget* field, const std::function<void(LanguageModelSpec&)>& change);
 
-    ExperimentController* controller_;
+    ExperimentController* controller_ = nullptr;
     FieldErrors errors_;
-    QSpinBox* width_;
-    QSpinBox* heads_;
-    QSpinBox* context_;
-    QLineEdit* heldOut_;
-    QSpinBox* initSeed_;
-    QCheckBox* fullObjective_;
-    QComboBox* corpus_;
-    QSpinBox* corpusSeed_;
-    QSpinBox* corpusCharacters_;
-    QLabel* corpusFile_;
-    QPushButton* browse_;
+    QSpinBox* width_ = nullptr;
+    QSpinBox* heads_ = nullptr;
+    QSpinBox* context_ = nullptr;
+    QLineEdit* heldOut_ = nullptr;
+    QSpinBox* initSeed_ = nullptr;
+    QCheckBox* fullObjective_ = nullptr;
+    QComboBox* corpus_ = nullptr;
+    QSpinBox* corpusSeed_ = nullptr;
+    QSpinBox* corpusCharacters_ = nullptr;
+    QLabel* corpusFile_ = nullptr;
+    QPushButton* browse_ = nullptr;
     bool updating_ = false;
 };
 

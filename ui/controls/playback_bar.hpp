@@ -25,7 +25,6 @@ class PlaybackBar : public QWidget {
     double slotsPerSecond() const;
     void setSlotsPerSecond(double speed);  // picks the nearest listed speed
 
-
   public slots:
     void setCursor(int slot);
     void play();

@@ -119,6 +119,7 @@ MethodSpec readMethod(const json& v, const std::string& path) {
     MethodSpec m;
     if (!r.has("method")) throw ConfigError(path + ".method is missing: one of " + methodKeyList());
     std::vector<std::string> keys;
+    keys.reserve(kMethods.size());
     for (const MethodInfo& info : kMethods) keys.emplace_back(info.key);
     m.method = parseMethod(r.text("method", "", keys), r.field("method"));
     m.label = r.text("label", "");

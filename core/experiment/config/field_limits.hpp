@@ -71,8 +71,7 @@ inline constexpr IntLimit kGradNormEvery{0, kBig, "an integer in [0, 1000000000]
 inline constexpr RealLimit kBlowUpFactor{1.0, 1e300, false, "a number in [1, 1e300]"};
 // methods[i]
 inline constexpr RealLimit kStepSize{0.0, 1e12, true, "a number in (0, 1e12]"};
-inline constexpr IntLimit kGridExponent{-60, 20,
-                                        "integers with -60 <= a_min <= a_max <= 20"};
+inline constexpr IntLimit kGridExponent{-60, 20, "integers with -60 <= a_min <= a_max <= 20"};
 inline constexpr IntLimit kNoam{0, kBig, "0 (meaning S) or an integer in [1, 1000000000]"};
 inline constexpr IntLimit kReplicas{0, kMaxStages, "0 (meaning S) or an integer in [1, 4096]"};
 inline constexpr IntLimit kLocalSteps{1, kBig, "an integer in [1, 1000000000] (H)"};
@@ -86,11 +85,10 @@ inline constexpr IntLimit kCursor{-1, kBig,
 inline constexpr IntLimit kWidth{1, 65536, "an integer in [1, 65536] (C)"};
 inline constexpr IntLimit kHeads{1, 65536, "an integer in [1, 65536] that divides width"};
 inline constexpr IntLimit kContext{1, 65536, "an integer in [1, 65536] (T)"};
-inline constexpr IntLimit kCorpusCharacters{1000, 100'000'000,
-                                            "an integer in [1000, 100000000]"};
+inline constexpr IntLimit kCorpusCharacters{1000, 100'000'000, "an integer in [1000, 100000000]"};
 inline constexpr RealLimit kHeldOutFraction{0.0, 0.9, false, "a number in [0, 0.9]"};
-inline constexpr IntLimit kHeldOutEvery{
-    0, kBig, "an integer in [0, 1000000000] (block updates; 0: never)"};
+inline constexpr IntLimit kHeldOutEvery{0, kBig,
+                                        "an integer in [0, 1000000000] (block updates; 0: never)"};
 inline constexpr IntLimit kSampleLines{0, 100, "an integer in [0, 100]"};
 inline constexpr IntLimit kSampleLength{1, 100'000, "an integer in [1, 100000]"};
 inline constexpr RealLimit kSampleTemperature{1e-3, 1e3, false, "a number in [0.001, 1000]"};

@@ -334,7 +334,7 @@ std::string checkResultsPath(const std::string& folder, const std::string& field
 }
 
 std::string prepareResultsFolder(const std::string& folder, const std::string& field) {
-    const std::string target = checkResultsPath(folder, field);
+    std::string target = checkResultsPath(folder, field);
     checkReplaceable(target, field, folder);
     return target;
 }

@@ -29,6 +29,7 @@ struct FigurePanel {
     std::vector<FigureSeries> series;
 };
 
+// NOLINTNEXTLINE(bugprone-exception-escape): json's destructor may allocate (nlohmann's destroy)
 struct Reproduction {
     std::string id;  // E1 ... E5
     std::vector<FigurePanel> figures;

@@ -63,7 +63,7 @@ double methodWeight(const ExperimentConfig& c, std::size_t method) {
 
 std::string sweepProgressLine(const SweepProgress& p) {
     std::string line = "points " + std::to_string(p.pointsDone) + "/" + std::to_string(p.points) +
-                       ", " + std::to_string(static_cast<int>(100.0 * p.fractionDone + 0.5)) +
+                       ", " + std::to_string(std::lround(100.0 * p.fractionDone)) +
                        "% of the work, " + formatDuration(p.elapsedSeconds) + " elapsed";
     if (p.remainingSeconds >= 0) line += ", about " + formatDuration(p.remainingSeconds) + " left";
     return line;

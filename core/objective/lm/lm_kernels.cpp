@@ -18,12 +18,14 @@
 #ifdef PIPELENS_HAVE_LIBMVEC
 // glibc's vector math (libmvec, glibc >= 2.35 for erf): the AVX2 variants, by their vector-ABI
 // names. Accurate to a few ulps, like the scalar libm.
+// NOLINTBEGIN(bugprone-reserved-identifier): glibc's own symbols, declared as libmvec names them
 extern "C" {
 PIPELENS_AVX2 __m256 _ZGVdN8v_erff(__m256);
 PIPELENS_AVX2 __m256 _ZGVdN8v_expf(__m256);
 PIPELENS_AVX2 __m256d _ZGVdN4v_erf(__m256d);
 PIPELENS_AVX2 __m256d _ZGVdN4v_exp(__m256d);
 }
+// NOLINTEND(bugprone-reserved-identifier)
 #endif
 
 namespace pipelens::lmk {

@@ -362,7 +362,7 @@ void BlockStage<Real>::attentionBackward() {
             const int h = static_cast<int>(pair) % dims_.heads;
             const Real* base = qkv_.data() + static_cast<std::ptrdiff_t>(n) * T * 3 * C;
             Real* dbase = dQkv_.data() + static_cast<std::ptrdiff_t>(n) * T * 3 * C;
-            const Eigen::OuterStride<> s3(3 * C);
+            const Eigen::OuterStride<> s3(3 * static_cast<Eigen::Index>(C));
             CStrided<Real> q(base + h * hd, T, hd, s3);
             CStrided<Real> k(base + C + h * hd, T, hd, s3);
             CStrided<Real> v(base + 2 * C + h * hd, T, hd, s3);
