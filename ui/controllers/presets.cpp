@@ -13,8 +13,8 @@ namespace pipelens::ui {
 namespace {
 
 struct Entry {
-    const char* id;
-    const char* title;
+    const char* id = nullptr;
+    const char* title = nullptr;
     SweepMetric metric = SweepMetric::FinalGap;  // for a sweep preset
 };
 

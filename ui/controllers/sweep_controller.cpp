@@ -28,7 +28,7 @@ void SweepController::start(const SweepSpec& spec) {
     state_ = State::Running;
     emit started();
 
-    workers_.start([this, spec, generation, threads = threads_](CancelFlag cancel) {
+    workers_.start([this, spec, generation, threads = threads_](const CancelFlag& cancel) {
         SweepRunOptions options;
         options.threads = threads;
         options.cancel = cancel.get();
