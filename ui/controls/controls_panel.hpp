@@ -84,7 +84,7 @@ class ControlsPanel : public QWidget {
     QPushButton* browse_ = nullptr;
     QSpinBox* rows_ = nullptr;
     QSpinBox* dim_ = nullptr;
-    QLineEdit* l2_;
+    QLineEdit* l2_ = nullptr;
     QSpinBox* dataSeed_ = nullptr;
     QSpinBox* stages_ = nullptr;
     QSlider* stagesSlider_ = nullptr;
