@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "errors.hpp"
-#include "util/format_number.hpp"
 
 namespace pipelens {
 using nlohmann::json;
@@ -17,28 +16,6 @@ std::string printableKey(const std::string& key) {
                            return c >= 0x20 && c < 0x7f;
                        });
     return plain ? key : showConfigValue(json(key));
-}
-
-// A bound as the messages write it: the shortest form, the exponent without '+' (1e12).
-std::string boundText(double v) {
-    std::string t = formatNumber(v);
-    const auto e = t.find("e+");
-    if (e != std::string::npos) t.erase(e + 1, 1);
-    // "1e09" -> "1e9"
-    const auto exp = t.find('e');
-    if (exp != std::string::npos) {
-        const auto digits = exp + (t.compare(exp + 1, 1, "-") == 0 ? 2 : 1);
-        while (t.size() > digits + 1 && t[digits] == '0') t.erase(digits, 1);
-    }
-    return t;
-}
-
-// What a message says is allowed: `allowed` when it states the upper bound that was checked
-// ("..., hi]"), else `allowed` with the range checked added, so no message claims a bound
-// (">= 1") that is not the real one.
-std::string statedRange(const std::string& allowed, const std::string& lo, const std::string& hi) {
-    if (allowed.find(", " + hi + "]") != std::string::npos) return allowed;
-    return allowed + ", in [" + lo + ", " + hi + "]";
 }
 
 }  // namespace
@@ -98,33 +75,6 @@ const json& ObjectReader::at(const std::string& key) {
 
 std::string ObjectReader::field(const std::string& key) const {
     return path_.empty() ? key : path_ + "." + key;
-}
-
-long long ObjectReader::integer(const std::string& key, long long def, long long lo, long long hi,
-                                const std::string& allowed) {
-    if (!has(key)) return def;
-    const json& v = obj_.at(key);
-    long long x = 0;
-    if (!wholeNumberIn(v, lo, hi, x)) {
-        throw ConfigError(field(key) + " = " + showConfigValue(v) + " is not allowed: " +
-                          statedRange(allowed, std::to_string(lo), std::to_string(hi)));
-    }
-    return x;
-}
-
-double ObjectReader::number(const std::string& key, double def, double lo, double hi,
-                            const std::string& allowed) {
-    if (!has(key)) return def;
-    const json& v = obj_.at(key);
-    const std::string stated = statedRange(allowed, boundText(lo), boundText(hi));
-    if (!v.is_number()) {
-        throw ConfigError(field(key) + " = " + showConfigValue(v) + " is not allowed: " + stated);
-    }
-    double x = v.get<double>();
-    if (!std::isfinite(x) || x < lo || x > hi) {
-        throw ConfigError(field(key) + " = " + showConfigValue(v) + " is not allowed: " + stated);
-    }
-    return x;
 }
 
 // The table's text says what is allowed, bounds included (tst_config checks each against the

@@ -29,11 +29,8 @@ class ObjectReader {
     const nlohmann::json& at(const std::string& key);
     std::string field(const std::string& key) const;
 
-    long long integer(const std::string& key, long long def, long long lo, long long hi,
-                      const std::string& allowed);
-    double number(const std::string& key, double def, double lo, double hi,
-                  const std::string& allowed);
-    // The same, with the range and its text from the config's table (field_limits.hpp).
+    // A number within its range, the range and its text from the config's table
+    // (field_limits.hpp).
     long long integer(const std::string& key, long long def, const IntLimit& limit);
     double number(const std::string& key, double def, const RealLimit& limit);
     std::string text(const std::string& key, const std::string& def,
