@@ -1,5 +1,5 @@
-// pipelens-cli: the engine without a window. All commands live in cli/; `reproduce` (which
-// draws with the app's charts, ui/figures, UI builds only) runs in the sibling binary
+// pipelens-cli: the engine without a window. All commands live in cli/; `reproduce` and
+// `animate` (which draw with the app's charts, UI builds only) run in the sibling binary
 // pipelens-reproduce and a `sweep` started by mpirun in pipelens-cli-mpi, so that no other
 // command loads Qt or Open MPI.
 #include <malloc.h>
@@ -50,7 +50,18 @@ int main(int argc, char** argv) {
 #endif
     std::vector<pipelens::CliCommand> extra;
 #ifdef PIPELENS_HAVE_FIGURES
+    // `run --figures` draws with the app's charts: the same run, in the binary that has them.
+    if (argc > 1 && std::string(argv[1]) == "run") {
+        for (int i = 2; i < argc; ++i) {
+            if (std::string(argv[i]) == "--figures") {
+                return execSibling("pipelens-reproduce", argv, std::cerr);
+            }
+        }
+    }
     extra.push_back({"reproduce", [](int, char** args, std::ostream&, std::ostream& err) {
+                         return execSibling("pipelens-reproduce", args, err);
+                     }});
+    extra.push_back({"animate", [](int, char** args, std::ostream&, std::ostream& err) {
                          return execSibling("pipelens-reproduce", args, err);
                      }});
 #endif

@@ -5,6 +5,8 @@
 //                        PNG (or SVG) and exit
 //   --scale F            scale factor of the screenshot (default 1)
 //   --size WxH           window size of the screenshot (default 1500x950)
+//   --slot N             the screenshot with the playback cursor at slot N (default: the end)
+//   --view NAME          what the screenshot saves: window (default), gantt, heatmap or loss
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
@@ -13,10 +15,15 @@
 
 #include "app_info.hpp"
 #include "charts/chart_support.hpp"
+#include "charts/gantt_chart.hpp"
+#include "charts/loss_chart.hpp"
+#include "charts/staleness_heatmap.hpp"
 #include "cmdline/args.hpp"
 #include "cmdline/environment.hpp"
 #include "controllers/presets.hpp"
+#include "controls/playback_bar.hpp"
 #include "main_window.hpp"
+#include "offscreen_application.hpp"
 
 namespace {
 
@@ -54,9 +61,40 @@ QString strictnessError(const QCommandLineParser& parser, const QList<QCommandLi
     return {};
 }
 
+// Whether a display server is at hand (X11 or Wayland), or a Qt platform was chosen by hand.
+bool displayAvailable() {
+    return !qEnvironmentVariableIsEmpty("DISPLAY") ||
+           !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
+           !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+}
+
+// Without a display, what needs no window (--help, --version, a --screenshot) is drawn on Qt's
+// offscreen platform instead of aborting with "could not connect to display"; an interactive
+// start says what to do instead.
+bool prepareHeadless(int argc, char** argv) {
+    if (displayAvailable()) return true;
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray a(argv[i]);
+        if (a == "-h" || a == "--help" || a == "--help-all" || a == "-v" || a == "--version" ||
+            a == "--screenshot" || a.startsWith("--screenshot=")) {
+            qputenv("QT_QPA_PLATFORM", "offscreen");
+            return true;
+        }
+    }
+    std::fputs(
+        "pipelens: no display (DISPLAY and WAYLAND_DISPLAY are unset), so no window can open.\n"
+        "  pictures without a display: pipelens --screenshot FILE.png [--preset NAME]\n"
+        "  a run with its figures:     pipelens-cli run --default --figures --out DIR\n"
+        "  the window on a server:     xvfb-run -a pipelens\n",
+        stderr);
+    return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (!prepareHeadless(argc, argv)) return 1;
+    pipelens::ui::quietOffscreenNotes();
     QApplication app(argc, argv);
     QApplication::setApplicationName("PipeLens");
     QApplication::setOrganizationName("PipeLens");
@@ -80,12 +118,19 @@ int main(int argc, char** argv) {
                                    "1");
     const QCommandLineOption size("size", "Window size of the screenshot (default 1500x950).",
                                   "WxH", "1500x950");
-    parser.addOptions({preset, config, screenshot, scale, size});
+    const QCommandLineOption slot(
+        "slot", "With --screenshot: the playback cursor at slot N (slots run) before the shot.",
+        "N");
+    const QCommandLineOption view(
+        "view", "With --screenshot: what is saved: window (default), gantt, heatmap or loss.",
+        "NAME", "window");
+    parser.addOptions({preset, config, screenshot, scale, size, slot, view});
     if (!parser.parse(QApplication::arguments())) return fail(shown(parser.errorText()));
     if (parser.isSet("help")) parser.showHelp(0);
     if (parser.isSet("version")) parser.showVersion();
-    if (const QString why = strictnessError(parser, {preset, config, screenshot, scale, size},
-                                            QApplication::arguments());
+    if (const QString why =
+            strictnessError(parser, {preset, config, screenshot, scale, size, slot, view},
+                            QApplication::arguments());
         !why.isEmpty()) {
         return fail(why);
     }
@@ -114,6 +159,23 @@ int main(int argc, char** argv) {
     if (width < 200 || height < 200 || width > 10000 || height > 10000) {
         return fail("--size = \"" + shown(parser.value(size)) +
                     "\" is not allowed: WIDTHxHEIGHT in pixels, each from 200 to 10000");
+    }
+
+    const QStringList views = {"window", "gantt", "heatmap", "loss"};
+    if (!views.contains(parser.value(view))) {
+        return fail("--view = \"" + shown(parser.value(view)) + "\" is not allowed: one of " +
+                    views.join(", "));
+    }
+    bool slotOk = true;
+    const int slotValue = parser.value(slot).toInt(&slotOk);
+    if (parser.isSet(slot) && (!slotOk || slotValue < 0)) {
+        return fail("--slot = \"" + shown(parser.value(slot)) +
+                    "\" is not allowed: a whole number of slots run, from 0 to the run's length");
+    }
+    for (const QCommandLineOption* o : {&slot, &view}) {
+        if (parser.isSet(*o) && !parser.isSet(screenshot)) {
+            return fail("--" + o->names().first() + " applies to --screenshot only");
+        }
     }
 
     // Checked before the window exists and anything runs: the target (a FIFO or a device node
@@ -150,7 +212,32 @@ int main(int argc, char** argv) {
     window.show();
     if (!window.waitForResults(300'000, &error)) return fail(error);
     if (!window.waitForSweep(1'800'000, &error)) return fail(error);
+    if (parser.isSet(slot)) {
+        const int total = window.playback()->totalSlots();
+        if (slotValue > total) {
+            return fail("--slot = \"" + shown(parser.value(slot)) +
+                        "\" is not allowed: a whole number from 0 to " + QString::number(total) +
+                        " (the run's slots)");
+        }
+        window.playback()->setCursor(slotValue);
+    }
     QApplication::processEvents();
-    if (!window.exportWindow(parser.value(screenshot), scaleFactor, &error)) return fail(error);
+    const QString file = parser.value(screenshot);
+    const bool svg = file.endsWith(".svg", Qt::CaseInsensitive);
+    const QString what = parser.value(view);
+    bool saved = false;
+    if (what == "gantt") {
+        saved = svg ? window.gantt()->exportSvg(file, &error)
+                    : window.gantt()->exportPng(file, scaleFactor, &error);
+    } else if (what == "heatmap") {
+        saved = svg ? window.heatmap()->exportSvg(file, &error)
+                    : window.heatmap()->exportPng(file, scaleFactor, &error);
+    } else if (what == "loss") {
+        saved = svg ? window.lossChart()->exportSvg(file, &error)
+                    : window.lossChart()->exportPng(file, scaleFactor, &error);
+    } else {
+        saved = window.exportWindow(file, scaleFactor, &error);
+    }
+    if (!saved) return fail(error);
     return 0;
 }

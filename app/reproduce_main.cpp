@@ -1,12 +1,21 @@
-// pipelens-reproduce: `pipelens-cli reproduce` in a binary of its own. reproduce draws with Qt
-// Charts; kept out of pipelens-cli, every other command starts without loading Qt's GUI
-// libraries (about 40 ms of CPU per process). pipelens-cli hands `reproduce` here with exec.
+// pipelens-reproduce: the pipelens-cli commands that draw with the app's charts, in a binary of
+// their own (`reproduce`, `animate`, and `run --figures`); kept out of pipelens-cli, every other
+// command starts without loading Qt's GUI libraries (about 40 ms of CPU per process).
+// pipelens-cli hands them here with exec.
 #include <iostream>
 
+#include "animation/animate_command.hpp"
 #include "cli.hpp"
 #include "reproduce_command.hpp"
+#include "run_figures.hpp"
 
 int main(int argc, char** argv) {
+    const auto figures = [](const pipelens::ExperimentResult& result, double seconds,
+                            const std::filesystem::path& folder) {
+        pipelens::ui::writeRunFigures(result, seconds, folder);
+    };
     return pipelens::runCli(argc, argv, std::cout, std::cerr,
-                            {{"reproduce", pipelens::ui::runReproduceCommand}});
+                            {{"reproduce", pipelens::ui::runReproduceCommand},
+                             {"animate", pipelens::ui::runAnimateCommand}},
+                            figures);
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iomanip>
@@ -58,6 +59,7 @@ Commands:
   example    print an example config (default, compare, pd, rpd, localsgd, sgd, fill-drain)
   devices    list the OpenCL platforms and devices runs can use
   reproduce  run the paper's experiments E1-E5 and draw their figures (UI builds only)
+  animate    an experiment's Gantt playback as a GIF, MP4 or PNG frames (UI builds only)
   help       this text; `pipelens-cli COMMAND --help` (or `help COMMAND`) describes one command
 
 Options: --name VALUE or --name=VALUE; a flag is --name alone (--quiet, never --quiet=0).
@@ -127,6 +129,10 @@ Options:
   --device D         override the config: OpenCL device index or name
   --threads N        worker threads (default: one per core); a language model gives each
                      method threads/methods of them for its ops (results do not depend on it)
+  --figures          also draw the run's figures into DIR with the desktop app's charts (no
+                     display needed): gantt.png (the start-up, cells numbered), gantt-all.png,
+                     heatmap.png, loss.png, figures.png, window.png, and index.html showing them
+                     with the summary table (UI builds only; docs/results.md)
   --quiet            print nothing but errors
 )";
 
@@ -551,8 +557,13 @@ void applyBackendOptions(const Args& a, ExperimentConfig& config) {
     }
 }
 
-int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
+int cmdRun(const Args& a, std::ostream& out, std::ostream& err, const RunFigureWriter& figures) {
     if (!a.has("out")) throw ConfigError("--out is missing: the results folder");
+    if (a.has("figures") && !figures) {
+        throw ConfigError(
+            "--figures draws with the desktop app's charts, and this build has "
+            "none: configure with -DPIPELENS_BUILD_UI=ON (Qt 6 Charts)");
+    }
     // Checked before the run, so a bad --out never costs a whole run.
     const std::string folder = prepareResultsFolder(a.get("out"));
     ExperimentConfig config;
@@ -578,11 +589,21 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err) {
     opt.threads = threads;
     std::optional<SlowStepReporter> reporter;
     reportProgress(opt, reporter, quiet, err);
+    const auto start = std::chrono::steady_clock::now();
     ExperimentResult result = runExperiment(config, opt);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     reporter.reset();
     result.notices = notices;
+    ExtraResultFiles extra;
+    if (a.has("figures")) {
+        extra = [&](const std::filesystem::path& tmp) {
+            if (!quiet) err << "drawing the figures" << std::endl;
+            figures(result, seconds, tmp);
+        };
+    }
     const auto write = [&](const std::atomic<bool>* stop) {
-        return writeResults(result, folder, stop);
+        return writeResults(result, folder, stop, extra);
     };
     return finishRun(result.warnings, write, summaryText(result), folder, quiet, out, err);
 }
@@ -676,7 +697,7 @@ int cmdDevices(const Args& a, std::ostream& out) {
 namespace {
 
 int dispatch(int argc, char** argv, std::ostream& out, std::ostream& err,
-             const std::vector<CliCommand>& extra) {
+             const std::vector<CliCommand>& extra, const RunFigureWriter& figures) {
     const std::string cmd = argv[1];
     try {
         if (cmd == "help" || cmd == "--help" || cmd == "-h") {
@@ -711,7 +732,7 @@ int dispatch(int argc, char** argv, std::ostream& out, std::ostream& err,
         }
         if (cmd == "run") {
             if (help) return out << kRunHelp, 0;
-            return cmdRun(parseCommand(cmd, argc, argv), out, err);
+            return cmdRun(parseCommand(cmd, argc, argv), out, err, figures);
         }
         if (cmd == "sweep") {
             if (help) return out << kSweepHelp, 0;
@@ -733,8 +754,14 @@ int dispatch(int argc, char** argv, std::ostream& out, std::ostream& err,
                    "this build has none: configure with -DPIPELENS_BUILD_UI=ON (Qt 6 Charts)\n";
             return 1;
         }
+        if (cmd == "animate") {
+            err << "pipelens-cli: animate draws the frames with the desktop app's charts, and "
+                   "this build has none: configure with -DPIPELENS_BUILD_UI=ON (Qt 6 Charts)\n";
+            return 1;
+        }
         err << "pipelens-cli: unknown command \"" << shown(cmd)
-            << "\" (allowed: schedule, delays, run, sweep, example, devices, reproduce, help)\n";
+            << "\" (allowed: schedule, delays, run, sweep, example, devices, reproduce, "
+               "animate, help)\n";
         return 1;
     } catch (...) {
         return reportCliError(std::current_exception(), err);
@@ -744,12 +771,12 @@ int dispatch(int argc, char** argv, std::ostream& out, std::ostream& err,
 }  // namespace
 
 int runCli(int argc, char** argv, std::ostream& out, std::ostream& err,
-           const std::vector<CliCommand>& extra) {
+           const std::vector<CliCommand>& extra, const RunFigureWriter& figures) {
     if (argc < 2) {
         err << kMainHelp;
         return 1;
     }
-    const int code = dispatch(argc, argv, out, err, extra);
+    const int code = dispatch(argc, argv, out, err, extra, figures);
     // Output that did not reach its file (a full disk, /dev/full, a closed pipe) is a failure,
     // not a success: flushed and checked here, for every command.
     errno = 0;

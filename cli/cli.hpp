@@ -1,5 +1,6 @@
 #pragma once
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -15,10 +16,18 @@ struct CliCommand {
     std::function<int(int argc, char** argv, std::ostream& out, std::ostream& err)> run;
 };
 
+struct ExperimentResult;
+
+// Draws a finished run's figures into `folder` (the temporary results folder, before it is
+// swapped into place): `run --figures`, in UI builds only (pipelens-reproduce supplies it).
+using RunFigureWriter = std::function<void(const ExperimentResult& result, double seconds,
+                                           const std::filesystem::path& folder)>;
+
 // Runs one pipelens-cli command. Returns the process exit code: 0 on success, 1 for bad input
-// (with a one-line reason on `err`), 2 for a failed run.
+// (with a one-line reason on `err`), 2 for a failed run. Without `figures`, `run --figures` is
+// refused.
 int runCli(int argc, char** argv, std::ostream& out, std::ostream& err,
-           const std::vector<CliCommand>& extra = {});
+           const std::vector<CliCommand>& extra = {}, const RunFigureWriter& figures = {});
 
 // Prints the one-line reason a command failed with `error` and returns the exit code for it.
 int reportCliError(const std::exception_ptr& error, std::ostream& err);

@@ -13,6 +13,7 @@ packages=(
   opencl-headers opencl-clhpp-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo libclblast-dev
   libopenmpi-dev openmpi-bin
   xvfb xauth fonts-dejavu-core
+  libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
 )
 bash "$here/scripts/install_missing.sh" "${packages[@]}"
 

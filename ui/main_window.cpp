@@ -1,5 +1,6 @@
 #include "main_window.hpp"
 
+#include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
@@ -14,6 +15,7 @@
 #include <QTabWidget>
 #include <QTextBrowser>
 #include <QTimer>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -31,6 +33,7 @@
 #include "controls/eliding_label.hpp"
 #include "controls/fitting_scroll_area.hpp"
 #include "controls/playback_bar.hpp"
+#include "controls/wheel_guard.hpp"
 #include "experiment/output/results.hpp"
 #include "samples_view.hpp"
 #include "sweep_view.hpp"
@@ -60,6 +63,8 @@ QWidget* titled(const QString& title, QWidget* body, QWidget* extra = nullptr,
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setObjectName("PipeLensMainWindow");
     controller_ = new ExperimentController(this);
+    // Before any field exists: the guard sets each one's focus policy as it is polished.
+    qApp->installEventFilter(new WheelGuard(this));
     buildCentral();
     buildDocks();
     buildMenus();
@@ -78,6 +83,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(controller_, &ExperimentController::configChanged, this, [this] {
         setWindowModified(true);
         updateTitle();
+        // Another S is another pipeline: microbatch k of the old one is not the one selected.
+        if (controller_->config().stages != selectionStages_) {
+            selectionStages_ = controller_->config().stages;
+            gantt_->selectMicrobatch(-1);
+        }
         if (controller_->config().languageModel()) {
             if (!controller_->planned()) showLmComputing();
         } else {
@@ -154,7 +164,7 @@ void MainWindow::buildCentral() {
     middle_->setSizes({600, 420});
     vertical_ = new QSplitter(Qt::Vertical);
     vertical_->setObjectName("verticalSplitter");
-    vertical_->addWidget(titled(tr("<b>Pipeline</b>"), gantt_, ganttMethod_));
+    vertical_->addWidget(titled(tr("<b>Pipeline</b>"), gantt_, ganttHeader()));
     vertical_->addWidget(middle_);
     // A narrow window scrolls the strip sideways rather than squeezing its figures.
     vertical_->addWidget(new FittingScrollArea(figures_, Qt::Horizontal));
@@ -168,6 +178,30 @@ void MainWindow::buildCentral() {
     layout->addWidget(vertical_, 1);
     layout->addWidget(playback_);
     setCentralWidget(central);
+}
+
+QWidget* MainWindow::ganttHeader() {
+    auto* header = new QWidget;
+    auto* row = new QHBoxLayout(header);
+    row->setContentsMargins(0, 0, 0, 0);
+    row->addWidget(ganttMethod_);
+    auto* startUp = new QToolButton;
+    startUp->setObjectName("ganttStartUp");
+    startUp->setText(tr("Start-up"));
+    startUp->setToolTip(tr("Show the start-up and the first steady rounds, cells numbered"));
+    connect(startUp, &QToolButton::clicked, gantt_, &GanttChart::showStartUp);
+    auto* fit = new QToolButton;
+    fit->setObjectName("ganttFitAll");
+    fit->setText(tr("Fit all"));
+    fit->setToolTip(tr("Show the whole run"));
+    connect(fit, &QToolButton::clicked, gantt_, &GanttChart::fitAll);
+    row->addWidget(startUp);
+    row->addWidget(fit);
+    auto* hint = new QLabel(tr("wheel: zoom · drag: pan · click a cell: its microbatch"));
+    hint->setObjectName("ganttHint");
+    hint->setEnabled(false);  // drawn greyed: a hint, not data
+    row->addWidget(hint);
+    return header;
 }
 
 void MainWindow::buildDocks() {
@@ -266,8 +300,14 @@ void MainWindow::showSnapshotViews(const SnapshotPtr& snapshot) {
     listGanttMethods(*snapshot);
     figures_->setSnapshot(snapshot);
     showGanttMethod();
-    playback_->setTotalSlots(snapshot->totalSlots, !playback_->playing());
+    // A new run's cursor jumps to its end; the Gantt chart stays where it was (a new run opens
+    // on its start-up), it follows the cursor only during playback.
+    const double first = gantt_->visibleFirst();
+    const double last = gantt_->visibleLast();
+    const bool playing = playback_->playing();
+    playback_->setTotalSlots(snapshot->totalSlots, !playing);
     applyCursor(playback_->cursor());
+    if (!playing) gantt_->setVisibleRange(first, last);
     showWarnings(snapshot->experiment.warnings);
     applyPendingView(*snapshot);
 }
@@ -299,6 +339,9 @@ void MainWindow::applyPendingView(const RunSnapshot& snapshot) {
     // Only for the opened config: after an edit the view is the user's.
     if (!(snapshot.experiment.config == pendingViewConfig_)) return;
     const ViewState& view = *pendingView_;
+    // Again: the loss chart picks its default scales when the quantity it shows changes (the
+    // language model's loss is linear); the saved ones win.
+    applyViewNow(view);
     const int method = ganttMethod_->findText(QString::fromStdString(view.ganttMethod));
     if (method >= 0 && method != ganttMethod_->currentIndex()) {
         const QSignalBlocker block(ganttMethod_);
@@ -435,6 +478,7 @@ void MainWindow::applyCursor(int slot) {
 bool MainWindow::loadPreset(const QString& id, QString* error) {
     try {
         Preset p = pipelens::ui::loadPreset(id);
+        gantt_->selectMicrobatch(-1);  // New or another preset: another experiment
         controller_->setConfig(p.config);
         controls_->resetStepScale();  // the preset's own γ
         if (p.sweep) {
@@ -443,6 +487,10 @@ bool MainWindow::loadPreset(const QString& id, QString* error) {
             showSweepView();
         }
         lesson_->setMarkdown(QStringLiteral("## %1\n\n%2").arg(p.title, p.lesson));
+        // The lesson in front, unless the preset is a sweep: its chart is what it shows.
+        if (!p.sweep) {
+            if (auto* dock = qobject_cast<QDockWidget*>(lesson_->parentWidget())) dock->raise();
+        }
         presetId_ = id;
         currentFile_.clear();
         setWindowModified(false);
@@ -461,6 +509,7 @@ bool MainWindow::openConfig(const QString& path, QString* error) {
         const std::optional<ViewState> view = std::move(config.view);
         config.view.reset();  // the view is the window's, not the run's
         if (view) applyViewNow(*view);
+        gantt_->selectMicrobatch(-1);
         controller_->setConfig(config);
         pendingView_ = view;
         pendingViewConfig_ = controller_->config();
@@ -477,6 +526,29 @@ bool MainWindow::openConfig(const QString& path, QString* error) {
     } catch (const std::exception& e) {
         if (error) *error = QString::fromStdString(e.what());
         status(QString::fromStdString(e.what()), true);
+        return false;
+    }
+}
+
+bool MainWindow::showFinishedRun(ExperimentResult result, double seconds, QString* error) {
+    try {
+        const std::optional<ViewState> view = std::move(result.config.view);
+        result.config.view.reset();
+        if (view) applyViewNow(*view);
+        const QString name = QString::fromStdString(result.config.name);
+        // Set first: the results arrive (and take the saved view) within adoptResult.
+        pendingView_ = view;
+        pendingViewConfig_ = ExperimentController::validated(result.config);
+        controller_->adoptResult(std::move(result), seconds);
+        controls_->resetStepScale();
+        currentFile_.clear();
+        presetId_.clear();
+        lesson_->setMarkdown(tr("## %1\n\nA run made by `pipelens-cli`.").arg(name));
+        setWindowModified(false);
+        updateTitle();
+        return true;
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
         return false;
     }
 }

@@ -66,6 +66,10 @@ class MainWindow : public QMainWindow {
     bool loadPreset(const QString& id, QString* error = nullptr);
     bool openConfig(const QString& path, QString* error = nullptr);
     bool saveConfig(const QString& path, QString* error = nullptr);
+    // Shows a run the command-line tool made (its figures, its animations) without running it
+    // again: its config is the window's, its saved view applied. False (and `error`) if its
+    // config is refused.
+    bool showFinishedRun(ExperimentResult result, double seconds, QString* error = nullptr);
     // What a saved experiment keeps of the view: the Gantt chart's method, the loss chart's x
     // axis and log scales, the theorem chart, the playback cursor, the Gantt and heatmap zoom.
     ViewState currentView() const;
@@ -90,6 +94,8 @@ class MainWindow : public QMainWindow {
 
   private:
     void buildCentral();
+    // The Gantt chart's head row: its method, "Start-up" and "Fit all", and a hint on zoom.
+    QWidget* ganttHeader();
     void buildDocks();
     void buildMenus();
     void restoreLayout();
@@ -150,6 +156,7 @@ class MainWindow : public QMainWindow {
     QList<QAction*> dockActions_;
     SnapshotPtr snapshot_;
     int heatmapMethod_ = -1;
+    int selectionStages_ = 0;  // S of the pipeline the Gantt chart's selection belongs to
     double lastUpdateMs_ = 0.0;
     QString currentFile_;
     QString presetId_;

@@ -11,6 +11,7 @@
 #include <QMessageBox>
 #include <QSettings>
 
+#include "animation/animation_dialog.hpp"
 #include "charts/figure_strip.hpp"
 #include "charts/gantt_chart.hpp"
 #include "charts/loss_chart.hpp"
@@ -84,6 +85,10 @@ void MainWindow::buildMenus() {
             status(tr("Wrote all results to %1").arg(dir));
         else
             status(error, true);
+    });
+    file->addAction(tr("Export &animation (GIF, MP4, PNG frames)…"), this, [this] {
+        const AnimationExportOutcome outcome = exportAnimationInteractively(this);
+        if (!outcome.message.isEmpty()) status(outcome.message, outcome.error);
     });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);

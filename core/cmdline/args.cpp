@@ -295,7 +295,7 @@ const std::vector<CommandSpec>& commandSpecs() {
                      {}});
         s.push_back({"run",
                      {value("out"), flag("default"), value("backend"), value("device"),
-                      numeric("threads"), flag("quiet")},
+                      numeric("threads"), flag("figures"), flag("quiet")},
                      1,
                      "one config file (or --default)",
                      "",
@@ -325,6 +325,15 @@ const std::vector<CommandSpec>& commandSpecs() {
                      "",
                      "experiment",
                      {"E1", "E2", "E3", "E4", "E5", "all"}});
+        s.push_back(
+            {"animate",
+             {value("out"), flag("default"), value("method"), value("slots"), numeric("fps"),
+              value("size"), value("panels"), numeric("threads"), flag("quiet")},
+             1,
+             "one config file (or --default)",
+             "",
+             "",
+             {}});
         return s;
     }();
     return specs;

@@ -61,7 +61,7 @@ ParsedArgs parseArgs(const CommandSpec& spec, const std::vector<std::string>& ar
 ParsedArgs parseArgs(const CommandSpec& spec, int argc, char** argv, int first);
 
 // The tables of pipelens-cli's commands: schedule, delays, run, sweep, example, devices,
-// reproduce. Throws std::out_of_range for another name.
+// reproduce, animate. Throws std::out_of_range for another name.
 const CommandSpec& commandSpec(const std::string& name);
 const std::vector<CommandSpec>& commandSpecs();
 

@@ -6,10 +6,6 @@
 // Usage: bench_reproduce [--only full|quick] [--keep DIR]
 //   prints one row per mode: wall, CPU, the per-experiment seconds from DIR/summary.json and
 //   whether the findings held; exits 1 if a run failed or a finding did not hold.
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,43 +15,17 @@
 #include <string>
 #include <vector>
 
+#include "child_process.hpp"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
-struct Measured {
-    int exitCode = -1;
-    double wall = 0;
-    double cpu = 0;
-};
-
-double childCpuSeconds() {
-    rusage u{};
-    getrusage(RUSAGE_CHILDREN, &u);
-    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-           1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
+using Measured = pipelens::bench::ChildRun;
 
 Measured runCommand(const std::vector<std::string>& args) {
-    std::vector<char*> argv;
-    argv.reserve(args.size() + 1);
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    Measured m;
-    const double cpu0 = childCpuSeconds();
-    const auto t0 = std::chrono::steady_clock::now();
-    const pid_t pid = fork();
-    if (pid == 0) {
-        execv(argv[0], argv.data());
-        _exit(127);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid) return m;
-    m.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    m.cpu = childCpuSeconds() - cpu0;
-    m.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return m;
+    return pipelens::bench::runChild(args, false);
 }
 
 json readJson(const fs::path& path) {

@@ -208,6 +208,37 @@ class TestCliArguments : public QObject {
 #endif
     }
 
+    // A server with no display: --help and --version answer (they used to abort with "could not
+    // connect to display"), a screenshot is drawn offscreen, and a plain start says what to do.
+    void appWithoutDisplay() {
+#ifdef PIPELENS_APP_PATH
+        const QStringList env{
+            "DISPLAY=", "WAYLAND_DISPLAY=", "QT_QPA_PLATFORM=", "XDG_RUNTIME_DIR=" + dir_.path()};
+        const CliResult help =
+            runProgram(PIPELENS_APP_PATH, {"--help"}, RunSettings().withEnv(env));
+        QVERIFY2(!help.crashed && help.exitCode == 0, qPrintable(help.err));
+        QVERIFY2(help.out.contains("--screenshot"), qPrintable(help.out));
+        const CliResult version =
+            runProgram(PIPELENS_APP_PATH, {"--version"}, RunSettings().withEnv(env));
+        QVERIFY2(!version.crashed && version.exitCode == 0, qPrintable(version.err));
+        QVERIFY2(version.out.startsWith("PipeLens "), qPrintable(version.out));
+        const QString shot = dir_.filePath("headless.png");
+        const CliResult screenshot =
+            runProgram(PIPELENS_APP_PATH, {"--screenshot", shot, "--size", "800x600"},
+                       RunSettings().withEnv(env));
+        QVERIFY2(!screenshot.crashed && screenshot.exitCode == 0, qPrintable(screenshot.err));
+        QVERIFY2(screenshot.err.isEmpty(), qPrintable(screenshot.err));  // no platform noise
+        QVERIFY(QFileInfo(shot).size() > 10000);
+        const CliResult plain = runProgram(PIPELENS_APP_PATH, {}, RunSettings().withEnv(env));
+        QVERIFY(!plain.crashed);
+        QCOMPARE(plain.exitCode, 1);
+        QVERIFY2(plain.err.contains("no display") && plain.err.contains("--figures"),
+                 qPrintable(plain.err));
+#else
+        QSKIP("no desktop app in this build");
+#endif
+    }
+
     void outputWriteErrorsFail() {
         if (!QFileInfo::exists("/dev/full")) QSKIP("no /dev/full");
         const QList<QStringList> commands{

@@ -71,6 +71,8 @@ class TestClickCursor : public QObject {
         QVERIFY(QTest::qWaitForWindowExposed(&g));
         QVERIFY(QTest::qWaitForWindowExposed(&h));
         const double slotCount = timeline->totalSlots;
+        QCOMPARE(g.visibleLast() - g.visibleFirst(), 24.0);  // it opens on the start-up
+        g.fitAll();
         QCOMPARE(g.visibleLast() - g.visibleFirst(), slotCount);
         QTest::keyClick(&g, Qt::Key_Plus);  // one step shows 80 % of the span
         QVERIFY(std::abs((g.visibleLast() - g.visibleFirst()) - 0.8 * slotCount) < 1e-9);

@@ -145,6 +145,9 @@ class TestControls : public QObject {
         check(panel.dimField(), limits::kDim, "dim");
         check(panel.stagesField(), limits::kStages, "stages");
         check(panel.batchField(), limits::kBatchSize, "batch");
+        check(panel.forwardCostField(), limits::kOpSlots, "forward cost");
+        check(panel.backwardCostField(), limits::kOpSlots, "backward cost");
+        check(panel.latencyField(), limits::kLatencySlots, "latency");
         MethodListEditor* m = panel.methods();
         check(m->gridMinField(), limits::kGridExponent, "grid");
         check(m->noamField(), limits::kNoam, "noam");
@@ -256,6 +259,35 @@ class TestControls : public QObject {
         QCOMPARE(c.config().budget.compare, BudgetCompare::Updates);
         panel.deviceField()->setCurrentIndex(panel.deviceField()->findData("cpu"));
         QCOMPARE(c.config().backend, BackendKind::Cpu);
+    }
+
+    // Forward and backward costs and the link latency are the config's `costs`: the run's
+    // timeline takes them (a backward of 2 slots and a latency of 1 lengthen PD's run), and a
+    // config changed elsewhere shows in the fields.
+    void costsAndLatencyAreEdited() {
+        ExperimentController c;
+        ControlsPanel panel(&c);
+        c.runNow();
+        QVERIFY(test::waitForCurrentResults(c));
+        const int before = c.latest()->totalSlots;
+        panel.backwardCostField()->setValue(2);
+        panel.latencyField()->setValue(1);
+        QCOMPARE(c.config().costs.backwardSlots, 2);
+        QCOMPARE(c.config().costs.latencySlots, 1);
+        QCOMPARE(c.config().costs.forwardSlots, 1);
+        QVERIFY(test::waitForCurrentResults(c));
+        const auto& timeline = c.latest()->result(0).timeline;
+        QVERIFY(timeline);
+        QCOMPARE(timeline->params.costs.backwardSlots, 2);
+        QCOMPARE(timeline->params.costs.latencySlots, 1);
+        QVERIFY2(c.latest()->totalSlots > before,
+                 qPrintable(QString("%1 -> %2").arg(before).arg(c.latest()->totalSlots)));
+        ExperimentConfig other = c.config();
+        other.costs = OpCosts{3, 4, 2};
+        c.setConfig(other);
+        QCOMPARE(panel.forwardCostField()->value(), 3);
+        QCOMPARE(panel.backwardCostField()->value(), 4);
+        QCOMPARE(panel.latencyField()->value(), 2);
     }
 
     void fieldsFollowAConfigChangedElsewhere() {

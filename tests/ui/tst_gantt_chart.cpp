@@ -135,6 +135,12 @@ class TestGanttChart : public QObject {
         chart.resize(1200, 600);
         chart.setTimeline(tl, std::make_shared<const DelayTable>(*tl));
         QCOMPARE(chart.timeline(), tl);
+        // It opens on the start-up: 3·S slots (at least 24, at most the run); fitAll shows all.
+        const int startUp = std::min(tl->totalSlots, std::max(24, 3 * stages));
+        QCOMPARE(chart.startUpSlots(), startUp);
+        QCOMPARE(chart.visibleFirst(), 0.0);
+        QCOMPARE(chart.visibleLast(), double(startUp));
+        chart.fitAll();
         QCOMPARE(chart.visibleFirst(), 0.0);
         QCOMPARE(chart.visibleLast(), double(tl->totalSlots));
         // The last stage's first forward is F(m=0) at slot S-1.
@@ -387,11 +393,36 @@ class TestGanttChart : public QObject {
         QCOMPARE(chart.cursorLegendText(), QStringLiteral("slot %1").arg(tl->totalSlots));
     }
 
+    // The opening view counts a pipeline crossing in slots: costs of 1 and 3 slots per forward
+    // and backward make it twice as long as the paper's 1 and 1.
+    void theStartUpViewScalesWithTheOperationCosts() {
+        ScheduleParams p;
+        p.kind = ScheduleKind::PipeDream;
+        p.stages = 16;
+        p.microbatches = 64;
+        p.costs = pipelens::OpCosts{1, 3, 0};
+        auto tl = std::make_shared<const Timeline>(buildTimeline(p));
+        GanttChart chart;
+        chart.resize(900, 400);
+        chart.setTimeline(tl);
+        QCOMPARE(chart.startUpSlots(), 3 * 16 * 2);
+        QCOMPARE(chart.visibleLast(), double(3 * 16 * 2));
+        // A new run of the same length keeps the person's zoom; another length opens anew.
+        chart.setVisibleRange(10.0, 50.0);
+        chart.setTimeline(std::make_shared<const Timeline>(buildTimeline(p)));
+        QCOMPARE(chart.visibleLast(), 50.0);
+        p.microbatches = 65;
+        chart.setTimeline(std::make_shared<const Timeline>(buildTimeline(p)));
+        QCOMPARE(chart.visibleFirst(), 0.0);
+        QCOMPARE(chart.visibleLast(), double(3 * 16 * 2));
+    }
+
     void mapsPositionsToCells() {
         auto tl = makeTimeline(ScheduleKind::PipeDream, 4, 12);
         GanttChart chart;
         chart.resize(800, 300);
         chart.setTimeline(tl);
+        chart.fitAll();  // the whole run: the scan below crosses every slot
         int stage = -1;
         int slot = -1;
         QVERIFY(!chart.cellAtPosition(QPointF(1, 1), &stage, &slot));

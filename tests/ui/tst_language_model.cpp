@@ -201,6 +201,15 @@ class TestLanguageModel : public QObject {
         QVERIFY(lmOf(s->runs()[0]).finalLoss < logV);
         QCOMPARE(w.lossChart()->yAxisTitle(), QString("loss (nats)"));
         QCOMPARE(w.lossChart()->methodData(0).size(), finalPd.size());
+        // A linear loss axis (as the paper's E5), with a uniform guess's log V dashed across it.
+        QVERIFY(!w.lossChart()->logY());
+        QLineSeries* guess = w.lossChart()->uniformGuessSeries();
+        QVERIFY(guess != nullptr);
+        QVERIFY(guess->name().startsWith(QString("log V = %1").arg(logV, 0, 'f', 2)));
+        QCOMPARE(guess->pen().style(), Qt::DashLine);
+        QCOMPARE(guess->count(), 2);
+        QCOMPARE(guess->at(0).y(), logV);
+        QVERIFY(guess->at(1).x() >= finalPd.back().x());
         // The schedule views work as for the linear models.
         QVERIFY(w.gantt()->timeline());
         QCOMPARE(w.gantt()->timeline()->params.stages, 3);

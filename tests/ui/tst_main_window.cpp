@@ -1,15 +1,20 @@
 // The whole window: it builds with every preset and shows real results; a parameter change
 // reruns and the charts receive the new data; the heatmap shows the engine's delays; playback
 // moves every view together; log axes carry readable labels.
+#include <QApplication>
 #include <QChart>
 #include <QComboBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QLineSeries>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTabBar>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextBrowser>
+#include <QToolButton>
+#include <QWheelEvent>
 #include <nlohmann/json.hpp>
 
 #include "charts/figure_strip.hpp"
@@ -53,6 +58,101 @@ class TestMainWindow : public QObject {
         QVERIFY(!w.lessonView()->toPlainText().trimmed().isEmpty());
         QCOMPARE(w.playback()->cursor(), w.playback()->totalSlots());
         QVERIFY(w.windowTitle().contains("PipeLens"));
+        // The Gantt chart opens on the start-up and first steady rounds (no preset saves a
+        // range), the cursor at the end notwithstanding; its buttons show all and come back.
+        GanttChart* g = w.gantt();
+        const int total = g->timeline()->totalSlots;
+        const int startUp = std::min(total, std::max(24, 3 * c.stages));
+        QCOMPARE(g->startUpSlots(), startUp);
+        QCOMPARE(g->visibleFirst(), 0.0);
+        QCOMPARE(g->visibleLast(), static_cast<double>(startUp));
+        auto* fit = w.findChild<QToolButton*>("ganttFitAll");
+        auto* start = w.findChild<QToolButton*>("ganttStartUp");
+        QVERIFY(fit && start && fit->isVisible() && start->isVisible());
+        fit->click();
+        QCOMPARE(g->visibleLast(), static_cast<double>(total));
+        start->click();
+        QCOMPARE(g->visibleLast(), static_cast<double>(startUp));
+        auto* hint = w.findChild<QLabel*>("ganttHint");
+        QVERIFY(hint && hint->isVisible() && hint->text().contains("wheel: zoom"));
+    }
+
+    // A selected microbatch belongs to one pipeline: another S, New or a preset clears it; a
+    // change of γ keeps it. A preset brings its lesson to the front (a sweep preset its chart).
+    void selectionAndLessonFollowTheExperiment() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.waitForResults(test::timeout(60000)));
+        w.gantt()->selectMicrobatch(3);
+        QVERIFY(w.controller()
+                    ->tryModify([](ExperimentConfig& c) { c.methods[0].step.value *= 0.5; })
+                    .isEmpty());
+        QCOMPARE(w.gantt()->selectedMicrobatch(), 3);
+        QVERIFY(w.controller()->tryModify([](ExperimentConfig& c) { c.stages = 4; }).isEmpty());
+        QCOMPARE(w.gantt()->selectedMicrobatch(), -1);
+        QVERIFY(w.waitForResults(test::timeout(60000)));
+        w.gantt()->selectMicrobatch(2);
+        QVERIFY(w.loadPreset("default"));
+        QCOMPARE(w.gantt()->selectedMicrobatch(), -1);
+        w.showSweepView();  // the Sweep tab in front of the lesson
+        const auto front = [&] {
+            for (QTabBar* bar : w.findChildren<QTabBar*>()) {
+                for (int i = 0; i < bar->count(); ++i) {
+                    if (bar->tabText(i) == "Lesson") return bar->tabText(bar->currentIndex());
+                }
+            }
+            return QString("(no tab bar)");
+        };
+        QVERIFY(QTest::qWaitFor([&] { return front() == "Sweep"; }, 2000));
+        QVERIFY(w.loadPreset("default"));
+        QVERIFY2(QTest::qWaitFor([&] { return front() == "Lesson"; }, 2000), qPrintable(front()));
+    }
+
+    // Rolling the wheel over the Experiment panel scrolls it: a spin box or combo box under the
+    // pointer changes only when it has the focus (it once turned b = 10 into 8 and reran).
+    void wheelOverAnUnfocusedFieldChangesNothing() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.waitForResults(test::timeout(60000)));
+        QSpinBox* spin = nullptr;
+        for (QSpinBox* s : w.controls()->findChildren<QSpinBox*>()) {
+            if (s->isVisible() && s->isEnabled() && s->value() > s->minimum() &&
+                s->value() < s->maximum()) {
+                spin = s;
+                break;
+            }
+        }
+        QComboBox* combo = nullptr;
+        for (QComboBox* b : w.controls()->findChildren<QComboBox*>()) {
+            if (b->isVisible() && b->isEnabled() && b->count() > 2 && b->currentIndex() > 0) {
+                combo = b;
+                break;
+            }
+        }
+        QVERIFY(spin != nullptr && combo != nullptr);
+        QCOMPARE(spin->focusPolicy(), Qt::StrongFocus);  // the wheel never gives the focus
+        const ExperimentConfig before = w.controller()->config();
+        const int value = spin->value();
+        const int index = combo->currentIndex();
+        const auto roll = [](QWidget* target) {
+            const QPointF at(target->width() / 2.0, target->height() / 2.0);
+            QWheelEvent wheel(at, target->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton,
+                              Qt::NoModifier, Qt::NoScrollPhase, false);
+            QApplication::sendEvent(target, &wheel);
+        };
+        roll(spin);
+        roll(spin->findChild<QLineEdit*>());  // where the wheel lands first
+        roll(combo);
+        QCOMPARE(spin->value(), value);
+        QCOMPARE(combo->currentIndex(), index);
+        QVERIFY(w.controller()->config() == before);
+        // With the focus, the wheel is the field's (so the check above can fail).
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        spin->setFocus();
+        QVERIFY(QTest::qWaitFor([&] { return spin->hasFocus(); }, 2000));
+        roll(spin);
+        QCOMPARE(spin->value(), value - spin->singleStep());
     }
 
     // A saved experiment keeps the view: opened in another window it looks as its author saw

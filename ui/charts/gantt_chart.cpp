@@ -672,13 +672,27 @@ void GanttChart::setTimeline(std::shared_ptr<const Timeline> timeline,
         update();
         return;
     }
-    // A new run of the same length keeps the zoom; anything else starts from the whole run.
-    if (oldSlots != d_->slotCount) fitAll();
+    // A new run of the same length keeps the zoom; anything else opens on its start-up.
+    if (oldSlots != d_->slotCount) showStartUp();
     update();
 }
 
 std::shared_ptr<const Timeline> GanttChart::timeline() const {
     return d_->timeline;
+}
+
+int GanttChart::startUpSlots() const {
+    if (d_->empty()) return 0;
+    // A microbatch crosses the pipeline in S forwards and S backwards: three such crossings
+    // show the start-up and the first steady rounds.
+    const ScheduleParams& p = d_->timeline->params;
+    const int crossing = p.stages * (p.costs.forwardSlots + p.costs.backwardSlots) / 2;
+    return std::min(d_->slotCount, std::max(24, 3 * crossing));
+}
+
+void GanttChart::showStartUp() {
+    if (d_->empty()) return fitAll();
+    setVisibleRange(0.0, startUpSlots());
 }
 
 void GanttChart::setCursorSlot(int slot) {

@@ -31,6 +31,14 @@ class GanttChart : public RangeChart {
     // What the chart says while it has no timeline.
     QString emptyText() const;
 
+    // The opening view of a new run: slot 0 to startUpSlots(), the start-up and the first
+    // steady rounds with their cells numbered (not the whole run squeezed into a stripe).
+    // fitAll() shows the whole run.
+    void showStartUp();
+    // About three pipeline rounds: 3·S slots (times the mean op cost), at least 24, at most the
+    // run.
+    int startUpSlots() const;
+
     // Slots [0, cursor) are drawn as done; the cursor line sits at `slot`. -1 shows everything.
     // When zoomed in (part of the run shown) and the cursor leaves the view or nears its right
     // edge, the view pans so the cursor is a tenth of the way in: playback stays in sight.

@@ -268,6 +268,9 @@ void LossChart::showQuantity(const SnapshotPtr& of) {
     const bool lm = of && of->languageModel();
     if (lm == languageModel_) return;
     languageModel_ = lm;
+    // The paper's E5 draws the language model's loss on a linear axis; f − f* spans decades.
+    // (A saved view's scales are applied after this, and win.)
+    logY_->setChecked(!lm);
     heading_->setText(lm ? tr("<b>Loss</b> (last-stage forward)") : tr("<b>Loss f − f*</b>"));
     heading_->setToolTip(lm ? tr("The language model has no f*: each method's curve is the "
                                  "next-character cross-entropy (nats) of its latest last-stage "
@@ -368,8 +371,12 @@ const std::vector<QPointF>& LossChart::methodData(int i) const {
 
 void LossChart::rebuildData() {
     curves_.clear();
+    uniformGuessLoss_ = 0.0;
     if (!snapshot_) return;
     const RunSnapshot& s = *snapshot_;
+    if (const CharTransformerProblem* lm = s.lmProblem()) {
+        uniformGuessLoss_ = std::log(static_cast<double>(std::max(1, lm->corpus.vocabSize())));
+    }
     // Points stay in the snapshot (derived there once); the curves alias them.
     auto pointsIn = [&](const CurvePoints& points) {
         return std::shared_ptr<const CurvePoints>(snapshot_, &points);
@@ -424,10 +431,24 @@ void LossChart::rebuildSeries() {
         s->attachAxis(yAxisItem_);
         pinnedSeries_ << s;
     }
+    uniformGuess_ = nullptr;
+    if (uniformGuessLoss_ > 0.0) {
+        uniformGuess_ = new QLineSeries;
+        uniformGuess_->setName(
+            tr("log V = %1 (a uniform guess)").arg(uniformGuessLoss_, 0, 'f', 2));
+        QPen pen(QColor(110, 110, 110));
+        pen.setWidthF(1.4);
+        pen.setStyle(Qt::DashLine);
+        uniformGuess_->setPen(pen);
+        c->addSeries(uniformGuess_);
+        uniformGuess_->attachAxis(xAxisItem_);
+        uniformGuess_->attachAxis(yAxisItem_);
+    }
     updateTitle();
     QList<LineLegend::Entry> entries;
     for (const QLineSeries* s : methodSeries_ + pinnedSeries_)
         entries << LineLegend::Entry{s->pen(), s->name()};
+    if (uniformGuess_) entries << LineLegend::Entry{uniformGuess_->pen(), uniformGuess_->name()};
     legend_->setEntries(entries);
     rebuildAxes();
 }
@@ -501,6 +522,7 @@ void LossChart::rebuildAxes() {
     };
     for (const Curve& curve : curves_) scan(curve);
     for (const Curve& curve : pinnedCurves_) scan(curve);
+    if (uniformGuessLoss_ > 0.0) yMax = std::max(yMax, uniformGuessLoss_);  // the line in sight
     if (live_) xMax = std::max(xMax, xAxis_ == XAxis::Slots ? liveSlots_ : liveUpdates_);
     // A diverging run must not squash the others: cap the top near the starting gap.
     if (startMax > 0.0) yMax = std::min(yMax, (logY() ? 1e3 : 1.5) * startMax);
@@ -610,6 +632,12 @@ void LossChart::refreshPoints() {
     }
     for (int i = 0; i < pinnedSeries_.size(); ++i) {
         fill(pinnedSeries_[i], pinnedCurves_[static_cast<size_t>(i)], false);
+    }
+    if (uniformGuess_ && xAxisItem_) {
+        // Across the axis as it stands (zoomed or not).
+        const double from = std::max(lx ? 1.0 : 0.0, xAxisItem_->property("min").toDouble());
+        const double to = xAxisItem_->property("max").toDouble();
+        uniformGuess_->replace({QPointF(from, uniformGuessLoss_), QPointF(to, uniformGuessLoss_)});
     }
 }
 

@@ -102,6 +102,9 @@ class LossChart : public QWidget {
     QChart* chart() const;
     // One line per method (in config order).
     QList<QLineSeries*> methodSeries() const { return methodSeries_; }
+    // The language model's reference line: a uniform guess's loss log V (dashed, grey), once a
+    // run's corpus is known; nullptr otherwise.
+    QLineSeries* uniformGuessSeries() const { return uniformGuess_; }
     // The full-resolution data of method i on the current x axis (what the CSV holds).
     const std::vector<QPointF>& methodData(int i) const;
     // Axis label texts as drawn (for the "no row of 0.0" check).
@@ -174,6 +177,8 @@ class LossChart : public QWidget {
     QString pinnedSettings_;
     std::vector<Curve> pinnedCurves_;
     QList<QLineSeries*> pinnedSeries_;
+    QLineSeries* uniformGuess_ = nullptr;
+    double uniformGuessLoss_ = 0.0;  // log V of the snapshot's corpus; 0 when none
     bool zoomed_ = false;
     bool settingRanges_ = false;  // the chart sets its own ranges: not a zoom
     QToolButton* pin_;

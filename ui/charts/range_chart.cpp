@@ -34,20 +34,21 @@ void RangeChart::fitAll() {
     setVisibleRange(0.0, hasContent() ? extent() : 1.0);
 }
 
-void RangeChart::paintForExport(QPainter& painter, bool vectorCells) const {
+void RangeChart::paintForExport(QPainter& painter, const QSize& size, bool vectorCells) const {
     exporting_ = true;
-    paintChart(painter, size(), vectorCells);
+    paintChart(painter, size, vectorCells);
     exporting_ = false;
 }
 
-bool RangeChart::exportPng(const QString& path, double scale, QString* error) const {
+bool RangeChart::exportPng(const QString& path, double scale, QString* error, QSize size) const {
+    if (size.isEmpty()) size = this->size();
     return chart::exportPngImage(
-        path, size(), scale, [&](QPainter& p) { paintForExport(p, false); }, error);
+        path, size, scale, [&](QPainter& p) { paintForExport(p, size, false); }, error);
 }
 
 bool RangeChart::exportSvg(const QString& path, QString* error) const {
     return chart::exportSvgImage(
-        path, size(), svgTitle_, [&](QPainter& p) { paintForExport(p, true); }, error);
+        path, size(), svgTitle_, [&](QPainter& p) { paintForExport(p, size(), true); }, error);
 }
 
 bool RangeChart::exportCsv(const QString& path, QString* error) const {

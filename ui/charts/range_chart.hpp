@@ -31,7 +31,9 @@ class RangeChart : public QWidget {
 
     // Export: PNG at a scale factor (e.g. 2.0 for HiDPI), SVG, and CSV of the data drawn; each
     // written to a temporary file renamed into place.
-    bool exportPng(const QString& path, double scale = 1.0, QString* error = nullptr) const;
+    // `size`: the picture's size before scaling (default: the widget's).
+    bool exportPng(const QString& path, double scale = 1.0, QString* error = nullptr,
+                   QSize size = QSize()) const;
     bool exportSvg(const QString& path, QString* error = nullptr) const;
     bool exportCsv(const QString& path, QString* error = nullptr) const;
     // The method the chart shows, named in its PNG and SVG exports (the window shows it in the
@@ -72,7 +74,7 @@ class RangeChart : public QWidget {
 
   private:
     bool hasContent() const { return extent() > 0.0; }
-    void paintForExport(QPainter& painter, bool vectorCells) const;
+    void paintForExport(QPainter& painter, const QSize& size, bool vectorCells) const;
     double valueAtX(const QRectF& plot, double x) const {
         return range_.first + (x - plot.left()) / plot.width() * range_.span();
     }

@@ -207,6 +207,18 @@ void ExperimentController::supersede() {
     debounce_.start();
 }
 
+void ExperimentController::adoptResult(ExperimentResult result, double seconds) {
+    setConfig(result.config);
+    debounce_.stop();         // the run setConfig scheduled is this one, already made
+    result.config = config_;  // as a run of this controller's would carry it (normalized)
+    auto s = std::make_shared<RunSnapshot>();
+    s->generation = generation_;
+    s->experiment = std::move(result);
+    s->seconds = seconds;
+    deriveRunViews(*s);
+    deliver(generation_, s, {}, {});
+}
+
 void ExperimentController::announcePlan(SnapshotPtr plan) {
     planned_ = std::move(plan);
     emit planReady(planned_);

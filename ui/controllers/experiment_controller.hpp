@@ -58,6 +58,10 @@ class ExperimentController : public QObject {
     int debounceMs() const { return debounce_.interval(); }
 
     void runNow();  // starts a run of the current config immediately
+    // Shows a run made elsewhere (the command-line tool's, for its figures and animations) as
+    // if this controller had run it: its config becomes the config (validated, as setConfig),
+    // nothing is rerun, and resultsReady announces it. Throws ConfigError as setConfig.
+    void adoptResult(ExperimentResult result, double seconds);
     void cancel();  // cancels the run in flight, if any
     bool running() const { return running_; }
     std::uint64_t generation() const { return generation_; }

@@ -172,6 +172,20 @@ void ControlsPanel::buildPipelineFields(QVBoxLayout* layout) {
     batch_ = spin(limits::kBatchSize);
     errors_.addRow(pipe, tr("Batch size b"), batch_,
                    tr("Rows per microbatch; the data set is cut into M = n / b batches"));
+    // What an operation costs in slots, and the link between neighbouring stages: the slot
+    // model's defaults (1, 1, 0) are the paper's.
+    forwardSlots_ = spin(limits::kOpSlots);
+    errors_.addRow(pipe, tr("Forward cost"), forwardSlots_,
+                   tr("Slots one forward takes on a stage (the paper's model: 1)"));
+    backwardSlots_ = spin(limits::kOpSlots);
+    errors_.addRow(pipe, tr("Backward cost"), backwardSlots_,
+                   tr("Slots one backward takes on a stage (the paper's model: 1; in practice "
+                      "often 2, a backward computing two gradients)"));
+    latencySlots_ = spin(limits::kLatencySlots);
+    errors_.addRow(pipe, tr("Link latency"), latencySlots_,
+                   tr("Slots between a stage finishing an operation and its neighbour being able "
+                      "to use the result (activations forward, gradients back; the paper's "
+                      "model: 0)"));
     budgetKind_ = combo();
     budgetKind_->addItem(tr("Epochs of PipeDream"), "epochs");
     budgetKind_->addItem(tr("PipeDream microbatches"), "microbatches");
@@ -291,6 +305,15 @@ void ControlsPanel::connectPipelineEdits() {
     });
     connect(batch_, &QSpinBox::valueChanged, this,
             [this](int v) { apply(batch_, [v](ExperimentConfig& c) { c.batchSize = v; }); });
+    connect(forwardSlots_, &QSpinBox::valueChanged, this, [this](int v) {
+        apply(forwardSlots_, [v](ExperimentConfig& c) { c.costs.forwardSlots = v; });
+    });
+    connect(backwardSlots_, &QSpinBox::valueChanged, this, [this](int v) {
+        apply(backwardSlots_, [v](ExperimentConfig& c) { c.costs.backwardSlots = v; });
+    });
+    connect(latencySlots_, &QSpinBox::valueChanged, this, [this](int v) {
+        apply(latencySlots_, [v](ExperimentConfig& c) { c.costs.latencySlots = v; });
+    });
     auto setBudget = [this] {
         const QString kind = budgetKind_->currentData().toString();
         const double v = budget_->value();
@@ -390,7 +413,8 @@ void ControlsPanel::syncFromConfig() {
     updating_ = true;
     const QSignalBlocker b1(objective_), b2(dataKind_), b3(rows_), b4(dim_), b5(dataSeed_),
         b6(stages_), b7(stagesSlider_), b8(batch_), b9(budgetKind_), b10(budget_), b11(compare_),
-        b12(shuffle_), b13(device_), b14(precision_);
+        b12(shuffle_), b13(device_), b14(precision_), b15(forwardSlots_), b16(backwardSlots_),
+        b17(latencySlots_);
     const bool lm = c.languageModel();
     objective_->setCurrentIndex(
         objective_->findData(lm ? QStringLiteral("char_transformer")
@@ -422,6 +446,9 @@ void ControlsPanel::syncFromConfig() {
     stages_->setValue(c.stages);
     stagesSlider_->setValue(std::min(c.stages, stagesSlider_->maximum()));
     batch_->setValue(c.batchSize);
+    forwardSlots_->setValue(c.costs.forwardSlots);
+    backwardSlots_->setValue(c.costs.backwardSlots);
+    latencySlots_->setValue(c.costs.latencySlots);
     QString kind = c.budget.totalSlots > 0     ? "slots"
                    : c.budget.microbatches > 0 ? "microbatches"
                                                : "epochs";

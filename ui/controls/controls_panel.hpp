@@ -39,6 +39,10 @@ class ControlsPanel : public QWidget {
     QSpinBox* stagesField() const { return stages_; }
     QSlider* stagesSlider() const { return stagesSlider_; }
     QSpinBox* batchField() const { return batch_; }
+    // The operation costs and link latency in slots (the config's `costs`).
+    QSpinBox* forwardCostField() const { return forwardSlots_; }
+    QSpinBox* backwardCostField() const { return backwardSlots_; }
+    QSpinBox* latencyField() const { return latencySlots_; }
     QComboBox* budgetKindField() const { return budgetKind_; }
     QDoubleSpinBox* budgetField() const { return budget_; }
     QComboBox* compareField() const { return compare_; }
@@ -89,6 +93,9 @@ class ControlsPanel : public QWidget {
     QSpinBox* stages_ = nullptr;
     QSlider* stagesSlider_ = nullptr;
     QSpinBox* batch_ = nullptr;
+    QSpinBox* forwardSlots_ = nullptr;
+    QSpinBox* backwardSlots_ = nullptr;
+    QSpinBox* latencySlots_ = nullptr;
     QComboBox* budgetKind_ = nullptr;
     QDoubleSpinBox* budget_ = nullptr;
     QComboBox* compare_ = nullptr;

@@ -1,12 +1,10 @@
 #include "reproduce_command.hpp"
 
-#include <QApplication>
 #include <QString>
 #include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +13,7 @@
 #include "experiment/output/results.hpp"
 #include "experiment/protocols/paper_protocols.hpp"
 #include "figure_chart.hpp"
+#include "offscreen_application.hpp"
 
 namespace pipelens::ui {
 namespace {
@@ -78,16 +77,6 @@ Options parse(int argc, char** argv) {
     return o;
 }
 
-// Qt Charts needs a QApplication; without a display the offscreen platform draws the same.
-std::unique_ptr<QApplication> ensureApplication() {
-    if (QCoreApplication::instance() != nullptr) return nullptr;
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    static int argc = 1;
-    static char name[] = "pipelens-cli";
-    static char* argv[] = {name, nullptr};
-    return std::make_unique<QApplication>(argc, argv);
-}
-
 void writeExperiment(const Reproduction& r, const std::filesystem::path& folder) {
     std::filesystem::create_directories(folder);
     nlohmann::json summary = r.summary;
@@ -122,7 +111,7 @@ int runReproduceCommand(int argc, char** argv, std::ostream& out, std::ostream& 
     // temporaries of an interrupted reproduce removed); written atomically with Ctrl-C and
     // SIGTERM as a clean stop that leaves no DIR.tmp-PID behind.
     const std::string& folder = o.out;
-    const auto app = ensureApplication();
+    const auto app = ensureOffscreenApplication();
     RunOptions run;
     run.threads = o.threads;
     const auto write = [&](const std::atomic<bool>* stop) {

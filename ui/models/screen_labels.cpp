@@ -46,6 +46,9 @@ const QHash<QString, QString>& experimentLabels() {
         {"budget.microbatches", tr("Amount (microbatches)")},
         {"budget.epochs", tr("Amount (epochs)")},
         {"budget.compare", tr("Compare at")},
+        {"costs.forward_slots", tr("Forward cost")},
+        {"costs.backward_slots", tr("Backward cost")},
+        {"costs.latency_slots", tr("Link latency")},
         // The Sweep view's fields.
         {"axis.name", tr("Axis")},
         {"axis.values", tr("Axis values")},

@@ -234,7 +234,8 @@ json lmSummaryJson(const ExperimentResult& res) {
 }
 
 std::vector<std::string> writeLmResults(const ExperimentResult& res, const std::string& folder,
-                                        const std::atomic<bool>* cancel) {
+                                        const std::atomic<bool>* cancel,
+                                        const ExtraResultFiles& extra) {
     return writeFolderAtomically(
         folder,
         [&](const fs::path& tmp) {
@@ -276,6 +277,7 @@ std::vector<std::string> writeLmResults(const ExperimentResult& res, const std::
             }
             if (heldOut) writeText(tmp / "held_out.csv", heldOutCsv(res));
             if (grids) writeText(tmp / "sweep.csv", sweepCsv(res));
+            if (extra) extra(tmp);
         },
         cancel);
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "experiment/output/results.hpp"
 #include "experiment/run/experiment.hpp"
 
 namespace pipelens {
@@ -17,7 +18,8 @@ namespace pipelens {
 // objective.full_objective is set; held_out.csv with a held-out part; sweep.csv for step-size
 // grids. Throws IoError or Interrupted as writeResults; returns its warnings.
 std::vector<std::string> writeLmResults(const ExperimentResult& result, const std::string& folder,
-                                        const std::atomic<bool>* cancel = nullptr);
+                                        const std::atomic<bool>* cancel = nullptr,
+                                        const ExtraResultFiles& extra = {});
 
 nlohmann::json lmSummaryJson(const ExperimentResult& result);
 

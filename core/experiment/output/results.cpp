@@ -548,8 +548,9 @@ std::vector<std::string> writeFolderAtomically(const std::string& folder,
 }
 
 std::vector<std::string> writeResults(const ExperimentResult& r, const std::string& folder,
-                                      const std::atomic<bool>* cancel) {
-    if (r.config.languageModel()) return writeLmResults(r, folder, cancel);
+                                      const std::atomic<bool>* cancel,
+                                      const ExtraResultFiles& extra) {
+    if (r.config.languageModel()) return writeLmResults(r, folder, cancel, extra);
     // Checked between files: a signal handler or the app sets the flag, the write stops cleanly.
     auto put = [&](const fs::path& path, const std::string& content) {
         if (cancel && cancel->load()) throw Interrupted("writing results to " + folder);
@@ -631,6 +632,7 @@ std::vector<std::string> writeResults(const ExperimentResult& r, const std::stri
             }
             if (anyTheorem) put(tmp / "theorem.csv", th.take());
             if (anySweep) put(tmp / "sweep.csv", sw.take());
+            if (extra) extra(tmp);
         },
         cancel);
 }

@@ -22,8 +22,12 @@ namespace pipelens {
 // Throws IoError (disk, permissions, a target that is not PipeLens's) or Interrupted when
 // `cancel` became true while writing (the temporary folder is removed first). Returns warnings,
 // e.g. that the previous results could not be removed after the swap.
+// `extra` (optional) adds files of its own into the temporary folder before the swap, so they
+// land with the rest or not at all (pipelens-cli run --figures: the figures and index.html).
+using ExtraResultFiles = std::function<void(const std::filesystem::path& tmp)>;
 std::vector<std::string> writeResults(const ExperimentResult& result, const std::string& folder,
-                                      const std::atomic<bool>* cancel = nullptr);
+                                      const std::atomic<bool>* cancel = nullptr,
+                                      const ExtraResultFiles& extra = {});
 
 // The file that marks a folder written by PipeLens (a sweep folder: kSweepMarker). Its lines:
 //   PipeLens results: this folder may be replaced by the next run     (kResultsTitle)
