@@ -7,8 +7,9 @@
 #   scripts/check_tidy.sh            the C++ files changed since the commit in .ci/tidy-base (CI)
 #   scripts/check_tidy.sh --all      every tracked C++ file (about 48 minutes on 2 cores)
 #   scripts/check_tidy.sh FILE...    those files
-# .ci/tidy-base holds the last commit whose whole tree was checked clean (--all); "changed" is
-# that commit against the working tree, plus untracked files. When the clone does not know that
+# .ci/tidy-base holds a commit whose whole tree is known clean (--all, or a clean run of this
+# mode there: docs/reliability.md); "changed" is that commit against the working tree, plus
+# untracked files. When the clone does not know that
 # commit (a shallow clone), the files changed by HEAD's own commit are checked instead.
 # A .cpp is checked as its own translation unit; a .hpp through its own .cpp when there is one,
 # else through one .cpp that includes it, with a header filter that shows that header's

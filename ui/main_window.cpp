@@ -88,6 +88,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             selectionStages_ = controller_->config().stages;
             gantt_->selectMicrobatch(-1);
         }
+        // A new config (New, a preset, a sweep point) may have dropped the ‖∇f‖² sampling the
+        // ticked theorem box needs: ask for it again (queued: not inside this change).
+        if (loss_->theoremChartShown() && controller_->config().sampling.gradNormEvery == 0 &&
+            !controller_->config().languageModel()) {
+            QMetaObject::invokeMethod(
+                this, [this] { onTheoremChart(loss_->theoremChartShown()); }, Qt::QueuedConnection);
+        }
         if (controller_->config().languageModel()) {
             if (!controller_->planned()) showLmComputing();
         } else {
@@ -471,7 +478,7 @@ void MainWindow::applyCursor(int slot) {
     theorem_->setCursorSlot(slot);
     if (snapshot_ && heatmapMethod_ >= 0) {
         heatmap_->setCursorUpdate(
-            snapshot_->runs()[static_cast<size_t>(heatmapMethod_)].updatesBefore(slot));
+            snapshot_->runs()[static_cast<size_t>(heatmapMethod_)].updatesBefore(slot), slot);
     }
 }
 
@@ -488,8 +495,12 @@ bool MainWindow::loadPreset(const QString& id, QString* error) {
         }
         lesson_->setMarkdown(QStringLiteral("## %1\n\n%2").arg(p.title, p.lesson));
         // The lesson in front, unless the preset is a sweep: its chart is what it shows.
+        // Deferred, as showSweepView's: a tab raised before the window's layout has placed it
+        // would otherwise lose to one raised earlier.
         if (!p.sweep) {
-            if (auto* dock = qobject_cast<QDockWidget*>(lesson_->parentWidget())) dock->raise();
+            if (auto* dock = qobject_cast<QDockWidget*>(lesson_->parentWidget())) {
+                QTimer::singleShot(0, dock, &QDockWidget::raise);
+            }
         }
         presetId_ = id;
         currentFile_.clear();
@@ -603,6 +614,7 @@ void MainWindow::showSweepView() {
     const bool wasShown = sweepDock_->isVisible();
     sweepDock_->show();
     sweepDock_->raise();
+    QTimer::singleShot(0, sweepDock_, &QDockWidget::raise);  // again once the layout has it
     if (wasShown) return;
     // The sweep's chart needs more height than the lesson: give its tab the larger share.
     auto* controlsDock = findChild<QDockWidget*>("controlsDock");

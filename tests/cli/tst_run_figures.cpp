@@ -5,6 +5,7 @@
 #include <QImage>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -103,8 +104,10 @@ class TestRunFigures : public QObject {
                 int run = 1;
                 for (int x = 1; x < image.width(); ++x) {
                     run = image.pixel(x, y) == image.pixel(x - 1, y) ? run + 1 : 1;
-                    if (qAlpha(image.pixel(x, y)) == 255 && qBlue(image.pixel(x, y)) > 150 &&
-                        qRed(image.pixel(x, y)) < 60)
+                    // The forward fill, sky blue (86, 180, 233).
+                    const QRgb c = image.pixel(x, y);
+                    if (std::abs(qRed(c) - 86) < 12 && std::abs(qGreen(c) - 180) < 12 &&
+                        std::abs(qBlue(c) - 233) < 12)
                         best = std::max(best, run);
                 }
             }

@@ -261,6 +261,34 @@ class TestControls : public QObject {
         QCOMPARE(c.config().backend, BackendKind::Cpu);
     }
 
+    // Gradient noise σ is edited under Objective and data (E3-logistic's lesson asks for it):
+    // a number ≥ 0 is the config's; anything else is refused, named with its label on screen.
+    void theGradientNoiseIsEdited() {
+        ExperimentController c;
+        ControlsPanel panel(&c);
+        QLineEdit* noise = panel.noiseField();
+        QVERIFY(noise);
+        noise->setText("0.5");
+        emit noise->editingFinished();
+        QCOMPARE(c.config().objective.gradientNoise, 0.5);
+        noise->setText("lots");
+        emit noise->editingFinished();
+        QCOMPARE(c.config().objective.gradientNoise, 0.5);
+        QVERIFY2(panel.errors().message(noise).startsWith("Gradient noise σ = \"lots\" is not "
+                                                          "allowed: a number in [0, 1e12]"),
+                 qPrintable(panel.errors().message(noise)));
+        noise->setText("-1");
+        emit noise->editingFinished();
+        QCOMPARE(c.config().objective.gradientNoise, 0.5);
+        QVERIFY2(panel.errors().message(noise).startsWith(
+                     "Gradient noise σ = -1.0 is not allowed: a number in [0, 1e12]"),
+                 qPrintable(panel.errors().message(noise)));
+        ExperimentConfig other = c.config();
+        other.objective.gradientNoise = 0.25;
+        c.setConfig(other);
+        QCOMPARE(noise->text(), QString("0.25"));
+    }
+
     // Forward and backward costs and the link latency are the config's `costs`: the run's
     // timeline takes them (a backward of 2 slots and a latency of 1 lengthen PD's run), and a
     // config changed elsewhere shows in the fields.

@@ -1,10 +1,12 @@
 // The figure strip's axes as drawn: every tick label names the value its grid line is at (read
 // back from the rendered chart: label text against the grid line beside it), whole-number
 // quantities get whole-number ticks, and the max-delay-vs-S figure reaches the current S.
+#include <QBarCategoryAxis>
 #include <QChart>
 #include <QChartView>
 #include <QGraphicsLineItem>
 #include <QGraphicsTextItem>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QTest>
 #include <QValueAxis>
@@ -145,6 +147,48 @@ class TestFigureStrip : public QObject {
 
     // Up to S = 32 before; now the figure runs to the current S, with its measured point (and
     // the current S's dot) once the worker has computed it.
+    // Several LocalSGD runs are named by what tells them apart (H), not "LSGD #1"; two RPD by
+    // δ; the stage axis of the stash figure ends at S.
+    void methodsOfOneKindAreNamedByTheirParameters() {
+        ExperimentController c;
+        QCOMPARE(c.tryModify([](ExperimentConfig& x) {
+            x.stages = 16;
+            x.data.rows = 320;
+            x.budget.epochs = 1;
+            MethodSpec lsgd;
+            lsgd.method = Method::LocalSgd;
+            lsgd.step.value = 0.1;
+            x.methods.clear();
+            for (int h : {2, 5}) {
+                lsgd.localSteps = h;
+                x.methods.push_back(lsgd);
+            }
+            MethodSpec rpd = lsgd;
+            rpd.method = Method::RandomizedPipeDream;
+            for (long long d : {8, 60}) {
+                rpd.delta = d;
+                x.methods.push_back(rpd);
+            }
+        }),
+                 QString());
+        c.runNow();
+        QVERIFY(test::waitForCurrentResults(c));
+        FigureStrip strip;
+        strip.setSnapshot(c.latest());
+        auto* bars =
+            qobject_cast<QBarCategoryAxis*>(strip.charts()[0]->chart()->axes(Qt::Horizontal)[0]);
+        QVERIFY(bars);
+        QCOMPARE(bars->categories(), QStringList({"LSGD H=2", "LSGD H=5"}));
+        const QString table = strip.numbersTable()->text();
+        QVERIFY2(table.contains("LSGD H=2") && table.contains("RPD δ=60"), qPrintable(table));
+        QVERIFY(!table.contains("#1"));
+        auto* stage =
+            qobject_cast<QValueAxis*>(strip.charts()[2]->chart()->axes(Qt::Horizontal)[0]);
+        QVERIFY(stage);
+        QCOMPARE(stage->min(), 1.0);
+        QCOMPARE(stage->max(), 16.0);
+    }
+
     void theMaxDelayAgainstStagesReachesTheCurrentS() {
         for (int S : {48, 100}) {
             ExperimentController c;

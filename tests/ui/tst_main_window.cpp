@@ -1,25 +1,35 @@
 // The whole window: it builds with every preset and shows real results; a parameter change
 // reruns and the charts receive the new data; the heatmap shows the engine's delays; playback
 // moves every view together; log axes carry readable labels.
+#include <QAbstractButton>
+#include <QAction>
 #include <QApplication>
 #include <QChart>
+#include <QChartView>
 #include <QComboBox>
+#include <QDockWidget>
+#include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLineSeries>
+#include <QRegularExpression>
+#include <QSet>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTabBar>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextBrowser>
+#include <QTextDocumentFragment>
 #include <QToolButton>
 #include <QWheelEvent>
 #include <nlohmann/json.hpp>
 
+#include "charts/chart_support.hpp"
 #include "charts/figure_strip.hpp"
 #include "charts/gantt_chart.hpp"
 #include "charts/loss_chart.hpp"
+#include "charts/method_colours.hpp"
 #include "charts/staleness_heatmap.hpp"
 #include "controllers/experiment_controller.hpp"
 #include "controllers/presets.hpp"
@@ -75,6 +85,115 @@ class TestMainWindow : public QObject {
         QCOMPARE(g->visibleLast(), static_cast<double>(startUp));
         auto* hint = w.findChild<QLabel*>("ganttHint");
         QVERIFY(hint && hint->isVisible() && hint->text().contains("wheel: zoom"));
+    }
+
+    // Lessons name controls in *italics*, with their labels on screen: each one exists in the
+    // window (a label, a button or box, a menu entry, a tab or a panel's title) once the preset
+    // is loaded (the language model's fields show only then).
+    void everyControlALessonNamesIsOnScreen() {
+        MainWindow w;
+        w.show();
+        const QRegularExpression italic(QStringLiteral("(?<![*\\w])\\*([^*\\n]+)\\*(?![*\\w])"));
+        const auto plain = [](QString t) {
+            t.remove('&');
+            t.remove(QChar(0x2026));  // "…"
+            return QTextDocumentFragment::fromHtml(t).toPlainText().trimmed();
+        };
+        int named = 0;
+        for (const QString& id : presetIds()) {
+            QVERIFY(w.loadPreset(id));
+            QSet<QString> onScreen;
+            for (QLabel* l : w.findChildren<QLabel*>()) onScreen << plain(l->text());
+            for (QAbstractButton* b : w.findChildren<QAbstractButton*>())
+                onScreen << plain(b->text());
+            for (QGroupBox* g : w.findChildren<QGroupBox*>()) onScreen << plain(g->title());
+            for (QAction* a : w.findChildren<QAction*>()) onScreen << plain(a->text());
+            for (QDockWidget* d : w.findChildren<QDockWidget*>())
+                onScreen << plain(d->windowTitle());
+            for (QTabBar* t : w.findChildren<QTabBar*>()) {
+                for (int i = 0; i < t->count(); ++i) onScreen << plain(t->tabText(i));
+            }
+            const QString lesson = loadPreset(id).lesson;
+            for (auto it = italic.globalMatch(lesson); it.hasNext();) {
+                const QString name = it.next().captured(1);
+                ++named;
+                QVERIFY2(onScreen.contains(name),
+                         qPrintable(id + ": the lesson names *" + name + "*, not on screen"));
+            }
+        }
+        QVERIFY(named >= 8);  // the check reads the lessons' names
+    }
+
+    // One colour per method family in every chart, shades for a family's variants; the Gantt
+    // chart's forward and backward fills are no method's colour.
+    void everyMethodFamilyHasItsColour() {
+        const std::vector<Method> families = {Method::PipeDream, Method::RandomizedPipeDream,
+                                              Method::LocalSgd, Method::Sgd, Method::FillDrain};
+        QSet<QRgb> used;
+        for (const Method f : families) {
+            QCOMPARE(methodColour(f, 0), familyColour(f));
+            for (int v = 0; v < 4; ++v) {
+                const QRgb c = methodColour(f, v).rgb();
+                QVERIFY2(
+                    !used.contains(c),
+                    qPrintable(QString("family %1 variant %2").arg(static_cast<int>(f)).arg(v)));
+                used << c;
+            }
+        }
+        QVERIFY(!used.contains(QColor(chart::kGanttForward).rgb()));
+        QVERIFY(!used.contains(QColor(chart::kGanttBackward).rgb()));
+
+        MainWindow w;
+        w.show();
+        QVERIFY(w.waitForResults(test::timeout(60000)));
+        const auto& runs = w.controller()->latest()->runs();
+        const QList<QLineSeries*> series = w.lossChart()->methodSeries();
+        QCOMPARE(series.size(), static_cast<qsizetype>(runs.size()));
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            QCOMPARE(series[static_cast<qsizetype>(i)]->pen().color(),
+                     familyColour(runs[i].spec.method));
+        }
+        // Two LocalSGD: the second a shade of the first's green, PD still blue.
+        QVERIFY(w.controller()
+                    ->tryModify([](ExperimentConfig& c) {
+                        MethodSpec again = c.methods[2];
+                        again.localSteps = 2;
+                        c.methods.push_back(again);
+                    })
+                    .isEmpty());
+        QVERIFY(w.waitForResults(test::timeout(60000)));
+        const QList<QLineSeries*> four = w.lossChart()->methodSeries();
+        QCOMPARE(four.size(), 4);
+        QCOMPARE(four[0]->pen().color(), familyColour(Method::PipeDream));
+        QCOMPARE(four[2]->pen().color(), familyColour(Method::LocalSgd));
+        QCOMPARE(four[3]->pen().color(), methodColour(Method::LocalSgd, 1));
+        // The figure strip's lines are the same colours.
+        int matched = 0;
+        for (QAbstractSeries* a : w.figureStrip()->charts()[2]->chart()->series()) {
+            auto* line = qobject_cast<QLineSeries*>(a);
+            if (!line) continue;
+            for (QLineSeries* l : four) matched += line->pen().color() == l->pen().color() ? 1 : 0;
+        }
+        QCOMPARE(matched, 3);  // PD and both LocalSGD (RPD has no stash line)
+    }
+
+    // The ticked theorem box keeps the ‖∇f‖² sampling it needs through New and a preset.
+    void theTheoremBoxKeepsItsSamplingThroughNewAndPresets() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.waitForResults(test::timeout(60000)));
+        QCOMPARE(w.controller()->config().sampling.gradNormEvery, 0LL);
+        w.lossChart()->setTheoremChartShown(true);
+        QVERIFY(w.controller()->config().sampling.gradNormEvery > 0);
+        QVERIFY(w.loadPreset("default"));  // New
+        QVERIFY(QTest::qWaitFor([&] { return w.controller()->config().sampling.gradNormEvery > 0; },
+                                2000));
+        QVERIFY(w.waitForResults(test::timeout(60000)));
+        QVERIFY(!w.controller()->latest()->curves[1].theorem.bound.byUpdate.empty());
+        w.lossChart()->setTheoremChartShown(false);
+        QVERIFY(w.loadPreset("e1-delays"));
+        QTest::qWait(50);
+        QCOMPARE(w.controller()->config().sampling.gradNormEvery, 0LL);  // unticked: left alone
     }
 
     // A selected microbatch belongs to one pipeline: another S, New or a preset clears it; a
@@ -303,6 +422,11 @@ class TestMainWindow : public QObject {
         QVERIFY(!w.playback()->playing());
         w.playback()->toEnd();
         QCOMPARE(w.gantt()->cursorSlot(), s->totalSlots);
+        // The speeds read naturally: "1 slot/s", "3 slots/s".
+        auto* speed = w.playback()->findChild<QComboBox*>();
+        QVERIFY(speed);
+        QCOMPARE(speed->itemText(0), QString("1 slot/s"));
+        QCOMPARE(speed->itemText(1), QString("3 slots/s"));
     }
 
     void logAxisLabelsAreReadable() {

@@ -415,6 +415,23 @@ class TestStalenessHeatmap : public QObject {
     // At S = 128 the default budget (N = 300) is too short for steady state: the header says
     // so and what its maximum covers; at S = 8 it is the formula; a fill-drain table is not
     // compared with PipeDream's formula at all.
+    // Block labels are evenly spaced from block 1 at any S (S = 32 once read 1, 2, 4, 8, 12...).
+    void blockLabelsAreEvenlySpaced() {
+        for (const int blocks : {4, 16, 32, 128}) {
+            for (const double row : {3.0, 7.0, 16.0, 40.0}) {
+                const std::vector<int> shown = StalenessHeatmap::labelledBlocks(blocks, row, 14.0);
+                QVERIFY(!shown.empty());
+                QCOMPARE(shown.front(), 1);
+                const int step = shown.size() > 1 ? shown[1] - shown[0] : blocks;
+                QVERIFY2(
+                    step * row >= 16.0 || step >= blocks,
+                    qPrintable(QString("S=%1 row %2: step %3").arg(blocks).arg(row).arg(step)));
+                for (size_t i = 1; i < shown.size(); ++i) QCOMPARE(shown[i] - shown[i - 1], step);
+                QVERIFY(shown.back() <= blocks && shown.back() + step > blocks);
+            }
+        }
+    }
+
     void theHeaderSaysWhatTheMeasuredMaximumCovers() {
         auto table = [](ScheduleKind kind, int S) {
             ScheduleParams p;
@@ -434,6 +451,20 @@ class TestStalenessHeatmap : public QObject {
                  qPrintable(map.statsText()));
 
         map.setDelays(table(ScheduleKind::PipeDream, 8));
+        QVERIFY2(
+            map.statsText().startsWith("max delay measured 60 (formula S\u00b2\u2212S/2 = 60)"),
+            qPrintable(map.statsText()));
+        // During playback it covers the updates so far, and says so instead of calling the run
+        // too short; at the end it is the run's again.
+        map.setCursorUpdate(40, 22);
+        QVERIFY2(map.statsText().contains("\u2014 up to slot 22 (playback), mean"),
+                 qPrintable(map.statsText()));
+        QVERIFY(!map.statsText().contains("too short"));
+        map.setCursorUpdate(40);
+        QVERIFY2(map.statsText().contains("up to update 40 (playback)"),
+                 qPrintable(map.statsText()));
+        map.setCursorUpdate(-1);
+        QVERIFY(!map.statsText().contains("playback"));
         QVERIFY2(
             map.statsText().startsWith("max delay measured 60 (formula S\u00b2\u2212S/2 = 60)"),
             qPrintable(map.statsText()));

@@ -284,7 +284,8 @@ const QImage& AnimationFrames::render(int slot) {
     if (d.heatmap) {
         if (d.heatmapMethod >= 0) {
             d.heatmap->setCursorUpdate(
-                d.snapshot->runs()[static_cast<size_t>(d.heatmapMethod)].updatesBefore(cursor));
+                d.snapshot->runs()[static_cast<size_t>(d.heatmapMethod)].updatesBefore(cursor),
+                cursor);
         }
         d.paintCaption(p, d.heatmapRect, d.heatmapCaption);
         p.save();

@@ -18,6 +18,11 @@ inline constexpr QRgb kBlue = 0xff0072b2;
 inline constexpr QRgb kOrange = 0xffe69f00;
 inline constexpr QRgb kPurple = 0xffcc79a7;
 inline constexpr QRgb kVermillion = 0xffd55e00;
+inline constexpr QRgb kSkyBlue = 0xff56b4e9;
+// The Gantt chart's forward and backward cells: colours no method family uses
+// (charts/method_colours.hpp), so a cell is never read as a method.
+inline constexpr QRgb kGanttForward = kSkyBlue;
+inline constexpr QRgb kGanttBackward = kOrange;
 
 // The part of [0, total) shown along x. Spans never exceed `total` nor go below `minSpan`.
 struct XRange {

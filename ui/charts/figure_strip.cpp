@@ -14,12 +14,14 @@
 #include <QSet>
 #include <QStackedBarSeries>
 #include <QValueAxis>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
 
 #include "charts/axis_ticks.hpp"
 #include "charts/delay_by_stages.hpp"
+#include "charts/method_colours.hpp"
 #include "charts/widget_export.hpp"
 #include "controls/fitting_scroll_area.hpp"
 #include "schedule/delays.hpp"
@@ -67,18 +69,43 @@ QFont smallFont(const QFont& base) {
     return f;
 }
 
+// A method's compact name; where the experiment has several of one method, the parameter that
+// tells them apart ("LSGD H=2", "LSGD R=4 H=2", "RPD δ=60"), with "#k" only as a last resort.
 QString shortName(const RunSnapshot& s, size_t i) {
-    const Method m = s.runs()[i].spec.method;
-    const QString name = QString::fromUtf8(methodInfo(m).shortLabel);
-    int same = 0;
+    const MethodSpec& spec = s.runs()[i].spec;
+    const int stages = s.experiment.config.stages;
+    QString name = QString::fromUtf8(methodInfo(spec.method).shortLabel);
+    std::vector<const MethodSpec*> same;
     int index = 0;
     for (size_t j = 0; j < s.runs().size(); ++j) {
-        if (s.runs()[j].spec.method == m) {
-            ++same;
-            if (j < i) ++index;
-        }
+        if (s.runs()[j].spec.method != spec.method) continue;
+        if (j < i) ++index;
+        same.push_back(&s.runs()[j].spec);
     }
-    return same > 1 ? QStringLiteral("%1 #%2").arg(name).arg(index + 1) : name;
+    if (same.size() < 2) return name;
+    // The parameters in which the methods of this kind differ, with `m`'s values.
+    const auto partsOf = [&](const MethodSpec& m) {
+        const auto differ = [&](auto field) {
+            return !std::all_of(same.begin(), same.end(),
+                                [&](const MethodSpec* o) { return field(*o) == field(m); });
+        };
+        const auto r = [&](const MethodSpec& o) { return replicasFor(o, stages); };
+        const auto h = [](const MethodSpec& o) { return o.localSteps; };
+        const auto d = [&](const MethodSpec& o) { return deltaFor(o, stages); };
+        const auto g = [&](const MethodSpec& o) { return flushGroupFor(o, stages); };
+        QStringList parts;
+        if (m.method == Method::LocalSgd && differ(r)) parts << QStringLiteral("R=%1").arg(r(m));
+        if (m.method == Method::LocalSgd && differ(h)) parts << QStringLiteral("H=%1").arg(h(m));
+        if (m.method == Method::RandomizedPipeDream && differ(d))
+            parts << QStringLiteral("δ=%1").arg(d(m));
+        if (m.method == Method::FillDrain && differ(g)) parts << QStringLiteral("G=%1").arg(g(m));
+        return parts.join(' ');
+    };
+    const QString mine = partsOf(spec);
+    const auto alike = std::count_if(same.begin(), same.end(),
+                                     [&](const MethodSpec* m) { return partsOf(*m) == mine; });
+    if (!mine.isEmpty() && alike == 1) return name + ' ' + mine;
+    return QStringLiteral("%1 #%2").arg(name).arg(index + 1);
 }
 
 void attach(QChart* c, QAbstractAxis* x, QAbstractAxis* y) {
@@ -195,7 +222,7 @@ void FigureStrip::fitChartsToText() {
             int widest = 0;
             for (const QString& label : categories->categories())
                 widest = std::max(widest, fm.horizontalAdvance(label));
-            needed = std::max(needed, 70.0 + categories->count() * (widest + 16.0));
+            needed = std::max(needed, 70.0 + categories->count() * (widest + 24.0));
         }
         v->setMinimumWidth(
             std::max(kMinFigureWidth, static_cast<int>(std::ceil(needed + kPadding))));
@@ -206,7 +233,8 @@ void FigureStrip::fillUtilization(const RunSnapshot& s) {
     QChart* c = charts_[0]->chart();
     auto* busy = new QBarSet(tr("busy"));
     auto* bubble = new QBarSet(tr("bubble"));
-    busy->setColor(QColor(0x00, 0x72, 0xb2));
+    // Neutral greys: these bars are shares, not a method (the method colours are its own).
+    busy->setColor(QColor(0x4d, 0x4d, 0x4d));
     bubble->setColor(QColor(0xcc, 0xcc, 0xcc));
     QStringList categories;
     for (size_t i = 0; i < s.runs().size(); ++i) {
@@ -232,7 +260,7 @@ void FigureStrip::fillUtilization(const RunSnapshot& s) {
 void FigureStrip::fillDelays(const RunSnapshot& s) {
     QChart* c = charts_[1]->chart();
     auto* measured = new QBarSet(tr("measured"));
-    measured->setColor(QColor(0xd5, 0x5e, 0x00));
+    measured->setColor(QColor(0x80, 0x80, 0x80));  // several methods' bars: no method's colour
     QStringList categories;
     double top = 1.0;
     int withDelays = 0;
@@ -300,7 +328,7 @@ void FigureStrip::fillStash(const RunSnapshot& s) {
         if (!tl) continue;
         auto* line = new QLineSeries;
         line->setName(shortName(s, i));
-        QPen pen(methodColor(static_cast<int>(i)));
+        QPen pen(methodColour(s.runs(), i));
         pen.setWidthF(2.0);
         line->setPen(pen);
         line->setPointsVisible(tl->peakStash.size() <= 16);
@@ -314,7 +342,7 @@ void FigureStrip::fillStash(const RunSnapshot& s) {
     }
     auto* x = new QValueAxis;
     setIntegerTicks(x, 1, std::max(2, stages), 6);
-    x->setMin(1);  // stages count from 1
+    x->setRange(1, std::max(2, stages));  // stages count from 1, and end at S
     x->setTitleText(tr("stage"));
     x->setTitleFont(smallFont(x->titleFont()));
     auto* y = new QValueAxis;
@@ -339,7 +367,7 @@ void FigureStrip::fillDelayVsStages(const RunSnapshot& s) {
     measured->setName(tr("max"));
     auto* formula = new QLineSeries;
     formula->setName(tr("S²−S/2"));
-    QPen mp(QColor(0xd5, 0x5e, 0x00));
+    QPen mp(familyColour(Method::PipeDream));  // PipeDream's delays, in PipeDream's colour
     mp.setWidthF(2.5);
     measured->setPen(mp);
     QPen fp(Qt::black);

@@ -51,9 +51,9 @@ QRgb premultipliedMix(double forwardShare, double backwardShare) {
         return std::clamp(static_cast<int>(std::lround(forwardShare * f + backwardShare * b)), 0,
                           static_cast<int>(std::lround(alpha * 255.0)));
     };
-    return qRgba(channel(qRed(chart::kBlue), qRed(chart::kOrange)),
-                 channel(qGreen(chart::kBlue), qGreen(chart::kOrange)),
-                 channel(qBlue(chart::kBlue), qBlue(chart::kOrange)),
+    return qRgba(channel(qRed(chart::kGanttForward), qRed(chart::kGanttBackward)),
+                 channel(qGreen(chart::kGanttForward), qGreen(chart::kGanttBackward)),
+                 channel(qBlue(chart::kGanttForward), qBlue(chart::kGanttBackward)),
                  static_cast<int>(std::lround(alpha * 255.0)));
 }
 
@@ -302,13 +302,13 @@ const std::array<QRgb, 256>& premultipliedRamp(QRgb colour) {
     static std::array<QRgb, 256> orange{};
     static const bool ready = [] {
         for (int a = 0; a < 256; ++a) {
-            blue[static_cast<std::size_t>(a)] = premultiplied(chart::kBlue, a / 255.0);
-            orange[static_cast<std::size_t>(a)] = premultiplied(chart::kOrange, a / 255.0);
+            blue[static_cast<std::size_t>(a)] = premultiplied(chart::kGanttForward, a / 255.0);
+            orange[static_cast<std::size_t>(a)] = premultiplied(chart::kGanttBackward, a / 255.0);
         }
         return true;
     }();
     (void)ready;
-    return colour == chart::kBlue ? blue : orange;
+    return colour == chart::kGanttForward ? blue : orange;
 }
 
 }  // namespace
@@ -368,8 +368,8 @@ void GanttChart::Impl::fillColourPlanes(const std::vector<CellColumn>& spec, boo
     QRgb* topOn = topOff + S * W;
     QRgb* bottomOff = topOn + S * W;
     QRgb* bottomOn = bottomOff + S * W;
-    const auto& blue = premultipliedRamp(chart::kBlue);
-    const auto& orange = premultipliedRamp(chart::kOrange);
+    const auto& blue = premultipliedRamp(chart::kGanttForward);
+    const auto& orange = premultipliedRamp(chart::kGanttBackward);
     // Blocks of 16 columns: the planes (stage-major) are written a cache line at a time while
     // the block's prefix rows (slot-major) stay in cache.
     constexpr std::size_t kBlock = 16;
@@ -484,7 +484,7 @@ bool GanttChart::Impl::paintCellsVector(QPainter& p, const Layout& l) const {
         const double x0 = xOf(l, c.startSlot);
         const double x1 = xOf(l, c.endSlot + 1);
         p.fillRect(QRectF(x0, l.plot.top() + c.stage * rowHeight, x1 - x0, rowHeight),
-                   QColor(c.op == OpKind::Forward ? chart::kBlue : chart::kOrange));
+                   QColor(c.op == OpKind::Forward ? chart::kGanttForward : chart::kGanttBackward));
     });
     p.restore();
     return true;
@@ -510,7 +510,7 @@ void GanttChart::Impl::paintCellLabels(QPainter& p, const Layout& l, const QFont
         if (cursor >= 0 && c.startSlot >= cursor)
             p.setPen(QColor(90, 90, 90));  // on the faded, not yet run cells
         else
-            p.setPen(c.op == OpKind::Forward ? Qt::white : Qt::black);
+            p.setPen(Qt::black);  // both fills are light enough for black
         p.drawText(QRectF(x0, l.plot.top() + c.stage * rowHeight, x1 - x0, rowHeight),
                    Qt::AlignCenter, text);
     });
@@ -588,9 +588,9 @@ void GanttChart::Impl::paintLegend(QPainter& p, const Layout& l, const QFontMetr
         p.restore();
         x += w + 14;
     }
-    swatch(QColor(chart::kBlue));
+    swatch(QColor(chart::kGanttForward));
     label(QStringLiteral("F forward"));
-    swatch(QColor(chart::kOrange));
+    swatch(QColor(chart::kGanttBackward));
     label(QStringLiteral("B backward"));
     swatch(QBrush(QColor(140, 140, 140), Qt::BDiagPattern));
     label(QStringLiteral("idle"));
@@ -743,12 +743,15 @@ QString GanttChart::cellDescription(int stage, int slot) const {
     const TimelineCell* c = d_->index.cellAt(stage, slot);
     if (!c) return {};
     const bool forward = c->op == OpKind::Forward;
-    QString text = QStringLiteral("%1(m=%2) on stage %3, slots %4\u2013%5")
+    // "slot 607" for a one-slot operation, "slots 607–609" for a longer one.
+    const QString span = c->startSlot == c->endSlot
+                             ? QStringLiteral("slot %1").arg(c->startSlot)
+                             : QStringLiteral("slots %1\u2013%2").arg(c->startSlot).arg(c->endSlot);
+    QString text = QStringLiteral("%1(m=%2) on stage %3, %4")
                        .arg(forward ? QLatin1Char('F') : QLatin1Char('B'))
                        .arg(c->microbatch)
                        .arg(c->stage + 1)
-                       .arg(c->startSlot)
-                       .arg(c->endSlot);
+                       .arg(span);
     if (d_->delays) {
         // B uses the copy its F stashed, so both read the same version.
         const int version = d_->delays->versionRead(c->microbatch, c->stage);

@@ -76,7 +76,7 @@ void paintSelection(QPainter& p, const MicrobatchSelection& selection, const QRe
         }
         const QRectF cell(x0, plot.top() + c.stage * rowHeight, x1 - x0, rowHeight);
         const bool forward = c.op == OpKind::Forward;
-        p.fillRect(cell, QColor(forward ? chart::kBlue : chart::kOrange));
+        p.fillRect(cell, QColor(forward ? chart::kGanttForward : chart::kGanttBackward));
         const double outline = cell.width() >= 10.0 ? 1.5 : 1.0;
         p.setPen(QPen(Qt::black, outline));
         p.setBrush(Qt::NoBrush);
@@ -84,7 +84,7 @@ void paintSelection(QPainter& p, const MicrobatchSelection& selection, const QRe
         if (c.version < 0) continue;
         const QString text = QStringLiteral("v%1").arg(c.version);
         if (fm.horizontalAdvance(text) + 4 > cell.width() || fm.height() > rowHeight) continue;
-        p.setPen(forward ? Qt::white : Qt::black);
+        p.setPen(Qt::black);
         p.drawText(cell, Qt::AlignCenter, text);
     }
     p.restore();

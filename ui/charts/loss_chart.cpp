@@ -21,6 +21,7 @@
 #include <limits>
 
 #include "charts/line_legend.hpp"
+#include "charts/method_colours.hpp"
 #include "charts/widget_export.hpp"
 #include "experiment/run/run_warnings.hpp"
 #include "util/csv_writer.hpp"
@@ -341,6 +342,7 @@ void LossChart::setLive(const std::vector<LiveCurve>& curves, double totalSlots,
             c.name = live.name;
         }
         c.method = live.method;
+        c.colour = plan_ ? methodColour(plan_->runs(), index) : QColor(0x66, 0x66, 0x66);
         c.points = std::make_shared<const CurvePoints>(CurvePoints{live.bySlot, live.byUpdate});
         if (sameSeries && methodSeries_[static_cast<qsizetype>(curves_.size())]->name() != c.name)
             sameSeries = false;
@@ -387,6 +389,7 @@ void LossChart::rebuildData() {
         const MethodRun& run = s.runs()[i];
         Curve c;
         c.method = static_cast<int>(i);
+        c.colour = methodColour(s.runs(), i);
         c.name = curveName(s.experiment.methods[i], r.stepSize);
         if (r.divergence.diverged)
             c.name += tr(" — diverged at update %1").arg(r.divergence.update);
@@ -408,7 +411,7 @@ void LossChart::rebuildSeries() {
     for (const Curve& curve : curves_) {
         auto* s = new QLineSeries;
         s->setName(curve.name);
-        QPen pen(methodColor(curve.method));
+        QPen pen(curve.colour);
         pen.setWidthF(2.0);
         s->setPen(pen);
         c->addSeries(s);
@@ -420,7 +423,7 @@ void LossChart::rebuildSeries() {
     for (const Curve& curve : pinnedCurves_) {
         auto* s = new QLineSeries;
         s->setName(curve.name);
-        QColor colour = methodColor(curve.method);
+        QColor colour = curve.colour;
         colour.setAlpha(130);
         QPen pen(colour);
         pen.setWidthF(1.6);

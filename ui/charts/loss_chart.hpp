@@ -5,6 +5,7 @@
 // can be pinned and stays drawn, dashed and faded, under the runs of the next settings. Its
 // "theorem chart" box asks for the theorem's own chart (TheoremChart) beside it.
 // Series are replaced in bulk (QXYSeries::replace) and decimated to a few thousand points.
+#include <QColor>
 #include <QPointF>
 #include <QWidget>
 #include <memory>
@@ -130,6 +131,7 @@ class LossChart : public QWidget {
         QString name;
         std::shared_ptr<const CurvePoints> points;
         int method = 0;
+        QColor colour;  // the method's family colour (charts/method_colours.hpp)
     };
     void rebuildData();
     void rebuildSeries();

@@ -54,6 +54,7 @@ struct StalenessHeatmap::Impl {
     double shownMax = 0.0;
     double shownMean = 0.0;
     long long cursor = -1;
+    int cursorSlot = -1;     // the playback cursor in slots, when the window gave it
     bool exporting = false;  // for an export: the method's name goes into the axis title
     QString methodName;
     bool computing = false;        // a run is in flight: its delays are on their way
@@ -135,6 +136,11 @@ QString StalenessHeatmap::Impl::statsMax() const {
 }
 
 QString StalenessHeatmap::Impl::statsNote() const {
+    // During playback the numbers cover the updates so far, not the run.
+    if (cursor >= 0 && cursor < updates) {
+        return cursorSlot >= 0 ? QStringLiteral("up to slot %1 (playback)").arg(cursorSlot)
+                               : QStringLiteral("up to update %1 (playback)").arg(cursor);
+    }
     if (!pipeDreamFormula) return {};
     // The measured maximum is over the second half of the updates: only a long enough run has
     // left the start-up behind by then.
@@ -432,14 +438,8 @@ void StalenessHeatmap::Impl::paintAxes(QPainter& p, const Layout& l,
                    Qt::AlignLeft | Qt::AlignTop, title);
     }
     const double rowHeight = l.plot.height() / blocks;
-    int blockStep = 1;
-    while (blockStep * rowHeight < fm.height() + 2 && blockStep < blocks) blockStep *= 2;
-    double lastY = -1e9;
-    for (int j = 1; j <= blocks; ++j) {
-        if (j != 1 && j % blockStep != 0) continue;
+    for (const int j : labelledBlocks(blocks, rowHeight, fm.height())) {
         const double y = l.plot.top() + (j - 0.5) * rowHeight;
-        if (y - lastY < fm.height()) continue;
-        lastY = y;
         p.drawText(QRectF(0, y - fm.height() / 2, l.plot.left() - 6, fm.height()),
                    Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("block %1").arg(j));
     }
@@ -521,9 +521,21 @@ std::shared_ptr<const DelayTable> StalenessHeatmap::delays() const {
     return d_->delays;
 }
 
-void StalenessHeatmap::setCursorUpdate(long long update) {
+std::vector<int> StalenessHeatmap::labelledBlocks(int blocks, double rowHeight, double textHeight) {
+    // Every step-th block from block 1, the step a power of two that leaves a text line and a
+    // little air between labels: evenly spaced, whatever S.
+    int step = 1;
+    while (step * rowHeight < textHeight + 2 && step < blocks) step *= 2;
+    std::vector<int> out;
+    for (int j = 1; j <= blocks; j += step) out.push_back(j);
+    return out;
+}
+
+void StalenessHeatmap::setCursorUpdate(long long update, int slot) {
     const long long value = update < 0 ? -1 : update;
-    if (value == d_->cursor) return;
+    const int shownSlot = value < 0 ? -1 : slot;
+    if (value == d_->cursor && shownSlot == d_->cursorSlot) return;
+    d_->cursorSlot = shownSlot;
     d_->cursor = value;
     d_->updateStats();
     this->update();

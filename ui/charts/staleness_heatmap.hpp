@@ -4,6 +4,7 @@
 // S^2 - S/2 beside the measured maximum and mean, and a hover readout. Columns narrower than a
 // pixel are aggregated (the maximum delay they cover is drawn).
 #include <memory>
+#include <vector>
 
 #include "charts/range_chart.hpp"
 #include "schedule/delays.hpp"
@@ -29,8 +30,10 @@ class StalenessHeatmap : public RangeChart {
     void setFailed();
     bool failed() const;
 
-    // Updates [0, cursor) are shown; -1 shows all.
-    void setCursorUpdate(long long update);
+    // Updates [0, cursor) are shown; -1 shows all. `slot` (optional) is the playback cursor in
+    // slots, named in the header while only part of the run is shown ("up to slot 22
+    // (playback)") rather than judging a part of the run as if it were all of it.
+    void setCursorUpdate(long long update, int slot = -1);
     long long cursorUpdate() const;
 
     // The delay the heatmap shows for update k and block j (what the colour encodes); -1 for a
@@ -42,6 +45,9 @@ class StalenessHeatmap : public RangeChart {
     double formulaMax() const;  // NaN when the formula is not the schedule's own
     // The header line(s) as drawn: the measured maximum (with what it covers) and the mean.
     QString statsText() const;
+    // The blocks whose row is labelled, rows `rowHeight` apart, labels `textHeight` tall: from
+    // block 1, evenly spaced.
+    static std::vector<int> labelledBlocks(int blocks, double rowHeight, double textHeight);
     QString cellDescription(long long update, int block) const;
 
     // The cell under a widget position: the update whose delay the pixel column shows (the

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "charts/chart_support.hpp"
+#include "charts/method_colours.hpp"
 #include "charts/widget_export.hpp"
 
 namespace pipelens::ui {
@@ -205,12 +206,23 @@ void SweepChart::paintAxes(QPainter& p, const Frame& f) const {
     p.restore();
 }
 
+QColor SweepChart::seriesColour(std::size_t s) const {
+    // The family's colour, shaded by the series of that family before it (as in the loss chart).
+    const auto family = findMethod(plot_.series[s].method);
+    if (!family) return QColor(0x66, 0x66, 0x66);
+    int before = 0;
+    for (std::size_t k = 0; k < s; ++k) {
+        if (findMethod(plot_.series[k].method) == family) ++before;
+    }
+    return methodColour(*family, before);
+}
+
 void SweepChart::paintSeries(QPainter& p, const Frame& f) const {
     p.save();
     p.setClipRect(f.plot.adjusted(-kMarkerRadius - 1, -kMarkerRadius - 1, kMarkerRadius + 1,
                                   kMarkerRadius + 1));
     for (std::size_t s = 0; s < plot_.series.size(); ++s) {
-        const QColor colour = methodColor(static_cast<int>(s));
+        const QColor colour = seriesColour(s);
         const SweepPlotSeries& series = plot_.series[s];
         QPainterPath line;
         bool open = false;
@@ -263,7 +275,7 @@ void SweepChart::paintLegend(QPainter& p, const std::vector<LegendEntry>& entrie
     const QFontMetrics fm(p.font());
     for (std::size_t s = 0; s < entries.size(); ++s) {
         const QRectF& box = entries[s].box;
-        const QColor colour = methodColor(static_cast<int>(s));
+        const QColor colour = seriesColour(s);
         const double y = box.center().y();
         p.setPen(QPen(colour, 2.0));
         p.drawLine(QPointF(box.left(), y), QPointF(box.left() + 20, y));

@@ -60,6 +60,8 @@ class SweepChart : public QWidget {
     void paint(QPainter& p, const QSize& size) const;
     void paintAxes(QPainter& p, const Frame& f) const;
     void paintSeries(QPainter& p, const Frame& f) const;
+    // Series s's colour: its method family's (charts/method_colours.hpp).
+    QColor seriesColour(std::size_t s) const;
     // The legend flows in rows under the plot (a side legend would take a narrow dock's width).
     struct LegendEntry {
         QRectF box;

@@ -162,8 +162,8 @@ void TheoremChart::rebuild() {
         needsSamples_ = true;
         c->setTitle(tr("Needs ‖∇f‖² samples"));
         note =
-            tr("The runs must sample ‖∇f‖² (Sampling › ‖∇f‖² every); showing this chart "
-               "asks for them and reruns.");
+            tr("The runs must sample ‖∇f‖² (the config's sampling.grad_norm_every); ticking "
+               "theorem (RPD) above the loss curves asks for them and reruns.");
     }
     note_->setText(note);
     note_->setVisible(!note.isEmpty());

@@ -54,12 +54,6 @@ void renderForSvg(QPainter& painter, QWidget* w, const QPoint& at) {
 
 }  // namespace
 
-QColor methodColor(int index) {
-    static const QRgb colors[] = {0x0072b2, 0xe69f00, 0x009e73, 0xd55e00,
-                                  0xcc79a7, 0x56b4e9, 0x8c6d00, 0x000000};
-    return QColor(colors[static_cast<unsigned>(index) % std::size(colors)]);
-}
-
 QImage renderWidget(QWidget* widget, double scale) {
     applyPendingLayouts();
     const QSize pixels(qRound(widget->width() * scale), qRound(widget->height() * scale));

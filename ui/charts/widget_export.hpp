@@ -16,7 +16,4 @@ bool exportWidgetPng(QWidget* widget, const QString& path, double scale, QString
 bool exportWidgetSvg(QWidget* widget, const QString& path, QString* error = nullptr);
 bool writeTextAtomically(const QString& path, const QByteArray& contents, QString* error = nullptr);
 
-// The method colours shared by every chart (Okabe-Ito: safe under colour-vision deficiencies).
-QColor methodColor(int index);
-
 }  // namespace pipelens::ui

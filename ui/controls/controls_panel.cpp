@@ -147,6 +147,10 @@ void ControlsPanel::buildDataFields(QVBoxLayout* layout) {
     l2_ = new QLineEdit;
     errors_.addRow(data, tr("λ (L2)"), l2_,
                    tr("L2 regularisation of logistic regression (a number ≥ 0); Enter applies"));
+    noise_ = new QLineEdit;
+    errors_.addRow(data, tr("Gradient noise σ"), noise_,
+                   tr("Gaussian noise added to every block gradient, g + σ·N(0, I), as in the "
+                      "paper's E3 and E4 (a number ≥ 0; 0: exact gradients); Enter applies"));
     dataSeed_ = spin(limits::kSeed);
     errors_.addRow(data, tr("Data seed"), dataSeed_, tr("Seed of the synthetic data generator"));
 
@@ -287,6 +291,20 @@ void ControlsPanel::connectDataEdits() {
         }
         apply(l2_, [v](ExperimentConfig& c) { c.objective.l2 = v; });
     });
+    connect(noise_, &QLineEdit::editingFinished, this, [this] {
+        bool ok = false;
+        const double v = noise_->text().trimmed().toDouble(&ok);
+        if (!ok || !std::isfinite(v)) {
+            errors_.show(noise_,
+                         tr("Gradient noise σ = \"%1\" is not allowed: %2")
+                             .arg(noise_->text(),
+                                  QString::fromUtf8(limits::kGradientNoise.allowed.data(),
+                                                    static_cast<qsizetype>(
+                                                        limits::kGradientNoise.allowed.size()))));
+            return;
+        }
+        apply(noise_, [v](ExperimentConfig& c) { c.objective.gradientNoise = v; });
+    });
     connect(dataSeed_, &QSpinBox::valueChanged, this, [this](int v) {
         apply(dataSeed_, [v](ExperimentConfig& c) { c.data.seed = static_cast<std::uint64_t>(v); });
     });
@@ -420,9 +438,10 @@ void ControlsPanel::syncFromConfig() {
         objective_->findData(lm ? QStringLiteral("char_transformer")
                                 : QString::fromStdString(lossKindName(c.objective.loss))));
     // The language model reads its corpus, not X and y: its own fields replace the data's.
-    for (QWidget* w : {static_cast<QWidget*>(dataKind_), dataFile_->parentWidget(),
-                       static_cast<QWidget*>(rows_), static_cast<QWidget*>(dim_),
-                       static_cast<QWidget*>(l2_), static_cast<QWidget*>(dataSeed_)}) {
+    for (QWidget* w :
+         {static_cast<QWidget*>(dataKind_), dataFile_->parentWidget(), static_cast<QWidget*>(rows_),
+          static_cast<QWidget*>(dim_), static_cast<QWidget*>(l2_), static_cast<QWidget*>(noise_),
+          static_cast<QWidget*>(dataSeed_)}) {
         dataForm_->setRowVisible(w, !lm);
     }
     lm_->setVisible(lm);
@@ -442,6 +461,7 @@ void ControlsPanel::syncFromConfig() {
     dim_->setValue(c.data.dim);
     dataSeed_->setValue(static_cast<int>(std::min<std::uint64_t>(c.data.seed, 2'000'000'000)));
     l2_->setText(formatNumber(c.objective.l2));
+    noise_->setText(formatNumber(c.objective.gradientNoise));
     l2_->setEnabled(c.objective.loss == LossKind::Logistic);
     stages_->setValue(c.stages);
     stagesSlider_->setValue(std::min(c.stages, stagesSlider_->maximum()));

@@ -41,6 +41,7 @@ class ControlsPanel : public QWidget {
     QSpinBox* batchField() const { return batch_; }
     // The operation costs and link latency in slots (the config's `costs`).
     QSpinBox* forwardCostField() const { return forwardSlots_; }
+    QLineEdit* noiseField() const { return noise_; }
     QSpinBox* backwardCostField() const { return backwardSlots_; }
     QSpinBox* latencyField() const { return latencySlots_; }
     QComboBox* budgetKindField() const { return budgetKind_; }
@@ -93,6 +94,7 @@ class ControlsPanel : public QWidget {
     QSpinBox* stages_ = nullptr;
     QSlider* stagesSlider_ = nullptr;
     QSpinBox* batch_ = nullptr;
+    QLineEdit* noise_ = nullptr;  // objective.gradient_noise (σ)
     QSpinBox* forwardSlots_ = nullptr;
     QSpinBox* backwardSlots_ = nullptr;
     QSpinBox* latencySlots_ = nullptr;

@@ -32,7 +32,7 @@ PlaybackBar::PlaybackBar(QWidget* parent) : QWidget(parent) {
     end_ = button(this, QStyle::SP_MediaSkipForward, tr("To the end (Ctrl+End)"));
     speed_ = new QComboBox(this);
     for (double s : {1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0}) {
-        speed_->addItem(tr("%1 slots/s").arg(s), s);
+        speed_->addItem(s == 1.0 ? tr("1 slot/s") : tr("%1 slots/s").arg(s), s);
     }
     speed_->setCurrentIndex(4);
     speed_->setToolTip(tr("Playback speed in simulated slots per second"));

@@ -23,6 +23,7 @@ const QHash<QString, QString>& experimentLabels() {
         {"precision", tr("Precision")},
         {"objective.kind", tr("Objective")},
         {"objective.l2", tr("λ (L2)")},
+        {"objective.gradient_noise", tr("Gradient noise σ")},
         // The language model's fields.
         {"objective.width", tr("Width C")},
         {"objective.heads", tr("Heads")},

@@ -1,0 +1,46 @@
+#include "charts/method_colours.hpp"
+
+#include <algorithm>
+
+#include "experiment/run/experiment.hpp"
+
+namespace pipelens::ui {
+
+QColor familyColour(Method family) {
+    switch (family) {
+        case Method::PipeDream:
+            return QColor(0x00, 0x72, 0xb2);  // blue
+        case Method::RandomizedPipeDream:
+            return QColor(0xd5, 0x5e, 0x00);  // vermillion
+        case Method::LocalSgd:
+            return QColor(0x00, 0x9e, 0x73);  // bluish green
+        case Method::Sgd:
+            return QColor(0x00, 0x00, 0x00);  // black
+        case Method::FillDrain:
+            return QColor(0xcc, 0x79, 0xa7);  // reddish purple
+    }
+    return QColor(0x66, 0x66, 0x66);
+}
+
+QColor methodColour(Method family, int variant) {
+    const QColor base = familyColour(family);
+    if (variant <= 0) return base;
+    // Black has no darker shade: greys that stay readable on white.
+    if (base.value() == 0) {
+        const int grey = std::min(150, 45 * variant);
+        return QColor(grey, grey, grey);
+    }
+    // Darker, lighter, darker still, lighter still, ...: alternating, so neighbours differ most.
+    const int step = (variant + 1) / 2;
+    return variant % 2 == 1 ? base.darker(100 + 45 * step) : base.lighter(100 + 40 * step);
+}
+
+QColor methodColour(const std::vector<MethodRun>& runs, std::size_t i) {
+    if (i >= runs.size()) return QColor(0x66, 0x66, 0x66);
+    const Method family = runs[i].spec.method;
+    const auto before = std::count_if(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(i),
+                                      [&](const MethodRun& r) { return r.spec.method == family; });
+    return methodColour(family, static_cast<int>(before));
+}
+
+}  // namespace pipelens::ui
