@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fails (exit 1) when a C++ file of the repository is not formatted by the root .clang-format
-# (clang-format 14, Debian 12's), and lists each such file with the fix. Generated tables
+# (clang-format 14, Debian 12's), and lists each such file with the fix; or when a shell script
+# (scripts/*.sh, .ci/run) does not parse. Generated tables
 # (written by scripts/*.py) are left as their generators write them.
 #   scripts/check_format.sh          check every tracked .cpp/.hpp (a few seconds)
 #   scripts/check_format.sh --fix    format them in place
@@ -22,4 +23,12 @@ if [ ${#bad[@]} -gt 0 ]; then
   echo "check_format: run scripts/check_format.sh --fix (or clang-format-14 -i FILE)" >&2
   exit 1
 fi
-echo "check_format: ${#files[@]} files formatted"
+# Every shell script at least parses (a broken quote once hid in run.sh's headless branch).
+mapfile -t scripts < <(git ls-files '*.sh' .ci/run)
+for f in "${scripts[@]}"; do
+  if ! bash -n "$f"; then
+    echo "check_format: $f does not parse (bash -n)" >&2
+    exit 1
+  fi
+done
+echo "check_format: ${#files[@]} files formatted, ${#scripts[@]} shell scripts parse"

@@ -13,4 +13,4 @@ out="$here/results/default"
 echo "No display: running the default experiment headless into $out"
 "$build/app/pipelens-cli" run --default --figures --out "$out" "$@"
 echo "Open $out/index.html in a browser: the figures (the Gantt chart, staleness, loss, the window"
-echo "as the app shows this run) with the summary table.
+echo "as the app shows this run) with the summary table."
