@@ -15,9 +15,6 @@
 
 #include "app_info.hpp"
 #include "charts/chart_support.hpp"
-#include "charts/gantt_chart.hpp"
-#include "charts/loss_chart.hpp"
-#include "charts/staleness_heatmap.hpp"
 #include "cmdline/args.hpp"
 #include "cmdline/environment.hpp"
 #include "controllers/presets.hpp"
@@ -224,20 +221,8 @@ int main(int argc, char** argv) {
     QApplication::processEvents();
     const QString file = parser.value(screenshot);
     const bool svg = file.endsWith(".svg", Qt::CaseInsensitive);
-    const QString what = parser.value(view);
-    bool saved = false;
-    if (what == "gantt") {
-        saved = svg ? window.gantt()->exportSvg(file, &error)
-                    : window.gantt()->exportPng(file, scaleFactor, &error);
-    } else if (what == "heatmap") {
-        saved = svg ? window.heatmap()->exportSvg(file, &error)
-                    : window.heatmap()->exportPng(file, scaleFactor, &error);
-    } else if (what == "loss") {
-        saved = svg ? window.lossChart()->exportSvg(file, &error)
-                    : window.lossChart()->exportPng(file, scaleFactor, &error);
-    } else {
-        saved = window.exportWindow(file, scaleFactor, &error);
+    if (!window.exportView(parser.value(view), svg ? "svg" : "png", file, scaleFactor, &error)) {
+        return fail(error);
     }
-    if (!saved) return fail(error);
     return 0;
 }

@@ -27,6 +27,7 @@
 #include "backend_select.hpp"
 #include "cmdline/args.hpp"
 #include "cmdline/environment.hpp"
+#include "cmdline/experiment_arg.hpp"
 #include "errors.hpp"
 #include "experiment/config/config.hpp"
 #include "experiment/config/field_limits.hpp"
@@ -566,18 +567,7 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err, const RunFigureW
     }
     // Checked before the run, so a bad --out never costs a whole run.
     const std::string folder = prepareResultsFolder(a.get("out"));
-    ExperimentConfig config;
-    if (a.has("default")) {
-        if (!a.positional().empty()) {
-            throw ConfigError("give either a config file or --default, not both");
-        }
-        config = defaultExperiment();
-    } else {
-        if (a.positional().size() != 1) {
-            throw ConfigError("run needs one config file (or --default); see --help");
-        }
-        config = ExperimentConfig::fromFile(a.positional()[0]);
-    }
+    ExperimentConfig config = cmdline::experimentOf(a, "run");
     applyBackendOptions(a, config);
     const int threads = a.integer("threads", 0, 0, 256);
     const bool quiet = a.has("quiet");

@@ -83,6 +83,10 @@ class MainWindow : public QMainWindow {
     void showSweepView();
     // The whole window as PNG at `scale` times its size, or as SVG (by the file suffix).
     bool exportWindow(const QString& path, double scale, QString* error = nullptr);
+    // One view as the File > Export menu writes it: `what` is window, gantt, heatmap, loss,
+    // theorem, sweep or figures; `format` png (at `scale`), svg or csv (the window: by suffix).
+    bool exportView(const QString& what, const QString& format, const QString& path, double scale,
+                    QString* error = nullptr);
     // The results folder the CLI writes (summary.json, CSVs, timelines), written as `folder`
     // itself: an empty or new folder, or one PipeLens wrote (anything else is refused, unchanged).
     bool exportAllResults(const QString& folder, QString* error = nullptr);

@@ -170,6 +170,39 @@ void MainWindow::rebuildRecentMenu() {
     recentMenu_->setEnabled(!files.isEmpty());
 }
 
+bool MainWindow::exportView(const QString& what, const QString& format, const QString& path,
+                            double scale, QString* error) {
+    bool ok = false;
+    if (what == "window") {
+        ok = exportWindow(path, scale, error);
+    } else if (what == "gantt") {
+        ok = format == "png"   ? gantt_->exportPng(path, scale, error)
+             : format == "svg" ? gantt_->exportSvg(path, error)
+                               : gantt_->exportCsv(path, error);
+    } else if (what == "heatmap") {
+        ok = format == "png"   ? heatmap_->exportPng(path, scale, error)
+             : format == "svg" ? heatmap_->exportSvg(path, error)
+                               : heatmap_->exportCsv(path, error);
+    } else if (what == "loss") {
+        ok = format == "png"   ? loss_->exportPng(path, scale, error)
+             : format == "svg" ? loss_->exportSvg(path, error)
+                               : loss_->exportCsv(path, error);
+    } else if (what == "theorem") {
+        ok = format == "png"   ? theorem_->exportPng(path, scale, error)
+             : format == "svg" ? theorem_->exportSvg(path, error)
+                               : theorem_->exportCsv(path, error);
+    } else if (what == "sweep") {
+        ok = format == "png"   ? sweep_->chart()->exportPng(path, scale, error)
+             : format == "svg" ? sweep_->chart()->exportSvg(path, error)
+                               : sweep_->exportCsv(path, error);
+    } else {
+        ok = format == "png"   ? figures_->exportPng(path, scale, error)
+             : format == "svg" ? figures_->exportSvg(path, error)
+                               : figures_->exportCsv(path, error);
+    }
+    return ok;
+}
+
 void MainWindow::exportChart(const QString& what, const QString& format) {
     QSettings settings;
     double scale = settings.value("export/scale", 2.0).toDouble();
@@ -188,34 +221,7 @@ void MainWindow::exportChart(const QString& what, const QString& format) {
     if (path.isEmpty()) return;
     settings.setValue("export/dir", QFileInfo(path).absolutePath());
     QString error;
-    bool ok = false;
-    if (what == "window") {
-        ok = exportWindow(path, scale, &error);
-    } else if (what == "gantt") {
-        ok = format == "png"   ? gantt_->exportPng(path, scale, &error)
-             : format == "svg" ? gantt_->exportSvg(path, &error)
-                               : gantt_->exportCsv(path, &error);
-    } else if (what == "heatmap") {
-        ok = format == "png"   ? heatmap_->exportPng(path, scale, &error)
-             : format == "svg" ? heatmap_->exportSvg(path, &error)
-                               : heatmap_->exportCsv(path, &error);
-    } else if (what == "loss") {
-        ok = format == "png"   ? loss_->exportPng(path, scale, &error)
-             : format == "svg" ? loss_->exportSvg(path, &error)
-                               : loss_->exportCsv(path, &error);
-    } else if (what == "theorem") {
-        ok = format == "png"   ? theorem_->exportPng(path, scale, &error)
-             : format == "svg" ? theorem_->exportSvg(path, &error)
-                               : theorem_->exportCsv(path, &error);
-    } else if (what == "sweep") {
-        ok = format == "png"   ? sweep_->chart()->exportPng(path, scale, &error)
-             : format == "svg" ? sweep_->chart()->exportSvg(path, &error)
-                               : sweep_->exportCsv(path, &error);
-    } else {
-        ok = format == "png"   ? figures_->exportPng(path, scale, &error)
-             : format == "svg" ? figures_->exportSvg(path, &error)
-                               : figures_->exportCsv(path, &error);
-    }
+    const bool ok = exportView(what, format, path, scale, &error);
     status(ok ? tr("Exported %1").arg(path) : error, !ok);
 }
 

@@ -9,6 +9,7 @@
 #include "animation/animation_options.hpp"
 #include "backend_select.hpp"
 #include "cmdline/args.hpp"
+#include "cmdline/experiment_arg.hpp"
 #include "errors.hpp"
 #include "experiment/config/config.hpp"
 #include "experiment/output/results.hpp"
@@ -73,17 +74,7 @@ Options parse(int argc, char** argv) {
     }
     o.threads = a.integer("threads", 0, 0, 256);
     o.quiet = a.has("quiet");
-    if (a.has("default")) {
-        if (!a.positional().empty()) {
-            throw ConfigError("give either a config file or --default, not both");
-        }
-        o.config = defaultExperiment();
-    } else {
-        if (a.positional().size() != 1) {
-            throw ConfigError("animate needs one config file (or --default); see --help");
-        }
-        o.config = ExperimentConfig::fromFile(a.positional()[0]);
-    }
+    o.config = cmdline::experimentOf(a, "animate");
     prepareAnimationTarget(anim, "--out");
     return o;
 }
