@@ -184,6 +184,31 @@ class TestSweepPlot : public QObject {
         QVERIFY(!sweepIncludes(spec, points, other));
     }
 
+    // A sweep over δ as one run (the E2 preset's loss chart): the first point's methods with
+    // RPD once per δ, in the axis's order; the Sweep view counts it as one of the sweep's.
+    void aDeltaSweepOverlaysEveryDeltaInOneRun() {
+        SweepSpec spec = deltaSweep({8, 30, 60});
+        const std::optional<ExperimentConfig> overlay = spec.overlayConfig();
+        QVERIFY(overlay);
+        const ExperimentConfig first = spec.pointConfig(0);
+        std::size_t rpd = 0;
+        for (const MethodSpec& m : overlay->methods) {
+            if (m.method != Method::RandomizedPipeDream) continue;
+            QCOMPARE(m.delta, static_cast<long long>(spec.values[rpd]));
+            ++rpd;
+        }
+        QCOMPARE(rpd, spec.values.size());
+        QCOMPARE(overlay->methods.size(), first.methods.size() - 1 + spec.values.size());
+        QCOMPARE(overlay->stages, first.stages);
+        QVERIFY(sweepIncludes(spec, {}, *overlay));
+        ExperimentConfig fewer = *overlay;
+        fewer.methods.pop_back();
+        QVERIFY(!sweepIncludes(spec, {}, fewer));
+        spec.axis = SweepAxis::Stages;
+        spec.values = {2, 4};
+        QVERIFY(!spec.overlayConfig());
+    }
+
     void typedAxisValuesAreNumbersOrAClearError() {
         QCOMPARE(parseAxisValues("2, 4,8  16;32"), (std::vector<double>{2, 4, 8, 16, 32}));
         QCOMPARE(parseAxisValues(" 0.5 1e-2 "), (std::vector<double>{0.5, 1e-2}));

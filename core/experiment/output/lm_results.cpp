@@ -69,6 +69,7 @@ json methodJson(const MethodRun& m) {
     if (m.pipeline()) {
         j["microbatches"] = r.microbatches;
         j["total_slots"] = r.totalSlots;
+        j.update(runLengthJson(m));
     } else {
         j["max_delay"] = r.maxDelay;
     }
@@ -221,7 +222,8 @@ json lmSummaryJson(const ExperimentResult& res) {
     j["budget"] = {{"slots", res.budget.slotBudget},
                    {"pipedream_microbatches", res.budget.pipeDreamMicrobatches},
                    {"block_updates", res.budget.updateBudget},
-                   {"compare", enumName(kBudgetCompares, c.budget.compare)}};
+                   {"compare", enumName(kBudgetCompares, c.budget.compare)},
+                   {"rule", enumName(kBudgetRules, c.budget.rule)}};
     j["backend"] = res.backendName;
     j["final_loss_is"] = "mean of the last ceil(10 %) last-stage forward losses";
     j["notices"] = res.notices;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -395,6 +396,33 @@ std::vector<std::string> writeStoppable(
     }
 }
 
+std::optional<RunLengthCounts> runLengthCounts(const MethodRun& run) {
+    const RunResult& res = run.result;
+    if (!run.pipeline() || !res.timeline) return std::nullopt;
+    const Timeline& tl = *res.timeline;
+    RunLengthCounts out;
+    out.microbatchesPlanned = res.microbatches;
+    // The slots that ran: the timeline's, or fewer where a diverged run stopped.
+    out.slotsRun = res.totalSlots > 0 ? std::min(res.totalSlots, tl.totalSlots) : tl.totalSlots;
+    out.cutAtSlot = run.truncateSlots > 0 ? run.truncateSlots : -1;
+    // A microbatch is done when its backward on the first stage (its last operation) has ended
+    // inside the run; a truncated timeline holds only operations that did.
+    out.microbatchesFinished =
+        std::count_if(tl.cells.begin(), tl.cells.end(), [&](const TimelineCell& c) {
+            return c.stage == 0 && c.op == OpKind::Backward && c.endSlot < out.slotsRun;
+        });
+    return out;
+}
+
+json runLengthJson(const MethodRun& run) {
+    const std::optional<RunLengthCounts> counts = runLengthCounts(run);
+    if (!counts) return json::object();
+    return {{"microbatches_planned", counts->microbatchesPlanned},
+            {"microbatches_finished", counts->microbatchesFinished},
+            {"slots_run", counts->slotsRun},
+            {"cut_at_slot", counts->cutAtSlot >= 0 ? json(counts->cutAtSlot) : json(nullptr)}};
+}
+
 json summaryJson(const ExperimentResult& r) {
     if (r.config.languageModel()) return lmSummaryJson(r);
     json j;
@@ -406,6 +434,8 @@ json summaryJson(const ExperimentResult& r) {
     j["slot_budget"] = r.budget.slotBudget;
     j["update_budget"] = r.budget.updateBudget;
     j["pd_microbatches"] = r.budget.pipeDreamMicrobatches;
+    j["budget_compare"] = enumName(kBudgetCompares, r.config.budget.compare);
+    j["budget_rule"] = enumName(kBudgetRules, r.config.budget.rule);
     j["notices"] = r.notices;
     j["warnings"] = r.warnings;
     j["cancelled"] = r.cancelled;
@@ -419,6 +449,7 @@ json summaryJson(const ExperimentResult& r) {
         m["microbatches"] = res.microbatches;
         m["block_updates"] = res.updates;
         m["slots"] = res.totalSlots;
+        m.update(runLengthJson(o));
         m["initial_objective"] = finiteOrNull(res.initialObjective);
         m["final_objective"] = finiteOrNull(res.finalObjective());
         m["final_gap"] = finiteOrNull(res.finalObjective() - res.optimum);

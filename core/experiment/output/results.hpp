@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,23 @@ std::vector<std::string> writeStoppable(
 std::string prepareResultsFolder(const std::string& folder, const std::string& field = "--out");
 
 nlohmann::json summaryJson(const ExperimentResult& result);
+
+// How long a pipeline method ran (docs/results.md, summary.json): the N of its timeline before
+// any cut (under budget.rule = truncate a longer timeline than ran, whose later microbatches never
+// started), the microbatches that finished (their last backward, stage 1's, ended before
+// slotsRun), the slots run (the timeline's, or where a diverged run stopped), and the slot at
+// which a truncate budget cut the run (-1: not cut).
+struct RunLengthCounts {
+    long long microbatchesPlanned = 0;
+    long long microbatchesFinished = 0;
+    int slotsRun = 0;
+    int cutAtSlot = -1;
+};
+// From the method's result timeline; nullopt for RPD (no timeline).
+std::optional<RunLengthCounts> runLengthCounts(const MethodRun& run);
+// Those counts as summary.json fields: microbatches_planned, microbatches_finished, slots_run,
+// cut_at_slot (null when not cut); an empty object for RPD.
+nlohmann::json runLengthJson(const MethodRun& run);
 
 // Creates `folder` atomically: `fill` writes into a temporary sibling folder (marked with
 // kResultsMarker), which is swapped with `folder` in one step (renameat2 RENAME_EXCHANGE) only

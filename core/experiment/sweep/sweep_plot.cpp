@@ -213,6 +213,8 @@ bool sweepIncludes(const SweepSpec& spec, const SweepPoints& points,
     };
     const ExperimentConfig wanted = comparable(config);
     if (comparable(spec.experiment) == wanted) return true;
+    if (const auto overlay = spec.overlayConfig(); overlay && comparable(*overlay) == wanted)
+        return true;
     for (std::size_t i = 0; i < spec.points(); ++i) {
         if (comparable(spec.pointConfig(i)) == wanted) return true;
         if (i < points.size() && points[i] &&

@@ -70,8 +70,9 @@ std::string mergeLabels(const std::vector<std::string>& labels);
 // chose there and one seed: the run whose timeline, delays and curves a view shows.
 ExperimentConfig pointRunConfig(const SweepSpec& spec, const PointResult& point);
 
-// Whether `config` is one of the sweep's experiments: its base, a point's, or a point's run
-// with the chosen steps (so opening a point does not make the sweep look out of date).
+// Whether `config` is one of the sweep's experiments: its base, its overlay (every δ in one run),
+// a point's, or a point's run with the chosen steps (so opening a point does not make the sweep
+// look out of date).
 bool sweepIncludes(const SweepSpec& spec, const SweepPoints& points,
                    const ExperimentConfig& config);
 

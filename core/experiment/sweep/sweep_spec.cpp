@@ -293,4 +293,24 @@ ExperimentConfig SweepSpec::pointConfig(std::size_t index) const {
     return c;
 }
 
+std::optional<ExperimentConfig> SweepSpec::overlayConfig() const {
+    if (axis != SweepAxis::Delta || values.empty()) return std::nullopt;
+    const ExperimentConfig first = pointConfig(0);
+    ExperimentConfig c = first;
+    c.methods.clear();
+    for (const MethodSpec& m : first.methods) {
+        if (m.method != Method::RandomizedPipeDream) {
+            c.methods.push_back(m);
+            continue;
+        }
+        for (const double delta : values) {
+            MethodSpec one = m;
+            one.delta = static_cast<long long>(delta);
+            c.methods.push_back(one);
+        }
+    }
+    c.validate();
+    return c;
+}
+
 }  // namespace pipelens

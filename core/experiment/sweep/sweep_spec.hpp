@@ -56,6 +56,11 @@ struct SweepSpec {
     std::size_t points() const { return values.size(); }
     // The experiment of point `index`: the base with the axis set to values[index].
     ExperimentConfig pointConfig(std::size_t index) const;
+    // A sweep over δ as one run, the way the paper draws E2: the first point's methods with
+    // every RPD method once per δ of the axis (each a method of its own, under the sweep's
+    // step rule), so one loss chart overlays them all; their final values are the points'.
+    // None for the other axes (they change the whole pipeline, not one method).
+    std::optional<ExperimentConfig> overlayConfig() const;
 };
 
 }  // namespace pipelens
