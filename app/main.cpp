@@ -119,7 +119,9 @@ int main(int argc, char** argv) {
         "slot", "With --screenshot: the playback cursor at slot N (slots run) before the shot.",
         "N");
     const QCommandLineOption view(
-        "view", "With --screenshot: what is saved: window (default), gantt, heatmap or loss.",
+        "view",
+        "With --screenshot: what is saved: window (default), gantt, compare (every pipeline "
+        "method's timeline on one axis), heatmap or loss.",
         "NAME", "window");
     parser.addOptions({preset, config, screenshot, scale, size, slot, view});
     if (!parser.parse(QApplication::arguments())) return fail(shown(parser.errorText()));
@@ -158,7 +160,7 @@ int main(int argc, char** argv) {
                     "\" is not allowed: WIDTHxHEIGHT in pixels, each from 200 to 10000");
     }
 
-    const QStringList views = {"window", "gantt", "heatmap", "loss"};
+    const QStringList views = {"window", "gantt", "compare", "heatmap", "loss"};
     if (!views.contains(parser.value(view))) {
         return fail("--view = \"" + shown(parser.value(view)) + "\" is not allowed: one of " +
                     views.join(", "));

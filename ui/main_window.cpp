@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QSettings>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTextBrowser>
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "charts/comparison_gantt.hpp"
 #include "charts/figure_strip.hpp"
 #include "charts/gantt_chart.hpp"
 #include "charts/loss_chart.hpp"
@@ -142,6 +144,8 @@ void MainWindow::buildCentral() {
     ganttMethod_ = new QComboBox;
     ganttMethod_->setToolTip(tr("The pipeline method whose timeline (and delays) are shown"));
     ganttMethod_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    // Its method's name whole: the hint beside it is what gives way in a narrow window.
+    ganttMethod_->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
     heatmap_ = new StalenessHeatmap;
     heatmap_->setToolTip(
         tr("Staleness heatmap: blocks by block updates, colour = the delay "
@@ -171,10 +175,26 @@ void MainWindow::buildCentral() {
     middle_->setSizes({600, 420});
     vertical_ = new QSplitter(Qt::Vertical);
     vertical_->setObjectName("verticalSplitter");
-    vertical_->addWidget(titled(tr("<b>Pipeline</b>"), gantt_, ganttHeader()));
+    // The Pipeline area: one method's Gantt chart or, with "Compare", every pipeline method's
+    // timeline on one slot axis.
+    compare_ = new ComparisonGantt;
+    compare_->setObjectName("comparisonGantt");
+    compare_->setToolTip(
+        tr("Every pipeline method's timeline on one slot axis. Wheel zooms, drag pans (all "
+           "methods together); hover a cell for its operation and microbatch."));
+    pipelineStack_ = new QStackedWidget;
+    pipelineStack_->addWidget(gantt_);
+    pipelineStack_->addWidget(compare_);
+    // Its stages stay readable (fitGanttLanes): where they need more height than the window
+    // has, the area scrolls.
+    auto* pipelineArea = new FittingScrollArea(pipelineStack_, Qt::Vertical);
+    pipelineArea->setObjectName("pipelineArea");
+    vertical_->addWidget(titled(tr("<b>Pipeline</b>"), pipelineArea, ganttHeader()));
     vertical_->addWidget(middle_);
     // A narrow window scrolls the strip sideways rather than squeezing its figures.
-    vertical_->addWidget(new FittingScrollArea(figures_, Qt::Horizontal));
+    stripArea_ = new FittingScrollArea(figures_, Qt::Horizontal);
+    stripArea_->setObjectName("figureStripArea");
+    vertical_->addWidget(stripArea_);
     vertical_->setStretchFactor(0, 3);
     vertical_->setStretchFactor(1, 5);
     vertical_->setStretchFactor(2, 3);
@@ -185,6 +205,8 @@ void MainWindow::buildCentral() {
     layout->addWidget(vertical_, 1);
     layout->addWidget(playback_);
     setCentralWidget(central);
+    central->installEventFilter(this);  // arrangeCharts() on each resize
+    gantt_->installEventFilter(this);   // fitGanttLanes() on each resize
 }
 
 QWidget* MainWindow::ganttHeader() {
@@ -196,19 +218,47 @@ QWidget* MainWindow::ganttHeader() {
     startUp->setObjectName("ganttStartUp");
     startUp->setText(tr("Start-up"));
     startUp->setToolTip(tr("Show the start-up and the first steady rounds, cells numbered"));
-    connect(startUp, &QToolButton::clicked, gantt_, &GanttChart::showStartUp);
+    // Both act on the chart shown: one method's or the comparison.
+    connect(startUp, &QToolButton::clicked, this,
+            [this] { comparing() ? compare_->showStartUp() : gantt_->showStartUp(); });
     auto* fit = new QToolButton;
     fit->setObjectName("ganttFitAll");
     fit->setText(tr("Fit all"));
     fit->setToolTip(tr("Show the whole run"));
-    connect(fit, &QToolButton::clicked, gantt_, &GanttChart::fitAll);
+    connect(fit, &QToolButton::clicked, this,
+            [this] { comparing() ? compare_->fitAll() : gantt_->fitAll(); });
+    compareButton_ = new QToolButton;
+    compareButton_->setObjectName("ganttCompare");
+    compareButton_->setText(tr("Compare"));
+    compareButton_->setCheckable(true);
+    compareButton_->setToolTip(
+        tr("Show every pipeline method's timeline on one slot axis, each with its bubble share "
+           "and peak stashed weight copies"));
+    connect(compareButton_, &QToolButton::toggled, this, &MainWindow::setComparing);
     row->addWidget(startUp);
     row->addWidget(fit);
-    auto* hint = new QLabel(tr("wheel: zoom · drag: pan · click a cell: its microbatch"));
+    row->addWidget(compareButton_);
+    // Elided in a narrow window (the whole hint is its tooltip), so the row never widens it.
+    auto* hint = new ElidingLabel;
+    hint->setFullText(tr("wheel: zoom · drag: pan · click a cell: its microbatch"));
     hint->setObjectName("ganttHint");
     hint->setEnabled(false);  // drawn greyed: a hint, not data
     row->addWidget(hint);
     return header;
+}
+
+bool MainWindow::comparing() const {
+    return pipelineStack_->currentWidget() == compare_;
+}
+
+void MainWindow::setComparing(bool on) {
+    pipelineStack_->setCurrentWidget(on ? static_cast<QWidget*>(compare_) : gantt_);
+    ganttMethod_->setEnabled(!on);  // the comparison shows every method
+    // Lanes at least 10 px high: taller than the room, the Pipeline area scrolls.
+    constexpr double kCompareLaneHeight = 10.0;
+    compare_->setMinimumHeight(on ? compare_->heightForLanes(kCompareLaneHeight) : 0);
+    const QSignalBlocker block(compareButton_);
+    compareButton_->setChecked(on);
 }
 
 void MainWindow::buildDocks() {
@@ -260,6 +310,7 @@ void MainWindow::restoreLayout() {
         middle_->restoreState(settings.value("window/middle").toByteArray());
         showTheoremTab(loss_->theoremChartShown());  // the box is not saved: it decides
     }
+    restoreChartsOnly();
     rebuildRecentMenu();
 }
 
@@ -307,6 +358,8 @@ void MainWindow::showSnapshotViews(const SnapshotPtr& snapshot) {
     listGanttMethods(*snapshot);
     figures_->setSnapshot(snapshot);
     showGanttMethod();
+    compare_->setSnapshot(snapshot);
+    setComparing(comparing());  // its least height for the new lanes
     // A new run's cursor jumps to its end; the Gantt chart stays where it was (a new run opens
     // on its start-up), it follows the cursor only during playback.
     const double first = gantt_->visibleFirst();
@@ -402,8 +455,11 @@ void MainWindow::showResults(const SnapshotPtr& snapshot) {
 void MainWindow::showGanttMethod() {
     const int index = ganttMethodIndex();
     gantt_->setExportTitle(index >= 0 ? snapshot_->label(static_cast<size_t>(index)) : QString());
+    // The chart's axis counts the playback's slots (a shorter method shows "finished" after it).
+    gantt_->setPlaybackSlots(snapshot_ ? snapshot_->totalSlots : 0);
     gantt_->setTimeline(index >= 0 ? timelineOf(snapshot_, static_cast<size_t>(index)) : nullptr,
                         index >= 0 ? delaysOf(snapshot_, static_cast<size_t>(index)) : nullptr);
+    fitGanttLanes();
     // The heatmap follows the Gantt's method when it has delays, else the first that has.
     heatmapMethod_ = -1;
     if (snapshot_ && snapshot_->planOnly) {
@@ -476,6 +532,7 @@ void MainWindow::applyCursor(int slot) {
     gantt_->setCursorSlot(slot);
     loss_->setCursorSlot(slot);
     theorem_->setCursorSlot(slot);
+    figures_->setCursorSlot(slot);  // says "whole run" while the cursor is before the end
     if (snapshot_ && heatmapMethod_ >= 0) {
         heatmap_->setCursorUpdate(
             snapshot_->runs()[static_cast<size_t>(heatmapMethod_)].updatesBefore(slot), slot);
@@ -681,7 +738,9 @@ void MainWindow::showSamplesTab(bool on) {
         besideLoss_->setCurrentWidget(samples_);
     }
     if (!on && at >= 0) besideLoss_->removeTab(at);
-    samples_->setVisible(on);
+    // The tab widget shows a page when it is current; shown by hand, it would sit on top of
+    // whichever tab is (the loss chart's, on a small screen).
+    if (!on) samples_->hide();
 }
 
 void MainWindow::showLmComputing() {
@@ -692,6 +751,7 @@ void MainWindow::showLmComputing() {
         ganttMethod_->clear();
     }
     gantt_->showPending(tr("Planning the language model's schedule (reading the corpus)…"));
+    compare_->setSnapshot(nullptr);
     figures_->showPending(tr("Planning the language model's schedule…"));
     loss_->setComputing(nullptr);
     heatmap_->setComputing();

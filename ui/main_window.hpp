@@ -18,11 +18,14 @@ class QDockWidget;
 class QLabel;
 class QMenu;
 class QSplitter;
+class QStackedWidget;
 class QTabWidget;
 class QTextBrowser;
+class QToolButton;
 
 namespace pipelens::ui {
 
+class ComparisonGantt;
 class ControlsPanel;
 class ElidingLabel;
 class ExperimentController;
@@ -44,6 +47,11 @@ class MainWindow : public QMainWindow {
     ExperimentController* controller() const { return controller_; }
     ControlsPanel* controls() const { return controls_; }
     GanttChart* gantt() const { return gantt_; }
+    // The Pipeline area's "Compare" view: every pipeline method's timeline on one slot axis.
+    ComparisonGantt* comparisonGantt() const { return compare_; }
+    // Whether the Pipeline area shows the comparison (true) or one method's Gantt chart.
+    bool comparing() const;
+    void setComparing(bool on);
     StalenessHeatmap* heatmap() const { return heatmap_; }
     LossChart* lossChart() const { return loss_; }
     TheoremChart* theoremChart() const { return theorem_; }
@@ -93,8 +101,20 @@ class MainWindow : public QMainWindow {
     // The status bar's run line, whole (not elided), e.g. "3 methods ran in 40 ms on cpu".
     QString statusText() const;
 
+    // "Charts only" (View menu, Ctrl+Shift+F): the Experiment, Lesson and Sweep panels folded
+    // away, the charts given the whole window; off brings back the panels that were open. The
+    // choice is remembered (QSettings).
+    bool chartsOnly() const;
+    void setChartsOnly(bool on);
+    QAction* chartsOnlyAction() const { return chartsOnly_; }
+    // True when the central area is too small for charts side by side (a 1024 x 700 window):
+    // the loss chart, the heatmap and the figure strip are then tabs of one full-width tab
+    // widget under the Gantt chart.
+    bool chartsTabbed() const;
+
   protected:
     void closeEvent(QCloseEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
   private:
     void buildCentral();
@@ -103,6 +123,14 @@ class MainWindow : public QMainWindow {
     void buildDocks();
     void buildMenus();
     void restoreLayout();
+    void restoreChartsOnly();
+    // Side by side or tabbed, for the central area's size (window_layout.cpp).
+    void arrangeCharts();
+    // Tabbed: the loss plot at least 256 px high, the Gantt chart the rest (what it needs at
+    // most).
+    void balanceTabbedSplit();
+    // The Gantt chart's least height: its stages at least 16 px high up to S = 16.
+    void fitGanttLanes();
     void showResults(const SnapshotPtr& snapshot);
     void showPlanned(const SnapshotPtr& plan);
     void listGanttMethods(const RunSnapshot& snapshot);
@@ -134,6 +162,9 @@ class MainWindow : public QMainWindow {
     ExperimentController* controller_;
     ControlsPanel* controls_ = nullptr;
     GanttChart* gantt_ = nullptr;
+    ComparisonGantt* compare_ = nullptr;       // the Pipeline area's "Compare" page
+    QStackedWidget* pipelineStack_ = nullptr;  // gantt_ or compare_
+    QToolButton* compareButton_ = nullptr;
     StalenessHeatmap* heatmap_ = nullptr;
     LossChart* loss_ = nullptr;
     TheoremChart* theorem_ = nullptr;  // shown by the loss chart's "theorem chart" box
@@ -153,6 +184,9 @@ class MainWindow : public QMainWindow {
     QSplitter* vertical_ = nullptr;
     QSplitter* middle_ = nullptr;
     QTabWidget* besideLoss_ = nullptr;  // the heatmap and, asked for, the theorem chart
+    QWidget* stripArea_ = nullptr;      // the figure strip's scroll area
+    QAction* chartsOnly_ = nullptr;
+    QList<QDockWidget*> foldedDocks_;  // the panels "Charts only" folded away
     ElidingLabel* runState_ = nullptr;
     ElidingLabel* notices_ = nullptr;
     ElidingLabel* warnings_ = nullptr;  // settings that do not do what they say (run_warnings)

@@ -10,8 +10,11 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
+#include <QStackedWidget>
+#include <algorithm>
 
 #include "animation/animation_dialog.hpp"
+#include "charts/comparison_gantt.hpp"
 #include "charts/figure_strip.hpp"
 #include "charts/gantt_chart.hpp"
 #include "charts/loss_chart.hpp"
@@ -63,10 +66,13 @@ void MainWindow::buildMenus() {
     exportMenu->addAction(tr("Window as PNG…"), QKeySequence(tr("Ctrl+E")), this,
                           [this] { exportChart("window", "png"); });
     exportMenu->addAction(tr("Window as SVG…"), this, [this] { exportChart("window", "svg"); });
-    const QList<QPair<QString, QString>> charts = {
-        {"gantt", tr("Gantt chart")},    {"heatmap", tr("Staleness heatmap")},
-        {"loss", tr("Loss curves")},     {"theorem", tr("Theorem chart (RPD)")},
-        {"figures", tr("Figure strip")}, {"sweep", tr("Sweep chart")}};
+    const QList<QPair<QString, QString>> charts = {{"gantt", tr("Gantt chart")},
+                                                   {"compare", tr("Comparison Gantt")},
+                                                   {"heatmap", tr("Staleness heatmap")},
+                                                   {"loss", tr("Loss curves")},
+                                                   {"theorem", tr("Theorem chart (RPD)")},
+                                                   {"figures", tr("Figure strip")},
+                                                   {"sweep", tr("Sweep chart")}};
     for (const auto& [id, name] : charts) {
         QMenu* sub = exportMenu->addMenu(name);
         for (const QString& format :
@@ -128,6 +134,15 @@ void MainWindow::buildMenus() {
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     for (QAction* a : dockActions_) view->addAction(a);
+    chartsOnly_ = view->addAction(tr("C&harts only"));
+    chartsOnly_->setObjectName("chartsOnlyAction");
+    chartsOnly_->setCheckable(true);
+    chartsOnly_->setShortcut(QKeySequence(tr("Ctrl+Shift+F")));
+    chartsOnly_->setToolTip(
+        tr("Fold the Experiment, Lesson and Sweep panels away; again to bring "
+           "them back"));
+    connect(chartsOnly_, &QAction::toggled, this, &MainWindow::setChartsOnly);
+    view->addSeparator();
     view->addAction(tr("Fit the Gantt chart and heatmap"), QKeySequence(tr("Ctrl+0")), this,
                     [this] {
                         gantt_->fitAll();
@@ -179,6 +194,15 @@ bool MainWindow::exportView(const QString& what, const QString& format, const QS
         ok = format == "png"   ? gantt_->exportPng(path, scale, error)
              : format == "svg" ? gantt_->exportSvg(path, error)
                                : gantt_->exportCsv(path, error);
+    } else if (what == "compare") {
+        // Tall enough for every method's lanes even where the Pipeline area is short; a hidden
+        // chart (one method shown) takes the area's size first.
+        const QSize size(pipelineStack_->width(),
+                         std::max(pipelineStack_->height(), compare_->sizeHint().height()));
+        if (!compare_->isVisible()) compare_->resize(size);
+        ok = format == "png"   ? compare_->exportPng(path, scale, error, size)
+             : format == "svg" ? compare_->exportSvg(path, error)
+                               : compare_->exportCsv(path, error);
     } else if (what == "heatmap") {
         ok = format == "png"   ? heatmap_->exportPng(path, scale, error)
              : format == "svg" ? heatmap_->exportSvg(path, error)

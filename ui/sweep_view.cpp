@@ -289,9 +289,11 @@ void SweepView::refresh() {
             break;
     }
     if (sweep_->spec() && !current) {
-        banner = running ? tr("Out of date: the parameters changed since this sweep started")
-                         : tr("Out of date: the parameters changed — Run sweep to update");
-        if (!running) line = banner;
+        // The state line says why; the badge over the chart is kept short (and wraps, never
+        // elided, where even that is too wide).
+        banner = running ? tr("Out of date: started with other parameters")
+                         : tr("Out of date — Run sweep to update");
+        if (!running) line = tr("Out of date: the parameters changed — Run sweep to update");
     }
     if (!pending) {
         line = error;
@@ -306,6 +308,33 @@ void SweepView::refresh() {
         chart_->clear();
     }
     chart_->setBanner(banner);
+    // The point whose run the window's other views show: its run's experiment is the one the
+    // controller holds (opened from this chart, or set to the same parameters).
+    int open = -1;
+    QString note;
+    if (const auto& spec = sweep_->spec()) {
+        // Compared as runs (as sweepIncludes does): normalized, the view aside.
+        auto comparable = [](ExperimentConfig c) {
+            c.view.reset();
+            c.normalize();
+            return c;
+        };
+        const ExperimentConfig shown = comparable(experiment_->config());
+        const SweepPoints& points = sweep_->points();
+        for (std::size_t i = 0; i < points.size() && open < 0; ++i) {
+            try {
+                if (points[i] && comparable(pointRunConfig(*spec, *points[i])) == shown) {
+                    open = static_cast<int>(i);
+                    note = tr("ringed: %1 = %2, the run the other views show")
+                               .arg(QString::fromStdString(sweepAxisSymbol(spec->axis)))
+                               .arg(spec->values[i], 0, 'g', 6);
+                }
+            } catch (const std::exception&) {
+                // Not a run of this sweep: nothing to ring.
+            }
+        }
+    }
+    chart_->setOpenPoint(open, note);
 }
 
 }  // namespace pipelens::ui

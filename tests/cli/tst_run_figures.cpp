@@ -14,7 +14,8 @@
 
 namespace {
 
-const QStringList kFigures{"gantt.png", "gantt-all.png", "heatmap.png",
+// The default run has two pipelines (PD and LocalSGD): compare.png stacks them.
+const QStringList kFigures{"gantt.png", "gantt-all.png", "compare.png", "heatmap.png",
                            "loss.png",  "figures.png",   "window.png"};
 
 QString readText(const QString& path) {
@@ -88,6 +89,21 @@ class TestRunFigures : public QObject {
         QVERIFY(!html.contains(dir_.path()));
         // The Gantt chart's opening view is named as what it is: the start-up of S = 8.
         QVERIFY2(html.contains("the first 24 slots of 614"), qPrintable(html.left(3000)));
+        // The comparison's caption gives each pipeline's bubble and peak, and names RPD as
+        // having no timeline.
+        const auto& methods = summary.at("methods");
+        for (const auto& m : methods) {
+            const QString label = QString::fromStdString(m.at("label").get<std::string>());
+            if (m.at("method") == "rpd") {
+                QVERIFY2(html.contains(label + " has no pipeline timeline"), qPrintable(label));
+                continue;
+            }
+            const double bubble = m.at("bubble_fraction").get<double>();
+            QVERIFY2(
+                html.contains(
+                    QStringLiteral("%1: bubble %2%").arg(label).arg(bubble * 100.0, 0, 'f', 1)),
+                qPrintable(label));
+        }
     }
 
     // gantt.png shows the start-up (cells wide enough to be numbered), gantt-all.png the whole
@@ -132,6 +148,7 @@ class TestRunFigures : public QObject {
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QVERIFY(!QFile::exists(out + "/gantt.png"));
         QVERIFY(!QFile::exists(out + "/gantt-all.png"));
+        QVERIFY(!QFile::exists(out + "/compare.png"));  // nothing to compare
         QVERIFY(QFile::exists(out + "/loss.png"));
         const QString html = readText(out + "/index.html");
         QVERIFY(!html.contains("gantt.png"));

@@ -4,6 +4,7 @@
 #include <QDir>
 #include <QFile>
 #include <QImage>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <atomic>
@@ -13,10 +14,12 @@
 #include "animation/animation_frames.hpp"
 #include "animation/animation_options.hpp"
 #include "animation/video_encoder.hpp"
+#include "charts/gantt_chart.hpp"
 #include "errors.hpp"
 #include "experiment/config/config.hpp"
 #include "experiment/run/experiment.hpp"
 #include "main_window.hpp"
+#include "models/run_snapshot.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -230,19 +233,75 @@ class TestAnimation : public QObject {
                  qPrintable(message));
     }
 
-    // The Gantt window: max(24, 3 S) slots from 0 until the cursor passes 90 % of it, then on
-    // by 80 % of it (the cursor a tenth of the way in), never past the run's end.
+    // Five methods under the loss panel: every legend name is drawn whole inside the panel
+    // (the legend wraps onto rows and the plot gives up the height), at the default size and
+    // at smaller ones.
+    void theLossLegendNamesEveryMethod_data() {
+        QTest::addColumn<QSize>("size");
+        QTest::newRow("960x540") << QSize(960, 540);
+        QTest::newRow("640x360") << QSize(640, 360);
+        QTest::newRow("480x270") << QSize(480, 270);
+    }
+    void theLossLegendNamesEveryMethod() {
+        QFETCH(QSize, size);
+        static const SnapshotPtr five = [] {
+            auto config = nlohmann::json::parse(kTinyConfig);
+            config["methods"] = nlohmann::json::array(
+                {{{"method", "pd"}, {"step_size", 0.05}},
+                 {{"method", "rpd"}, {"step_size", 0.05}},
+                 {{"method", "localsgd"}, {"step_size", 0.05}, {"local_steps", 2}},
+                 {{"method", "sgd"}, {"step_size", 0.05}},
+                 {{"method", "fill-drain"}, {"step_size", 0.05}}});
+            auto snapshot = std::make_shared<RunSnapshot>();
+            snapshot->experiment = runExperiment(ExperimentConfig::fromJson(config), RunOptions());
+            deriveRunViews(*snapshot);
+            return SnapshotPtr(snapshot);
+        }();
+        AnimationFrames frames(five, 0, AnimationPanels::All, size);
+        frames.render(3);
+        // One entry per method ("PD, γ=0.05", ...), each drawn whole.
+        const QStringList shown = frames.lossLegendShown();
+        QCOMPARE(shown.size(), 5);
+        QCOMPARE(QSet<QString>(shown.begin(), shown.end()).size(), 5);
+    }
+
+    // The Gantt window: the chart's opening view (max(24, 3 S) slots with unit costs) from 0
+    // until the cursor passes 90 % of it, then on by 80 % of it (the cursor a tenth of the way
+    // in), never past the run's end.
     void ganttWindowPagesWithTheCursor() {
-        QCOMPARE(AnimationFrames::ganttWindow(0, 614, 8), std::make_pair(0, 24));
-        QCOMPARE(AnimationFrames::ganttWindow(21, 614, 8), std::make_pair(0, 24));
-        QCOMPARE(AnimationFrames::ganttWindow(22, 614, 8), std::make_pair(19, 24));
-        QCOMPARE(AnimationFrames::ganttWindow(614, 614, 8), std::make_pair(590, 24));
-        QCOMPARE(AnimationFrames::ganttWindow(5, 10, 2), std::make_pair(0, 10));
-        QCOMPARE(AnimationFrames::ganttWindow(100, 1000, 16).second, 48);
+        auto params = [](int stages) {
+            ScheduleParams p;
+            p.stages = stages;
+            return p;
+        };
+        QCOMPARE(AnimationFrames::ganttWindow(0, 614, params(8)), std::make_pair(0, 24));
+        QCOMPARE(AnimationFrames::ganttWindow(21, 614, params(8)), std::make_pair(0, 24));
+        QCOMPARE(AnimationFrames::ganttWindow(22, 614, params(8)), std::make_pair(19, 24));
+        QCOMPARE(AnimationFrames::ganttWindow(614, 614, params(8)), std::make_pair(590, 24));
+        QCOMPARE(AnimationFrames::ganttWindow(5, 10, params(2)), std::make_pair(0, 10));
+        QCOMPARE(AnimationFrames::ganttWindow(100, 1000, params(16)).second, 48);
         for (int cursor = 0; cursor <= 614; ++cursor) {
-            const auto [first, count] = AnimationFrames::ganttWindow(cursor, 614, 8);
+            const auto [first, count] = AnimationFrames::ganttWindow(cursor, 614, params(8));
             QVERIFY(cursor >= first && cursor <= first + count);
         }
+    }
+
+    // With costs other than one slot the animation's window is still the Gantt chart's opening
+    // view: F = 2, B = 3 slots on 8 stages make a crossing of 8 * 5 / 2 = 20 slots, three of
+    // them 60 (the unit-cost rule max(24, 3 S) would give 24).
+    void ganttWindowIsTheChartsStartUpView() {
+        ScheduleParams p;
+        p.stages = 8;
+        p.microbatches = 40;
+        p.costs.forwardSlots = 2;
+        p.costs.backwardSlots = 3;
+        auto timeline = std::make_shared<const Timeline>(buildTimeline(p));
+        GanttChart chart;
+        chart.setTimeline(timeline);
+        QCOMPARE(chart.startUpSlots(), 60);
+        QCOMPARE(AnimationFrames::ganttWindow(0, timeline->totalSlots, timeline->params),
+                 std::make_pair(0, chart.startUpSlots()));
+        QCOMPARE(chart.visibleLast() - chart.visibleFirst(), 60.0);
     }
 };
 

@@ -3,11 +3,13 @@
 #include <QFile>
 #include <QHelpEvent>
 #include <QImage>
+#include <QRegularExpression>
 #include <QSet>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QToolTip>
 #include <QtTest>
+#include <cmath>
 #include <memory>
 
 #include "charts/gantt_chart.hpp"
@@ -256,6 +258,92 @@ class TestGanttChart : public QObject {
                  qPrintable(text));
     }
 
+    // LocalSGD interleaves R replicas on the same stages: each cell names its replica, m mod R
+    // counted from 1 (SPEC §2). Hand-checked on S = R = 4, H = 2 (pipelens-cli schedule --art):
+    // stage 1 runs F1 at slot 1, F5 at slot 10, F10 at slot 24 and F11 at slot 25.
+    void localSgdCellsNameTheirReplica() {
+        auto tl = makeTimeline(ScheduleKind::LocalSgd, 4, 16, 2);
+        GanttChart chart;
+        chart.resize(1200, 400);
+        chart.setTimeline(tl);
+        chart.setVisibleRange(0, 30);
+        QCOMPARE(chart.cellLabel(0, 1), QStringLiteral("1\nr2"));
+        QCOMPARE(chart.cellLabel(0, 10), QStringLiteral("5\nr2"));
+        QCOMPARE(chart.cellLabel(0, 24), QStringLiteral("10\nr3"));
+        QCOMPARE(chart.cellLabel(0, 25), QStringLiteral("11\nr4"));
+        QVERIFY(chart.cellLabel(0, 5).isEmpty());  // idle
+        QVERIFY2(chart.cellDescription(0, 24).contains(QStringLiteral("F(m=10) on stage 1")) &&
+                     chart.cellDescription(0, 24).endsWith(QStringLiteral(", replica 3, round 2")),
+                 qPrintable(chart.cellDescription(0, 24)));
+        // Rows one line tall: the replica follows the number.
+        chart.resize(1200, 150);
+        QCOMPARE(chart.cellLabel(0, 10), QStringLiteral("5 r2"));
+        // Cells too narrow for both: the number alone (the tooltip still names the replica).
+        chart.setVisibleRange(0, 44);
+        chart.resize(320, 150);
+        const QString narrow = chart.cellLabel(0, 10);
+        QVERIFY2(narrow == QStringLiteral("5") || narrow.isEmpty(), qPrintable(narrow));
+        // Other schedules have no replicas.
+        GanttChart pd;
+        pd.resize(1200, 400);
+        pd.setTimeline(makeTimeline(ScheduleKind::PipeDream, 4, 16));
+        pd.setVisibleRange(0, 30);
+        QCOMPARE(pd.cellLabel(0, 1), QStringLiteral("1"));
+    }
+
+    // Sequential SGD fits fewer slots into the budget than PipeDream (each microbatch waits
+    // for the last): its run is shorter than the experiment the playback bar counts. The chart
+    // spans the playback's slots, shows the rest as "finished", and its cursor goes as far as
+    // the playback's, so both count the same slots.
+    void aShorterRunShowsTheRestOfThePlaybackAsFinished() {
+        ScheduleParams p;
+        p.kind = ScheduleKind::LocalSgd;  // what "sgd" runs: one replica, never averaged
+        p.stages = 2;
+        p.microbatches = 2;
+        p.replicas = 1;
+        p.localSteps = 1 << 29;
+        auto tl = std::make_shared<const Timeline>(pipelens::buildTimeline(p));
+        QCOMPARE(tl->totalSlots, 8);  // 2 S slots per microbatch
+        struct Exposed : GanttChart {
+            using GanttChart::plotArea;
+        };
+        Exposed chart;
+        chart.resize(800, 200);
+        chart.setPlaybackSlots(10);  // PipeDream's 2 N + 2 (S - 1) with N = 3
+        chart.setTimeline(tl);
+        QCOMPARE(chart.shownSlots(), 10);
+        chart.fitAll();
+        QCOMPARE(chart.visibleLast(), 10.0);
+        chart.setCursorSlot(10);
+        QCOMPARE(chart.cursorSlot(), 10);
+        QCOMPARE(chart.cursorLegendText(), QStringLiteral("slot 10"));
+        QVERIFY(chart.cellDescription(0, 9).isEmpty());
+        // One replica: nothing to tell apart, no "r1" on every cell.
+        QCOMPARE(chart.cellLabel(0, 0), QStringLiteral("0"));
+        QVERIFY(!chart.cellDescription(0, 0).contains(QStringLiteral("replica")));
+        // Slot 9 is drawn in the "finished" grey, unhatched; slot 5 (idle on stage 1 inside
+        // the run) is hatched.
+        const QImage image = chart.grab().toImage();
+        const QRectF plot = chart.plotArea();
+        auto coloursOfSlot = [&](int slot) {
+            QSet<QRgb> colours;
+            const int x0 = qRound(plot.left() + (slot + 0.3) * plot.width() / 10);
+            const int x1 = qRound(plot.left() + (slot + 0.7) * plot.width() / 10);
+            for (int x = x0; x <= x1; ++x)
+                for (int y = qRound(plot.top() + 3); y < qRound(plot.center().y() - 3); ++y)
+                    colours << (image.pixel(x, y) & 0xffffff);
+            return colours;
+        };
+        QCOMPARE(coloursOfSlot(9), QSet<QRgb>{0xe4e4e4});
+        QVERIFY(coloursOfSlot(5).size() > 1);
+        // Without the playback's length the chart spans the run alone.
+        GanttChart own;
+        own.setTimeline(tl);
+        QCOMPARE(own.shownSlots(), 8);
+        own.setCursorSlot(10);
+        QCOMPARE(own.cursorSlot(), 8);
+    }
+
     void exportsPngAtTheRequestedScale_data() {
         QTest::addColumn<double>("scale");
         QTest::newRow("1x") << 1.0;
@@ -280,6 +368,42 @@ class TestGanttChart : public QObject {
         QVERIFY(pixelsNear(image, QColor(230, 159, 0)) > 100);
         QVERIFY(!chart.exportPng(path, 0.0, &error));
         QVERIFY(!error.isEmpty());
+    }
+
+    // Idle hatching in the SVG is plain grey lines, not a pattern brush: Qt writes those as a
+    // <pattern> filled through a <mask> whose units other renderers (ImageMagick, librsvg,
+    // browsers) read differently, so the idle cells came out blank or solid there.
+    void theSvgHatchingIsPlainLines() {
+        auto tl = makeTimeline(ScheduleKind::PipeDream, 4, 8);
+        GanttChart chart;
+        chart.resize(800, 300);
+        chart.setTimeline(tl);
+        const QString svg = pipelens::ui::test::exportedSvg(chart);
+        QVERIFY(!svg.contains(QStringLiteral("<pattern")));
+        QVERIFY(!svg.contains(QStringLiteral("<mask")));
+        QVERIFY(!svg.contains(QStringLiteral("url(#")));
+        // The hatch lines: grey #a0a0a0 strokes, one every 8 px along the plot's width and
+        // height (the plot is most of 800 x 300), each inside the plot.
+        const QRegularExpression group(
+            QStringLiteral("<g fill=\"none\"[^>]*stroke=\"#a0a0a0\"[^>]*>(.*?)</g>"),
+            QRegularExpression::DotMatchesEverythingOption);
+        const QRegularExpression line(
+            QStringLiteral("points=\"([-0-9.]+),([-0-9.]+) ([-0-9.]+),([-0-9.]+) \""));
+        int lines = 0;
+        for (auto g = group.globalMatch(svg); g.hasNext();) {
+            const QString body = g.next().captured(1);
+            for (auto m = line.globalMatch(body); m.hasNext();) {
+                const auto match = m.next();
+                const double x0 = match.captured(1).toDouble();
+                const double y0 = match.captured(2).toDouble();
+                const double x1 = match.captured(3).toDouble();
+                const double y1 = match.captured(4).toDouble();
+                QVERIFY(std::abs((x0 + y0) - (x1 + y1)) < 0.01);  // a "/" line
+                QVERIFY(x0 >= 0 && x1 <= 800 && y0 <= 300 && y1 >= 0);
+                ++lines;
+            }
+        }
+        QVERIFY2(lines > (700 + 200) / 8 - 10, qPrintable(QString::number(lines)));
     }
 
     void exportsParseableSvg() {

@@ -8,6 +8,7 @@
 // An error message does not move the other controls.
 #include <QAbstractButton>
 #include <QAbstractSpinBox>
+#include <QAction>
 #include <QChart>
 #include <QChartView>
 #include <QComboBox>
@@ -20,11 +21,15 @@
 #include <QMainWindow>
 #include <QScrollArea>
 #include <QScrollBar>
+#include <QSettings>
 #include <QSpinBox>
+#include <QSplitter>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QXmlStreamReader>
 
+#include "charts/figure_strip.hpp"
 #include "charts/gantt_chart.hpp"
 #include "charts/loss_chart.hpp"
 #include "charts/range_chart.hpp"
@@ -178,6 +183,16 @@ QStringList clipped(QWidget* window) {
                        .arg(w->heightForWidth(w->width()))
                        .arg(w->height());
         }
+        // A box sized to its contents shows its current text whole only at its size hint.
+        if (const auto* c = qobject_cast<QComboBox*>(w);
+            c && c->sizeAdjustPolicy() == QComboBox::AdjustToContents &&
+            c->width() < c->sizeHint().width()) {
+            out << QStringLiteral("%1: %2 px wide, its text \"%3\" needs %4")
+                       .arg(nameOf(w))
+                       .arg(c->width())
+                       .arg(c->currentText())
+                       .arg(c->sizeHint().width());
+        }
         if (const auto* l = qobject_cast<QLabel*>(w)) {
             const QString problem = labelProblem(l);
             if (!problem.isEmpty()) out << nameOf(w) + ": " + problem;
@@ -210,6 +225,8 @@ class TestLayout : public QObject {
     Q_OBJECT
   private slots:
     void initTestCase() { test::isolateSettings(); }
+    // Each test starts from no saved layout (one test's "Charts only" is not the next one's).
+    void init() { QSettings().clear(); }
 
     void theWindowFitsTheSmallestSupportedSize() {
         MainWindow w;
@@ -300,6 +317,140 @@ class TestLayout : public QObject {
         if (!grab.isEmpty())
             w.grab().save(QString::fromLocal8Bit(grab) + "/" +
                           QString(QTest::currentDataTag()).replace(' ', '-') + ".png");
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join('\n')));
+    }
+
+    // At 1024 x 700, with the panels open and in "Charts only", every preset's charts are usable:
+    // the loss plot (its axes' rectangle) at least 450 x 250 px in sight, the Gantt chart's
+    // stages at least 16 px high (S <= 16; the chart scrolls rather than squeeze them), and the
+    // figure strip showing whole figures.
+    void chartsAreUsableOnASmallScreen_data() {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<bool>("chartsOnly");
+        for (const QString& id : presetIds()) {
+            QTest::newRow(qPrintable(id + " panels")) << id << false;
+            QTest::newRow(qPrintable(id + " charts only")) << id << true;
+        }
+    }
+    void chartsAreUsableOnASmallScreen() {
+        QFETCH(QString, preset);
+        QFETCH(bool, chartsOnly);
+        MainWindow w;
+        w.show();
+        QString error;
+        QVERIFY2(w.loadPreset(preset, &error), qPrintable(error));
+        QVERIFY2(w.waitForResults(test::timeout(120000), &error), qPrintable(error));
+        w.setChartsOnly(chartsOnly);
+        QCOMPARE(resized(w, {1024, 700}), QSize(1024, 700));
+        QVERIFY(w.chartsTabbed());
+        // The loss chart is the tab in front after a preset; its plot in full.
+        QVERIFY(w.lossChart()->isVisible());
+        const QRectF plot = w.lossChart()->chart()->plotArea();
+        QVERIFY2(plot.width() >= 450 && plot.height() >= 250,
+                 qPrintable(QStringLiteral("the loss plot is %1 × %2 px")
+                                .arg(plot.width())
+                                .arg(plot.height())));
+        const int stages = w.controller()->config().stages;
+        if (w.gantt()->timeline() && stages <= 16) {
+            const double lane = w.gantt()->plotRect().height() / stages;
+            QVERIFY2(lane >= 16.0, qPrintable(QStringLiteral("%1 px a stage").arg(lane)));
+        }
+        // Only the tab in front is drawn (no other page on top of it).
+        auto* front = w.findChild<QTabWidget*>("besideLoss");
+        for (int i = 0; i < front->count(); ++i) {
+            QVERIFY2(front->widget(i)->isVisible() == (i == front->currentIndex()),
+                     qPrintable(front->tabText(i)));
+        }
+        // Every figure of the strip whole across its tab (rows of figures scroll).
+        auto* tabs = w.findChild<QTabWidget*>("besideLoss");
+        QWidget* strip = w.findChild<QWidget*>("figureStripArea");
+        QVERIFY(tabs && strip && tabs->indexOf(strip) >= 0);
+        tabs->setCurrentWidget(strip);
+        settle(w);
+        const QRect room(strip->mapTo(&w, QPoint(0, 0)), strip->size());
+        for (QChartView* v : w.figureStrip()->findChildren<QChartView*>()) {
+            if (!v->isVisible()) continue;
+            const QRect at(v->mapTo(&w, QPoint(0, 0)), v->size());
+            QVERIFY2(at.left() >= room.left() && at.right() <= room.right(),
+                     qPrintable(QStringLiteral("\"%1\" is cut: %2..%3 of "
+                                               "%4..%5")
+                                    .arg(v->chart()->title())
+                                    .arg(at.left())
+                                    .arg(at.right())
+                                    .arg(room.left())
+                                    .arg(room.right())));
+        }
+        const QStringList problems = clipped(&w);
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join('\n')));
+    }
+
+    // "Charts only" folds the panels away and brings back the ones that were open; the choice
+    // outlives the window.
+    void chartsOnlyFoldsThePanelsAndIsRemembered() {
+        auto docks = [](MainWindow& w) {
+            QStringList shown;
+            for (QDockWidget* d : w.findChildren<QDockWidget*>())
+                if (d->isVisible()) shown << d->objectName();
+            shown.sort();
+            return shown;
+        };
+        {
+            MainWindow w;
+            w.resize(1600, 1000);
+            w.show();
+            settle(w);
+            QVERIFY(!w.chartsOnly());
+            const QStringList before = docks(w);
+            QVERIFY(before.contains("controlsDock") && before.contains("lessonDock"));
+            const int wide = w.centralWidget()->width();
+            w.chartsOnlyAction()->trigger();  // as the menu and Ctrl+Shift+F do
+            settle(w);
+            QVERIFY(w.chartsOnly());
+            QCOMPARE(docks(w), QStringList());
+            QVERIFY(w.centralWidget()->width() > wide);
+            QCOMPARE(w.chartsOnlyAction()->shortcut(),
+                     QKeySequence(QStringLiteral("Ctrl+Shift+F")));
+            w.close();  // as a person quits
+        }
+        {
+            MainWindow w;  // a new session starts as the last one ended
+            w.resize(1600, 1000);
+            w.show();
+            settle(w);
+            QVERIFY(w.chartsOnly());
+            QCOMPARE(docks(w), QStringList());
+            w.setChartsOnly(false);
+            settle(w);
+            QVERIFY(docks(w).contains("controlsDock"));
+            QVERIFY(docks(w).contains("lessonDock"));
+            w.close();
+        }
+        MainWindow w;
+        w.resize(1600, 1000);
+        w.show();
+        settle(w);
+        QVERIFY(!w.chartsOnly());
+    }
+
+    // A roomy window keeps the loss chart beside the heatmap and the strip under them; a small
+    // one makes them tabs, and growing again puts them back.
+    void chartsAreTabbedOnlyWhereRoomIsShort() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.waitForResults(test::timeout(60000)));
+        QCOMPARE(resized(w, {1600, 1000}), QSize(1600, 1000));
+        QVERIFY(!w.chartsTabbed());
+        auto* middle = w.findChild<QSplitter*>("middleSplitter");
+        QCOMPARE(middle->indexOf(w.lossChart()), 0);
+        QCOMPARE(resized(w, {1024, 700}), QSize(1024, 700));
+        QVERIFY(w.chartsTabbed());
+        QCOMPARE(middle->indexOf(w.lossChart()), -1);
+        QCOMPARE(resized(w, {1600, 1000}), QSize(1600, 1000));
+        QVERIFY(!w.chartsTabbed());
+        QCOMPARE(middle->indexOf(w.lossChart()), 0);
+        QVERIFY(w.findChild<QSplitter*>("verticalSplitter")
+                    ->indexOf(w.findChild<QWidget*>("figureStripArea")) == 2);
+        const QStringList problems = clipped(&w);
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join('\n')));
     }
 

@@ -81,6 +81,16 @@ class TestPresetLessons : public QObject {
         QCOMPARE(closest, std::size_t(2));
         QVERIFY2(std::abs(std::log10(rpd[2] / pd)) < std::log10(10.0),
                  describe("60 near PD", rpd[2], pd));
+        // The loss chart's one run of PD and RPD at every δ: its curves end at the sweep's
+        // points, so the overlay shows what the Sweep chart does.
+        const ExperimentResult all = runExperiment(p.config);
+        QCOMPARE(all.methods.size(), std::size_t(6));
+        QVERIFY2(std::abs(finalGap(all, 0) / pd - 1) < 1e-9, describe("PD", finalGap(all, 0), pd));
+        for (std::size_t i = 0; i < rpd.size(); ++i) {
+            QCOMPARE(all.methods[i + 1].spec.delta, static_cast<long long>(p.sweep->values[i]));
+            QVERIFY2(std::abs(finalGap(all, i + 1) / rpd[i] - 1) < 1e-9,
+                     describe("RPD", finalGap(all, i + 1), rpd[i]));
+        }
     }
 
     // E3 quadratic (the whole preset): PD < H=2 < H=5 < H=30, PD at least 3x below H=2, H=30

@@ -76,7 +76,23 @@ class TestPresets : public QObject {
                  qPrintable(QStringLiteral("the CLI read %1 as\n%2\nthe app as\n%3")
                                 .arg(file, QString::fromStdString(cliConfig.dump(1)),
                                      QString::fromStdString(appConfig.dump(1)))));
-        if (p.sweep) {
+        if (p.sweep && p.sweep->axis == SweepAxis::Delta) {
+            // A sweep over δ opens as one run of the first point's methods with RPD at every δ
+            // of the axis (the paper's E2 figure): the same settings otherwise.
+            ExperimentConfig first = p.sweep->pointConfig(0);
+            QCOMPARE(first.methods.size(), std::size_t(2));
+            QCOMPARE(first.methods[0].method, Method::PipeDream);
+            QCOMPARE(p.config.methods.size(), 1 + p.sweep->values.size());
+            QVERIFY(p.config.methods[0] == first.methods[0]);
+            for (std::size_t i = 0; i < p.sweep->values.size(); ++i) {
+                MethodSpec expected = first.methods[1];
+                expected.delta = static_cast<long long>(p.sweep->values[i]);
+                QVERIFY2(p.config.methods[i + 1] == expected, qPrintable(QString::number(i)));
+            }
+            first.methods = p.config.methods;
+            QVERIFY(p.config.toJson() == first.toJson());
+            QCOMPARE(QString::fromStdString(p.sweep->name), id);
+        } else if (p.sweep) {
             // The window opens with the sweep's first point.
             QVERIFY(p.config.toJson() == p.sweep->pointConfig(0).toJson());
             QCOMPARE(QString::fromStdString(p.sweep->name), id);

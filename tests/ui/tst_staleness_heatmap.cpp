@@ -318,6 +318,17 @@ class TestStalenessHeatmap : public QObject {
         QVERIFY(svg.contains("</svg>"));
     }
 
+    // The colour bar says what its numbers count: delays in block updates (SPEC §3), drawn
+    // next to the bar (in the SVG as one text element).
+    void theColourBarNamesItsUnit() {
+        QCOMPARE(StalenessHeatmap::colourBarTitle(), QStringLiteral("delay (block updates)"));
+        StalenessHeatmap map;
+        map.resize(640, 240);
+        map.setDelays(pdDelays(4, 12));
+        QVERIFY(pipelens::ui::test::exportedSvg(map).contains(
+            QStringLiteral(">delay (block updates)<")));
+    }
+
     void exportsCsvOfTheShownUpdates() {
         QTemporaryDir dir;
         auto table = pdDelays(5, 30);

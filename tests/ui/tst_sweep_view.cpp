@@ -143,9 +143,17 @@ class TestSweepView : public QObject {
             QString("γ = %1").arg(point.methods[1].stepSize, 0, 'g', 4)));
         QSignalSpy opened(&view, &SweepView::pointOpened);
         QSignalSpy started(w.controller(), &ExperimentController::runStarted);
+        // No point's run is open yet: nothing is ringed.
+        QCOMPARE(view.chart()->openPoint(), -1);
+        QVERIFY(!view.chart()->legendTexts().join('|').contains("ringed"));
         QTest::mouseClick(view.chart(), Qt::LeftButton, {}, at->toPoint());
         QCOMPARE(opened.count(), 1);
         QCOMPARE(opened.at(0).at(0).toInt(), 1);
+        // The point opened is ringed and named under the plot.
+        QCOMPARE(view.chart()->openPoint(), 1);
+        QVERIFY2(view.chart()->legendTexts().contains(
+                     QString::fromUtf8("ringed: δ = 4, the run the other views show")),
+                 qPrintable(view.chart()->legendTexts().join('|')));
         const ExperimentConfig& c = w.controller()->config();
         QCOMPARE(c.methods[1].delta, 4LL);
         for (std::size_t m = 0; m < 2; ++m) {
@@ -205,6 +213,36 @@ class TestSweepView : public QObject {
         view.valuesField()->setText("0, x");
         QVERIFY(view.stateLabel()->text().contains("\"x\""));
         QVERIFY(!view.runButton()->isEnabled());
+    }
+
+    // The badge over the chart is never elided: short texts that fit a narrow dock (the
+    // chart is about 320 px wide in a 1024 x 700 window), and any text wraps onto more lines
+    // rather than losing words.
+    void theBadgeIsNeverElided() {
+        ExperimentController experiment;
+        SweepView view(&experiment);
+        setUpDeltaSweep(experiment, view, "0, 3");
+        view.run();
+        QVERIFY(waitForSweep(view));
+        view.seedsField()->setValue(2);
+        const QString banner = view.chart()->banner();
+        QCOMPARE(banner, QString::fromUtf8("Out of date — Run sweep to update"));
+        QCOMPARE(view.chart()->bannerLines(320), QStringList{banner});
+        // The state line keeps the reason.
+        QCOMPARE(view.stateLabel()->text(),
+                 QString::fromUtf8("Out of date: the parameters changed — Run sweep to update"));
+        // A long banner in the narrowest chart: every word, on lines that fit.
+        SweepChart chart;
+        chart.resize(chart.minimumSizeHint());
+        const QString text =
+            QStringLiteral("Cancelled: 3 of 12 points finished (kept), the others were never run");
+        chart.setBanner(text);
+        const QStringList lines = chart.bannerLines();
+        QVERIFY(lines.size() > 1);
+        QCOMPARE(lines.join(' '), text);
+        const QFontMetrics fm(chart.font());
+        for (const QString& line : lines)
+            QVERIFY2(fm.horizontalAdvance(line) <= chart.width() - 32, qPrintable(line));
     }
 
     void aSweepPresetOpensAndStartsInTheSweepView() {

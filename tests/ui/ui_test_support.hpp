@@ -3,15 +3,18 @@
 // empty chart draws.
 #include <QColor>
 #include <QCoreApplication>
+#include <QFile>
 #include <QFontMetrics>
 #include <QImage>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QWidget>
 #include <QtGlobal>
 #include <algorithm>
 
+#include "charts/range_chart.hpp"
 #include "controllers/experiment_controller.hpp"
 
 namespace pipelens::ui::test {
@@ -29,6 +32,20 @@ inline void isolateSettings() {
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName("PipeLensTests");
     QCoreApplication::setApplicationName("pipelens-ui-tests");
+}
+
+// The chart's SVG export as text (empty, and a failed check, when the export fails).
+inline QString exportedSvg(const RangeChart& chart) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("chart.svg"));
+    QString error;
+    if (!chart.exportSvg(path, &error)) {
+        QTest::qFail(qPrintable(QStringLiteral("export failed: ") + error), __FILE__, __LINE__);
+        return {};
+    }
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) return {};
+    return QString::fromUtf8(file.readAll());
 }
 
 // Waits until the controller has delivered the results of its current generation.

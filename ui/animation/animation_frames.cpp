@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "charts/gantt_chart.hpp"
+#include "charts/line_legend.hpp"
 #include "charts/loss_chart.hpp"
 #include "charts/staleness_heatmap.hpp"
 #include "cmdline/args.hpp"
@@ -24,7 +25,6 @@ namespace {
 // ratio (sharper, not smaller).
 constexpr double kDesignWidth = 960.0;
 constexpr double kDesignHeight = 540.0;
-constexpr int kMinWindowSlots = 24;
 
 bool sameNoCase(const std::string& a, const std::string& b) {
     return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
@@ -94,6 +94,9 @@ struct AnimationFrames::Impl {
     void layOut();
     void placeLoss();
     double captionHeight() const { return std::ceil(QFontMetricsF(captionFont).height() + 6); }
+    // The loss chart's room below its caption, and the scale its plot is drawn at there.
+    QRectF lossRoom() const;
+    double lossShrink() const;
     void paintCaption(QPainter& p, const QRectF& panel, const QString& text) const;
 };
 
@@ -217,8 +220,9 @@ int AnimationFrames::totalSlots() const {
     return d_->total;
 }
 
-std::pair<int, int> AnimationFrames::ganttWindow(int cursor, int totalSlots, int stages) {
-    const int width = std::min(totalSlots, std::max(kMinWindowSlots, 3 * stages));
+std::pair<int, int> AnimationFrames::ganttWindow(int cursor, int totalSlots,
+                                                 const ScheduleParams& params) {
+    const int width = ganttStartUpSlots(params, totalSlots);
     if (width >= totalSlots) return {0, totalSlots};
     const double turn = 0.9 * width;  // the cursor's last position before the window moves
     const int page = std::max(1, static_cast<int>(std::lround(0.8 * width)));
@@ -228,6 +232,36 @@ std::pair<int, int> AnimationFrames::ganttWindow(int cursor, int totalSlots, int
         first = std::min(pages * page, totalSlots - width);
     }
     return {first, width};
+}
+
+QRectF AnimationFrames::Impl::lossRoom() const {
+    return {lossRect.left(), lossRect.top() + captionHeight(), lossRect.width(),
+            lossRect.height() - captionHeight()};
+}
+
+double AnimationFrames::Impl::lossShrink() const {
+    const QWidget* plot = loss->plot();
+    const QRectF room = lossRoom();
+    return std::min({1.0, room.width() / std::max(1, plot->width()),
+                     room.height() / std::max(1, plot->height())});
+}
+
+QStringList AnimationFrames::lossLegendShown() const {
+    const Impl& d = *d_;
+    QStringList shown;
+    if (!d.loss) return shown;
+    const LineLegend* legend = d.loss->legend();
+    const QPoint offset = legend->mapTo(d.loss->plot(), QPoint(0, 0));
+    const QRectF room = d.lossRoom();
+    const double shrink = d.lossShrink();
+    const QRectF frame(QPointF(0, 0), d.logical);
+    const QList<QRect> rects = legend->entryRects();
+    for (int i = 0; i < rects.size() && i < legend->entries().size(); ++i) {
+        const QRectF r = rects[i].translated(offset);
+        const QRectF drawn(room.topLeft() + r.topLeft() * shrink, r.size() * shrink);
+        if (d.lossRect.contains(drawn) && frame.contains(drawn)) shown << legend->entries()[i].name;
+    }
+    return shown;
 }
 
 const QImage& AnimationFrames::render(int slot) {
@@ -257,7 +291,7 @@ const QImage& AnimationFrames::render(int slot) {
                QPointF(d.logical.width(), d.titleRect.bottom() - 0.5));
 
     d.gantt->setCursorSlot(cursor);
-    const auto [first, count] = ganttWindow(cursor, d.total, d.stages);
+    const auto [first, count] = ganttWindow(cursor, d.total, d.gantt->timeline()->params);
     d.gantt->setVisibleRange(first, first + count);
     p.save();
     p.translate(d.ganttRect.topLeft());
@@ -271,10 +305,8 @@ const QImage& AnimationFrames::render(int slot) {
         // Drawn into the panel below the caption, scaled down should the widget's minimum
         // size have kept it larger.
         QWidget* plot = d.loss->plot();
-        const QRectF room(d.lossRect.left(), d.lossRect.top() + d.captionHeight(),
-                          d.lossRect.width(), d.lossRect.height() - d.captionHeight());
-        const double shrink = std::min({1.0, room.width() / std::max(1, plot->width()),
-                                        room.height() / std::max(1, plot->height())});
+        const QRectF room = d.lossRoom();
+        const double shrink = d.lossShrink();
         p.save();
         p.translate(room.topLeft());
         p.scale(shrink, shrink);

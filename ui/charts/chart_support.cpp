@@ -245,4 +245,21 @@ bool writeTextFileAtomically(const QString& path, const QByteArray& contents, QS
     return true;
 }
 
+void drawHatch(QPainter& p, const QRectF& rect, const QColor& ink, double period) {
+    if (rect.width() <= 0 || rect.height() <= 0) return;
+    // The lines x + y = c, c = left + top + k·period, through the rectangle.
+    std::vector<QLineF> lines;
+    const double c0 = rect.left() + rect.top();
+    const double c1 = rect.right() + rect.bottom();
+    for (double c = c0 + period; c < c1; c += period) {
+        const double x0 = std::max(rect.left(), c - rect.bottom());
+        const double x1 = std::min(rect.right(), c - rect.top());
+        if (x1 > x0) lines.emplace_back(QPointF(x0, c - x0), QPointF(x1, c - x1));
+    }
+    p.save();
+    p.setPen(QPen(ink, 1.0, Qt::SolidLine, Qt::FlatCap));
+    p.drawLines(lines.data(), static_cast<int>(lines.size()));
+    p.restore();
+}
+
 }  // namespace pipelens::ui::chart

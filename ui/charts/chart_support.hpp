@@ -76,6 +76,11 @@ void fillAround(QPainter& painter, const QRectF& outer, const QRectF& inner, con
 // Draws `text` centred in `rect` in a muted colour (the empty state of a chart).
 void drawEmptyState(QPainter& painter, const QRectF& rect, const QString& text);
 
+// Hatching "/" as plain lines over `rect`, one every `period` pixels, each cut to the rectangle
+// by hand: a pattern brush becomes an SVG <pattern> under a <mask> that renderers other than
+// Qt's draw differently (or not at all), and a clip path is not needed for lines cut exactly.
+void drawHatch(QPainter& painter, const QRectF& rect, const QColor& ink, double period);
+
 using PaintFunction = std::function<void(QPainter&)>;
 
 // Paints at `logicalSize` * `scale` pixels (the painter sees logical coordinates) and writes the

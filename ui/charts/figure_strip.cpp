@@ -5,6 +5,7 @@
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLegend>
@@ -24,6 +25,7 @@
 #include "charts/method_colours.hpp"
 #include "charts/widget_export.hpp"
 #include "controls/fitting_scroll_area.hpp"
+#include "experiment/output/results.hpp"
 #include "schedule/delays.hpp"
 #include "util/csv_writer.hpp"
 
@@ -135,7 +137,7 @@ std::vector<int> delayVsStagesPoints(int current) {
 
 FigureStrip::FigureStrip(QWidget* parent)
     : QWidget(parent), delayWorker_(std::make_unique<DelayByStagesWorker>()) {
-    auto* layout = new QHBoxLayout(this);
+    auto* layout = new QGridLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(4);
     const QStringList titles = {tr("Utilization / bubble (%)"), tr("Delays (max, mean)"),
@@ -150,11 +152,11 @@ FigureStrip::FigureStrip(QWidget* parent)
         tr("The most weight copies each stage holds at once (forward done, backward not yet)"),
         tr("Measured steady-state max delay of PipeDream (N = 10·S) against S² − S/2; the "
            "dot is the current S")};
+    titles_ = titles;
     for (int i = 0; i < titles.size(); ++i) {
         QChartView* v = smallChart(titles[i], this);
         v->setToolTip(tips[i]);
         charts_ << v;
-        layout->addWidget(v, 1);
     }
     numbers_ = new QLabel(this);
     numbers_->setTextFormat(Qt::RichText);
@@ -165,7 +167,54 @@ FigureStrip::FigureStrip(QWidget* parent)
     numbers_->setMinimumWidth(200);
     numbers_->setWordWrap(true);
     // Never cut: a table taller than the strip scrolls.
-    layout->addWidget(new FittingScrollArea(numbers_, Qt::Vertical, this), 1);
+    numbersArea_ = new FittingScrollArea(numbers_, Qt::Vertical, this);
+    layout->setSizeConstraint(QLayout::SetNoConstraint);  // minimumSizeHint decides
+    placeFigures();
+}
+
+int FigureStrip::widestFigure() const {
+    int widest = numbersArea_->minimumSizeHint().width();
+    for (const QChartView* v : charts_)
+        widest = std::max(widest, v->minimumSizeHint().expandedTo(v->minimumSize()).width());
+    return widest;
+}
+
+void FigureStrip::setWrapped(bool wrapped) {
+    wrapped_ = wrapped;
+    placeFigures();
+}
+
+QSize FigureStrip::minimumSizeHint() const {
+    const QSize grid = layout()->minimumSize();
+    return wrapped_ ? QSize(widestFigure(), grid.height()) : grid;
+}
+
+void FigureStrip::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if (wrapped_) placeFigures();
+}
+
+void FigureStrip::placeFigures() {
+    QList<QWidget*> items;
+    for (QChartView* v : charts_) items << v;
+    items << numbersArea_;
+    const auto count = static_cast<int>(items.size());
+    auto* grid = qobject_cast<QGridLayout*>(layout());
+    const int spacing = grid->spacing();
+    const int columns =
+        wrapped_ ? std::clamp((width() + spacing) / std::max(1, widestFigure() + spacing), 1, count)
+                 : count;
+    if (columns == columns_ && grid->count() == count) return;
+    columns_ = columns;
+    for (QWidget* item : items) grid->removeWidget(item);
+    for (int r = 0; r < grid->rowCount(); ++r) grid->setRowMinimumHeight(r, 0);
+    for (int c = 0; c < grid->columnCount(); ++c) grid->setColumnStretch(c, 0);
+    for (int i = 0; i < count; ++i) {
+        grid->addWidget(items[i], i / columns, i % columns);
+        if (wrapped_) grid->setRowMinimumHeight(i / columns, kGridRowHeight);
+    }
+    for (int c = 0; c < columns; ++c) grid->setColumnStretch(c, 1);
+    updateGeometry();
 }
 
 FigureStrip::~FigureStrip() = default;
@@ -192,7 +241,29 @@ void FigureStrip::setSnapshot(SnapshotPtr snapshot) {
     fillStash(*snapshot_);
     fillDelayVsStages(*snapshot_);
     fillNumbers(*snapshot_);
+    setCursorSlot(cursorSlot_);
     fitChartsToText();
+}
+
+void FigureStrip::setCursorSlot(int slot) {
+    cursorSlot_ = slot;
+    const bool note = snapshot_ && slot >= 0 && slot < snapshot_->totalSlots;
+    if (note == wholeRunNote_) return;
+    wholeRunNote_ = note;
+    applyTitles();  // no width changes: fitChartsToText measures the titles without the note
+}
+
+void FigureStrip::applyTitles() {
+    // The first three figures are the run's (the fourth, PipeDream's delays against S, is not).
+    // The note is a second, plain line of the title: the figures keep their widths.
+    for (int i = 0; i < charts_.size(); ++i) {
+        const bool ofTheRun = i < 3;
+        charts_[i]->chart()->setTitle(
+            wholeRunNote_ && ofTheRun ? QStringLiteral("<div align='center'>%1<br><span "
+                                                       "style='font-weight:normal'>%2</span></div>")
+                                            .arg(titles_[i].toHtmlEscaped(), tr("whole run"))
+                                      : titles_[i]);
+    }
 }
 
 void FigureStrip::showPending(const QString& text) {
@@ -207,7 +278,8 @@ void FigureStrip::fitChartsToText() {
         // for the title, the legend's names in one row, and every category label, plus the
         // chart's own paddings (measured: about 40 px besides the margins).
         constexpr double kPadding = 48.0;
-        double needed = QFontMetrics(c->titleFont()).horizontalAdvance(c->title());
+        const int index = static_cast<int>(charts_.indexOf(v));
+        double needed = QFontMetrics(c->titleFont()).horizontalAdvance(titles_[index]);
         const QFontMetrics legendFont(c->legend()->font());
         double legend = 0.0;
         QSet<QString> names;  // the formula marks share one entry (the others are hidden)
@@ -227,6 +299,7 @@ void FigureStrip::fitChartsToText() {
         v->setMinimumWidth(
             std::max(kMinFigureWidth, static_cast<int>(std::ceil(needed + kPadding))));
     }
+    if (wrapped_) placeFigures();  // wider figures: perhaps fewer a row
 }
 
 void FigureStrip::fillUtilization(const RunSnapshot& s) {
@@ -284,7 +357,8 @@ void FigureStrip::fillDelays(const RunSnapshot& s) {
         if (!d) continue;
         const QString name = withDelays > 1 ? shortName(s, i) + ' ' : QString();
         categories << name + tr("max") << name + tr("mean");
-        *measured << static_cast<double>(d->max) << d->mean;
+        // Delays are whole block updates; a mean is shown with one decimal (its bar's label).
+        *measured << static_cast<double>(d->max) << std::round(d->mean * 10.0) / 10.0;
         top = std::max(top, static_cast<double>(d->max));
         add("max delay", s.label(i), static_cast<double>(d->max));
         add("mean delay", s.label(i), d->mean);
@@ -308,6 +382,8 @@ void FigureStrip::fillDelays(const RunSnapshot& s) {
     x->append(categories.isEmpty() ? QStringList{tr("(no delay table)")} : categories);
     auto* y = new QValueAxis;
     setIntegerTicks(y, 0, top * 1.15, 4);  // room above the bars for their labels
+    y->setTitleText(tr("block updates"));  // SPEC §3: delay(k, j) = k − h(m, j)
+    y->setTitleFont(smallFont(y->titleFont()));
     attach(c, x, y);
     // One legend entry for all the marks.
     const auto markers = c->legend()->markers();
@@ -323,21 +399,45 @@ void FigureStrip::fillStash(const RunSnapshot& s) {
     QChart* c = charts_[2]->chart();
     int stages = 1;
     int top = 1;
+    // Methods whose peaks are equal at every stage draw one line over another: each such group's
+    // first is drawn widest and each later one narrower and dashed on top, so every colour shows
+    // along the line, and a later one's legend name says which it equals ("LSGD H=2 (= PD)").
+    std::vector<size_t> withTimeline;
     for (size_t i = 0; i < s.runs().size(); ++i) {
-        const auto& tl = s.result(i).timeline;
-        if (!tl) continue;
-        auto* line = new QLineSeries;
-        line->setName(shortName(s, i));
-        QPen pen(methodColour(s.runs(), i));
-        pen.setWidthF(2.0);
-        line->setPen(pen);
-        line->setPointsVisible(tl->peakStash.size() <= 16);
-        for (size_t st = 0; st < tl->peakStash.size(); ++st) {
-            line->append(static_cast<double>(st + 1), tl->peakStash[st]);
-            add(QStringLiteral("stash stage %1").arg(st + 1), s.label(i), tl->peakStash[st]);
-            top = std::max(top, tl->peakStash[st]);
+        if (s.result(i).timeline) withTimeline.push_back(i);
+    }
+    const auto peaks = [&](size_t i) -> const std::vector<int>& {
+        return s.result(i).timeline->peakStash;
+    };
+    for (size_t k = 0; k < withTimeline.size(); ++k) {
+        const size_t i = withTimeline[k];
+        const std::vector<int>& stash = peaks(i);
+        int before = 0;  // equal lines drawn earlier
+        int after = 0;   // equal lines drawn later
+        std::optional<size_t> first;
+        for (size_t other = 0; other < withTimeline.size(); ++other) {
+            if (other == k || peaks(withTimeline[other]) != stash) continue;
+            if (other < k) {
+                ++before;
+                if (!first) first = withTimeline[other];
+            } else {
+                ++after;
+            }
         }
-        stages = std::max(stages, static_cast<int>(tl->peakStash.size()));
+        auto* line = new QLineSeries;
+        line->setName(first ? tr("%1 (= %2)").arg(shortName(s, i), shortName(s, *first))
+                            : shortName(s, i));
+        QPen pen(methodColour(s.runs(), i));
+        pen.setWidthF(2.0 + 2.5 * after);
+        if (before > 0) pen.setStyle(Qt::DashLine);  // the line under it shows in the gaps
+        line->setPen(pen);
+        line->setPointsVisible(stash.size() <= 16 && before == 0);
+        for (size_t st = 0; st < stash.size(); ++st) {
+            line->append(static_cast<double>(st + 1), stash[st]);
+            add(QStringLiteral("stash stage %1").arg(st + 1), s.label(i), stash[st]);
+            top = std::max(top, stash[st]);
+        }
+        stages = std::max(stages, static_cast<int>(stash.size()));
         c->addSeries(line);
     }
     auto* x = new QValueAxis;
@@ -347,6 +447,8 @@ void FigureStrip::fillStash(const RunSnapshot& s) {
     x->setTitleFont(smallFont(x->titleFont()));
     auto* y = new QValueAxis;
     setIntegerTicks(y, 0, top + 1, 3);
+    y->setTitleText(tr("copies"));
+    y->setTitleFont(smallFont(y->titleFont()));
     attach(c, x, y);
 }
 
@@ -418,6 +520,8 @@ void FigureStrip::fillDelayVsStages(const RunSnapshot& s) {
     x->setTitleFont(smallFont(x->titleFont()));
     auto* y = new QValueAxis;
     setIntegerTicks(y, 0, top, 3);
+    y->setTitleText(tr("block updates"));
+    y->setTitleFont(smallFont(y->titleFont()));
     attach(c, x, y);
 }
 
@@ -426,11 +530,19 @@ void FigureStrip::fillNumbers(const RunSnapshot& s) {
     const int S = cfg.stages;
     const bool defaultCosts =
         cfg.costs.forwardSlots == 1 && cfg.costs.backwardSlots == 1 && cfg.costs.latencySlots == 0;
+    // Under the truncate budget rule a pipeline runs a longer timeline (N microbatches) cut at
+    // the budget: its table shows the microbatches that finished beside that N.
+    int cutAt = -1;
+    for (const MethodRun& m : s.experiment.methods) {
+        if (m.pipeline() && m.truncateSlots > 0) cutAt = m.truncateSlots;
+    }
+    const bool cut = cutAt >= 0;
     QString html = QStringLiteral(
                        "<b>Run lengths</b> (S = %1)<table cellspacing='0' cellpadding='1'>"
-                       "<tr><th align='left'>method</th><th>&nbsp;N</th><th>&nbsp;slots</th>"
+                       "<tr><th align='left'>method</th>%2<th>&nbsp;N</th><th>&nbsp;slots</th>"
                        "<th>&nbsp;busy</th></tr>")
-                       .arg(S);
+                       .arg(S)
+                       .arg(cut ? QStringLiteral("<th>&nbsp;finished</th>") : QString());
     QStringList closedForms;
     for (size_t i = 0; i < s.runs().size(); ++i) {
         const RunResult& r = s.result(i);
@@ -440,8 +552,13 @@ void FigureStrip::fillNumbers(const RunSnapshot& s) {
             const int N = static_cast<int>(r.microbatches);
             const ScheduleParams& p = r.timeline->params;
             if (plan.spec.method == Method::PipeDream && p.noam == S) {
+                // Cut, the run is shorter than the closed form: it is the uncut timeline's.
                 const int f = pipeDreamSlotsFormula(S, N);
-                closedForms << QStringLiteral("%1: 2N + 2(S−1) = <b>%2</b>").arg(name).arg(f);
+                closedForms << (plan.truncateSlots > 0
+                                    ? QStringLiteral("%1 uncut run: 2N + 2(S−1) = <b>%2</b>")
+                                    : QStringLiteral("%1: 2N + 2(S−1) = <b>%2</b>"))
+                                   .arg(name)
+                                   .arg(f);
                 add("pd slots formula", s.label(i), f);
             } else if (plan.spec.method == Method::LocalSgd && p.replicas == S) {
                 const int f = localSgdRoundSlotsFormula(S, p.localSteps);
@@ -450,20 +567,38 @@ void FigureStrip::fillNumbers(const RunSnapshot& s) {
                 add("localsgd round slots formula", s.label(i), f);
             }
         }
+        const std::optional<RunLengthCounts> counts = runLengthCounts(s.experiment.methods[i]);
+        QString finished;
+        if (cut) {
+            finished = counts ? QString::number(counts->microbatchesFinished) : QStringLiteral("—");
+            finished = QStringLiteral("<td align='right'>&nbsp;%1</td>").arg(finished);
+        }
+        if (counts) {
+            add("microbatches planned", s.label(i),
+                static_cast<double>(counts->microbatchesPlanned));
+            add("microbatches finished", s.label(i),
+                static_cast<double>(counts->microbatchesFinished));
+        }
         const QString slotText = r.timeline ? QString::number(r.timeline->totalSlots)
-                                            : QStringLiteral("%1 upd.").arg(r.updates);
+                                            : QStringLiteral("%1&nbsp;upd.").arg(r.updates);
         if (r.timeline) add("slots", s.label(i), r.timeline->totalSlots);
         const QString busy = r.utilization
                                  ? QString::number(100.0 * r.utilization->overall, 'f', 1) + "%"
                                  : QStringLiteral("—");
         html += QStringLiteral(
-                    "<tr><td>%1</td><td align='right'>&nbsp;%2</td>"
-                    "<td align='right'>&nbsp;%3</td><td align='right'>&nbsp;%4</td></tr>")
-                    .arg(name)
-                    .arg(r.timeline ? QString::number(r.microbatches) : QStringLiteral("—"))
-                    .arg(slotText, busy);
+                    "<tr><td>%1</td>%2<td align='right'>&nbsp;%3</td>"
+                    "<td align='right'>&nbsp;%4</td><td align='right'>&nbsp;%5</td></tr>")
+                    .arg(name, finished,
+                         r.timeline ? QString::number(r.microbatches) : QStringLiteral("—"),
+                         slotText, busy);
     }
     html += "</table>";
+    if (cut) {
+        add("cut at slot", QString(), cutAt);
+        html += tr("<p>cut at slot %1 (truncate): N is the uncut timeline's; microbatches in "
+                   "flight at the cut never finish</p>")
+                    .arg(cutAt);
+    }
     if (!closedForms.isEmpty()) html += "<p>" + closedForms.join("<br>") + "</p>";
     const long long formulaMax = pipeDreamMaxDelayFormula(S);
     add("pd max delay formula", QStringLiteral("S=%1").arg(S), static_cast<double>(formulaMax));
@@ -472,7 +607,7 @@ void FigureStrip::fillNumbers(const RunSnapshot& s) {
                 "mean ≈ S²/2 = %3</p>")
                 .arg(S % 2 ? QStringLiteral(" − ½") : QString())
                 .arg(formulaMax)
-                .arg(S * S / 2.0);
+                .arg(S * S / 2.0, 0, 'f', 1);
     if (s.languageModel()) {
         // No f* or L: the model's size and the corpus's say what its loss means.
         if (const CharTransformerProblem* p = s.lmProblem()) {

@@ -65,6 +65,17 @@ QRgb premultiplied(QRgb colour, double alpha) {
                  static_cast<int>(std::lround(255.0 * alpha)));
 }
 
+// The replica (1 … R) a LocalSGD microbatch trains: microbatch m belongs to replica m mod R
+// (SPEC §2); 0 for other schedules and for one replica (sequential SGD), where there is
+// nothing to tell apart.
+int replicaOf(const ScheduleParams& p, int microbatch) {
+    if (p.kind != ScheduleKind::LocalSgd || p.replicas <= 1) return 0;
+    return microbatch % p.replicas + 1;
+}
+
+// Slots after the method's run, while the experiment goes on (a shorter method's "finished").
+constexpr QRgb kFinishedShade = 0xffe4e4e4;  // qRgb(228, 228, 228)
+
 // Where the parts of the chart go, in logical pixels.
 struct Layout {
     QRectF legend;
@@ -82,6 +93,10 @@ struct GanttChart::Impl {
     std::shared_ptr<const DelayTable> delays;
     int stages = 0;
     int slotCount = 0;
+    // The experiment's slots (the playback's range): at least slotCount; slots from slotCount
+    // on are after this method's run ("finished").
+    int playbackSlots = 0;
+    int extentSlots() const { return std::max(slotCount, playbackSlots); }
     // Any slot range's mix of F, B and idle in O(1), so a paint costs O(pixels) at every zoom
     // level; also the cell under the pointer and the stash depth.
     TimelineIndex index;
@@ -116,22 +131,41 @@ struct GanttChart::Impl {
     void paintPhases(QPainter& p, const Layout& l, const QFontMetricsF& fm, bool inPlot) const;
     QString cursorText() const {
         if (cursor < 0) return {};
-        return cursor < slotCount ? QStringLiteral("slot %1 (faded: not yet run)").arg(cursor)
-                                  : QStringLiteral("slot %1").arg(cursor);
+        return cursor < extentSlots() ? QStringLiteral("slot %1 (faded: not yet run)").arg(cursor)
+                                      : QStringLiteral("slot %1").arg(cursor);
     }
     void paintCellsImage(QPainter& p, const Layout& l) const;
     // paintCellsImage's steps.
     struct CellColumn {
         int lo = 0;  // the slots [lo, hi) one pixel column stands for
         int hi = 0;
-        bool fade = false;  // past the cursor
-        QRgb shade = 0;     // the idle colour: the phase's shade
+        bool fade = false;      // past the cursor
+        bool finished = false;  // after the method's run: its shade, no hatching
+        QRgb shade = 0;         // the idle colour: the phase's shade
     };
     std::vector<CellColumn> cellColumns(std::size_t columns) const;
     void fillColourPlanes(const std::vector<CellColumn>& columns, bool split) const;
     void writeScanlines(double dpr, double rowDevice) const;
     bool paintCellsVector(QPainter& p, const Layout& l) const;
     void paintCellLabels(QPainter& p, const Layout& l, const QFont& font) const;
+    // The cell labels' font, a little smaller than the chart's.
+    static QFont labelFont(const QFont& font);
+    // The label cell `c` gets at layout `l` with the label font's metrics `fm`; empty when the
+    // cells are too small.
+    QString labelOf(const Layout& l, const QFontMetricsF& fm, const TimelineCell& c) const;
+    // The label of cell `c`: its microbatch and, on LocalSGD, its replica ("17" over "r2" when
+    // `twoLines`, else "17 r2"), the longest form `fits` accepts line by line; empty if none.
+    template <typename Fits>
+    QString cellLabel(const TimelineCell& c, Fits fits, bool twoLines) const {
+        QString number = QString::number(c.microbatch);
+        if (!fits(number)) return {};
+        const int replica = timeline ? replicaOf(timeline->params, c.microbatch) : 0;
+        if (replica == 0) return number;
+        const QString name = QStringLiteral("r%1").arg(replica);
+        if (twoLines) return fits(name) ? number + QLatin1Char('\n') + name : number;
+        const QString oneLine = number + QLatin1Char(' ') + name;
+        return fits(oneLine) ? oneLine : number;
+    }
     void paintAxes(QPainter& p, const Layout& l, const QFontMetricsF& fm) const;
     void paintLegend(QPainter& p, const Layout& l, const QFontMetricsF& fm) const;
 };
@@ -187,8 +221,16 @@ void GanttChart::Impl::paint(QPainter& p, const QSizeF& size, const QFont& font,
     // The image bakes region shading, idle hatching and fading in; vectors draw them as layers.
     bool layered = false;
     if (vectorCells) {
-        // Idle is whatever no cell covers: hatch the whole plot, cells are drawn over it.
-        p.fillRect(l.plot, QBrush(QColor(160, 160, 160), Qt::BDiagPattern));
+        // Idle is whatever no cell covers: hatch the whole run, cells are drawn over it; the
+        // slots after a shorter run are "finished", unhatched.
+        QRectF run = l.plot;
+        if (extentSlots() > slotCount && slotCount < range.last) {
+            const double x0 = std::max(l.plot.left(), xOf(l, slotCount));
+            run.setRight(x0);
+            p.fillRect(QRectF(QPointF(x0, l.plot.top()), l.plot.bottomRight()),
+                       QColor(kFinishedShade));
+        }
+        chart::drawHatch(p, run, QColor(160, 160, 160), 8.0);
         layered = paintCellsVector(p, l);
     } else {
         paintCellsImage(p, l);
@@ -265,6 +307,22 @@ void GanttChart::Impl::paintPhases(QPainter& p, const Layout& l, const QFontMetr
         // A thin boundary between phases, so they stay apparent under the cells.
         p.setPen(QPen(QColor(150, 150, 150), 1.0, Qt::DotLine));
         if (r.first > range.first)
+            p.drawLine(QPointF(x0, l.phaseStrip.top()), QPointF(x0, l.phaseStrip.bottom()));
+    }
+    // After the method's run, up to the experiment's end: "finished".
+    if (extentSlots() > slotCount && slotCount < range.last) {
+        const double x0 = std::max(l.plot.left(), xOf(l, slotCount));
+        const double x1 = std::min(l.plot.right(), xOf(l, extentSlots()));
+        p.fillRect(QRectF(x0, l.phaseStrip.top(), x1 - x0, l.plot.bottom() - l.phaseStrip.top()),
+                   QColor(kFinishedShade));
+        const QString name = QStringLiteral("finished");
+        if (fm.horizontalAdvance(name) + 6 <= x1 - x0) {
+            p.setPen(QColor(70, 70, 70));
+            p.drawText(QRectF(x0, l.phaseStrip.top(), x1 - x0, l.phaseStrip.height()),
+                       Qt::AlignCenter, name);
+        }
+        p.setPen(QPen(QColor(150, 150, 150), 1.0, Qt::DotLine));
+        if (slotCount > range.first)
             p.drawLine(QPointF(x0, l.phaseStrip.top()), QPointF(x0, l.phaseStrip.bottom()));
     }
     p.restore();
@@ -352,7 +410,9 @@ std::vector<GanttChart::Impl::CellColumn> GanttChart::Impl::cellColumns(std::siz
         spec[c].lo = static_cast<int>(std::clamp<long long>(lo, 0, slotCount));
         spec[c].hi = static_cast<int>(std::clamp<long long>(hi, 0, slotCount));
         spec[c].fade = cursor >= 0 && (a + b) / 2.0 >= cursor;
-        spec[c].shade = phaseShade(phaseAt(phases, (a + b) / 2.0)).rgb();
+        spec[c].finished = (a + b) / 2.0 >= slotCount;
+        spec[c].shade =
+            spec[c].finished ? kFinishedShade : phaseShade(phaseAt(phases, (a + b) / 2.0)).rgb();
     }
     return spec;
 }
@@ -386,7 +446,8 @@ void GanttChart::Impl::fillColourPlanes(const std::vector<CellColumn>& spec, boo
                 const int busy = f + bw;
                 if (busy == 0) {
                     const QRgb idleOff = col.fade ? faded(col.shade) : col.shade;
-                    const QRgb idleOn = col.fade ? faded(kHatchInk) : kHatchInk;
+                    const QRgb ink = col.finished ? col.shade : kHatchInk;
+                    const QRgb idleOn = col.fade ? faded(ink) : ink;
                     topOff[i] = bottomOff[i] = idleOff;
                     topOn[i] = bottomOn[i] = idleOn;
                     shares[i] = 0;
@@ -490,23 +551,41 @@ bool GanttChart::Impl::paintCellsVector(QPainter& p, const Layout& l) const {
     return true;
 }
 
-// Microbatch numbers in cells that have room for them (a label needs about 10 x 10 pixels, so
-// there are at most a few thousand).
-void GanttChart::Impl::paintCellLabels(QPainter& p, const Layout& l, const QFont& font) const {
+QFont GanttChart::Impl::labelFont(const QFont& font) {
     QFont small = font;
     small.setPointSizeF(std::max(6.0, font.pointSizeF() * 0.85));
-    const QFontMetricsF fm(small);
+    return small;
+}
+
+QString GanttChart::Impl::labelOf(const Layout& l, const QFontMetricsF& fm,
+                                  const TimelineCell& c) const {
     const double rowHeight = l.plot.height() / stages;
     const double slotWidth = l.plot.width() / range.span();
     const double digitWidth = fm.horizontalAdvance(QLatin1Char('0'));
-    if (rowHeight < fm.height() * 0.9 || slotWidth < digitWidth + 4) return;
+    if (rowHeight < fm.height() * 0.9 || slotWidth < digitWidth + 4) return {};
+    const double width = xOf(l, c.endSlot + 1) - xOf(l, c.startSlot);
+    return cellLabel(
+        c, [&](const QString& t) { return fm.horizontalAdvance(t) + 3 <= width; },
+        rowHeight >= 2 * fm.height());
+}
+
+// Microbatch numbers in cells that have room for them (a label needs about 10 x 10 pixels, so
+// there are at most a few thousand); LocalSGD cells add their replica, "r2", below the number
+// when the row has room for two lines, else after it when the cell is wide enough.
+void GanttChart::Impl::paintCellLabels(QPainter& p, const Layout& l, const QFont& font) const {
+    const QFont small = labelFont(font);
+    const QFontMetricsF fm(small);
+    const double rowHeight = l.plot.height() / stages;
+    const double slotWidth = l.plot.width() / range.span();
+    if (rowHeight < fm.height() * 0.9 || slotWidth < fm.horizontalAdvance(QLatin1Char('0')) + 4)
+        return;
     p.save();
     p.setFont(small);
     forEachVisibleCell([&](const TimelineCell& c) {
-        const QString text = QString::number(c.microbatch);
+        const QString text = labelOf(l, fm, c);
+        if (text.isEmpty()) return;
         const double x0 = xOf(l, c.startSlot);
         const double x1 = xOf(l, c.endSlot + 1);
-        if (fm.horizontalAdvance(text) + 3 > x1 - x0) return;
         if (cursor >= 0 && c.startSlot >= cursor)
             p.setPen(QColor(90, 90, 90));  // on the faded, not yet run cells
         else
@@ -522,10 +601,10 @@ void GanttChart::Impl::paintAxes(QPainter& p, const Layout& l, const QFontMetric
     p.setPen(QColor(60, 60, 60));
     // Slot ticks at slot centres; slots are numbered from 0 as in the timeline CSV.
     const double slotWidth = l.plot.width() / range.span();
-    const double labelWidth = fm.horizontalAdvance(QString::number(slotCount)) + 18;
+    const double labelWidth = fm.horizontalAdvance(QString::number(extentSlots())) + 18;
     const double step = chart::niceTickStep(slotWidth, labelWidth);
     const double firstTick = std::ceil((range.first - 0.5) / step) * step;
-    for (double t = firstTick; t < range.last && t < slotCount; t += step) {
+    for (double t = firstTick; t < range.last && t < extentSlots(); t += step) {
         const double x = xOf(l, t + 0.5);
         if (x < l.plot.left() - 0.5 || x > l.plot.right() + 0.5) continue;
         p.drawLine(QPointF(x, l.plot.bottom()), QPointF(x, l.plot.bottom() + 4));
@@ -570,6 +649,11 @@ void GanttChart::Impl::paintLegend(QPainter& p, const Layout& l, const QFontMetr
         p.drawRect(QRectF(x, y, box, box));
         x += box + 4;
     };
+    auto hatchedSwatch = [&]() {
+        p.fillRect(QRectF(x, y, box, box), Qt::white);
+        chart::drawHatch(p, QRectF(x, y, box, box), QColor(140, 140, 140), 4.0);
+        swatch(Qt::NoBrush);
+    };
     auto lineSwatch = [&](QRgb colour) {
         p.setPen(QPen(QColor(colour), 2.0));
         p.drawLine(QPointF(x + box / 2, y - 1), QPointF(x + box / 2, y + box + 1));
@@ -592,9 +676,11 @@ void GanttChart::Impl::paintLegend(QPainter& p, const Layout& l, const QFontMetr
     label(QStringLiteral("F forward"));
     swatch(QColor(chart::kGanttBackward));
     label(QStringLiteral("B backward"));
-    swatch(QBrush(QColor(140, 140, 140), Qt::BDiagPattern));
+    hatchedSwatch();
     label(QStringLiteral("idle"));
-    if (timeline->params.kind == ScheduleKind::LocalSgd || !timeline->averagingSlots.empty()) {
+    // LocalSGD's averagings (none for one replica: sequential SGD never averages).
+    if ((timeline->params.kind == ScheduleKind::LocalSgd && timeline->params.replicas > 1) ||
+        !timeline->averagingSlots.empty()) {
         lineSwatch(chart::kPurple);
         label(QStringLiteral("averaging"));
     }
@@ -664,8 +750,8 @@ void GanttChart::setTimeline(std::shared_ptr<const Timeline> timeline,
                         ? pipelens::ui::selectMicrobatch(*d_->timeline, d_->delays.get(),
                                                          d_->selection.microbatch)
                         : MicrobatchSelection{};
-    if (d_->cursor > d_->slotCount) {
-        d_->cursor = d_->empty() ? -1 : d_->slotCount;
+    if (d_->cursor > d_->extentSlots()) {
+        d_->cursor = d_->empty() ? -1 : d_->extentSlots();
         emit cursorSlotChanged(d_->cursor);
     }
     if (d_->empty()) {
@@ -681,13 +767,17 @@ std::shared_ptr<const Timeline> GanttChart::timeline() const {
     return d_->timeline;
 }
 
-int GanttChart::startUpSlots() const {
-    if (d_->empty()) return 0;
+int ganttStartUpSlots(const ScheduleParams& params, int totalSlots) {
     // A microbatch crosses the pipeline in S forwards and S backwards: three such crossings
     // show the start-up and the first steady rounds.
-    const ScheduleParams& p = d_->timeline->params;
-    const int crossing = p.stages * (p.costs.forwardSlots + p.costs.backwardSlots) / 2;
-    return std::min(d_->slotCount, std::max(24, 3 * crossing));
+    const int crossing =
+        params.stages * (params.costs.forwardSlots + params.costs.backwardSlots) / 2;
+    return std::max(0, std::min(totalSlots, std::max(24, 3 * crossing)));
+}
+
+int GanttChart::startUpSlots() const {
+    if (d_->empty()) return 0;
+    return ganttStartUpSlots(d_->timeline->params, d_->slotCount);
 }
 
 void GanttChart::showStartUp() {
@@ -696,14 +786,15 @@ void GanttChart::showStartUp() {
 }
 
 void GanttChart::setCursorSlot(int slot) {
-    const int clamped = slot < 0 ? -1 : (d_->empty() ? slot : std::min(slot, d_->slotCount));
+    const int clamped = slot < 0 ? -1 : (d_->empty() ? slot : std::min(slot, d_->extentSlots()));
     if (clamped == d_->cursor) return;
     d_->cursor = clamped;
     // Zoomed in: keep the cursor in sight, a tenth of the way in from the left.
     const double span = visibleLast() - visibleFirst();
-    if (!d_->empty() && clamped >= 0 && span < d_->slotCount &&
+    if (!d_->empty() && clamped >= 0 && span < d_->extentSlots() &&
         (clamped < visibleFirst() || clamped > visibleFirst() + 0.9 * span)) {
-        const double first = std::clamp(clamped - 0.1 * span, 0.0, d_->slotCount - span);
+        const double first =
+            std::clamp(clamped - 0.1 * span, 0.0, std::max(0.0, d_->extentSlots() - span));
         setVisibleRange(first, first + span);
     }
     emit cursorSlotChanged(clamped);
@@ -760,12 +851,19 @@ QString GanttChart::cellDescription(int stage, int slot) const {
     }
     text += QStringLiteral(", stash depth %1").arg(d_->index.stashDepth(c->stage, slot));
     const ScheduleParams& p = d_->timeline->params;
-    if (p.kind == ScheduleKind::LocalSgd && p.replicas > 0) {
+    if (replicaOf(p, c->microbatch) > 0) {
         text += QStringLiteral(", replica %1, round %2")
-                    .arg(c->microbatch % p.replicas + 1)
+                    .arg(replicaOf(p, c->microbatch))
                     .arg(c->microbatch / std::max(1, p.replicas * p.localSteps) + 1);
     }
     return text;
+}
+
+QString GanttChart::cellLabel(int stage, int slot) const {
+    const TimelineCell* c = d_->index.cellAt(stage, slot);
+    if (!c) return {};
+    const Layout l = d_->layout(size(), QFontMetricsF(font()));
+    return d_->labelOf(l, QFontMetricsF(Impl::labelFont(font())), *c);
 }
 
 int GanttChart::stashDepth(int stage, int slot) const {
@@ -803,7 +901,22 @@ QSize GanttChart::sizeHint() const {
 }
 
 double GanttChart::extent() const {
-    return d_->empty() ? 0.0 : d_->slotCount;
+    return d_->empty() ? 0.0 : d_->extentSlots();
+}
+
+void GanttChart::setPlaybackSlots(int count) {
+    if (count == d_->playbackSlots) return;
+    d_->playbackSlots = std::max(0, count);
+    if (!d_->empty() && visibleLast() > d_->extentSlots()) fitAll();
+    update();
+}
+
+int GanttChart::playbackSlots() const {
+    return d_->playbackSlots;
+}
+
+int GanttChart::shownSlots() const {
+    return d_->empty() ? 0 : d_->extentSlots();
 }
 
 QRectF GanttChart::plotArea() const {

@@ -14,6 +14,11 @@
 
 namespace pipelens::ui {
 
+// The Gantt chart's opening view, in slots, of a run of `totalSlots` slots with `params`: about
+// three pipeline crossings (a microbatch crosses in S forwards and S backwards, so 3·S·(cF + cB)/2
+// slots), at least 24, at most the run. The animation's window has the same width.
+int ganttStartUpSlots(const ScheduleParams& params, int totalSlots);
+
 class GanttChart : public RangeChart {
     Q_OBJECT
   public:
@@ -30,6 +35,15 @@ class GanttChart : public RangeChart {
     void showPending(const QString& text);
     // What the chart says while it has no timeline.
     QString emptyText() const;
+
+    // The experiment's length in slots, the playback's range (RunSnapshot::totalSlots): a
+    // method that ends sooner (sequential SGD fits fewer slots into the budget than PipeDream)
+    // shows the slots after its run as "finished", so the chart's axis and cursor count the
+    // same slots as the playback bar. 0 (the default): the method's own run.
+    void setPlaybackSlots(int count);
+    int playbackSlots() const;
+    // The slots the x axis spans: the method's run, or the playback's range if longer.
+    int shownSlots() const;
 
     // The opening view of a new run: slot 0 to startUpSlots(), the start-up and the first
     // steady rounds with their cells numbered (not the whole run squeezed into a stripe).
@@ -51,6 +65,10 @@ class GanttChart : public RangeChart {
     // The text shown when hovering the cell at (stage, slot): op, microbatch, weight version
     // read, stash depth on that stage at that slot; empty for an idle cell.
     QString cellDescription(int stage, int slot) const;
+    // The label drawn in the cell at (stage, slot) at the chart's size and zoom: the microbatch
+    // number and, for LocalSGD, its replica ("17" over "r2" in a row two lines tall, else
+    // "17 r2" where the cell is wide enough, else "17"); empty for an idle or too small cell.
+    QString cellLabel(int stage, int slot) const;
     // Weight copies held on `stage` during `slot` (stage from 0): microbatches whose F started at
     // or before the slot and whose B has not finished before it.
     int stashDepth(int stage, int slot) const;

@@ -4,7 +4,9 @@
 #include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QGraphicsEllipseItem>
+#include <QGraphicsLineItem>
 #include <QGraphicsSimpleTextItem>
 #include <QGraphicsTextItem>
 #include <QHBoxLayout>
@@ -13,6 +15,8 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
+#include <QMenu>
+#include <QSettings>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <QValueAxis>
@@ -30,6 +34,15 @@ namespace pipelens::ui {
 namespace {
 
 constexpr int kMaxPointsPerSeries = 2500;
+constexpr double kMaxSmoothing = 0.99;
+const char* const kSmoothingKey = "lossChart/smoothing";
+
+// Pin N's dash pattern (in pen widths): dashes, dots, dash-dot, … distinct for kMaxPins pins.
+QList<qreal> pinDashes(int number) {
+    static const QList<QList<qreal>> patterns{
+        {4, 3}, {1, 2}, {6, 2, 1, 2}, {8, 4}, {2, 4}, {6, 2, 1, 2, 1, 2}, {12, 3}, {3, 2, 3, 6}};
+    return patterns[static_cast<qsizetype>(number - 1) % patterns.size()];
+}
 
 QString shortNumber(double v) {
     return QString::number(v, 'g', 3);
@@ -80,6 +93,24 @@ QString legendName(const MethodRun& plan) {
 }
 
 }  // namespace
+
+std::vector<QPointF> smoothEma(const std::vector<QPointF>& points, double weight) {
+    std::vector<QPointF> out = points;
+    if (!(weight > 0.0)) return out;
+    double average = 0.0;
+    double decay = 1.0;  // w^t
+    for (QPointF& p : out) {
+        if (!std::isfinite(p.y())) {  // kept; the average starts again after it
+            average = 0.0;
+            decay = 1.0;
+            continue;
+        }
+        average = weight * average + (1.0 - weight) * p.y();
+        decay *= weight;
+        p.setY(average / (1.0 - decay));
+    }
+    return out;
+}
 
 QList<QPointF> decimate(const std::vector<QPointF>& points, size_t count, int maxPoints) {
     count = std::min(count, points.size());
@@ -133,6 +164,11 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
     marker_->setZValue(100);
     marker_->hide();
     chart->scene()->addItem(marker_);
+    guide_ = new QGraphicsLineItem;
+    guide_->setPen(QPen(QColor(90, 90, 90, 160), 1.0, Qt::DashLine));
+    guide_->setZValue(99);
+    guide_->hide();
+    chart->scene()->addItem(guide_);
 
     xChoice_ = new QComboBox(this);
     xChoice_->addItem(tr("x: slots"));
@@ -150,12 +186,37 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
         tr("Show, beside these curves, the theorem's chart for an RPD run: the running mean of "
            "‖∇f(w_k)‖² against the bound 2SΔ₀/(γK) + γSLG² + γ²L²δ²G² and its three terms. "
            "The bound holds for the randomized proxy, not for deterministic PipeDream."));
+    smooth_ = new QDoubleSpinBox(this);
+    smooth_->setObjectName("lossSmoothing");
+    smooth_->setRange(0.0, kMaxSmoothing);
+    smooth_->setSingleStep(0.05);
+    smooth_->setDecimals(2);
+    smooth_->setPrefix(tr("smooth "));
+    smooth_->setSpecialValueText(tr("smooth off"));
+    smooth_->setToolTip(
+        tr("Smoothing weight w (0: off): each curve is drawn as its exponential moving average "
+           "s = w·s + (1 − w)·value over its recorded points, debiased as TensorBoard does, "
+           "with the raw curve faint behind it. A NaN or ∞ is never averaged over."));
     pin_ = new QToolButton(this);
     pin_->setText(tr("pin run"));
-    pin_->setCheckable(true);
-    pin_->setToolTip(
-        tr("Keep this run's curves (dashed, faded) to compare with the runs of the "
-           "next settings; click again to unpin"));
+    pin_->setToolTip(tr("Keep this run's curves (dashed, faded, a dash pattern per pin) to "
+                        "compare with the runs of the next settings; up to %1 pins, then the "
+                        "oldest goes")
+                         .arg(kMaxPins));
+    pinList_ = new QComboBox(this);
+    pinList_->setObjectName("lossPins");
+    pinList_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    pinList_->setMinimumContentsLength(10);
+    pinList_->setToolTip(tr("The pinned runs and their settings"));
+    pinList_->hide();
+    unpin_ = new QToolButton(this);
+    unpin_->setText(tr("unpin"));
+    unpin_->setToolTip(tr("Remove the pin selected in the list (the menu: unpin all)"));
+    unpin_->setPopupMode(QToolButton::MenuButtonPopup);
+    auto* unpinMenu = new QMenu(unpin_);
+    unpinMenu->addAction(tr("unpin all"), this, [this] { unpin(); });
+    unpin_->setMenu(unpinMenu);
+    unpin_->hide();
     resetZoom_ = new QToolButton(this);
     resetZoom_->setText(tr("reset zoom"));
     resetZoom_->setEnabled(false);
@@ -177,8 +238,11 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
     bar->addStretch();
     auto* tools = new QHBoxLayout;
     tools->setContentsMargins(0, 0, 0, 0);
+    tools->addWidget(smooth_);
     tools->addWidget(theorem_);
     tools->addWidget(pin_);
+    tools->addWidget(pinList_, 1);
+    tools->addWidget(unpin_);
     tools->addWidget(resetZoom_);
     tools->addStretch();
     legend_ = new LineLegend(this);
@@ -197,15 +261,38 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
     connect(logY_, &QCheckBox::toggled, this, [this] { rebuildAxes(); });
     connect(logX_, &QCheckBox::toggled, this, [this] { rebuildAxes(); });
     connect(theorem_, &QCheckBox::toggled, this, &LossChart::theoremChartToggled);
-    connect(pin_, &QToolButton::clicked, this, [this](bool on) {
-        if (on) {
-            pin();
-        } else {
-            unpin();
-        }
-    });
+    connect(pin_, &QToolButton::clicked, this, [this] { pin(); });
+    connect(unpin_, &QToolButton::clicked, this, [this] { removePin(pinList_->currentIndex()); });
     connect(resetZoom_, &QToolButton::clicked, this, &LossChart::resetZoom);
+    smoothing_ = std::clamp(QSettings().value(kSmoothingKey, 0.0).toDouble(), 0.0, kMaxSmoothing);
+    smooth_->setValue(smoothing_);
+    connect(smooth_, &QDoubleSpinBox::valueChanged, this, [this](double w) {
+        if (w == smoothing_) return;
+        smoothing_ = w;
+        QSettings().setValue(kSmoothingKey, w);
+        smoothAll();
+        rebuildSeries();
+    });
     rebuildSeries();
+}
+
+void LossChart::setSmoothing(double weight) {
+    smooth_->setValue(std::clamp(weight, 0.0, kMaxSmoothing));
+}
+
+void LossChart::smoothCurve(Curve& c) const {
+    c.smoothed.reset();
+    if (smoothing_ > 0.0 && c.points) {
+        c.smoothed = std::make_shared<const CurvePoints>(CurvePoints{
+            smoothEma(c.points->bySlot, smoothing_), smoothEma(c.points->byUpdate, smoothing_)});
+    }
+}
+
+void LossChart::smoothAll() {
+    for (Curve& c : curves_) smoothCurve(c);
+    for (Pin& pin : pins_) {
+        for (Curve& c : pin.curves) smoothCurve(c);
+    }
 }
 
 QChart* LossChart::chart() const {
@@ -314,8 +401,18 @@ void LossChart::updateTitle() {
     } else if (!snapshot_) {
         title = tr("No run yet");
     }
-    if (pinned_) {
-        const QString pinnedTitle = tr("dashed: pinned run (%1)").arg(pinnedSettings_);
+    if (!pins_.empty()) {
+        // One pin: its settings; more: their numbers (the settings are in the pins list).
+        QString pinnedTitle;
+        if (pins_.size() == 1) {
+            pinnedTitle =
+                tr("dashed: pin %1 (%2)").arg(pins_.front().number).arg(pins_.front().settings);
+        } else {
+            QStringList numbers;
+            for (const Pin& p : pins_) numbers << QString::number(p.number);
+            pinnedTitle = tr("dashed: pins %1 (their settings in the pins list)")
+                              .arg(numbers.join(QStringLiteral(", ")));
+        }
         title = title.isEmpty() ? pinnedTitle : title + QStringLiteral("<br>") + pinnedTitle;
     }
     chart()->setTitle(title);
@@ -344,6 +441,7 @@ void LossChart::setLive(const std::vector<LiveCurve>& curves, double totalSlots,
         c.method = live.method;
         c.colour = plan_ ? methodColour(plan_->runs(), index) : QColor(0x66, 0x66, 0x66);
         c.points = std::make_shared<const CurvePoints>(CurvePoints{live.bySlot, live.byUpdate});
+        smoothCurve(c);
         if (sameSeries && methodSeries_[static_cast<qsizetype>(curves_.size())]->name() != c.name)
             sameSeries = false;
         curves_.push_back(std::move(c));
@@ -367,8 +465,17 @@ const std::vector<QPointF>& LossChart::pointsOf(const Curve& c) const {
     return xAxis_ == XAxis::Slots ? c.points->bySlot : c.points->byUpdate;
 }
 
+const std::vector<QPointF>& LossChart::drawnOf(const Curve& c) const {
+    if (!c.smoothed) return pointsOf(c);
+    return xAxis_ == XAxis::Slots ? c.smoothed->bySlot : c.smoothed->byUpdate;
+}
+
 const std::vector<QPointF>& LossChart::methodData(int i) const {
     return pointsOf(curves_.at(static_cast<size_t>(i)));
+}
+
+const std::vector<QPointF>& LossChart::methodDrawnData(int i) const {
+    return drawnOf(curves_.at(static_cast<size_t>(i)));
 }
 
 void LossChart::rebuildData() {
@@ -395,6 +502,7 @@ void LossChart::rebuildData() {
             c.name += tr(" — diverged at update %1").arg(r.divergence.update);
         if (s.experiment.methods[i].allDiverged) c.name += tr(" (every γ diverged)");
         c.points = pointsIn(snapshot_->curves[i].loss);
+        smoothCurve(c);
         curves_.push_back(std::move(c));
         if (!run.pipeline()) rpdMapped = true;
     }
@@ -407,32 +515,55 @@ void LossChart::rebuildSeries() {
     QChart* c = chart();
     c->removeAllSeries();
     methodSeries_.clear();
+    pinnedSeries_.clear();
+    rawSeries_.clear();
+    hideReadout();
     ensureAxes();
-    for (const Curve& curve : curves_) {
+    pinnedCurves_.clear();
+    std::vector<QPen> pinPens;  // one per pinned curve
+    for (const Pin& pin : pins_) {
+        for (const Curve& curve : pin.curves) {
+            QColor colour = curve.colour;
+            colour.setAlpha(130);
+            QPen pen(colour);
+            pen.setWidthF(1.6);
+            pen.setCapStyle(Qt::FlatCap);
+            if (pin.number == 1) {
+                pen.setStyle(Qt::DashLine);
+            } else {
+                pen.setDashPattern(pinDashes(pin.number));
+            }
+            pinPens.push_back(pen);
+            pinnedCurves_.push_back(curve);
+        }
+    }
+    auto add = [&](const QString& name, const QPen& pen) {
         auto* s = new QLineSeries;
-        s->setName(curve.name);
+        s->setName(name);
+        s->setPen(pen);
+        c->addSeries(s);
+        s->attachAxis(xAxisItem_);
+        s->attachAxis(yAxisItem_);
+        return s;
+    };
+    // Smoothing on: the raw curves first (drawn under every smoothed one), thin and faint.
+    if (smoothing_ > 0.0) {
+        auto addRaw = [&](const Curve& curve, QPen pen) {
+            QColor colour = curve.colour;
+            colour.setAlpha(pen.color().alpha() < 255 ? 40 : 60);
+            pen.setColor(colour);
+            pen.setWidthF(1.0);
+            rawSeries_ << add(tr("%1 (raw)").arg(curve.name), pen);
+        };
+        for (const Curve& curve : curves_) addRaw(curve, QPen(curve.colour));
+        for (size_t i = 0; i < pinnedCurves_.size(); ++i) addRaw(pinnedCurves_[i], pinPens[i]);
+    }
+    for (size_t i = 0; i < pinnedCurves_.size(); ++i)
+        pinnedSeries_ << add(pinnedCurves_[i].name, pinPens[i]);
+    for (const Curve& curve : curves_) {
         QPen pen(curve.colour);
         pen.setWidthF(2.0);
-        s->setPen(pen);
-        c->addSeries(s);
-        s->attachAxis(xAxisItem_);
-        s->attachAxis(yAxisItem_);
-        methodSeries_ << s;
-    }
-    pinnedSeries_.clear();
-    for (const Curve& curve : pinnedCurves_) {
-        auto* s = new QLineSeries;
-        s->setName(curve.name);
-        QColor colour = curve.colour;
-        colour.setAlpha(130);
-        QPen pen(colour);
-        pen.setWidthF(1.6);
-        pen.setStyle(Qt::DashLine);
-        s->setPen(pen);
-        c->addSeries(s);
-        s->attachAxis(xAxisItem_);
-        s->attachAxis(yAxisItem_);
-        pinnedSeries_ << s;
+        methodSeries_ << add(curve.name, pen);
     }
     uniformGuess_ = nullptr;
     if (uniformGuessLoss_ > 0.0) {
@@ -564,6 +695,9 @@ void LossChart::rebuildAxes() {
         const int perTick = std::max(1, (hiExp - loExp + intervals - 1) / intervals);
         loExp = static_cast<int>(std::floor(static_cast<double>(loExp) / perTick)) * perTick;
         hiExp = static_cast<int>(std::ceil(static_cast<double>(hiExp) / perTick)) * perTick;
+        // No minor ticks while the base changes: -1 ("base − 2 of them") with a base of 10^14
+        // would lay out 10^14 ticks.
+        a->setMinorTickCount(0);
         a->setBase(std::pow(10.0, perTick));
         a->setLabelFormat("%.0e");  // 1e-06, never a column of 0.0
         // A hair beyond the decades, so rounding never drops the end labels.
@@ -597,8 +731,8 @@ void LossChart::refreshPoints() {
         first = xAxisItem_->property("min").toDouble();
         last = xAxisItem_->property("max").toDouble();
     }
-    auto fill = [&](QLineSeries* series, const Curve& curve, bool followCursor) {
-        const auto& all = pointsOf(curve);
+    auto fill = [&](QLineSeries* series, const Curve& curve, const std::vector<QPointF>& all,
+                    bool followCursor) {
         auto after = [&](double limit) {
             return static_cast<size_t>(
                 std::upper_bound(all.begin(), all.end(), limit,
@@ -631,10 +765,15 @@ void LossChart::refreshPoints() {
         series->replace(shown);
     };
     for (int i = 0; i < methodSeries_.size(); ++i) {
-        fill(methodSeries_[i], curves_[static_cast<size_t>(i)], true);
+        const Curve& curve = curves_[static_cast<size_t>(i)];
+        fill(methodSeries_[i], curve, drawnOf(curve), true);
+        if (i < rawSeries_.size()) fill(rawSeries_[i], curve, pointsOf(curve), true);
     }
     for (int i = 0; i < pinnedSeries_.size(); ++i) {
-        fill(pinnedSeries_[i], pinnedCurves_[static_cast<size_t>(i)], false);
+        const Curve& curve = pinnedCurves_[static_cast<size_t>(i)];
+        fill(pinnedSeries_[i], curve, drawnOf(curve), false);
+        const qsizetype raw = methodSeries_.size() + i;
+        if (raw < rawSeries_.size()) fill(rawSeries_[raw], curve, pointsOf(curve), false);
     }
     if (uniformGuess_ && xAxisItem_) {
         // Across the axis as it stands (zoomed or not).

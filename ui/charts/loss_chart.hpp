@@ -1,9 +1,11 @@
 #pragma once
 // Loss curves (Qt Charts): f − f* of every method against slots or block updates, overlaid with
-// a legend, on linear or logarithmic axes, truncated at the playback cursor. Hovering shows the
-// nearest curve's method, x and value; a rubber band zooms (reset zoom undoes it); a finished run
-// can be pinned and stays drawn, dashed and faded, under the runs of the next settings. Its
-// "theorem chart" box asks for the theorem's own chart (TheoremChart) beside it.
+// a legend, on linear or logarithmic axes, truncated at the playback cursor. A "smooth" weight
+// draws every curve as its exponential moving average (TensorBoard's, debiased) over the raw
+// curve, faint. Hovering reads out every curve's value at the x under the pointer, along a
+// vertical guide; a rubber band zooms (reset zoom undoes it); finished runs can be pinned (up to
+// kMaxPins) and stay drawn, dashed and faded, a dash pattern per pin, under the runs of the next
+// settings. Its "theorem chart" box asks for the theorem's own chart (TheoremChart) beside it.
 // Series are replaced in bulk (QXYSeries::replace) and decimated to a few thousand points.
 #include <QColor>
 #include <QPointF>
@@ -18,8 +20,10 @@ class QAbstractAxis;
 class QChart;
 class QChartView;
 class QComboBox;
+class QDoubleSpinBox;
 class QLabel;
 class QGraphicsEllipseItem;
+class QGraphicsLineItem;
 class QLineSeries;
 class QToolButton;
 
@@ -67,19 +71,49 @@ class LossChart : public QWidget {
     void setTheoremChartShown(bool on);
     bool theoremChartShown() const;
 
-    // What hovering at `viewPos` (viewport coordinates) reads out: the drawn point nearest to
-    // the pointer (within about 30 px), its curve's name, x and f − f*. method is -1 for none.
+    // Smoothing: the weight w of an exponential moving average over each curve's recorded
+    // points (0: off, at most 0.99), drawn at full colour over the raw curve, faint. Kept in
+    // QSettings ("lossChart/smoothing"), so the next start shows the same.
+    void setSmoothing(double weight);
+    double smoothing() const { return smoothing_; }
+    QDoubleSpinBox* smoothingBox() const { return smooth_; }
+    // The faint raw curves behind the smoothed ones (the run's, then the pins'), in the order
+    // of methodSeries() + pinnedSeries(); empty while smoothing is off.
+    QList<QLineSeries*> rawSeries() const { return rawSeries_; }
+    // What method i's line draws, full resolution: methodData(i) smoothed (or itself when off).
+    const std::vector<QPointF>& methodDrawnData(int i) const;
+
+    // What hovering at `viewPos` (viewport coordinates) reads out: for the x under the pointer,
+    // every curve's (the run's, then the pinned ones') drawn value at its last recorded point at
+    // or before x (none before its first point or past its end or the playback cursor). method,
+    // pinned, name, x and y are those of the line whose value is drawn nearest the pointer (the
+    // marker's); method is -1 when no curve has a value there (nothing is shown).
+    struct ReadoutLine {
+        QString name;
+        QColor colour;
+        bool pinned = false;
+        bool hasValue = false;
+        double x = 0.0;    // the point read
+        double y = 0.0;    // its drawn value (smoothed when smoothing is on)
+        double raw = 0.0;  // its recorded value
+    };
     struct Readout {
         int method = -1;
         bool pinned = false;
         QString name;
         double x = 0.0;
         double y = 0.0;
-        QString text;
+        double atX = 0.0;  // the x under the pointer
+        QList<ReadoutLine> lines;
+        QString text;  // plain: a line for x, then one per curve
     };
     Readout readoutAt(const QPointF& viewPos) const;
-    // The floating readout label (shown while hovering a curve).
+    // The floating readout label (shown while hovering the plot) and the vertical guide at x.
     QLabel* readoutLabel() const { return readout_; }
+    QGraphicsLineItem* readoutGuide() const { return guide_; }
+    // A value as the readout writes it: 4 significant digits, scientific below 1e-3 and from
+    // 1e4 on.
+    static QString readoutNumber(double v);
 
     // Zoom: a rubber band on the chart zooms in (right click zooms out); resetZoom shows the
     // whole run again. A zoom is kept through playback, live updates and new runs.
@@ -87,14 +121,31 @@ class LossChart : public QWidget {
     void resetZoom();
     QToolButton* resetZoomButton() const { return resetZoom_; }
 
-    // Pins the finished run shown (its curves stay, dashed and faded, named with "pinned"; the
-    // title says its settings) until unpin. False when there is no finished run to pin.
+    // Pins the finished run shown: its curves stay, dashed and faded (a dash pattern per pin),
+    // named "pin N: …", listed in the pins selector with its settings, until unpinned. With
+    // kMaxPins pinned, the oldest pin goes. False when there is no finished run to pin.
+    static constexpr int kMaxPins = 8;
     bool pin();
-    void unpin();
-    SnapshotPtr pinned() const { return pinned_; }
-    QString pinnedSettings() const { return pinnedSettings_; }
+    void unpin();  // every pin
+    // Removes the pin at `index` (0: the oldest); false when there is none.
+    bool removePin(int index);
+    struct PinInfo {
+        int number = 0;  // "pin N", in pinning order (from 1 again once none is left)
+        SnapshotPtr snapshot;
+        QString settings;
+    };
+    QList<PinInfo> pins() const;
+    int pinCount() const { return static_cast<int>(pins_.size()); }
+    // The latest pin's run and settings (null / empty when none).
+    SnapshotPtr pinned() const;
+    QString pinnedSettings() const;
+    // Every pin's lines, oldest pin first, each in method order.
     QList<QLineSeries*> pinnedSeries() const { return pinnedSeries_; }
     QToolButton* pinButton() const { return pin_; }
+    // The pins, "pin N: settings" (hidden while none), and the button that removes the one
+    // selected there (its menu: unpin all).
+    QComboBox* pinSelector() const { return pinList_; }
+    QToolButton* unpinButton() const { return unpin_; }
 
     QChartView* view() const { return view_; }
     // The chart and its legend: what the PNG and SVG exports show.
@@ -130,8 +181,15 @@ class LossChart : public QWidget {
     struct Curve {
         QString name;
         std::shared_ptr<const CurvePoints> points;
+        std::shared_ptr<const CurvePoints> smoothed;  // while smoothing is on
         int method = 0;
         QColor colour;  // the method's family colour (charts/method_colours.hpp)
+    };
+    struct Pin {
+        int number = 0;
+        SnapshotPtr snapshot;
+        QString settings;
+        std::vector<Curve> curves;
     };
     void rebuildData();
     void rebuildSeries();
@@ -145,6 +203,12 @@ class LossChart : public QWidget {
     void updateTitle();
     void refreshPoints();
     const std::vector<QPointF>& pointsOf(const Curve& c) const;
+    const std::vector<QPointF>& drawnOf(const Curve& c) const;  // smoothed when on
+    void smoothCurve(Curve& c) const;
+    void smoothAll();
+    void updatePinList();
+    void hideReadout();
+    QString readoutHtml(const Readout& r) const;
     double cursorX(int method) const;
 
     // The language model has no f*: the curves are its last-stage forward loss, and the labels
@@ -175,19 +239,30 @@ class LossChart : public QWidget {
     QLabel* note_;
     std::vector<Curve> curves_;  // one per method
     QList<QLineSeries*> methodSeries_;
-    SnapshotPtr pinned_;
-    QString pinnedSettings_;
-    std::vector<Curve> pinnedCurves_;
+    double smoothing_ = 0.0;
+    QDoubleSpinBox* smooth_;
+    QList<QLineSeries*> rawSeries_;
+    std::vector<Pin> pins_;
+    int nextPin_ = 1;
+    std::vector<Curve> pinnedCurves_;  // every pin's, flattened as pinnedSeries_
     QList<QLineSeries*> pinnedSeries_;
     QLineSeries* uniformGuess_ = nullptr;
     double uniformGuessLoss_ = 0.0;  // log V of the snapshot's corpus; 0 when none
     bool zoomed_ = false;
     bool settingRanges_ = false;  // the chart sets its own ranges: not a zoom
     QToolButton* pin_;
+    QComboBox* pinList_;
+    QToolButton* unpin_;
     QToolButton* resetZoom_;
     QLabel* readout_;
     QGraphicsEllipseItem* marker_;
+    QGraphicsLineItem* guide_;
 };
+
+// TensorBoard's smoothing: s_t = w·s_{t−1} + (1 − w)·x_t from s_0 = 0, drawn debiased as
+// s_t / (1 − w^t), t counting the points since the start. A NaN or infinite value is kept as it
+// is and starts the average afresh after it (nothing is averaged across it). w ≤ 0: the points.
+std::vector<QPointF> smoothEma(const std::vector<QPointF>& points, double weight);
 
 // Keeps at most about `maxPoints` points: per bucket of x the first, min, max and last points,
 // so spikes and the curve's envelope survive.

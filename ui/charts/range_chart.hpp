@@ -41,6 +41,8 @@ class RangeChart : public QWidget {
     // CSV's method column.
     void setExportTitle(const QString& title) { exportTitle_ = title; }
     QString exportTitle() const { return exportTitle_; }
+    // The plot (cells) rectangle as drawn now, in widget coordinates.
+    QRectF plotRect() const { return plotArea(); }
 
   signals:
     void visibleRangeChanged(double first, double last);

@@ -176,7 +176,8 @@ Layout StalenessHeatmap::Impl::layout(const QSizeF& size, const QFontMetricsF& f
         fm.horizontalAdvance(QStringLiteral("block %1").arg(std::max(blocks, 10))) + 14;
     const double barLabels =
         fm.horizontalAdvance(QString::number(std::max<long long>(largest, 100))) + 8;
-    const double right = 10 + 14 + 4 + barLabels;
+    // The bar, its tick labels and its title (written upwards, one line wide).
+    const double right = 10 + 14 + 4 + barLabels + std::ceil(line) + 4;
     const double bottom = 2 * line + 10;
     // Whole logical pixels, so the cell image maps 1:1 onto device pixels.
     Layout l;
@@ -467,6 +468,19 @@ void StalenessHeatmap::Impl::paintColourBar(QPainter& p, const Layout& l,
         p.drawText(QRectF(bar.right() + 5, y - fm.height() / 2, 200, fm.height()),
                    Qt::AlignLeft | Qt::AlignVCenter, QString::number(static_cast<long long>(v)));
     }
+    // The title, upwards along the bar, beyond its widest tick label.
+    const double labelsWidth =
+        fm.horizontalAdvance(QString::number(std::max<long long>(largest, 100))) + 8;
+    // The whole title, or "delay" where the bar is too short for it (never an elided word).
+    QString title = colourBarTitle();
+    if (fm.horizontalAdvance(title) > bar.height()) title = QStringLiteral("delay");
+    if (fm.horizontalAdvance(title) > bar.height()) title.clear();
+    p.save();
+    p.translate(bar.right() + 4 + labelsWidth, bar.center().y());
+    p.rotate(-90);
+    p.drawText(QRectF(-bar.height() / 2, 0, bar.height(), fm.height() + 2),
+               Qt::AlignHCenter | Qt::AlignTop, title);
+    p.restore();
     // The steady-state maximum S^2 - S/2, for comparison with the colours.
     const auto formula = static_cast<double>(pipeDreamMaxDelayFormula(blocks));
     if (formula <= top) {
@@ -478,6 +492,10 @@ void StalenessHeatmap::Impl::paintColourBar(QPainter& p, const Layout& l,
 }
 
 // ---------------------------------------------------------------------------------------------
+
+QString StalenessHeatmap::colourBarTitle() {
+    return QStringLiteral("delay (block updates)");
+}
 
 StalenessHeatmap::StalenessHeatmap(QWidget* parent)
     : RangeChart(kMinVisibleUpdates, QStringLiteral("PipeLens staleness heatmap"), parent),

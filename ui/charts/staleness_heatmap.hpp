@@ -45,6 +45,9 @@ class StalenessHeatmap : public RangeChart {
     double formulaMax() const;  // NaN when the formula is not the schedule's own
     // The header line(s) as drawn: the measured maximum (with what it covers) and the mean.
     QString statsText() const;
+    // The colour bar's title, with its unit: delays count block updates (SPEC §3: the updates
+    // made between a block's read and the update that uses it).
+    static QString colourBarTitle();
     // The blocks whose row is labelled, rows `rowHeight` apart, labels `textHeight` tall: from
     // block 1, evenly spaced.
     static std::vector<int> labelledBlocks(int blocks, double rowHeight, double textHeight);

@@ -81,6 +81,58 @@ void SweepChart::setBanner(const QString& text) {
     update();
 }
 
+void SweepChart::setOpenPoint(int point, const QString& note) {
+    if (point == openPoint_ && note == openNote_) return;
+    openPoint_ = point;
+    openNote_ = note;
+    update();
+}
+
+bool SweepChart::openPointShown() const {
+    if (!hasPlot_ || openPoint_ < 0) return false;
+    for (const SweepPlotSeries& s : plot_.series) {
+        for (const SweepPlotPoint& q : s.points) {
+            if (static_cast<int>(q.point) == openPoint_ && q.finite) return true;
+        }
+    }
+    return false;
+}
+
+QStringList SweepChart::bannerLines(int width) const {
+    if (banner_.isEmpty()) return {};
+    const QFontMetrics fm(font());
+    // The box spans at most the widget less 10 px each side, its text 6 px inside the box.
+    const int room = std::max(40, (width < 0 ? this->width() : width) - 20 - 12);
+    QStringList lines;
+    QString line;
+    for (const QString& word : banner_.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        const QString longer = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
+        if (!line.isEmpty() && fm.horizontalAdvance(longer) > room) {
+            lines << line;
+            line = word;
+        } else {
+            line = longer;
+        }
+    }
+    if (!line.isEmpty()) lines << line;
+    return lines;
+}
+
+double SweepChart::bannerHeight(int width) const {
+    const auto lines = static_cast<double>(std::max<qsizetype>(1, bannerLines(width).size()));
+    return lines * QFontMetrics(font()).height() + 10.0;
+}
+
+QStringList SweepChart::legendTexts() const {
+    QStringList texts;
+    const Frame f = frame(size());
+    const QFontMetrics fm(font());
+    for (const LegendEntry& e :
+         legendLayout(f.plot.left(), f.plot.bottom() + 2.0 * fm.height() + 16.0, f.plot.width()))
+        texts << e.text;
+    return texts;
+}
+
 double SweepChart::Frame::mapX(double v, bool log) const {
     const double t = ((log ? std::log10(v) : v) - xLo) / (xHi - xLo);
     return plot.left() + t * plot.width();
@@ -107,6 +159,13 @@ std::vector<SweepChart::LegendEntry> SweepChart::legendLayout(double left, doubl
         entries.push_back({QRectF(x, y, w, fm.height()), text});
         x += w + 14;
     }
+    // The ringed point's note, on a line of its own.
+    if (openPointShown()) {
+        if (!entries.empty()) y += fm.height() + 4;
+        entries.push_back(
+            {QRectF(left, y, std::min(width, 30.0 + fm.horizontalAdvance(openNote_)), fm.height()),
+             openNote_});
+    }
     return entries;
 }
 
@@ -118,8 +177,9 @@ SweepChart::Frame SweepChart::frame(const QSize& size) const {
     const double legendHeight = legend.empty() ? 0.0 : legend.back().box.bottom() + 6.0;
     // Under the plot: tick labels, the axis title, then the legend.
     const double below = 2.0 * QFontMetrics(font()).height() + 16.0 + legendHeight;
-    // Above: room for the banner (the top tick label sits half a line above the plot).
-    const double top = QFontMetrics(font()).height() + 24.0;
+    // Above: room for the banner, on as many lines as it takes (the top tick label sits half a
+    // line above the plot).
+    const double top = bannerHeight(size.width()) + 14.0;
     f.plot = QRectF(left, top, width, std::max(40.0, size.height() - top - below));
     if (plot_.logX) {
         f.xLo = std::log10(plot_.xMin) - 0.08;
@@ -219,8 +279,9 @@ QColor SweepChart::seriesColour(std::size_t s) const {
 
 void SweepChart::paintSeries(QPainter& p, const Frame& f) const {
     p.save();
-    p.setClipRect(f.plot.adjusted(-kMarkerRadius - 1, -kMarkerRadius - 1, kMarkerRadius + 1,
-                                  kMarkerRadius + 1));
+    // Room for a marker, and the open point's ring, on the plot's edges.
+    const double margin = kMarkerRadius + 5.5;
+    p.setClipRect(f.plot.adjusted(-margin, -margin, margin, margin));
     for (std::size_t s = 0; s < plot_.series.size(); ++s) {
         const QColor colour = seriesColour(s);
         const SweepPlotSeries& series = plot_.series[s];
@@ -266,6 +327,12 @@ void SweepChart::paintSeries(QPainter& p, const Frame& f) const {
             p.setBrush(q.allDiverged ? QColor(Qt::white) : colour);
             if (q.allDiverged) p.setPen(QPen(colour, 1.6));  // hollow: no γ of the grid was usable
             p.drawEllipse(at, kMarkerRadius, kMarkerRadius);
+            if (static_cast<int>(q.point) == openPoint_) {
+                // The run the other views show: a dark ring around its marker.
+                p.setPen(QPen(QColor(20, 20, 20), 1.6));
+                p.setBrush(Qt::NoBrush);
+                p.drawEllipse(at, kMarkerRadius + 3.5, kMarkerRadius + 3.5);
+            }
         }
     }
     p.restore();
@@ -275,8 +342,20 @@ void SweepChart::paintLegend(QPainter& p, const std::vector<LegendEntry>& entrie
     const QFontMetrics fm(p.font());
     for (std::size_t s = 0; s < entries.size(); ++s) {
         const QRectF& box = entries[s].box;
-        const QColor colour = seriesColour(s);
         const double y = box.center().y();
+        if (s >= plot_.series.size()) {
+            // The open point's note: a ring as on the plot.
+            p.setPen(QPen(QColor(20, 20, 20), 1.6));
+            p.setBrush(Qt::NoBrush);
+            p.drawEllipse(QPointF(box.left() + 10, y), kMarkerRadius + 3.5, kMarkerRadius + 3.5);
+            p.setPen(QColor(30, 30, 30));
+            p.drawText(
+                QRectF(box.left() + 26, box.top(), box.width() - 26, box.height()),
+                Qt::AlignLeft | Qt::AlignVCenter,
+                fm.elidedText(entries[s].text, Qt::ElideRight, static_cast<int>(box.width() - 26)));
+            continue;
+        }
+        const QColor colour = seriesColour(s);
         p.setPen(QPen(colour, 2.0));
         p.drawLine(QPointF(box.left(), y), QPointF(box.left() + 20, y));
         p.setBrush(colour);
@@ -308,17 +387,25 @@ void SweepChart::paint(QPainter& p, const QSize& size) const {
                               tr("No sweep yet: pick an axis and its values, then Run sweep"));
     }
     if (!banner_.isEmpty()) {
+        // Whole words on as many lines as the width needs: never elided.
         const QFontMetrics fm(p.font());
-        const double w = std::min<double>(fm.horizontalAdvance(banner_) + 24, size.width() - 20);
+        const QStringList lines = bannerLines(size.width());
+        double widest = 0;
+        for (const QString& line : lines)
+            widest = std::max<double>(widest, fm.horizontalAdvance(line));
+        const double w = std::min<double>(widest + 24, size.width() - 20);
         const double x =
             std::clamp(f.plot.center().x() - w / 2, 10.0, std::max(10.0, size.width() - w - 10.0));
-        const QRectF box(x, 4, w, fm.height() + 10);
+        const QRectF box(x, 4, w, bannerHeight(size.width()));
         p.setPen(current_ ? QColor(0, 114, 178) : QColor(170, 80, 0));
         p.setBrush(current_ ? QColor(232, 243, 251) : QColor(253, 240, 222));
         p.drawRoundedRect(box, 4, 4);
         p.setPen(QColor(30, 30, 30));
-        p.drawText(box, Qt::AlignCenter,
-                   fm.elidedText(banner_, Qt::ElideRight, static_cast<int>(w - 12)));
+        for (int i = 0; i < lines.size(); ++i) {
+            p.drawText(
+                QRectF(box.left(), box.top() + 5 + i * fm.height(), box.width(), fm.height()),
+                Qt::AlignCenter, lines[i]);
+        }
     }
 }
 

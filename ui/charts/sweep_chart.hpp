@@ -5,6 +5,7 @@
 // the value and the γ its rule chose; clicking it asks for that point's run. A banner says when
 // the chart waits for points or shows results that are out of date (then dimmed).
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 #include <optional>
 #include <vector>
@@ -26,6 +27,17 @@ class SweepChart : public QWidget {
     // A line over the plot ("Waiting for the first point…", "Out of date: …"); empty: none.
     void setBanner(const QString& text);
     QString banner() const { return banner_; }
+    // The banner as drawn at `width` (the widget's by default): whole words on as many lines as
+    // it needs, never elided.
+    QStringList bannerLines(int width = -1) const;
+
+    // The point (index in the sweep) whose run the other views show, ringed on every series
+    // and named in the legend by `note` ("ringed: δ = 30, the run the other views show");
+    // -1: none.
+    void setOpenPoint(int point, const QString& note);
+    int openPoint() const { return openPoint_; }
+    // The legend's entries as drawn at the widget's size (the series' labels, then the note).
+    QStringList legendTexts() const;
 
     // Where a marker is drawn (widget coordinates); nullopt if it is not drawn.
     std::optional<QPointF> markerPosition(std::size_t series, std::size_t point) const;
@@ -74,6 +86,11 @@ class SweepChart : public QWidget {
     bool hasPlot_ = false;
     bool current_ = true;
     QString banner_;
+    int openPoint_ = -1;
+    QString openNote_;
+    // Whether some series has a finished point `openPoint_` (then it is ringed and noted).
+    bool openPointShown() const;
+    double bannerHeight(int width) const;
 };
 
 }  // namespace pipelens::ui

@@ -77,7 +77,7 @@ Preset loadPreset(const QString& id) {
         const nlohmann::json j = nlohmann::json::parse(json.toStdString());
         if (j.contains("axis")) {
             p.sweep = SweepSpec::fromJson(j);
-            p.config = p.sweep->pointConfig(0);
+            p.config = p.sweep->overlayConfig().value_or(p.sweep->pointConfig(0));
             p.metric = findEntry(id)->metric;
         } else {
             p.config = ExperimentConfig::fromJson(j);

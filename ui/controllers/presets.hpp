@@ -17,8 +17,10 @@ namespace pipelens::ui {
 struct Preset {
     QString id;
     QString title;
-    QString lesson;                              // Markdown
-    ExperimentConfig config;                     // the experiment (a sweep's: its first point)
+    QString lesson;  // Markdown
+    // The experiment the window runs: a sweep's first point, or for a sweep over δ one run with
+    // PipeDream and RPD at every δ of the axis (the paper's E2 figure in the loss chart).
+    ExperimentConfig config;
     std::optional<SweepSpec> sweep;              // set for the presets that open as sweeps
     SweepMetric metric = SweepMetric::FinalGap;  // what a sweep preset plots (E4: final f)
 };

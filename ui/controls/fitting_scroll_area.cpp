@@ -10,14 +10,19 @@ FittingScrollArea::FittingScrollArea(QWidget* content, Qt::Orientation scrolls, 
     setWidget(content);
     setWidgetResizable(true);
     setFrameShape(QFrame::NoFrame);
-    if (scrolls == Qt::Vertical) {
-        setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    } else {
-        setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    }
+    setScrolls(scrolls);
     content->installEventFilter(this);
     // A content without a layout of its own (a label) asks its parent, the viewport.
     viewport()->installEventFilter(this);
+}
+
+void FittingScrollArea::setScrolls(Qt::Orientation scrolls) {
+    scrolls_ = scrolls;
+    setHorizontalScrollBarPolicy(scrolls == Qt::Vertical ? Qt::ScrollBarAlwaysOff
+                                                         : Qt::ScrollBarAsNeeded);
+    setVerticalScrollBarPolicy(scrolls == Qt::Vertical ? Qt::ScrollBarAsNeeded
+                                                       : Qt::ScrollBarAlwaysOff);
+    updateGeometry();
 }
 
 QSize FittingScrollArea::minimumSizeHint() const {

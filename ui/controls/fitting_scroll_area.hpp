@@ -12,6 +12,10 @@ class FittingScrollArea : public QScrollArea {
   public:
     FittingScrollArea(QWidget* content, Qt::Orientation scrolls, QWidget* parent = nullptr);
 
+    // Scroll along the other axis from now on (a strip moved from a row into a tab).
+    void setScrolls(Qt::Orientation scrolls);
+    Qt::Orientation scrolls() const { return scrolls_; }
+
     QSize minimumSizeHint() const override;
     QSize sizeHint() const override;
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "app_info.hpp"
+#include "charts/comparison_gantt.hpp"
 #include "charts/figure_strip.hpp"
 #include "charts/gantt_chart.hpp"
 #include "charts/loss_chart.hpp"
@@ -180,6 +181,34 @@ std::vector<RunFigure> writeRunFigures(const ExperimentResult& result, double se
                                " slots; where cells are narrower than a pixel a column shows the "
                                "mix of forward, backward and idle it covers."});
         gantt->setVisibleRange(first, last);
+    }
+    // Two or more pipelines: their timelines stacked on one slot axis, at the start-up.
+    ComparisonGantt* compare = window.comparisonGantt();
+    if (compare->groupCount() >= 2) {
+        int lanes = 0;
+        std::string numbers;
+        for (int g = 0; g < compare->groupCount(); ++g) {
+            const auto& timeline =
+                result.methods[static_cast<std::size_t>(compare->groupMethod(g))].result.timeline;
+            lanes += timeline ? timeline->params.stages : 0;
+            if (g > 0) numbers += "; ";
+            numbers.append(compare->groupLabel(g).toStdString())
+                .append(": ")
+                .append(compare->groupStatsText(g).toStdString());
+        }
+        const QSize size(1400,
+                         std::clamp(120 + 30 * compare->groupCount() + 20 * lanes, 300, 1400));
+        compare->showStartUp();
+        check(compare->exportPng(path("compare.png"), 1.0, &error, size), error, "compare.png");
+        std::string caption =
+            "The pipeline methods' timelines stacked on one slot axis (the first " +
+            std::to_string(compare->startUpSlots()) +
+            " slots), one lane group (its stages) per method. Bubble: idle stage-slots / (S × "
+            "the method's slots); peak: the most weight copies stashed at once on one stage. " +
+            numbers + ".";
+        if (!compare->noteText().isEmpty())
+            caption += " " + compare->noteText().toStdString() + ".";
+        figures.push_back({"compare.png", "Pipelines compared", caption});
     }
     if (window.heatmapMethodIndex() >= 0) {
         check(window.heatmap()->exportPng(path("heatmap.png"), 2.0, &error), error, "heatmap.png");

@@ -20,9 +20,10 @@ struct RunFigure {
 };
 
 // Draws the figures of `result` into `folder` (gantt.png at its opening view, gantt-all.png,
-// heatmap.png, loss.png, figures.png, window.png; a chart with nothing to show is left out) and
-// writes index.html. Throws IoError when a file cannot be written, ConfigError when the run's
-// config is refused by the window. Returns the figures written.
+// compare.png when two or more methods have timelines, heatmap.png, loss.png, figures.png,
+// window.png; a chart with nothing to show is left out) and writes index.html. Throws IoError when
+// a file cannot be written, ConfigError when the run's config is refused by the window. Returns the
+// figures written.
 std::vector<RunFigure> writeRunFigures(const ExperimentResult& result, double seconds,
                                        const std::filesystem::path& folder);
 
