@@ -29,6 +29,7 @@ class ComparisonGantt;
 class ControlsPanel;
 class ElidingLabel;
 class ExperimentController;
+class FittingScrollArea;
 class FigureStrip;
 class GanttChart;
 class LossChart;
@@ -183,8 +184,8 @@ class MainWindow : public QMainWindow {
     QTextBrowser* lesson_ = nullptr;
     QSplitter* vertical_ = nullptr;
     QSplitter* middle_ = nullptr;
-    QTabWidget* besideLoss_ = nullptr;  // the heatmap and, asked for, the theorem chart
-    QWidget* stripArea_ = nullptr;      // the figure strip's scroll area
+    QTabWidget* besideLoss_ = nullptr;        // the heatmap and, asked for, the theorem chart
+    FittingScrollArea* stripArea_ = nullptr;  // the figure strip's scroll area
     QAction* chartsOnly_ = nullptr;
     QList<QDockWidget*> foldedDocks_;  // the panels "Charts only" folded away
     ElidingLabel* runState_ = nullptr;

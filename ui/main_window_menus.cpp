@@ -187,44 +187,32 @@ void MainWindow::rebuildRecentMenu() {
 
 bool MainWindow::exportView(const QString& what, const QString& format, const QString& path,
                             double scale, QString* error) {
-    bool ok = false;
-    if (what == "window") {
-        ok = exportWindow(path, scale, error);
-    } else if (what == "gantt") {
-        ok = format == "png"   ? gantt_->exportPng(path, scale, error)
-             : format == "svg" ? gantt_->exportSvg(path, error)
-                               : gantt_->exportCsv(path, error);
-    } else if (what == "compare") {
+    // Every view exports the same three ways: PNG at `scale`, SVG, CSV.
+    auto byFormat = [&](auto* view) {
+        return format == "png"   ? view->exportPng(path, scale, error)
+               : format == "svg" ? view->exportSvg(path, error)
+                                 : view->exportCsv(path, error);
+    };
+    if (what == "window") return exportWindow(path, scale, error);
+    if (what == "gantt") return byFormat(gantt_);
+    if (what == "compare") {
         // Tall enough for every method's lanes even where the Pipeline area is short; a hidden
         // chart (one method shown) takes the area's size first.
         const QSize size(pipelineStack_->width(),
                          std::max(pipelineStack_->height(), compare_->sizeHint().height()));
         if (!compare_->isVisible()) compare_->resize(size);
-        ok = format == "png"   ? compare_->exportPng(path, scale, error, size)
-             : format == "svg" ? compare_->exportSvg(path, error)
-                               : compare_->exportCsv(path, error);
-    } else if (what == "heatmap") {
-        ok = format == "png"   ? heatmap_->exportPng(path, scale, error)
-             : format == "svg" ? heatmap_->exportSvg(path, error)
-                               : heatmap_->exportCsv(path, error);
-    } else if (what == "loss") {
-        ok = format == "png"   ? loss_->exportPng(path, scale, error)
-             : format == "svg" ? loss_->exportSvg(path, error)
-                               : loss_->exportCsv(path, error);
-    } else if (what == "theorem") {
-        ok = format == "png"   ? theorem_->exportPng(path, scale, error)
-             : format == "svg" ? theorem_->exportSvg(path, error)
-                               : theorem_->exportCsv(path, error);
-    } else if (what == "sweep") {
-        ok = format == "png"   ? sweep_->chart()->exportPng(path, scale, error)
-             : format == "svg" ? sweep_->chart()->exportSvg(path, error)
-                               : sweep_->exportCsv(path, error);
-    } else {
-        ok = format == "png"   ? figures_->exportPng(path, scale, error)
-             : format == "svg" ? figures_->exportSvg(path, error)
-                               : figures_->exportCsv(path, error);
+        return format == "png" ? compare_->exportPng(path, scale, error, size) : byFormat(compare_);
     }
-    return ok;
+    if (what == "heatmap") return byFormat(heatmap_);
+    if (what == "loss") return byFormat(loss_);
+    if (what == "theorem") return byFormat(theorem_);
+    if (what == "sweep") {
+        // The sweep's CSV is the view's (every point); its chart draws PNG and SVG.
+        return format == "png"   ? sweep_->chart()->exportPng(path, scale, error)
+               : format == "svg" ? sweep_->chart()->exportSvg(path, error)
+                                 : sweep_->exportCsv(path, error);
+    }
+    return byFormat(figures_);
 }
 
 void MainWindow::exportChart(const QString& what, const QString& format) {

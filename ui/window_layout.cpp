@@ -95,7 +95,7 @@ void MainWindow::arrangeCharts() {
     // On its tab the strip is a grid of as many whole figures a row as the width holds, rows
     // scrolling; under the charts it is one row scrolling sideways.
     figures_->setWrapped(tabbed);
-    static_cast<FittingScrollArea*>(stripArea_)->setScrolls(tabbed ? Qt::Vertical : Qt::Horizontal);
+    stripArea_->setScrolls(tabbed ? Qt::Vertical : Qt::Horizontal);
     // Side by side the charts ask for more width than a small window has; the window must not
     // hold on to that minimum (it would refuse to shrink, and the switch to tabs would never
     // come). Side by side the central area asks for no more than the tabs need; tabbed, for

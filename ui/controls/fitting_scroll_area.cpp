@@ -17,11 +17,17 @@ FittingScrollArea::FittingScrollArea(QWidget* content, Qt::Orientation scrolls, 
 }
 
 void FittingScrollArea::setScrolls(Qt::Orientation scrolls) {
+    const Qt::ScrollBarPolicy across =
+        scrolls == Qt::Vertical ? Qt::ScrollBarAlwaysOff : Qt::ScrollBarAsNeeded;
+    const Qt::ScrollBarPolicy along =
+        scrolls == Qt::Vertical ? Qt::ScrollBarAsNeeded : Qt::ScrollBarAlwaysOff;
+    // Asked again on every resize of the window: only a change re-lays anything out.
+    if (scrolls == scrolls_ && horizontalScrollBarPolicy() == across &&
+        verticalScrollBarPolicy() == along)
+        return;
     scrolls_ = scrolls;
-    setHorizontalScrollBarPolicy(scrolls == Qt::Vertical ? Qt::ScrollBarAlwaysOff
-                                                         : Qt::ScrollBarAsNeeded);
-    setVerticalScrollBarPolicy(scrolls == Qt::Vertical ? Qt::ScrollBarAsNeeded
-                                                       : Qt::ScrollBarAlwaysOff);
+    setHorizontalScrollBarPolicy(across);
+    setVerticalScrollBarPolicy(along);
     updateGeometry();
 }
 
