@@ -28,19 +28,14 @@ namespace {
                    "choose a smaller condition_number");
 }
 
-// n x k matrix with orthonormal columns: Q of the QR of a Gaussian matrix, column signs fixed
-// by R's diagonal so the result is Haar-distributed and does not depend on QR conventions.
+// n x k matrix with orthonormal columns: the reduced Q of the QR of normal(size=(n, k)), as
+// numpy.linalg.qr returns it. No column signs are fixed afterwards: Eigen's HouseholderQR takes
+// LAPACK's Householder convention (beta = -sign(alpha) ||x||, so R's diagonal may be negative),
+// and its Q equals LAPACK's dgeqrf/dorgqr Q to rounding (checked against NumPy by
+// tests/core/tst_authors_data.cpp).
 Eigen::MatrixXd randomOrthonormal(NumpyRandom& rng, Eigen::Index n, Eigen::Index k) {
-    Eigen::MatrixXd G = rng.normalMatrix(n, k);
-    Eigen::HouseholderQR<Eigen::MatrixXd> qr(G);
-    Eigen::MatrixXd Q = qr.householderQ() * Eigen::MatrixXd::Identity(n, k);
-    const Eigen::MatrixXd& R = qr.matrixQR();
-    for (Eigen::Index j = 0; j < k; ++j) {
-        if (R(j, j) < 0.0) {
-            Q.col(j) *= -1.0;
-        }
-    }
-    return Q;
+    const Eigen::HouseholderQR<Eigen::MatrixXd> qr(rng.normalMatrix(n, k));
+    return qr.householderQ() * Eigen::MatrixXd::Identity(n, k);
 }
 
 // y += sigma * normal(n), as the authors add label noise; sigma = 0 draws nothing.
@@ -145,14 +140,15 @@ Dataset makeSynthetic(const SyntheticSpec& spec) {
             description << ", X ~ N(0,1), y ~ Bernoulli(sigmoid(X w_true))";
         }
     } else if (spec.kind == "simple") {
+        // The authors' order: U's Gaussian matrix, then V's, then w_true, then the label noise.
         const Eigen::Index r = std::min(n, d);
-        Eigen::VectorXd wTrue = rng.normalVector(d);
         Eigen::MatrixXd U = randomOrthonormal(rng, n, r);
         Eigen::MatrixXd V = randomOrthonormal(rng, d, r);
         // Gram eigenvalues evenly spaced on [1, r], i.e. 1, 2, ..., r.
         Eigen::VectorXd lambda = Eigen::VectorXd::LinSpaced(r, 1.0, static_cast<double>(r));
         data.X =
             std::sqrt(static_cast<double>(n)) * U * lambda.cwiseSqrt().asDiagonal() * V.transpose();
+        Eigen::VectorXd wTrue = rng.normalVector(d);
         data.y = data.X * wTrue;
         addLabelNoise(rng, data.y, spec.labelNoise);
         description << ", X^T X / n has eigenvalues 1, 2, ..., " << r << ", y = X w_true";
@@ -172,11 +168,12 @@ Dataset makeSynthetic(const SyntheticSpec& spec) {
             if (spec.conditionNumber > 0.0) rejectConditionNumber(spec, mu);
             rejectSpec("mu", formatNumber(mu), "a value for which T + mu I is positive definite");
         }
-        Eigen::VectorXd wTrue = rng.normalVector(d);
+        // The authors' order: Q's Gaussian matrix, then w_true, then the label noise.
         Eigen::MatrixXd Q = randomOrthonormal(rng, n, d);
         Eigen::MatrixXd L = llt.matrixL();
         // X^T X / n = L Q^T Q L^T = A.
         data.X = std::sqrt(static_cast<double>(n)) * Q * L.transpose();
+        Eigen::VectorXd wTrue = rng.normalVector(d);
         data.y = data.X * wTrue;
         addLabelNoise(rng, data.y, spec.labelNoise);
         double lo = tridiagonalEigenvalue(spec.dim, 1) + mu;

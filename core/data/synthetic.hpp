@@ -22,8 +22,10 @@ struct SyntheticSpec {
 // Validates the spec (ConfigError naming the field, its value and what is allowed) and draws the
 // data set from NumpyRandom(seed). random and logistic draw exactly as the authors' code does
 // (SPEC section 6, "Which generator draws what"), so a seed gives their data: X = normal((n, d))
-// row by row, then w_true = normal(d), then the labels. simple and tridiagonal draw w_true, then
-// the Gaussian matrices behind their orthonormal factors.
+// row by row, then w_true = normal(d), then the labels. simple and tridiagonal follow the
+// authors' generator too, to rounding: first the Gaussian matrices behind their orthonormal
+// factors (simple: U's, then V's), each factor the Q of a Householder QR with LAPACK's column
+// signs, then w_true, then the label noise.
 Dataset makeSynthetic(const SyntheticSpec& spec);
 
 // Eigenvalues of the d x d tridiagonal T (2 on the diagonal, -1 beside it), ascending:
