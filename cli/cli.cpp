@@ -130,6 +130,13 @@ Options:
   --device D         override the config: OpenCL device index or name
   --threads N        worker threads (default: one per core); a language model gives each
                      method threads/methods of them for its ops (results do not depend on it)
+  --step-rule RULE   the rule of every method whose step size is a grid: best_final, stable,
+                     stable:PRESET (lm_script or notebook) or a JSON object such as
+                     '{"kind": "stable", "preset": "notebook", "tail_frac": 0.01}'
+                     (docs/config.md)
+  --budget-rule R    override the config's budget.rule: fit (the largest N whose run fits
+                     in the slot budget), truncate (a longer run cut at the budget) or reach
+                     (the smallest N whose run lasts at least the budget, run whole)
   --figures          also draw the run's figures into DIR with the desktop app's charts (no
                      display needed): gantt.png (the start-up, cells numbered), gantt-all.png,
                      heatmap.png, loss.png, figures.png, window.png, and index.html showing them
@@ -141,7 +148,7 @@ const char* kSweepHelp = R"(Usage: pipelens-cli sweep SWEEP.json --out DIR [--re
 
 Runs the sweep's experiment once per value of its axis (stages, delta, local_steps, replicas,
 noam, gradient_noise, step_size, rows or dim), each method's step size chosen by its rule
-(best_final or stable) over the seeds. Points run in parallel; each finished point is written
+(best_final or stable with its thresholds) over the seeds. Points run in parallel; each finished point is written
 at once to DIR/points/point-NNNN.json, and DIR/summary.csv and DIR/summary.json list the chosen
 step and the final values (mean and sd over seeds) per point and method (see docs/sweeps.md).
 Ctrl-C stops between runs keeping every finished point; --resume continues the sweep in DIR,
@@ -157,6 +164,10 @@ Options:
   --backend B        override the experiment: auto, cpu or opencl
   --device D         override the experiment: OpenCL device index or name
   --threads N        worker threads (default: one per core; not used under mpirun)
+  --step-rule RULE   as the sweep's step_rule, over it: best_final, stable, stable:PRESET
+                     (lm_script or notebook) or a JSON object (docs/config.md)
+  --budget-rule R    override the experiment's budget.rule: fit, truncate or reach
+                     (docs/config.md)
   --quiet            print nothing but errors
 )";
 
@@ -569,6 +580,14 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err, const RunFigureW
     const std::string folder = prepareResultsFolder(a.get("out"));
     ExperimentConfig config = cmdline::experimentOf(a, "run");
     applyBackendOptions(a, config);
+    if (a.has("step-rule")) {
+        // Every method whose step size is a grid takes the rule (as a sweep's step_rule).
+        const StepRuleSpec rule = parseStepRuleOption(a.get("step-rule"));
+        for (MethodSpec& m : config.methods) {
+            if (m.step.grid) m.step.rule = rule;
+        }
+        config.validate();
+    }
     const int threads = a.integer("threads", 0, 0, 256);
     const bool quiet = a.has("quiet");
     std::vector<std::string> notices;
@@ -611,6 +630,16 @@ SweepCommand parseSweepCommand(const Args& a) {
     c.specPath = a.positional()[0];
     c.spec = SweepSpec::fromFile(c.specPath);
     applyBackendOptions(a, c.spec.experiment);
+    if (a.has("budget-rule")) {
+        c.budgetRule = a.get("budget-rule");
+        cmdline::applyBudgetRuleOption(a, c.spec.experiment);
+        c.spec.validate();
+    }
+    if (a.has("step-rule")) {
+        c.stepRule = a.get("step-rule");
+        c.spec.stepRule = parseStepRuleOption(c.stepRule);
+        c.spec.validate();
+    }
     c.threads = a.integer("threads", 0, 0, 256);
     c.quiet = a.has("quiet");
     c.resume = a.has("resume");

@@ -2,6 +2,10 @@
 
 #include <string_view>
 
+#include "errors.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/config/object_reader.hpp"
+
 namespace pipelens {
 BackendChoice selectSweepBackend(const SweepSpec& spec, std::vector<std::string>& notices) {
     std::size_t probe = 0;
@@ -35,8 +39,30 @@ std::string shellWord(std::string_view s) {
 }  // namespace
 
 std::string sweepResumeCommand(const SweepCommand& command) {
-    return "pipelens-cli sweep " + shellWord(command.specPath) + " --out " +
-           shellWord(command.outDir) + " --resume";
+    std::string s = "pipelens-cli sweep " + shellWord(command.specPath) + " --out " +
+                    shellWord(command.outDir) + " --resume";
+    if (!command.stepRule.empty()) s += " --step-rule " + shellWord(command.stepRule);
+    if (!command.budgetRule.empty()) s += " --budget-rule " + shellWord(command.budgetRule);
+    return s;
+}
+
+StepRuleSpec parseStepRuleOption(const std::string& text) {
+    const std::string field = "--step-rule";
+    if (!text.empty() && text.front() == '{') {
+        return parseStepRuleSpec(parseConfigText(text, field), field);
+    }
+    const std::size_t colon = text.find(':');
+    const std::string kind = text.substr(0, colon);
+    if (kind != "best_final" && kind != "stable") {
+        throw ConfigError(field + " = " + showConfigValue(nlohmann::json(text)) +
+                          " is not allowed: best_final, stable, stable:PRESET (PRESET one of "
+                          "lm_script, notebook) or a JSON object {\"kind\": \"stable\", ...}");
+    }
+    nlohmann::json rule = kind;
+    if (colon != std::string::npos) {
+        rule = {{"kind", kind}, {"preset", text.substr(colon + 1)}};
+    }
+    return parseStepRuleSpec(rule, field);
 }
 
 void printSweepResumeHint(const SweepCommand& command, std::ostream& err) {

@@ -153,9 +153,9 @@ void SweepView::openSweep(const SweepSpec& spec, SweepMetric metric, bool start)
         axis_->setCurrentIndex(axis_->findData(QString::fromStdString(sweepAxisName(spec.axis))));
         values_->setText(valuesText(spec.values));
         seeds_->setValue(spec.seeds);
-        rule_->setCurrentIndex(
-            spec.stepRule ? rule_->findData(QString::fromStdString(stepRuleName(*spec.stepRule)))
-                          : 0);
+        rule_->setCurrentIndex(spec.stepRule ? rule_->findData(QString::fromStdString(
+                                                   stepRuleName(spec.stepRule->kind)))
+                                             : 0);
         metric_->setCurrentIndex(
             metric_->findData(QString::fromStdString(sweepMetricName(metric))));
     }
@@ -187,7 +187,14 @@ std::optional<SweepSpec> SweepView::pendingSpec(QString* error) const {
         s.values = parseAxisValues(values_->text().toStdString());
         s.seeds = seeds_->value();
         const QString rule = rule_->currentData().toString();
-        if (!rule.isEmpty()) s.stepRule = parseStepRule(rule.toStdString());
+        if (!rule.isEmpty()) {
+            // The box names the kind; a sweep opened with thresholds keeps them while its kind
+            // stays picked.
+            s.stepRule = parseStepRuleSpec(nlohmann::json(rule.toStdString()), "step_rule");
+            if (base_ && base_->stepRule && base_->stepRule->kind == s.stepRule->kind) {
+                s.stepRule = base_->stepRule;
+            }
+        }
         s.validate();
         return s;
     } catch (const std::exception& e) {

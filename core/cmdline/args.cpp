@@ -293,17 +293,18 @@ const std::vector<CommandSpec>& commandSpecs() {
                      "",
                      "",
                      {}});
-        s.push_back({"run",
-                     {value("out"), flag("default"), value("backend"), value("device"),
-                      numeric("threads"), flag("figures"), flag("quiet")},
-                     1,
-                     "one config file (or --default)",
-                     "",
-                     "",
-                     {}});
+        s.push_back(
+            {"run",
+             {value("out"), flag("default"), value("backend"), value("device"), numeric("threads"),
+              value("step-rule"), value("budget-rule"), flag("figures"), flag("quiet")},
+             1,
+             "one config file (or --default)",
+             "",
+             "",
+             {}});
         s.push_back({"sweep",
                      {value("out"), flag("resume"), value("backend"), value("device"),
-                      numeric("threads"), flag("quiet")},
+                      numeric("threads"), value("step-rule"), value("budget-rule"), flag("quiet")},
                      1,
                      "one sweep file",
                      "",
@@ -319,21 +320,22 @@ const std::vector<CommandSpec>& commandSpecs() {
         s.push_back({"devices", {flag("json")}, 0, "", "", "", {}});
         s.push_back({"reproduce",
                      {value("out"), flag("quick"), value("corpus", {"E5"}),
-                      flag("paper-step", {"E5"}), numeric("threads"), flag("quiet")},
+                      flag("paper-step", {"E5"}), value("protocol", {"E2", "E3", "E4", "all"}),
+                      numeric("seeds", {"E2", "E4", "all"}), numeric("threads"), flag("quiet")},
                      1,
                      "one experiment: E1, E2, E3, E4, E5 or all",
                      "",
                      "experiment",
                      {"E1", "E2", "E3", "E4", "E5", "all"}});
-        s.push_back(
-            {"animate",
-             {value("out"), flag("default"), value("method"), value("slots"), numeric("fps"),
-              value("size"), value("panels"), numeric("threads"), flag("quiet")},
-             1,
-             "one config file (or --default)",
-             "",
-             "",
-             {}});
+        s.push_back({"animate",
+                     {value("out"), flag("default"), value("method"), value("slots"),
+                      numeric("fps"), value("size"), value("panels"), value("budget-rule"),
+                      numeric("threads"), flag("quiet")},
+                     1,
+                     "one config file (or --default)",
+                     "",
+                     "",
+                     {}});
         return s;
     }();
     return specs;

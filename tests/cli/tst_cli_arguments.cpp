@@ -140,6 +140,56 @@ class TestCliArguments : public QObject {
         QVERIFY(!QFileInfo::exists(path("o")) && !QFileInfo::exists(path("p")));
     }
 
+    // --step-rule (issue 30) replaces the rule of every method whose step size is a grid;
+    // summary.json names it with every threshold. A bad value is refused before any run.
+    void stepRuleOptionReplacesTheGridRule() {
+        const QString cfg = path("grid.json");
+        std::ofstream(cfg.toStdString()) << R"({"name": "g", "stages": 2, "batch_size": 5,
+          "backend": "cpu", "data": {"rows": 20, "dim": 4}, "budget": {"microbatches": 6},
+          "methods": [{"method": "pd", "step_size": {"grid": [-3, -1]}},
+                      {"method": "pd", "step_size": 0.1}]})";
+        const CliResult ok =
+            runCli({"run", cfg, "--out", path("rule"), "--quiet", "--step-rule",
+                    R"({"kind": "stable", "preset": "notebook", "tail_frac": 0.5})"});
+        QVERIFY2(ok.exitCode == 0, qPrintable(ok.err));
+        std::ifstream in(path("rule/summary.json").toStdString());
+        const nlohmann::json summary = nlohmann::json::parse(in);
+        const nlohmann::json& rule = summary.at("methods").at(0).at("step_rule");
+        QCOMPARE(rule.at("kind").get<std::string>(), std::string("stable"));
+        QCOMPARE(rule.at("preset").get<std::string>(), std::string("notebook"));
+        QCOMPARE(rule.at("tail_frac").get<double>(), 0.5);
+        QCOMPARE(rule.at("max_cv").get<double>(), 0.15);
+        QCOMPARE(summary.at("methods").at(0).at("sweep").size(), size_t{3});
+        QVERIFY(summary.at("methods").at(0).at("sweep").at(0).contains("stable"));
+        QVERIFY(!summary.at("methods").at(1).contains("step_rule"));  // a fixed step size
+        const CliResult named = runCli(
+            {"run", cfg, "--out", path("rule2"), "--quiet", "--step-rule", "stable:notebook"});
+        QVERIFY2(named.exitCode == 0, qPrintable(named.err));
+
+        expectRefused(runCli({"run", cfg, "--out", path("r3"), "--step-rule", "steady"}),
+                      {"--step-rule = \"steady\" is not allowed", "stable:PRESET"});
+        expectRefused(runCli({"run", cfg, "--out", path("r3"), "--step-rule", "stable:paper"}),
+                      {"--step-rule.preset = \"paper\" is not allowed: one of lm_script, "
+                       "notebook"});
+        expectRefused(runCli({"run", cfg, "--out", path("r3"), "--step-rule",
+                              R"({"kind": "stable", "max_rise": -1})"}),
+                      {"--step-rule.max_rise = -1 is not allowed: a finite number >= 0"});
+        QVERIFY(!QFileInfo::exists(path("r3")));
+        // The sweep takes it over its step_rule; summary.csv names kind and preset.
+        const QString sweep = path("sweep.json");
+        std::ofstream(sweep.toStdString())
+            << R"({"experiment": "grid.json", "axis": {"name": "stages", "values": [2]}})";
+        expectRefused(runCli({"sweep", sweep, "--out", path("s3"), "--step-rule", "{"}),
+                      {"--step-rule"});
+        const CliResult swept = runCli(
+            {"sweep", sweep, "--out", path("s"), "--quiet", "--step-rule", "stable:notebook"});
+        QVERIFY2(swept.exitCode == 0, qPrintable(swept.err));
+        QFile csv(path("s/summary.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const QString rows = QString(csv.readAll());
+        QVERIFY2(rows.contains(",stable:notebook,") && rows.contains(",fixed,"), qPrintable(rows));
+    }
+
     void commandsRefuseStraysOtherKindsAndTypos() {
         expectRefused(
             runCli({"schedule", "--kind", "pd", "--stages", "2", "--microbatches", "2", "extra"}),
@@ -156,6 +206,61 @@ class TestCliArguments : public QObject {
         const CliResult help = runCli({"help", "run"});
         QCOMPARE(help.exitCode, 0);
         QVERIFY(help.out.contains("--out DIR"));
+    }
+
+    // --budget-rule overrides the config's budget.rule for run, sweep and animate. PD at S = 2
+    // lasts 2N + 2 slots: in 19 slots fit runs N = 8 (18 slots), reach the smallest N reaching
+    // 19, N = 9 (20 slots), whole. A refused value names the option, the value and the rules.
+    void budgetRuleOptionOverridesTheConfig() {
+        nlohmann::json config = ::smallConfig();
+        config["budget"] = {{"slots", 19}};
+        const std::string file = path("slots.json").toStdString();
+        writeFile(file, config.dump());
+        auto summaryOf = [&](const QStringList& extra, const QString& out) {
+            QStringList args = {"run", QString::fromStdString(file), "--out", path(out), "--quiet"};
+            args += extra;
+            const CliResult r = runCli(args);
+            if (r.exitCode != 0) qWarning("%s", qPrintable(r.err));
+            return nlohmann::json::parse(readFile(path(out).toStdString() + "/summary.json"));
+        };
+        const nlohmann::json reach = summaryOf({"--budget-rule", "reach"}, "reach");
+        QCOMPARE(reach["budget_rule"].get<std::string>(), std::string("reach"));
+        QCOMPARE(reach["slot_budget"].get<int>(), 19);
+        const nlohmann::json& pd = reach["methods"][0];
+        QCOMPARE(pd["microbatches"].get<int>(), 9);
+        QCOMPARE(pd["slots_run"].get<int>(), 20);
+        QCOMPARE(pd["microbatches_finished"].get<int>(), 9);
+        QVERIFY(pd["cut_at_slot"].is_null());
+        const nlohmann::json fit = summaryOf({}, "fit");
+        QCOMPARE(fit["budget_rule"].get<std::string>(), std::string("fit"));
+        QCOMPARE(fit["methods"][0]["microbatches"].get<int>(), 8);
+        QCOMPARE(fit["methods"][0]["slots_run"].get<int>(), 18);
+
+        const QStringList why = {"--budget-rule = \"cut\" is not allowed",
+                                 "one of fit, truncate, reach"};
+        expectRefused(runCli({"run", QString::fromStdString(file), "--out", path("bad"),
+                              "--budget-rule", "cut"}),
+                      why);
+        QVERIFY(!QFileInfo::exists(path("bad")));
+        const nlohmann::json sweep = {{"name", "tiny"},
+                                      {"experiment", config},
+                                      {"axis", {{"name", "stages"}, {"values", {2, 3}}}}};
+        const std::string sweepFile = path("sweep.json").toStdString();
+        writeFile(sweepFile, sweep.dump());
+        expectRefused(runCli({"sweep", QString::fromStdString(sweepFile), "--out", path("sw"),
+                              "--budget-rule", "cut"}),
+                      why);
+        QVERIFY(!QFileInfo::exists(path("sw")));
+        // The sweep keeps the rule in its stored sweep.json (so --resume must give it again).
+        const CliResult swept = runCli({"sweep", QString::fromStdString(sweepFile), "--out",
+                                        path("sw"), "--budget-rule", "reach", "--quiet"});
+        QVERIFY2(swept.exitCode == 0, qPrintable(swept.err));
+        const nlohmann::json stored =
+            nlohmann::json::parse(readFile(path("sw").toStdString() + "/sweep.json"));
+        QCOMPARE(stored["experiment"]["budget"]["rule"].get<std::string>(), std::string("reach"));
+        const CliResult animate = runCli({"animate", QString::fromStdString(file), "--out",
+                                          path("a.gif"), "--budget-rule", "cut"});
+        if (!animate.err.contains("this build has none")) expectRefused(animate, why);
     }
 
     void deviceValueIsEscaped() {

@@ -3,8 +3,10 @@
 // field the user set; no int overflow on the way; memory estimated before allocating.
 #include <QtTest>
 
+#include <algorithm>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "core/expect_error.hpp"
 #include "errors.hpp"
@@ -27,6 +29,69 @@ ExperimentConfig config(const json& budget, int stages = 4, const json& extraMet
               {"methods", json::array({{{"method", "pd"}, {"step_size", 0.1}}})}};
     if (!extraMethod.is_null()) j["methods"].push_back(extraMethod);
     return ExperimentConfig::fromJson(j);
+}
+
+// The schedule a method walks, set by hand (not by the planner): PD with NOAM = S, fill-drain
+// with G = S, LocalSGD with R = S and H = 2, sequential SGD as one replica.
+ScheduleParams scheduleByHand(Method method, int stages) {
+    ScheduleParams p;
+    p.stages = stages;
+    if (method == Method::FillDrain) {
+        p.kind = ScheduleKind::FillDrain;
+        p.flushGroup = stages;
+    } else if (method == Method::LocalSgd) {
+        p.kind = ScheduleKind::LocalSgd;
+        p.replicas = stages;
+        p.localSteps = 2;
+    } else if (method == Method::Sgd) {
+        p.kind = ScheduleKind::LocalSgd;
+        p.replicas = 1;
+        p.localSteps = 1 << 29;
+    }
+    return p;
+}
+
+long long lengthWith(ScheduleParams p, int microbatches) {
+    p.microbatches = microbatches;
+    return runLengthSlots(p);
+}
+
+// Trying every count: the largest N whose run fits in `budget` slots, the smallest that reaches it.
+int largestFitByTrying(const ScheduleParams& p, long long budget) {
+    int n = 0;
+    while (lengthWith(p, n + 1) <= budget) ++n;
+    return n;
+}
+int smallestReachByTrying(const ScheduleParams& p, long long budget) {
+    int n = 1;
+    while (lengthWith(p, n) < budget) ++n;
+    return n;
+}
+
+// PD's block updates (backwards) that end inside the first `budget` slots of a long run.
+long long pipeDreamUpdatesWithin(int stages, int budget) {
+    ScheduleParams p = scheduleByHand(Method::PipeDream, stages);
+    p.microbatches = budget;  // more than can start in `budget` slots
+    const Timeline tl = buildTimeline(p);
+    return std::count_if(tl.cells.begin(), tl.cells.end(), [&](const TimelineCell& c) {
+        return c.op == OpKind::Backward && c.endSlot < budget;
+    });
+}
+
+ExperimentPlan planWith(int stages, int budget, const std::string& rule,
+                        const std::string& compare = "time") {
+    json methods = json::array();
+    for (const char* m : {"pd", "fill-drain", "localsgd", "sgd", "rpd"}) {
+        json spec = {{"method", m}, {"step_size", 0.1}};
+        if (std::string(m) == "localsgd") spec["local_steps"] = 2;
+        methods.push_back(spec);
+    }
+    const json j = {{"stages", stages},
+                    {"batch_size", 1},
+                    {"data", {{"rows", 40}, {"dim", 16}}},
+                    {"budget", {{"slots", budget}, {"rule", rule}, {"compare", compare}}},
+                    {"methods", methods}};
+    return planExperiment(ExperimentConfig::fromJson(j), PlanSizes{40, 40, 16});
 }
 
 }  // namespace
@@ -128,6 +193,217 @@ class TestBudgetChecks : public QObject {
             }
         }
         QCOMPARE(compared, 4 * 13 * 7);
+    }
+
+    // Budget rule reach rests on this: adding a microbatch never shortens a run.
+    void runLengthNeverShrinksAsMicrobatchesGrow() {
+        for (Method m : {Method::PipeDream, Method::FillDrain, Method::LocalSgd, Method::Sgd}) {
+            for (int S : {1, 2, 3, 4, 8}) {
+                for (int cost : {1, 2}) {
+                    ScheduleParams p = scheduleByHand(m, S);
+                    p.costs.backwardSlots = cost;
+                    p.costs.latencySlots = cost - 1;
+                    for (int r : {0, 1, 3}) {
+                        if (m == Method::LocalSgd) p.replicas = r;
+                        if (m != Method::LocalSgd && r != 0) continue;
+                        long long previous = 0;
+                        for (int n = 1; n <= 60; ++n) {
+                            const long long length = lengthWith(p, n);
+                            QVERIFY2(length >= previous,
+                                     qPrintable(QStringLiteral("method %1, S = %2, cost %3, "
+                                                               "R = %4: N = %5 runs %6 < %7")
+                                                    .arg(static_cast<int>(m))
+                                                    .arg(S)
+                                                    .arg(cost)
+                                                    .arg(r)
+                                                    .arg(n)
+                                                    .arg(length)
+                                                    .arg(previous)));
+                            previous = length;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // Each budget rule on every method (PD, fill-drain, LocalSGD, SGD, RPD) against trying every
+    // N with runLengthSlots: fit runs the largest N whose run fits, truncate a timeline cut at
+    // the budget, reach the smallest N whose run lasts at least the budget, uncut. Budgets a run
+    // length meets exactly (PD's 2N + 2(S - 1), a LocalSGD round 2SH + 2(S - 1)) and ones none
+    // of PD's even lengths meets.
+    void everyRuleOnEveryMethodAgreesWithTryingEveryCount() {
+        const std::vector<Method> pipelines = {Method::PipeDream, Method::FillDrain,
+                                               Method::LocalSgd, Method::Sgd};
+        int checked = 0;
+        for (int S : {2, 3, 4, 8}) {
+            const int pdExact = 2 * 10 + 2 * (S - 1);
+            const int roundExact = 2 * S * 2 + 2 * (S - 1);
+            for (int B : {pdExact, pdExact + 1, roundExact, 97}) {
+                const ExperimentPlan fit = planWith(S, B, "fit");
+                const ExperimentPlan truncate = planWith(S, B, "truncate");
+                const ExperimentPlan reach = planWith(S, B, "reach");
+                QCOMPARE(reach.runs.size(), size_t{5});
+                for (const ExperimentPlan* plan : {&fit, &truncate, &reach}) {
+                    QCOMPARE(plan->budget.slotBudget, B);
+                }
+                for (size_t i = 0; i < pipelines.size(); ++i) {
+                    const ScheduleParams p = scheduleByHand(pipelines[i], S);
+                    const QString where = QStringLiteral("S = %1, B = %2, method %3")
+                                              .arg(S)
+                                              .arg(B)
+                                              .arg(static_cast<int>(pipelines[i]));
+                    // fit: the whole run, inside the budget.
+                    const MethodRun& f = fit.runs[i];
+                    QVERIFY2(f.schedule.microbatches == largestFitByTrying(p, B),
+                             qPrintable(where));
+                    QCOMPARE(f.truncateSlots, 0);
+                    QVERIFY(lengthWith(p, f.schedule.microbatches) <= B);
+                    // truncate: a longer timeline, cut after slot B.
+                    const MethodRun& t = truncate.runs[i];
+                    QCOMPARE(t.truncateSlots, B);
+                    QCOMPARE(plannedTimeline(t).totalSlots, B);
+                    QVERIFY2(lengthWith(p, t.schedule.microbatches) > B, qPrintable(where));
+                    // reach: the smallest N reaching B, run whole (it may end after B).
+                    const MethodRun& r = reach.runs[i];
+                    const int n = smallestReachByTrying(p, B);
+                    QVERIFY2(r.schedule.microbatches == n, qPrintable(where));
+                    QCOMPARE(r.truncateSlots, 0);
+                    const Timeline whole = plannedTimeline(r);
+                    QCOMPARE(static_cast<long long>(whole.totalSlots), lengthWith(p, n));
+                    QVERIFY(whole.totalSlots >= B);
+                    if (n > 1) QVERIFY(lengthWith(p, n - 1) < B);
+                    // A run that lasts exactly B is both the largest fit and the smallest reach.
+                    if (lengthWith(p, f.schedule.microbatches) == B)
+                        QCOMPARE(r.schedule.microbatches, f.schedule.microbatches);
+                    ++checked;
+                }
+                // PD's run meets B exactly at PD's own lengths and overshoots by one slot else.
+                const long long pdReach = lengthWith(scheduleByHand(Method::PipeDream, S),
+                                                     reach.runs[0].schedule.microbatches);
+                QCOMPARE(pdReach, static_cast<long long>(B % 2 == 0 ? B : B + 1));
+                // RPD: PD's block updates under each rule.
+                const int pdFit = largestFitByTrying(scheduleByHand(Method::PipeDream, S), B);
+                const int pdReachN = smallestReachByTrying(scheduleByHand(Method::PipeDream, S), B);
+                QCOMPARE(fit.runs[4].updates, static_cast<long long>(pdFit) * S);
+                QCOMPARE(truncate.runs[4].updates, pipeDreamUpdatesWithin(S, B));
+                QCOMPARE(reach.runs[4].updates, static_cast<long long>(pdReachN) * S);
+                QCOMPARE(reach.budget.pipeDreamMicrobatches, pdReachN);
+                // Under compare = updates no rule applies: every pipeline runs PD's fitted N.
+                const ExperimentPlan updates = planWith(S, B, "reach", "updates");
+                for (size_t i = 0; i < pipelines.size(); ++i)
+                    QCOMPARE(updates.runs[i].schedule.microbatches, pdFit);
+                QCOMPARE(updates.runs[4].updates, static_cast<long long>(pdFit) * S);
+            }
+        }
+        QCOMPARE(checked, 4 * 4 * 4);
+    }
+
+    // E4 (SPEC section 7.1) on schedules alone: 3180 slots, reach. PD at S = 4 ends at exactly
+    // 3180 (2N + 6 with N = 1587); LocalSGD (R = S, H = 5) ends in 3180 ... 3324 for every S.
+    void reachMatchesTheE4Notebook() {
+        auto e4 = [](int S) {
+            const json j = {
+                {"stages", S},
+                {"batch_size", 1},
+                {"objective", {{"kind", "logistic"}}},
+                {"data", {{"rows", 50}, {"dim", 512}}},
+                {"budget", {{"slots", 3180}, {"rule", "reach"}}},
+                {"methods",
+                 json::array({{{"method", "pd"}, {"step_size", 0.1}},
+                              {{"method", "localsgd"}, {"local_steps", 5}, {"step_size", 0.1}},
+                              {{"method", "rpd"}, {"step_size", 0.1}}})}};
+            return planExperiment(ExperimentConfig::fromJson(j), PlanSizes{50, 50, 512});
+        };
+        const ExperimentPlan s4 = e4(4);
+        QCOMPARE(s4.runs[0].schedule.microbatches, 1587);
+        QCOMPARE(runLengthSlots(s4.runs[0].schedule), 3180LL);
+        QCOMPARE(s4.runs[2].updates, 1587LL * 4);
+        long long longest = 0;
+        for (int S = 2; S <= 128; S *= 2) {
+            const ExperimentPlan plan = e4(S);
+            const long long local = runLengthSlots(plan.runs[1].schedule);
+            QVERIFY2(
+                local >= 3180 && local <= 3324,
+                qPrintable(QStringLiteral("S = %1: LocalSGD runs %2 slots").arg(S).arg(local)));
+            longest = std::max(longest, local);
+            QCOMPARE(runLengthSlots(plan.runs[0].schedule),
+                     static_cast<long long>(3180 + (3180 - 2 * (S - 1)) % 2));
+        }
+        QCOMPARE(longest, 3324LL);
+    }
+
+    // truncate with PD's N given (a microbatch budget): every pipeline method runs the same N,
+    // cut at PD's run length; PD's own run is whole (drain included) and RPD runs N x S. The
+    // authors' E3 notebook: N = 600 at S = 16, 1230 slots. With a slot budget of the same 1230
+    // slots PD is the endless run's first slots instead, whose backwards end differently.
+    void truncateWithMicrobatchesCutsEachRunOfTheSameN() {
+        const json local = {{"method", "localsgd"}, {"local_steps", 2}, {"step_size", 0.1}};
+        const json rpd = {{"method", "rpd"}, {"step_size", 0.1}};
+        auto plan = [&](const json& budget) {
+            json j = {
+                {"stages", 16},
+                {"batch_size", 5},
+                {"data", {{"rows", 600}, {"dim", 512}}},
+                {"budget", budget},
+                {"methods", json::array({{{"method", "pd"}, {"step_size", 0.1}}, local, rpd})}};
+            return planExperiment(ExperimentConfig::fromJson(j), PlanSizes{120, 600, 512});
+        };
+        const ExperimentPlan sameN = plan({{"microbatches", 600}, {"rule", "truncate"}});
+        QCOMPARE(sameN.budget.slotBudget, 1230);
+        const MethodRun& pd = sameN.runs[0];
+        QCOMPARE(pd.schedule.microbatches, 600);
+        QCOMPARE(pd.truncateSlots, 0);
+        const Timeline pdRun = plannedTimeline(pd);
+        QCOMPARE(pdRun.totalSlots, 1230);
+        QCOMPARE(std::count_if(pdRun.cells.begin(), pdRun.cells.end(),
+                               [](const TimelineCell& c) { return c.op == OpKind::Backward; }),
+                 600L * 16);
+        const MethodRun& cut = sameN.runs[1];
+        QCOMPARE(cut.schedule.microbatches, 600);
+        QVERIFY(runLengthSlots(cut.schedule) > 1230);
+        QCOMPARE(cut.truncateSlots, 1230);
+        QVERIFY(cut.cutOwnRun);
+        // The cut keeps exactly the cells of the N = 600 run that end before slot 1230.
+        const Timeline whole = buildTimeline(cut.schedule);
+        const Timeline kept = plannedTimeline(cut);
+        QCOMPARE(kept.totalSlots, 1230);
+        QCOMPARE(static_cast<long long>(kept.cells.size()),
+                 static_cast<long long>(
+                     std::count_if(whole.cells.begin(), whole.cells.end(),
+                                   [](const TimelineCell& c) { return c.endSlot < 1230; })));
+        QCOMPARE(sameN.runs[2].updates, 600LL * 16);
+        // A slot budget of 1230: PD is cut from the endless run, which starts microbatch 600 and
+        // so runs some of the last backwards later than PD's own run of 600 does.
+        const ExperimentPlan bySlots = plan({{"slots", 1230}, {"rule", "truncate"}});
+        QCOMPARE(bySlots.runs[0].truncateSlots, 1230);
+        QVERIFY(!bySlots.runs[0].cutOwnRun);
+        const Timeline endless = plannedTimeline(bySlots.runs[0]);
+        auto backwards = [](const Timeline& t) {
+            std::vector<std::tuple<int, int, int>> b;
+            for (const TimelineCell& c : t.cells) {
+                if (c.op == OpKind::Backward) b.emplace_back(c.microbatch, c.stage, c.startSlot);
+            }
+            std::sort(b.begin(), b.end());
+            return b;
+        };
+        QVERIFY(backwards(endless) != backwards(pdRun));
+    }
+
+    // reach needs one more microbatch than fits in B - 1 slots: at S = 4 the cap is 50000000
+    // microbatches, whose PD run (2N + 6 slots) fits in B = 100000007 but does not reach it.
+    void reachPastTheTimelineCapRefusedNamingTheField() {
+        const int cap = maxMicrobatches(4);
+        QCOMPARE(cap, 50000000);
+        const ExperimentConfig fits = config({{"slots", 2 * cap + 6}, {"rule", "reach"}});
+        QCOMPARE(planExperiment(fits, PlanSizes{60, 300, 16}).runs[0].schedule.microbatches, cap);
+        const ExperimentConfig c = config({{"slots", 2 * cap + 7}, {"rule", "reach"}});
+        expectError<ConfigError>(
+            [&] {
+                planExperiment(c, PlanSizes{60, 300, 16});
+            },
+            {"budget.slots = 100000007", "budget.rule = reach", "more than 50000000 microbatches",
+             "stages = 4"});
     }
 
     // slots = 1e9 used to build timelines at each doubling (6.3 GB, 17-40 s), then blame

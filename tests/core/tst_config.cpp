@@ -320,6 +320,62 @@ class TestConfig : public QObject {
         QCOMPARE(b.device, std::string("1"));
     }
 
+    // A grid's rule (issue 30): the plain strings are written back as strings, the object form
+    // keeps its preset and every threshold, and bad keys or values name the full path.
+    void stepRuleObjectFormLoadsAndWritesBack() {
+        json j = minimal();
+        j["methods"] = json::parse(R"([
+            {"method": "pd", "step_size": {"grid": [-4, -1], "rule": "stable"}},
+            {"method": "pd", "step_size": {"grid": [-4, -1],
+             "rule": {"kind": "stable", "preset": "notebook", "tail_frac": 0.01,
+                      "curve": "slots", "value": "objective", "within_best": 0.1}}},
+            {"method": "pd", "step_size": {"grid": [-4, -1], "rule": {"kind": "best_final"}}}])");
+        const ExperimentConfig a = ExperimentConfig::fromJson(j);
+        QCOMPARE(a.methods[0].step.rule.kind, StepRule::Stable);
+        QCOMPARE(a.methods[0].step.rule.stable, StableThresholds{});
+        const StepRuleSpec& r = a.methods[1].step.rule;
+        QCOMPARE(r.preset, std::string("notebook"));
+        QCOMPARE(r.stable.tailFraction, 0.01);
+        QCOMPARE(r.stable.minTail, 10);
+        QCOMPARE(r.stable.withinBest, 0.1);
+        QCOMPARE(r.curve, StepCurve::Slots);
+        QCOMPARE(r.value, StepValue::Objective);
+        QCOMPARE(a.methods[2].step.rule.kind, StepRule::BestFinal);
+        const json written = a.toJson();
+        // A plain rule is written as before; the object with every threshold.
+        QCOMPARE(QString::fromStdString(written["methods"][0]["step_size"]["rule"].dump()),
+                 QString("\"stable\""));
+        QCOMPARE(QString::fromStdString(written["methods"][2]["step_size"]["rule"].dump()),
+                 QString("\"best_final\""));
+        const json& obj = written["methods"][1]["step_size"]["rule"];
+        QCOMPARE(obj.at("max_cv").get<double>(), 0.15);
+        QCOMPARE(obj.at("min_tail").get<int>(), 10);
+        const ExperimentConfig b = ExperimentConfig::fromJson(written);
+        QVERIFY(b == a);
+        QCOMPARE(QString::fromStdString(b.toJson().dump()), QString::fromStdString(written.dump()));
+
+        json bad = j;
+        bad["methods"][1]["step_size"]["rule"]["tail_frac"] = 1.5;
+        expectConfigError(bad, {"methods[1].step_size.rule.tail_frac = 1.5 is not allowed: a "
+                                "number in (0, 1]"});
+        bad = j;
+        bad["methods"][1]["step_size"]["rule"]["max_cvv"] = 0.1;
+        expectConfigError(bad, {"unknown key methods[1].step_size.rule.max_cvv", "max_cv"});
+        bad = j;
+        bad["methods"][2]["step_size"]["rule"]["preset"] = "notebook";
+        expectConfigError(bad,
+                          {"methods[2].step_size.rule.preset", "not allowed with kind best_final"});
+        bad = j;
+        bad["methods"][0]["step_size"]["rule"] = "stable:notebook";
+        expectConfigError(
+            bad, {"methods[0].step_size.rule = \"stable:notebook\"", "one of best_final, stable"});
+        // A typed edit out of range is refused as the file's value is.
+        ExperimentConfig typed = a;
+        typed.methods[1].step.rule.stable.minTail = 0;
+        expectError<ConfigError>([&] { typed.validate(); },
+                                 {"methods[1].step_size.rule.min_tail = 0", "not allowed"});
+    }
+
     // The app's view ("view"): parsed and checked like the rest, kept exactly, absent unless
     // given; the run itself does not depend on it.
     void viewStateParsesRoundTripsAndIsChecked() {

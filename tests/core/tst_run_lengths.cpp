@@ -1,7 +1,8 @@
 // Run lengths in summary.json (issue 29 §3, docs/results.md): under the truncate budget rule a
 // pipeline method reports the microbatches that finished, the N of its uncut timeline, the slots
 // run and the slot of the cut, each against a count made by hand from its timeline; under fit
-// every planned microbatch finishes and nothing is cut.
+// every planned microbatch finishes and nothing is cut; under reach the same, and a run may
+// end after the budget.
 #include <QtTest>
 
 #include <map>
@@ -91,6 +92,35 @@ class TestRunLengths : public QObject {
             QCOMPARE(m["slots_run"].get<int>(), m["slots"].get<int>());
         }
         QCOMPARE(s["methods"][0]["microbatches_finished"].get<long long>(), 6LL);  // 2N + 6 = 18
+    }
+
+    // Under reach every run is whole (nothing cut) and lasts at least the budget: slots_run is
+    // the run's own length, which may pass slot_budget.
+    void reachedRunsAreWholeAndMayEndAfterTheBudget() {
+        const ExperimentResult r = runWith("reach");
+        const json s = summaryJson(r);
+        QCOMPARE(s["budget_rule"].get<std::string>(), std::string("reach"));
+        QCOMPARE(s["slot_budget"].get<int>(), 18);
+        for (int i : {0, 1}) {
+            const json& m = s["methods"][i];
+            const Timeline& tl = *r.methods[static_cast<size_t>(i)].result.timeline;
+            QVERIFY(m["cut_at_slot"].is_null());
+            QCOMPARE(m["slots_run"].get<int>(), tl.totalSlots);
+            QVERIFY(m["slots_run"].get<int>() >= 18);
+            QCOMPARE(m["microbatches_finished"].get<long long>(),
+                     m["microbatches_planned"].get<long long>());
+            QCOMPARE(completeMicrobatches(tl, 4, tl.totalSlots),
+                     m["microbatches_planned"].get<long long>());
+        }
+        // PD: 2N + 6 = 18 at N = 6, exactly the budget. LocalSGD (R = S = 4, H = 1): a round of
+        // 4 microbatches lasts 14 slots, so 4 reach 14 < 18 and a fifth (alone, 2S = 8 slots)
+        // makes 22.
+        QCOMPARE(s["methods"][0]["slots_run"].get<int>(), 18);
+        QCOMPARE(s["methods"][0]["microbatches_planned"].get<long long>(), 6LL);
+        QCOMPARE(s["methods"][1]["microbatches_planned"].get<long long>(), 5LL);
+        QCOMPARE(s["methods"][1]["slots_run"].get<int>(), 22);
+        // RPD: PD's N x S block updates.
+        QCOMPARE(s["methods"][2]["block_updates"].get<long long>(), 24LL);
     }
 };
 

@@ -216,7 +216,7 @@ class TestSweep : public QObject {
         MethodPoint m;
         m.label = "RPD \"quoted\"";
         m.method = "rpd";
-        m.rule = StepRule::Stable;
+        m.rule.kind = StepRule::Stable;
         m.tuned = true;
         m.chosen = 1;
         m.stepSize = 0.125;
@@ -273,7 +273,106 @@ class TestSweep : public QObject {
         rule["step_rule"] = "stable";
         const SweepSpec s = SweepSpec::fromJson(rule);
         for (const MethodSpec& m : s.pointConfig(0).methods)
-            QCOMPARE(m.step.rule, StepRule::Stable);
+            QCOMPARE(m.step.rule.kind, StepRule::Stable);
+    }
+
+    // Issue 30: a point file keeps the whole rule (the object form with its thresholds) and
+    // reads back equal; a point file of before, with the rule as a string, still loads; the
+    // sweep's step_rule takes the object form too.
+    void pointFilesKeepTheRuleObject() {
+        PointResult p;
+        p.value = 2.0;
+        MethodPoint m;
+        m.label = "PD";
+        m.method = "pd";
+        m.tuned = true;
+        m.rule = parseStepRuleSpec(json{{"kind", "stable"},
+                                        {"preset", "notebook"},
+                                        {"tail_frac", 0.01},
+                                        {"curve", "slots"}},
+                                   "rule");
+        GridStep g;
+        g.stepSize = 0.5;
+        g.tail = checkTail(std::vector<double>(40, 1.0), m.rule.stable);
+        m.grid = {g};
+        p.methods = {m};
+        const json j = pointResultToJson(p);
+        const json& rule = j["methods"][0]["step_rule"];
+        QVERIFY(rule.is_object());
+        QCOMPARE(rule.at("preset").get<std::string>(), std::string("notebook"));
+        QCOMPARE(rule.at("min_tail").get<int>(), 10);
+        QCOMPARE(rule.at("tail_frac").get<double>(), 0.01);
+        const PointResult back = pointResultFromJson(json::parse(j.dump()));
+        QVERIFY(back.methods[0].rule == m.rule);
+        QCOMPARE(back.methods[0].grid[0].tail.tailLength, size_t{10});
+        QCOMPARE(pointResultToJson(back).dump(), j.dump());
+        // The summary's column: kind and preset in one cell, '*' for the overrides.
+        SweepSpec spec = SweepSpec::fromJson(smallSweep());
+        SweepPoints points(spec.points());
+        points[0] = back;
+        const std::string csv = sweepSummaryCsv(spec, points);
+        QVERIFY2(csv.find(",pd,\"PD\",stable:notebook*,") != std::string::npos, csv.c_str());
+
+        // A point file written before: the rule a string.
+        json old = j;
+        old["methods"][0]["step_rule"] = "stable";
+        const PointResult plain = pointResultFromJson(old);
+        QCOMPARE(plain.methods[0].rule.kind, StepRule::Stable);
+        QCOMPARE(plain.methods[0].rule.stable, StableThresholds{});
+        QCOMPARE(pointResultToJson(plain)["methods"][0]["step_rule"].dump(),
+                 std::string("\"stable\""));
+        old["methods"][0]["step_rule"] = {{"kind", "stable"}, {"max_cv", -1}};
+        const std::string e = errorOf([&] { pointResultFromJson(old); });
+        QVERIFY2(e.find("methods[0].step_rule.max_cv = -1 is not allowed") != std::string::npos,
+                 e.c_str());
+
+        // The sweep's step_rule as an object: every point's methods take it, sweep.json keeps
+        // it, and a bad value is refused naming step_rule.
+        json sweep = smallSweep();
+        sweep["step_rule"] = {{"kind", "stable"}, {"preset", "notebook"}};
+        const SweepSpec s = SweepSpec::fromJson(sweep);
+        for (const MethodSpec& ms : s.pointConfig(1).methods) {
+            QCOMPARE(ms.step.rule.preset, std::string("notebook"));
+            QCOMPARE(ms.step.rule.stable.minTail, 10);
+        }
+        QVERIFY(SweepSpec::fromJson(s.toJson()).stepRule == s.stepRule);
+        sweep["step_rule"] = {{"kind", "stable"}, {"tail_frac", 2}};
+        const std::string se = errorOf([&] { SweepSpec::fromJson(sweep); });
+        QVERIFY2(se.find("step_rule.tail_frac = 2 is not allowed: a number in (0, 1]") !=
+                     std::string::npos,
+                 se.c_str());
+    }
+
+    // curve and value choose what the rule reads: here f after every block update of PD, whose
+    // tail under the notebook's thresholds is max(10, ceil(0.2 (updates + 1))) points of f.
+    void ruleReadsTheCurveItNames() {
+        json j = smallExperiment();
+        j["sampling"] = {{"objective_per_update", true}};
+        j["methods"] = json::array({{{"method", "pd"},
+                                     {"step_size",
+                                      {{"grid", {-5, -3}},
+                                       {"rule",
+                                        {{"kind", "stable"},
+                                         {"preset", "notebook"},
+                                         {"curve", "updates"},
+                                         {"value", "objective"}}}}}}});
+        const ExperimentResult r = runExperiment(ExperimentConfig::fromJson(j));
+        const MethodRun& o = r.methods[0];
+        const std::vector<double>& f = o.result.objectivePerUpdate;
+        const size_t length = f.size() + 1;
+        const size_t tail = std::max<size_t>(10, static_cast<size_t>(std::ceil(0.2 * length)));
+        QCOMPARE(o.grid[static_cast<size_t>(o.chosen)].tail.tailLength, tail);
+        double mean = 0.0;
+        for (size_t i = f.size() - tail; i < f.size(); ++i) mean += f[i];
+        mean /= static_cast<double>(tail);
+        QVERIFY(std::abs(o.grid[static_cast<size_t>(o.chosen)].tail.tailMean - mean) <=
+                1e-12 * mean);
+        // The shown curve stays f - f* per slot.
+        QCOMPARE(o.curve.mean.size(), o.result.objectivePerSlot.size());
+        // Without f after every update the rule has nothing to read.
+        j["sampling"] = {{"objective_per_update", false}};
+        const std::string e = errorOf([&] { runExperiment(ExperimentConfig::fromJson(j)); });
+        QVERIFY2(e.find("sampling.objective_per_update = false") != std::string::npos, e.c_str());
     }
 
     void seedsAverageSeparateRuns() {
@@ -379,6 +478,58 @@ class TestSweep : public QObject {
         // RPD gets PD's block updates inside the budget.
         QCOMPARE(fit.methods[1].result.updates, 24LL);
         QCOMPARE(trunc.methods[1].result.updates, 26LL);
+    }
+
+    // A sweep over stages under the reach budget rule (SPEC section 7.1, E4): at each S, PD runs
+    // the smallest N with 2N + 2(S - 1) >= 19, whole (so it may end at slot 20), LocalSGD the
+    // smallest N whose run reaches 19, and RPD N_PD x S block updates.
+    void reachSweepOverStages() {
+        json j = smallSweep();
+        j["experiment"]["budget"] = {{"slots", 19}, {"rule", "reach"}};
+        j["experiment"]["methods"] =
+            json::array({{{"method", "pd"}, {"step_size", 0.05}},
+                         {{"method", "localsgd"}, {"step_size", 0.05}, {"local_steps", 1}},
+                         {{"method", "rpd"}, {"step_size", 0.05}, {"delta", 2}}});
+        j["axis"] = {{"name", "stages"}, {"values", {2, 3, 4}}};
+        j["seeds"] = 1;
+        const SweepSpec spec = SweepSpec::fromJson(j);
+        QCOMPARE(spec.toJson()["experiment"]["budget"]["rule"].get<std::string>(),
+                 std::string("reach"));
+        QVERIFY(SweepSpec::fromJson(spec.toJson()).toJson() == spec.toJson());
+        SweepRunOptions o;
+        o.threads = 2;
+        const SweepOutcome out = runSweep(spec, {}, o);
+        QCOMPARE(out.points.size(), size_t{3});
+        for (std::size_t i = 0; i < 3; ++i) {
+            const int S = 2 + static_cast<int>(i);
+            QCOMPARE(spec.pointConfig(i).budget.rule, BudgetRule::Reach);
+            const PointResult& p = *out.points[i];
+            int n = 1;
+            while (2 * n + 2 * (S - 1) < 19) ++n;
+            const MethodPoint& pd = p.methods[0];
+            QCOMPARE(pd.updates, static_cast<long long>(n) * S);
+            QCOMPARE(pd.totalSlots, 2 * n + 2 * (S - 1));
+            QVERIFY(pd.totalSlots >= 19);
+            // LocalSGD (R = S, H = 1): its own smallest N reaching 19, found by trying each N.
+            ScheduleParams local;
+            local.kind = ScheduleKind::LocalSgd;
+            local.stages = S;
+            local.localSteps = 1;
+            int m = 1;
+            for (;; ++m) {
+                local.microbatches = m;
+                if (buildTimeline(local).totalSlots >= 19) break;
+            }
+            QCOMPARE(p.methods[1].totalSlots, buildTimeline(local).totalSlots);
+            QCOMPARE(p.methods[1].updates, static_cast<long long>(m) * S);
+            QCOMPARE(p.methods[2].updates, static_cast<long long>(n) * S);
+        }
+        json bad = j;
+        bad["experiment"]["budget"]["rule"] = "stretch";
+        const std::string e = errorOf([&] { SweepSpec::fromJson(bad); });
+        QVERIFY2(e.find("budget.rule") != std::string::npos &&
+                     e.find("fit, truncate, reach") != std::string::npos,
+                 e.c_str());
     }
 };
 

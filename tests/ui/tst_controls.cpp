@@ -261,6 +261,48 @@ class TestControls : public QObject {
         QCOMPARE(c.config().backend, BackendKind::Cpu);
     }
 
+    // Budget rule: choosing Reach sets budget.rule and the run follows it (PD at S = 4 in 19
+    // slots: fit N = 6, 18 slots; reach N = 7, 20 slots); a config with reach loaded elsewhere
+    // shows it; under Equal block updates the combo is disabled (no rule applies).
+    void theBudgetRuleIsEdited() {
+        ExperimentController c;
+        ControlsPanel panel(&c);
+        QComboBox* rule = panel.budgetRuleField();
+        QVERIFY(rule);
+        QCOMPARE(rule->count(), 3);
+        for (int i = 0; i < rule->count(); ++i)
+            QVERIFY(!rule->itemData(i, Qt::ToolTipRole).toString().isEmpty());
+        QCOMPARE(rule->currentData().toString(), QString("fit"));
+        QVERIFY(rule->isEnabled());
+        panel.stagesField()->setValue(4);
+        panel.budgetKindField()->setCurrentIndex(panel.budgetKindField()->findData("slots"));
+        panel.budgetField()->setValue(19);
+        QCOMPARE(c.config().budget.totalSlots, 19);
+        QCOMPARE(c.config().stages, 4);
+        rule->setCurrentIndex(rule->findData("reach"));
+        QCOMPARE(c.config().budget.rule, BudgetRule::Reach);
+        c.runNow();
+        QVERIFY(test::waitForCurrentResults(c));
+        const RunResult& pd = c.latest()->result(0);
+        QCOMPARE(c.latest()->experiment.methods[0].spec.method, Method::PipeDream);
+        QCOMPARE(pd.microbatches, 7LL);
+        QVERIFY(pd.timeline);
+        QCOMPARE(pd.timeline->totalSlots, 20);
+        rule->setCurrentIndex(rule->findData("truncate"));
+        QCOMPARE(c.config().budget.rule, BudgetRule::Truncate);
+
+        ExperimentConfig other = c.config();
+        other.budget.rule = BudgetRule::Reach;
+        c.setConfig(other);
+        QCOMPARE(rule->currentData().toString(), QString("reach"));
+        QCOMPARE(rule->currentText(), QString("Reach"));
+        other.budget.compare = BudgetCompare::Updates;
+        c.setConfig(other);
+        QVERIFY(!rule->isEnabled());
+        QCOMPARE(withScreenLabels("budget.rule = \"x\" is not allowed", other),
+                 QString("Budget rule = \"x\" is not allowed"));
+    }
+
     // Gradient noise σ is edited under Objective and data (E3-logistic's lesson asks for it):
     // a number ≥ 0 is the config's; anything else is refused, named with its label on screen.
     void theGradientNoiseIsEdited() {

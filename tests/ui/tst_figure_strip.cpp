@@ -20,6 +20,7 @@
 #include "charts/figure_strip.hpp"
 #include "controllers/experiment_controller.hpp"
 #include "schedule/delays.hpp"
+#include "schedule/timeline.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -341,6 +342,41 @@ class TestFigureStrip : public QObject {
                      fitTable.contains("PD: 2N + 2(S−1) = <b>18</b>"),
                  qPrintable(fitTable));
         QVERIFY(std::isnan(strip.value("cut at slot", QString())));
+    }
+
+    // Under the reach budget each pipeline run is whole: no cut, no "finished" column; PD at
+    // S = 4 runs the smallest N with 2N + 6 >= 19, N = 7, 20 slots; LocalSGD (H = 1) its own
+    // smallest N reaching 19 (found here by building each N's timeline); the line says so.
+    void runLengthsUnderReachAreWholeRuns() {
+        MethodSpec lsgd = method(Method::LocalSgd);
+        lsgd.localSteps = 1;
+        const std::vector<MethodSpec> methods = {method(Method::PipeDream), lsgd};
+        const SnapshotPtr s = runWith(4, methods, [](ExperimentConfig& x) {
+            x.budget.totalSlots = 19;
+            x.budget.rule = BudgetRule::Reach;
+        });
+        QVERIFY(s);
+        FigureStrip strip;
+        strip.setSnapshot(s);
+        const QString table = strip.numbersTable()->text();
+        QVERIFY2(table.contains("reach: each pipeline method runs, whole, the smallest N whose "
+                                "run lasts at least 19 slots"),
+                 qPrintable(table));
+        QVERIFY2(!table.contains("cut at") && !table.contains("finished"), qPrintable(table));
+        QVERIFY2(table.contains("PD: 2N + 2(S−1) = <b>20</b>"), qPrintable(table));
+        QCOMPARE(strip.value("reach budget", QString()), 19.0);
+        QCOMPARE(strip.value("slots", s->label(0)), 20.0);
+        QCOMPARE(strip.value("microbatches planned", s->label(0)), 7.0);
+        QCOMPARE(strip.value("microbatches finished", s->label(0)), 7.0);
+        ScheduleParams local;
+        local.kind = ScheduleKind::LocalSgd;
+        local.stages = 4;
+        local.localSteps = 1;
+        local.microbatches = 1;
+        while (buildTimeline(local).totalSlots < 19) ++local.microbatches;
+        QCOMPARE(strip.value("microbatches planned", s->label(1)), double(local.microbatches));
+        QCOMPARE(strip.value("slots", s->label(1)), double(buildTimeline(local).totalSlots));
+        QVERIFY(strip.value("slots", s->label(1)) >= 19.0);
     }
 
     // While the playback cursor is before the run's end, the figures of the run say that they

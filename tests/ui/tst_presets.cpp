@@ -99,15 +99,25 @@ class TestPresets : public QObject {
         }
     }
 
-    // SPEC section 7's setups; E2 and E4 open as sweeps (their figures are sweeps), E3 as one
-    // run of several methods (its figure is curves over time).
+    // SPEC section 7's setups as the authors' notebooks ran them (section 7.1); E2 and E4 open as
+    // sweeps (their figures are sweeps), E3 as one run of several methods (its figure is curves
+    // over time).
     void thePaperSetupsAreThePapers() {
+        // The notebook's stable rule on f over the given curve, with that tail fraction.
+        const auto notebookRule = [](const StepSpec& step, StepCurve curve, double tail) {
+            StableThresholds thresholds = stablePreset("notebook");
+            thresholds.tailFraction = tail;
+            return step.rule.kind == StepRule::Stable && step.rule.preset == "notebook" &&
+                   step.rule.stable == thresholds && step.rule.curve == curve &&
+                   step.rule.value == StepValue::Objective;
+        };
         const Preset e2 = loadPreset("e2-pd-vs-rpd");
         QVERIFY(e2.sweep);
         QCOMPARE(e2.sweep->axis, SweepAxis::Delta);
         QCOMPARE(e2.sweep->values, (std::vector<double>{8, 30, 60, 180, 420}));
-        QCOMPARE(e2.sweep->stepRule, std::optional<StepRule>(StepRule::BestFinal));
+        QVERIFY(!e2.sweep->stepRule);  // each method's own rule
         const ExperimentConfig& b2 = e2.sweep->experiment;
+        QCOMPARE(b2.data.seed, std::uint64_t(0));
         QCOMPARE(b2.stages, 8);
         QCOMPARE(b2.data.rows, 2000);
         QCOMPARE(b2.data.dim, 512);
@@ -120,12 +130,15 @@ class TestPresets : public QObject {
             QCOMPARE(m.step.gridMin, -8);
             QCOMPARE(m.step.gridMax, 0);
         }
+        QCOMPARE(b2.methods.size(), std::size_t(2));
+        QVERIFY(notebookRule(b2.methods[0].step, StepCurve::Updates, 0.2));  // PD: the last 20 %
+        QVERIFY(notebookRule(b2.methods[1].step, StepCurve::Updates, 1.0));  // RPD: the whole curve
 
         const Preset e4 = loadPreset("e4-scaling");
         QVERIFY(e4.sweep);
         QCOMPARE(e4.sweep->axis, SweepAxis::Stages);
         QCOMPARE(e4.sweep->values, (std::vector<double>{2, 4, 8, 16, 32, 64, 128}));
-        QCOMPARE(e4.sweep->stepRule, std::optional<StepRule>(StepRule::Stable));
+        QVERIFY(!e4.sweep->stepRule);  // each method's own rule
         QCOMPARE(e4.metric, SweepMetric::FinalObjective);
         const ExperimentConfig& b4 = e4.sweep->experiment;
         QCOMPARE(b4.data.rows, 50);
@@ -134,8 +147,19 @@ class TestPresets : public QObject {
         QCOMPARE(b4.objective.l2, 1e-4);
         QCOMPARE(b4.objective.gradientNoise, 0.5);
         QCOMPARE(b4.budget.totalSlots, 3180);
-        QCOMPARE(b4.budget.rule, BudgetRule::Truncate);
+        QCOMPARE(b4.budget.compare, BudgetCompare::Time);
+        QCOMPARE(b4.budget.rule, BudgetRule::Reach);  // the smallest N that lasts 3180 slots, uncut
         QCOMPARE(b4.methods.size(), std::size_t(3));
+        for (const MethodSpec& m : b4.methods) {
+            QVERIFY(m.step.grid);
+            QVERIFY(notebookRule(m.step, StepCurve::Slots, 0.01));
+        }
+        QCOMPARE(b4.methods[0].step.gridMin, -12);  // PD and RPD: 2^-12 ... 2^-3
+        QCOMPARE(b4.methods[0].step.gridMax, -3);
+        QCOMPARE(b4.methods[1].step.gridMin, -12);
+        QCOMPARE(b4.methods[1].step.gridMax, -3);
+        QCOMPARE(b4.methods[2].step.gridMin, -8);  // LocalSGD: 2^-8 ... 2^2
+        QCOMPARE(b4.methods[2].step.gridMax, 2);
         QCOMPARE(b4.methods[1].delta, -1LL);  // S^2 - S/2 at every S
         QCOMPARE(b4.methods[2].localSteps, 5);
         QCOMPARE(b4.methods[2].replicas, 0);  // R = S
@@ -145,9 +169,19 @@ class TestPresets : public QObject {
             QVERIFY(!e3.sweep);
             QCOMPARE(e3.config.stages, 16);
             QCOMPARE(e3.config.data.dim, 512);
-            QCOMPARE(e3.config.budget.totalSlots, 1230);
+            // N = 600 microbatches for every method, cut at PD's run length (1230 slots).
+            QCOMPARE(e3.config.budget.totalSlots, 0);
+            QCOMPARE(e3.config.budget.microbatches, 600);
             QCOMPARE(e3.config.budget.compare, BudgetCompare::Time);
             QCOMPARE(e3.config.budget.rule, BudgetRule::Truncate);
+            for (const MethodSpec& m : e3.config.methods) {
+                QVERIFY(m.step.grid);
+                QCOMPARE(m.step.gridMin, -12);
+                QCOMPARE(m.step.gridMax, -3);
+                QVERIFY(notebookRule(m.step, StepCurve::Slots, 0.2));
+            }
+            const ExperimentResult planned = plannedViews(e3.config, *prepareObjective(e3.config));
+            QCOMPARE(planned.budget.slotBudget, 1230);
         }
         const ExperimentConfig q = loadPreset("e3-quadratic").config;
         QCOMPARE(q.data.kind, std::string("tridiagonal"));

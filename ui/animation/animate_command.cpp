@@ -40,6 +40,8 @@ Options:
   --size WxH       frame size in pixels (default 960x540; even for .mp4)
   --panels P       gantt (default), gantt+loss (the loss curves below), or all (the loss
                    curves and the staleness heatmap side by side below)
+  --budget-rule R  override the config's budget.rule: fit, truncate or reach (a reach run
+                   lasts at least the slot budget, whole; docs/config.md)
   --threads N      worker threads of the run (default: one per core)
   --quiet          print nothing but errors
 )";

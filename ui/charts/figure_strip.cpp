@@ -599,6 +599,14 @@ void FigureStrip::fillNumbers(const RunSnapshot& s) {
                    "flight at the cut never finish</p>")
                     .arg(cutAt);
     }
+    if (cfg.budget.rule == BudgetRule::Reach && cfg.budget.compare == BudgetCompare::Time) {
+        // Under reach every pipeline run is whole: its slots column is where it ended.
+        const int budget = s.experiment.budget.slotBudget;
+        add("reach budget", QString(), budget);
+        html += tr("<p>reach: each pipeline method runs, whole, the smallest N whose run lasts "
+                   "at least %1 slots, so it may end after slot %1</p>")
+                    .arg(budget);
+    }
     if (!closedForms.isEmpty()) html += "<p>" + closedForms.join("<br>") + "</p>";
     const long long formulaMax = pipeDreamMaxDelayFormula(S);
     add("pd max delay formula", QStringLiteral("S=%1").arg(S), static_cast<double>(formulaMax));

@@ -212,6 +212,27 @@ void ControlsPanel::buildPipelineFields(QVBoxLayout* layout) {
     errors_.addRow(pipe, tr("Compare at"), compare_,
                    tr("Each method gets as many microbatches as fit in the time, or the same "
                       "number of microbatches as PipeDream"));
+    budgetRule_ = combo();
+    budgetRule_->addItem(tr("Fit"), "fit");
+    budgetRule_->setItemData(0,
+                             tr("Each pipeline method runs the largest number of microbatches "
+                                "whose whole run fits in the budget"),
+                             Qt::ToolTipRole);
+    budgetRule_->addItem(tr("Truncate"), "truncate");
+    budgetRule_->setItemData(1,
+                             tr("Each pipeline method runs a longer timeline cut after the "
+                                "budget's last slot; microbatches in flight never finish"),
+                             Qt::ToolTipRole);
+    budgetRule_->addItem(tr("Reach"), "reach");
+    budgetRule_->setItemData(2,
+                             tr("Each pipeline method runs, whole, the smallest number of "
+                                "microbatches whose run lasts at least the budget (it may end "
+                                "a few slots after it)"),
+                             Qt::ToolTipRole);
+    errors_.addRow(pipe, tr("Budget rule"), budgetRule_,
+                   tr("How a pipeline method meets the slot budget under Equal simulated time "
+                      "(for an epoch or microbatch budget, the slot budget is PipeDream's run "
+                      "length): Fit, Truncate or Reach; RPD runs PipeDream's block updates"));
     seed_ = new QLineEdit;
     errors_.addRow(pipe, tr("Seed"), seed_,
                    tr("The experiment seed (RPD draws, shuffling): an integer ≥ 0; Enter applies"));
@@ -354,6 +375,10 @@ void ControlsPanel::connectPipelineEdits() {
         const auto v = parseEnum(kBudgetCompares, compare_->currentData().toString().toStdString());
         if (v) apply(compare_, [v](ExperimentConfig& c) { c.budget.compare = *v; });
     });
+    connect(budgetRule_, &QComboBox::currentIndexChanged, this, [this] {
+        const auto v = parseEnum(kBudgetRules, budgetRule_->currentData().toString().toStdString());
+        if (v) apply(budgetRule_, [v](ExperimentConfig& c) { c.budget.rule = *v; });
+    });
     connect(seed_, &QLineEdit::editingFinished, this, [this] {
         bool ok = false;
         const qulonglong v = seed_->text().trimmed().toULongLong(&ok);
@@ -432,7 +457,7 @@ void ControlsPanel::syncFromConfig() {
     const QSignalBlocker b1(objective_), b2(dataKind_), b3(rows_), b4(dim_), b5(dataSeed_),
         b6(stages_), b7(stagesSlider_), b8(batch_), b9(budgetKind_), b10(budget_), b11(compare_),
         b12(shuffle_), b13(device_), b14(precision_), b15(forwardSlots_), b16(backwardSlots_),
-        b17(latencySlots_);
+        b17(latencySlots_), b18(budgetRule_);
     const bool lm = c.languageModel();
     objective_->setCurrentIndex(
         objective_->findData(lm ? QStringLiteral("char_transformer")
@@ -479,6 +504,10 @@ void ControlsPanel::syncFromConfig() {
                                                : c.budget.epochs);
     compare_->setCurrentIndex(compare_->findData(
         QString::fromStdString(std::string(enumName(kBudgetCompares, c.budget.compare)))));
+    budgetRule_->setCurrentIndex(budgetRule_->findData(
+        QString::fromStdString(std::string(enumName(kBudgetRules, c.budget.rule)))));
+    // The rule applies under equal simulated time only (compare = updates ignores it).
+    budgetRule_->setEnabled(c.budget.compare == BudgetCompare::Time);
     seed_->setText(QString::number(c.seed));
     shuffle_->setChecked(c.shuffle);
     const QString backend = QString::fromStdString(std::string(enumName(kBackends, c.backend)));

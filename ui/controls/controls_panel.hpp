@@ -47,6 +47,8 @@ class ControlsPanel : public QWidget {
     QComboBox* budgetKindField() const { return budgetKind_; }
     QDoubleSpinBox* budgetField() const { return budget_; }
     QComboBox* compareField() const { return compare_; }
+    // budget.rule: fit, truncate or reach; enabled while Compare at is Equal simulated time.
+    QComboBox* budgetRuleField() const { return budgetRule_; }
     QLineEdit* seedField() const { return seed_; }
     QComboBox* deviceField() const { return device_; }
     MethodListEditor* methods() const { return methods_; }
@@ -101,6 +103,7 @@ class ControlsPanel : public QWidget {
     QComboBox* budgetKind_ = nullptr;
     QDoubleSpinBox* budget_ = nullptr;
     QComboBox* compare_ = nullptr;
+    QComboBox* budgetRule_ = nullptr;
     QLineEdit* seed_ = nullptr;
     QCheckBox* shuffle_ = nullptr;
     QComboBox* device_ = nullptr;

@@ -1,5 +1,6 @@
 #include "figure_chart.hpp"
 
+#include <QAreaSeries>
 #include <QChart>
 #include <QGraphicsScene>
 #include <QLegend>
@@ -114,6 +115,31 @@ void addErrorBars(QChart* chart, const FigureSeries& s, bool logY, const QPen& p
     }
 }
 
+// The mean +- sd band of a curve over seeds, in the series' colour made translucent, behind the
+// curve and out of the legend. On a log axis the lower edge is held at 1 % of the mean.
+void addBand(QChart* chart, const FigureSeries& s, bool logY, const QColor& colour,
+             QAbstractAxis* ax, QAbstractAxis* ay) {
+    auto* upper = new QLineSeries;
+    auto* lower = new QLineSeries;
+    for (std::size_t i = 0; i < s.yError.size() && i < s.x.size(); ++i) {
+        const double lo =
+            logY ? std::max(s.y[i] - s.yError[i], s.y[i] * 1e-2) : s.y[i] - s.yError[i];
+        upper->append(s.x[i], s.y[i] + s.yError[i]);
+        lower->append(s.x[i], lo);
+    }
+    auto* area = new QAreaSeries(upper, lower);
+    upper->setParent(area);
+    lower->setParent(area);
+    QColor fill(colour);
+    fill.setAlpha(50);
+    area->setBrush(fill);
+    area->setPen(Qt::NoPen);
+    chart->addSeries(area);
+    area->attachAxis(ax);
+    area->attachAxis(ay);
+    for (QLegendMarker* m : chart->legend()->markers(area)) m->setVisible(false);
+}
+
 }  // namespace
 
 QChart* buildFigureChart(const FigurePanel& panel) {
@@ -152,6 +178,7 @@ QChart* buildFigureChart(const FigurePanel& panel) {
             points.append(QPointF(s.x[i], s.y[i]));
         }
         line->replace(points);
+        if (s.band) addBand(chart, s, panel.logY, seriesColour(colour), ax, ay);
         QPen pen(seriesColour(colour++));
         pen.setWidthF(s.reference ? 1.5 : 2.0);
         if (s.reference) pen.setStyle(Qt::DashLine);
@@ -163,7 +190,7 @@ QChart* buildFigureChart(const FigurePanel& panel) {
         chart->addSeries(line);
         line->attachAxis(ax);
         line->attachAxis(ay);
-        addErrorBars(chart, s, panel.logY, pen, ax, ay);
+        if (!s.band) addErrorBars(chart, s, panel.logY, pen, ax, ay);
     }
     return chart;
 }

@@ -19,7 +19,8 @@ namespace pipelens::ui {
 namespace {
 
 const char* kHelp =
-    R"(Usage: pipelens-cli reproduce E1|E2|E3|E4|E5|all --out DIR [--quick] [--corpus FILE] [--paper-step] [--threads N] [--quiet]
+    R"(Usage: pipelens-cli reproduce E1|E2|E3|E4|E5|all --out DIR [--quick] [--protocol P] [--seeds K]
+                                 [--corpus FILE] [--paper-step] [--threads N] [--quiet]
 
 Runs the paper's experiments with the protocols of SPEC section 7 and writes, for each, into
 DIR/<id>/: the figure as PNG and SVG (drawn with the desktop app's Qt Charts on Qt's offscreen
@@ -33,6 +34,14 @@ the figures with the paper's.
 Options:
   --out DIR      results folder (required)
   --quick        a smaller version of each protocol (for CI: about a minute for all)
+  --protocol P   E2-E4: notebook (default: what the authors' notebooks ran, SPEC section 7.1:
+                 their stable rule and thresholds, grids and seeds, E4's "reach" budget) or
+                 captions (the repository captions' reading: best-final for E2 and E3, E2 on
+                 data seed 1, E4 truncated at 3180 slots); summary.json names it
+  --seeds K      E2 and E4: run the protocol for data (and noise, RPD) seeds 0 ... K-1, each
+                 tuned on its own; figures show mean +- sd (E2 bands, E4 bars), summaries each
+                 seed's step and value, and E4 per S whether every seed has the same winner
+                 (1 ... 32, default 1)
   --corpus FILE  E5: the UTF-8 text to train on (Tiny Shakespeare for the paper's figure);
                  without it, the built-in corpus (summary.json says so)
   --paper-step   E5: the paper's step size 0.125 for every method instead of the stable rule
@@ -73,6 +82,8 @@ Options parse(int argc, char** argv) {
     o.quiet = a.has("quiet");
     o.inputs.paperStep = a.has("paper-step");
     o.inputs.corpus = a.get("corpus");
+    if (a.has("protocol")) o.inputs.protocol = parseReproduceProtocol(a.get("protocol"));
+    o.inputs.seeds = a.integer("seeds", 1, 1, kMaxReproduceSeeds);
     o.threads = a.integer("threads", 0, 0, 256);
     return o;
 }

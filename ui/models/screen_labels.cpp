@@ -47,6 +47,7 @@ const QHash<QString, QString>& experimentLabels() {
         {"budget.microbatches", tr("Amount (microbatches)")},
         {"budget.epochs", tr("Amount (epochs)")},
         {"budget.compare", tr("Compare at")},
+        {"budget.rule", tr("Budget rule")},
         {"costs.forward_slots", tr("Forward cost")},
         {"costs.backward_slots", tr("Backward cost")},
         {"costs.latency_slots", tr("Link latency")},

@@ -101,7 +101,7 @@ StepSpec readStep(ObjectReader& r) {
                           " is not allowed: [a_min, a_max], " +
                           std::string(limits::kGridExponent.allowed));
     }
-    s.rule = parseStepRule(g.text("rule", "best_final", {"best_final", "stable"}));
+    if (g.has("rule")) s.rule = parseStepRuleSpec(g.at("rule"), g.field("rule"));
     g.rejectUnknown();
     s.grid = true;
     s.gridMin = static_cast<int>(lo);
@@ -110,7 +110,7 @@ StepSpec readStep(ObjectReader& r) {
 }
 
 json stepJson(const StepSpec& s) {
-    if (s.grid) return json{{"grid", {s.gridMin, s.gridMax}}, {"rule", stepRuleName(s.rule)}};
+    if (s.grid) return json{{"grid", {s.gridMin, s.gridMax}}, {"rule", stepRuleJson(s.rule)}};
     return s.value;
 }
 
@@ -442,6 +442,7 @@ void checkMethod(const MethodSpec& m, const std::string& path) {
                               " is not allowed: [a_min, a_max], " +
                               std::string(limits::kGridExponent.allowed));
         }
+        validateStepRule(s.rule, path + ".step_size.rule");
     } else {
         requireWithin(path + ".step_size", s.value, limits::kStepSize);
     }

@@ -75,7 +75,7 @@ struct StepSpec {
     bool grid = false;
     int gridMin = -10;
     int gridMax = 0;
-    StepRule rule = StepRule::BestFinal;
+    StepRuleSpec rule;  // best_final, or stable with its thresholds
 
     bool operator==(const StepSpec&) const = default;
 };
@@ -96,9 +96,9 @@ struct MethodSpec {
     bool operator==(const MethodSpec&) const = default;
 };
 
-enum class BudgetRule { Fit, Truncate };
-inline constexpr EnumNames<BudgetRule, 2> kBudgetRules{
-    {{BudgetRule::Fit, "fit"}, {BudgetRule::Truncate, "truncate"}}};
+enum class BudgetRule { Fit, Truncate, Reach };
+inline constexpr EnumNames<BudgetRule, 3> kBudgetRules{
+    {{BudgetRule::Fit, "fit"}, {BudgetRule::Truncate, "truncate"}, {BudgetRule::Reach, "reach"}}};
 
 struct BudgetSpec {
     // Exactly one is used, in this order: slots, microbatches, epochs.
@@ -106,8 +106,10 @@ struct BudgetSpec {
     int microbatches = 0;  // PD microbatches; the slot budget is PD's run length
     double epochs = 0.0;   // passes over the M batches by PD; budget as for microbatches
     BudgetCompare compare = BudgetCompare::Time;
-    // compare = time, how a method meets the slot budget (SPEC section 6): fit runs the largest
-    // N whose whole run fits; truncate runs a longer timeline cut after the budget's last slot.
+    // compare = time, how a pipeline method meets the slot budget B (SPEC sections 6 and 7.1):
+    // fit runs the largest N whose whole run fits in B; truncate runs a longer timeline cut
+    // after slot B; reach (the authors' E4) runs, uncut, the smallest N whose run lasts at least
+    // B slots, so it may end after B. RPD gets the block updates PD's run makes under the rule.
     BudgetRule rule = BudgetRule::Fit;
 
     bool operator==(const BudgetSpec&) const = default;

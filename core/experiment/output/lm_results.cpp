@@ -48,7 +48,7 @@ void writeText(const fs::path& path, const std::string& content) {
 }
 
 std::string ruleName(const MethodRun& run) {
-    return run.spec.step.grid ? stepRuleName(run.spec.step.rule) : "fixed";
+    return run.spec.step.grid ? stepRuleLabel(run.spec.step.rule) : "fixed";
 }
 
 json methodJson(const MethodRun& m) {
@@ -56,7 +56,7 @@ json methodJson(const MethodRun& m) {
     json j{{"label", m.label},
            {"method", methodName(m.spec.method)},
            {"step_size", r.stepSize},
-           {"step_rule", ruleName(m)},
+           {"step_rule", m.spec.step.grid ? stepRuleJson(m.spec.step.rule) : json("fixed")},
            {"all_diverged", m.allDiverged},
            {"final_loss", finiteOrNull(lmOf(m).finalLoss)},
            {"updates", r.updates},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 namespace pipelens {
 namespace {
@@ -24,6 +25,10 @@ Timeline truncatedTimeline(ScheduleParams params, int slots) {
         params.microbatches *= 2;
         tl = buildTimeline(params);
     }
+    return cutTimeline(std::move(tl), slots);
+}
+
+Timeline cutTimeline(Timeline tl, int slots) {
     std::erase_if(tl.cells, [&](const TimelineCell& c) { return c.endSlot >= slots; });
     std::erase_if(tl.averagingSlots, [&](int s) { return s >= slots; });
     tl.totalSlots = slots;

@@ -13,6 +13,10 @@ namespace pipelens {
 // run's: the N limit never held a stage back.
 Timeline truncatedTimeline(ScheduleParams params, int slots);
 
+// `timeline` cut after slot `slots` - 1: the cells that end before it and the averaging slots
+// inside it; totalSlots = slots.
+Timeline cutTimeline(Timeline timeline, int slots);
+
 // Block updates (backwards) that end before slot `slots`.
 long long updatesWithin(const Timeline& timeline, int slots);
 

@@ -93,6 +93,24 @@ void requireZeroOneLabels(const ExperimentConfig& c, const Dataset& data) {
     }
 }
 
+// Budget rule reach: the smallest N whose whole run lasts at least `slots` slots. A run's
+// length never shrinks as N grows (stage 0 runs its microbatches' operations one after another),
+// so that N is one more than the largest N that fits in slots - 1. ConfigError, naming the
+// budget field and `who`, when that N is past the most a timeline holds.
+int reachMicrobatches(const ExperimentConfig& c, const ScheduleParams& params, int slots,
+                      const std::string& who) {
+    const BudgetFit below = fitBudget(params, static_cast<long long>(slots) - 1);
+    if (below.capped || below.microbatches >= maxMicrobatches(params.stages)) {
+        throw ConfigError(
+            budgetFieldText(c.budget) + " is not allowed with budget.rule = reach: " + who +
+            " would run more than " + std::to_string(maxMicrobatches(params.stages)) +
+            " microbatches to reach " + std::to_string(slots) +
+            " slots, the most a timeline holds with stages = " + std::to_string(c.stages) +
+            " (microbatches x stages x 2 <= 400000000)");
+    }
+    return below.microbatches + 1;
+}
+
 }  // namespace
 
 void ChunkSizer::took(std::chrono::steady_clock::duration elapsed) {
@@ -210,10 +228,23 @@ ExperimentPlan planExperiment(const ExperimentConfig& c, const PlanSizes& sizes)
         throw ConfigError(budgetFieldText(c.budget) +
                           " is not allowed: too short for a single PipeDream microbatch");
     }
-    budget.updateBudget = static_cast<long long>(budget.pipeDreamMicrobatches) * c.stages;
     const bool truncate =
         c.budget.rule == BudgetRule::Truncate && c.budget.compare == BudgetCompare::Time;
-    if (truncate) {
+    const bool reach =
+        c.budget.rule == BudgetRule::Reach && c.budget.compare == BudgetCompare::Time;
+    if (reach) {
+        // PD runs the smallest N reaching the budget (its own N when the budget is PD's run
+        // length: PD's run grows with every microbatch); RPD gets that run's N x S updates.
+        budget.pipeDreamMicrobatches = reachMicrobatches(c, pd, budget.slotBudget, "PipeDream");
+    }
+    budget.updateBudget = static_cast<long long>(budget.pipeDreamMicrobatches) * c.stages;
+    // Truncate with PD's N given (a microbatch or epoch budget, whose slot budget is PD's run
+    // length): every pipeline method runs those N microbatches and a timeline longer than PD's is
+    // cut there, as the authors' E3 notebook cuts every method's run of the same N to the
+    // shortest. PD's own run is whole. With a slot budget every method runs the endless timeline
+    // cut at the budget.
+    const bool truncateSameN = truncate && c.budget.totalSlots == 0;
+    if (truncate && !truncateSameN) {
         // RPD gets as many block updates as PD makes inside the budget.
         pd.microbatches = budget.pipeDreamMicrobatches;
         budget.updateBudget =
@@ -232,9 +263,18 @@ ExperimentPlan planExperiment(const ExperimentConfig& c, const PlanSizes& sizes)
             if (m.method == Method::FillDrain) r.stepScale = 1.0 / r.schedule.flushGroup;
             if (c.budget.compare == BudgetCompare::Updates) {
                 r.schedule.microbatches = budget.pipeDreamMicrobatches;
+            } else if (truncateSameN) {
+                r.schedule.microbatches = budget.pipeDreamMicrobatches;
+                if (runLengthSlots(r.schedule) > budget.slotBudget) {
+                    r.truncateSlots = budget.slotBudget;
+                    r.cutOwnRun = true;
+                }
             } else if (truncate) {
                 r.truncateSlots = budget.slotBudget;
                 r.schedule = truncatedTimeline(r.schedule, budget.slotBudget).params;
+            } else if (reach) {
+                r.schedule.microbatches =
+                    reachMicrobatches(c, r.schedule, budget.slotBudget, r.label);
             } else {
                 const BudgetFit fit = fitBudget(r.schedule, budget.slotBudget);
                 if (fit.capped) {
@@ -250,7 +290,7 @@ ExperimentPlan planExperiment(const ExperimentConfig& c, const PlanSizes& sizes)
                                       " slots is too short for one microbatch of " + r.label);
                 }
             }
-            if (m.method == Method::Sgd && !truncate)
+            if (m.method == Method::Sgd && !(truncate && !truncateSameN))
                 r.schedule.localSteps = r.schedule.microbatches;
         }
         plan.runs.push_back(r);
@@ -259,7 +299,10 @@ ExperimentPlan planExperiment(const ExperimentConfig& c, const PlanSizes& sizes)
     std::uint64_t bytes = dataBytes(sizes.rows, sizes.dim);
     for (const MethodRun& r : plan.runs) {
         const long long n = r.pipeline() ? r.schedule.microbatches : budget.pipeDreamMicrobatches;
-        const std::uint64_t run = methodRunBytes(n, c.stages, budget.slotBudget, sizes.dim);
+        // A reach run may last longer than the budget: its per-slot curve is its own length.
+        const long long slots =
+            reach && r.pipeline() ? runLengthSlots(r.schedule) : budget.slotBudget;
+        const std::uint64_t run = methodRunBytes(n, c.stages, slots, sizes.dim);
         bytes = bytes > UINT64_MAX - run ? UINT64_MAX : bytes + run;
     }
     requireMemory(bytes,
@@ -332,8 +375,9 @@ MethodRun withSharedSchedules(const ExperimentConfig& c, const MethodRun& planne
 }
 
 Timeline plannedTimeline(const MethodRun& run) {
-    return run.truncateSlots > 0 ? truncatedTimeline(run.schedule, run.truncateSlots)
-                                 : buildTimeline(run.schedule);
+    if (run.truncateSlots <= 0) return buildTimeline(run.schedule);
+    return run.cutOwnRun ? cutTimeline(buildTimeline(run.schedule), run.truncateSlots)
+                         : truncatedTimeline(run.schedule, run.truncateSlots);
 }
 
 std::shared_ptr<const DelayTable> pipeDreamDelayTable(const ExperimentConfig& c,
@@ -407,7 +451,7 @@ MethodRun runMethod(const ExperimentConfig& c, const MethodRun& planned,
     const MethodRun shared = several ? withSharedSchedules(c, planned) : planned;
     // The stable rule reads RPD's curve after every update.
     ExperimentConfig base = c;
-    if (!planned.pipeline() && step.grid && step.rule == StepRule::Stable) {
+    if (!planned.pipeline() && step.grid && step.rule.kind == StepRule::Stable) {
         base.sampling.objectivePerUpdate = true;
     }
     ChunkPosition position;

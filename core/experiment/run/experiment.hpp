@@ -51,6 +51,9 @@ struct MethodRun {
     long long delta = 0;    // RPD: ring depth - 1
 
     int truncateSlots = 0;  // budget.rule = truncate: the run stops after this many slots
+    // Cut from the run of schedule.microbatches itself (truncate with a microbatch or epoch
+    // budget), not from the endless run (truncate with a slot budget).
+    bool cutOwnRun = false;
     // Built once per method and shared by the runs of all its step sizes and seeds
     // (withSharedSchedules): the pipeline's timeline, and PD's delay table for RPD with PipeDream
     // delays or order. Null in a plan and in a result.

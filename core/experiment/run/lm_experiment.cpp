@@ -127,7 +127,7 @@ MethodRun runLmMethod(const ExperimentConfig& c, const MethodRun& planned, const
         g.finalGap = {r.finalLoss, 0.0};  // the language model has no f*: the loss itself
         g.finalObjective = {r.finalLoss, 0.0};
         g.diverged = lmRunDiverged(r);
-        g.tail = checkTail(lmRuleCurve(r.result));
+        g.tail = checkTail(lmRuleCurve(r.result), step.rule.stable);
         out.grid.push_back(g);
         candidates.push_back({g.stepSize, r.finalLoss, g.diverged, g.tail});
     }

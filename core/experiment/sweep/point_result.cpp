@@ -142,7 +142,7 @@ json pointResultToJson(const PointResult& p) {
         }
         ms.push_back({{"label", m.label},
                       {"method", m.method},
-                      {"step_rule", stepRuleName(m.rule)},
+                      {"step_rule", stepRuleJson(m.rule)},
                       {"tuned", m.tuned},
                       {"chosen", m.chosen},
                       {"step_size", number(m.stepSize)},
@@ -183,7 +183,7 @@ PointResult pointResultFromJson(const json& j) {
         MethodPoint m;
         m.label = read<std::string>(o, "label", w);
         m.method = read<std::string>(o, "method", w);
-        m.rule = parseStepRule(read<std::string>(o, "step_rule", w));
+        m.rule = parseStepRuleSpec(field(o, "step_rule", w), "point result: " + w + ".step_rule");
         m.tuned = read<bool>(o, "tuned", w);
         m.chosen = read<int>(o, "chosen", w);
         m.stepSize = readNumber(o, "step_size", w);

@@ -21,13 +21,13 @@ struct GridStep {
     MeanSd finalGap;        // f - f* at the end
     MeanSd finalObjective;  // f at the end
     bool diverged = false;  // some seed diverged (non-finite, blew up, or ended above its start)
-    TailCheck tail;         // of the seed-averaged f - f* curve (the stable rule's view)
+    TailCheck tail;  // of the seed-averaged rule curve (ruleCurve), with the rule's thresholds
 };
 
 struct MethodPoint {
     std::string label;
-    std::string method;  // "pd", "rpd", ...
-    StepRule rule = StepRule::BestFinal;
+    std::string method;        // "pd", "rpd", ...
+    StepRuleSpec rule;         // as stepRuleJson writes it (old files: a string)
     bool tuned = false;        // a grid (false: one fixed step size)
     int chosen = 0;            // index in grid of the step used
     double stepSize = 0.0;     // grid[chosen].stepSize

@@ -155,7 +155,7 @@ std::string sweepSummaryCsv(const SweepSpec& spec, const SweepPoints& points) {
         if (!p) continue;
         for (const MethodPoint& m : p->methods) {
             s.integer(p->index);
-            shortest(p->value).text(m.method).label(m.label).text(m.tuned ? stepRuleName(m.rule)
+            shortest(p->value).text(m.method).label(m.label).text(m.tuned ? stepRuleLabel(m.rule)
                                                                           : "fixed");
             shortest(m.stepSize);
             shortest(m.finalGap.mean);

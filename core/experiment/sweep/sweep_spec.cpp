@@ -217,13 +217,7 @@ SweepSpec SweepSpec::fromJson(const json& j, const std::string& baseDir) {
         }
         s.seeds = v.get<int>();
     }
-    if (j.contains("step_rule")) {
-        if (!j["step_rule"].is_string()) {
-            throw ConfigError("step_rule = " + show(j["step_rule"]) +
-                              " is not allowed: one of best_final, stable");
-        }
-        s.stepRule = parseStepRule(j["step_rule"].get<std::string>());
-    }
+    if (j.contains("step_rule")) s.stepRule = parseStepRuleSpec(j["step_rule"], "step_rule");
     s.validate();
     return s;
 }
@@ -236,6 +230,7 @@ void SweepSpec::validate() const {
             throw ConfigError(valueError(axis, i, json(values[i])));
     }
     requireWithin("seeds", static_cast<long long>(seeds), limits::kSeeds);
+    if (stepRule) validateStepRule(*stepRule, "step_rule");
     // Every point must be a valid experiment before anything runs.
     const AxisInfo& info = axisInfo(axis);
     for (size_t i = 0; i < points(); ++i) {
@@ -278,7 +273,7 @@ json SweepSpec::toJson() const {
     }
     j["axis"] = {{"name", sweepAxisName(axis)}, {"values", values}};
     j["seeds"] = seeds;
-    if (stepRule) j["step_rule"] = stepRuleName(*stepRule);
+    if (stepRule) j["step_rule"] = stepRuleJson(*stepRule);
     return j;
 }
 

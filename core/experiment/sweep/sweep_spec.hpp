@@ -33,9 +33,9 @@ struct SweepSpec {
     std::string name = "sweep";
     ExperimentConfig experiment;  // the base every point starts from
     SweepAxis axis = SweepAxis::Stages;
-    std::vector<double> values;        // one point per value, in this order
-    int seeds = 1;                     // runs per grid step, averaged (overrides experiment.seeds)
-    std::optional<StepRule> stepRule;  // overrides every method's rule when set
+    std::vector<double> values;  // one point per value, in this order
+    int seeds = 1;               // runs per grid step, averaged (overrides experiment.seeds)
+    std::optional<StepRuleSpec> stepRule;  // overrides every method's rule when set
 
     // Parses and validates every point (a ConfigError names the point's value and the key).
     // `baseDir` resolves a relative "experiment" file path and the experiment's data paths.
