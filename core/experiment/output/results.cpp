@@ -423,29 +423,6 @@ json runLengthJson(const MethodRun& run) {
             {"cut_at_slot", counts->cutAtSlot >= 0 ? json(counts->cutAtSlot) : json(nullptr)}};
 }
 
-namespace {
-
-// The stable rule's numbers and criteria on one grid step's tail (summary.json, "sweep").
-json tailVerdictJson(const TailCheck& t) {
-    return {{"length", t.tailLength},
-            {"mean", finiteOrNull(t.tailMean)},
-            {"std", finiteOrNull(t.tailStd)},
-            {"cv", t.tailMean > 0.0 ? finiteOrNull(t.tailStd / t.tailMean) : json(nullptr)},
-            {"rising_fraction", finiteOrNull(t.risingFraction)},
-            {"largest_rise", finiteOrNull(t.largestRise)},
-            {"total_variation", finiteOrNull(t.totalVariation)},
-            {"net_change", finiteOrNull(t.netChange)},
-            {"log_slope", finiteOrNull(t.logSlope)},
-            {"finite", t.finite},
-            {"steady_spread", t.steadySpread},
-            {"few_rises", t.fewRises},
-            {"small_rises", t.smallRises},
-            {"smooth_path", t.smoothPath},
-            {"not_rising", t.notRising}};
-}
-
-}  // namespace
-
 json summaryJson(const ExperimentResult& r) {
     if (r.config.languageModel()) return lmSummaryJson(r);
     json j;
@@ -525,7 +502,7 @@ json summaryJson(const ExperimentResult& r) {
                           {"final_gap", finiteOrNull(p.finalGap)},
                           {"diverged", p.diverged}};
                 if (i < o.grid.size()) {
-                    e["tail"] = tailVerdictJson(o.grid[i].tail);
+                    e["tail"] = tailCheckJson(o.grid[i].tail, finiteOrNull);
                     e["stable"] = o.grid[i].tail.stable();
                 }
                 sw.push_back(e);

@@ -227,6 +227,25 @@ TailCheck checkTail(std::span<const double> curve, const StableThresholds& th) {
     return t;
 }
 
+nlohmann::json tailCheckJson(const TailCheck& t, nlohmann::json (*number)(double)) {
+    return {{"length", t.tailLength},
+            {"mean", number(t.tailMean)},
+            {"std", number(t.tailStd)},
+            {"cv", t.tailMean > 0.0 ? number(t.tailStd / t.tailMean) : nlohmann::json(nullptr)},
+            {"rising_fraction", number(t.risingFraction)},
+            {"largest_rise", number(t.largestRise)},
+            {"total_variation", number(t.totalVariation)},
+            {"net_change", number(t.netChange)},
+            {"log_slope", number(t.logSlope)},
+            {"finite", t.finite},
+            {"steady_spread", t.steadySpread},
+            {"few_rises", t.fewRises},
+            {"small_rises", t.smallRises},
+            {"smooth_path", t.smoothPath},
+            {"not_rising", t.notRising},
+            {"stable", t.stable()}};
+}
+
 int pickBestFinal(std::span<const GridCandidate> grid) {
     int best = -1;
     for (size_t i = 0; i < grid.size(); ++i) {

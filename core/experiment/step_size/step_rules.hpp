@@ -99,6 +99,13 @@ struct TailCheck {
     }
 };
 
+// The tail's numbers, each criterion's verdict and `stable` as one JSON object (keys length,
+// mean, std, cv, rising_fraction, largest_rise, total_variation, net_change, log_slope, finite,
+// steady_spread, few_rises, small_rises, smooth_path, not_rising, stable). `number` writes each
+// double: a point file keeps a non-finite value as a string so it reads back exactly,
+// summary.json writes null.
+nlohmann::json tailCheckJson(const TailCheck& t, nlohmann::json (*number)(double));
+
 // Clamps the curve below at 1e-16 and checks its tail (see TailCheck::tailLength). A curve with
 // any non-finite value is not stable and its tail mean is +inf. An empty curve is not stable.
 TailCheck checkTail(std::span<const double> curve, const StableThresholds& t = {});

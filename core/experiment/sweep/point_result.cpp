@@ -90,24 +90,6 @@ MeanSd readMeanSd(const json& j, const char* key, const std::string& where) {
     return {readNumber(o, "mean", w), readNumber(o, "sd", w)};
 }
 
-json tailJson(const TailCheck& t) {
-    return {{"length", t.tailLength},
-            {"mean", number(t.tailMean)},
-            {"std", number(t.tailStd)},
-            {"rising_fraction", number(t.risingFraction)},
-            {"largest_rise", number(t.largestRise)},
-            {"total_variation", number(t.totalVariation)},
-            {"net_change", number(t.netChange)},
-            {"log_slope", number(t.logSlope)},
-            {"finite", t.finite},
-            {"steady_spread", t.steadySpread},
-            {"few_rises", t.fewRises},
-            {"small_rises", t.smallRises},
-            {"smooth_path", t.smoothPath},
-            {"not_rising", t.notRising},
-            {"stable", t.stable()}};
-}
-
 TailCheck readTail(const json& j, const std::string& w) {
     TailCheck t;
     t.tailLength = read<std::size_t>(j, "length", w);
@@ -138,7 +120,7 @@ json pointResultToJson(const PointResult& p) {
                             {"final_gap", meanSdJson(g.finalGap)},
                             {"final_objective", meanSdJson(g.finalObjective)},
                             {"diverged", g.diverged},
-                            {"tail", tailJson(g.tail)}});
+                            {"tail", tailCheckJson(g.tail, number)}});
         }
         ms.push_back({{"label", m.label},
                       {"method", m.method},
