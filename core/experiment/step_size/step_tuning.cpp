@@ -13,21 +13,6 @@ bool runDiverged(const RunResult& r) {
     return r.divergence.diverged || !std::isfinite(f) || f > r.initialObjective;
 }
 
-std::vector<double> gapCurve(const RunResult& r) {
-    std::vector<double> c;
-    const bool perSlot = !r.objectivePerSlot.empty();
-    if (perSlot) {
-        c.reserve(r.objectivePerSlot.size() + 1);
-        for (double f : r.objectivePerSlot) c.push_back(f - r.optimum);
-    } else {
-        c.reserve(r.objectivePerUpdate.size() + 2);
-        c.push_back(r.initialObjective - r.optimum);
-        for (double f : r.objectivePerUpdate) c.push_back(f - r.optimum);
-    }
-    if (r.divergence.diverged) c.push_back(std::numeric_limits<double>::infinity());
-    return c;
-}
-
 std::vector<double> ruleCurve(const RunResult& r, const StepRuleSpec& rule) {
     const double offset = rule.value == StepValue::Gap ? r.optimum : 0.0;
     const bool perSlot = !r.objectivePerSlot.empty();
@@ -50,6 +35,10 @@ std::vector<double> ruleCurve(const RunResult& r, const StepRuleSpec& rule) {
     }
     if (r.divergence.diverged) c.push_back(std::numeric_limits<double>::infinity());
     return c;
+}
+
+std::vector<double> gapCurve(const RunResult& r) {
+    return ruleCurve(r, StepRuleSpec{});  // curve auto, value gap
 }
 
 TunedSteps tuneSteps(const std::vector<double>& steps, int seeds, const StepRuleSpec& rule,
