@@ -4,7 +4,7 @@
 
 namespace pipelens {
 
-void ComputeBackend::setGradientNoise(double sigma, std::uint64_t /*seed*/) {
+void ComputeBackend::setGradientNoise(double sigma, const NumpyRandom& /*stream*/) {
     if (sigma == 0.0) return;
     throw ConfigError("objective.gradient_noise > 0 is not supported by the " + name() +
                       " backend: use the CPU engine (backend = \"cpu\")");

@@ -16,6 +16,8 @@
 
 namespace pipelens {
 
+class NumpyRandom;
+
 // One forward or backward of a pipeline schedule, as a backend executes it.
 //  Forward:  stash[stage][stashSlot] = w_r(stage); act[actSlot] (+)= X_batch[:, block] * stash;
 //            on the first stage act is reset first; on the last stage the output gradient
@@ -68,10 +70,11 @@ class ComputeBackend {
                                  bool sample) = 0;
 
     // Gaussian gradient noise for the rest of the run (SPEC section 6): each backward adds
-    // sigma * xi to its block gradient before the update, xi drawn from default_rng(seed) in
-    // processing order; an RPD step draws for blocks S-1 ... stage and uses only its own. Called
-    // only with sigma > 0, after prepare*. The default refuses (ConfigError naming the backend).
-    virtual void setGradientNoise(double sigma, std::uint64_t seed);
+    // sigma * xi to its block gradient before the update, xi drawn in processing order from a
+    // copy of `stream` (default_rng(seed), or a shared stream advanced past earlier runs); an RPD
+    // step draws for blocks S-1 ... stage and uses only its own. Called only with sigma > 0,
+    // after prepare*. The default refuses (ConfigError naming the backend).
+    virtual void setGradientNoise(double sigma, const NumpyRandom& stream);
 
     // Queries at the current point (replica average for pipelines, w_k for RPD).
     virtual double objective() = 0;

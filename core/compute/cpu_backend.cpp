@@ -188,8 +188,8 @@ UpdateSample CpuBackend::rpdStep(std::span<const int> delays, int stage, int bat
     return out;
 }
 
-void CpuBackend::setGradientNoise(double sigma, std::uint64_t seed) {
-    if (sigma > 0.0) noise_.emplace(sigma, seed);
+void CpuBackend::setGradientNoise(double sigma, const NumpyRandom& stream) {
+    if (sigma > 0.0) noise_.emplace(sigma, stream);
 }
 
 double CpuBackend::objective() {

@@ -20,7 +20,7 @@ class CpuBackend final : public ComputeBackend {
                     int depth, const Eigen::VectorXd& w0) override;
     UpdateSample rpdStep(std::span<const int> delays, int stage, int batch, double stepSize,
                          bool sample) override;
-    void setGradientNoise(double sigma, std::uint64_t seed) override;
+    void setGradientNoise(double sigma, const NumpyRandom& stream) override;
     double objective() override;
     double gradientNormSquared() override;
     Eigen::VectorXd weights() override;

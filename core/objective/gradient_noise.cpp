@@ -6,6 +6,9 @@ namespace pipelens {
 
 GradientNoise::GradientNoise(double sigma, std::uint64_t seed) : sigma_(sigma), rng_(seed) {}
 
+GradientNoise::GradientNoise(double sigma, const NumpyRandom& stream)
+    : sigma_(sigma), rng_(stream) {}
+
 void GradientNoise::addTo(Eigen::Ref<Eigen::VectorXd> gradient) {
     draw_.resize(static_cast<size_t>(gradient.size()));
     rng_.normal(sigma_, std::span<double>(draw_));

@@ -14,6 +14,8 @@ namespace pipelens {
 class GradientNoise {
   public:
     GradientNoise(double sigma, std::uint64_t seed);
+    // Drawing from `stream` where it stands (a shared stream advanced past earlier runs).
+    GradientNoise(double sigma, const NumpyRandom& stream);
     double sigma() const { return sigma_; }
     // g += normal(scale = sigma, size = g.size()).
     void addTo(Eigen::Ref<Eigen::VectorXd> gradient);

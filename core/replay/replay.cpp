@@ -46,7 +46,12 @@ void Replay::startNoise(ComputeBackend& backend, const GradientNoiseSpec& noise)
         throw ConfigError(s.str());
     }
     // sigma = 0 never reaches the backend: a run without noise is the run it always was.
-    if (noise.sigma > 0.0) backend.setGradientNoise(noise.sigma, noise.seed);
+    if (!(noise.sigma > 0.0)) return;
+    if (noise.start) {
+        backend.setGradientNoise(noise.sigma, *noise.start);
+    } else {
+        backend.setGradientNoise(noise.sigma, NumpyRandom(noise.seed));
+    }
 }
 
 void Replay::adoptConstants(const LinearObjective& objective) {

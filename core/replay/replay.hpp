@@ -26,10 +26,15 @@ struct SamplingOptions {
     bool operator==(const SamplingOptions&) const = default;
 };
 
+class NumpyRandom;
+
 // Gaussian noise on every block gradient (SPEC section 6); sigma = 0: none, nothing drawn.
 struct GradientNoiseSpec {
     double sigma = 0.0;
     std::uint64_t seed = 0;  // of the run's own default_rng
+    // Set (objective.noise_stream = shared): the generator starts here instead, a shared stream
+    // advanced past the runs before this one (experiment/run/shared_noise.hpp).
+    std::shared_ptr<const NumpyRandom> start;
 };
 
 class Replay {

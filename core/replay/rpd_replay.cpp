@@ -46,6 +46,77 @@ std::string stageOrderName(StageOrder order) {
     return order == StageOrder::Uniform ? "uniform" : "pd";
 }
 
+namespace {
+
+// K, delta and the batch schedule as a run uses them (resolveRpdSettings; the batch schedule RPD
+// indexes is PD's N microbatches, N = ceil(K / S) without a table).
+void resolveRpdConfig(RpdReplayConfig& c, int batches) {
+    resolveRpdSettings(c.stages, c.delayMode, c.order, c.pipeDream, c.updates, c.maxDelay);
+    const long long pdMicrobatches =
+        c.pipeDream ? c.pipeDream->microbatches() : pipeDreamMicrobatchesFor(c.updates, c.stages);
+    if (static_cast<long long>(c.batchOf.size()) < std::max(1LL, pdMicrobatches)) {
+        c.batchOf = batchSequence(std::max(1LL, pdMicrobatches), batches, false, 0);
+    }
+}
+
+// Update k's stage (returned), data batch and delays, drawn from `rng` as the authors' stream
+// (SPEC section 6): stage, then the index into PD's batch schedule, then the delays
+// (integers(0, cap + 1) draws nothing while cap = 0).
+int drawUpdate(const RpdReplayConfig& c, NumpyRandom& rng, long long k, int& batch,
+               std::vector<int>& delays) {
+    const int S = c.stages;
+    const long long cap = std::min(c.maxDelay, k);
+    int stage = 0;
+    if (c.order == StageOrder::PipeDream) {
+        const BlockUpdateInfo& u = c.pipeDream->update(k);
+        stage = u.stage;
+        batch = c.batchOf[static_cast<size_t>(u.microbatch)];
+    } else {
+        stage = static_cast<int>(rng.integers(S));
+        const auto idx = rng.integers(static_cast<std::int64_t>(c.batchOf.size()));
+        batch = c.batchOf[static_cast<size_t>(idx)];
+    }
+    for (int j = 0; j < S; ++j) {
+        switch (c.delayMode) {
+            case DelayMode::Uniform:
+                delays[j] = static_cast<int>(rng.integers(cap + 1));
+                break;
+            case DelayMode::Max:
+                delays[j] = static_cast<int>(cap);
+                break;
+            case DelayMode::Zero:
+                delays[j] = 0;
+                break;
+            case DelayMode::PipeDream:
+                delays[j] = static_cast<int>(c.pipeDream->delay(k, j));
+                break;
+        }
+    }
+    return stage;
+}
+
+}  // namespace
+
+std::int64_t rpdNoiseNormals(RpdReplayConfig config, const LinearObjective& objective) {
+    resolveRpdConfig(config, objective.batches());
+    const int S = config.stages;
+    const auto blocks = splitBlocks(objective.dim(), S);
+    // from[s]: the sizes of blocks s ... S-1, what a step on stage s draws.
+    std::vector<std::int64_t> from(static_cast<size_t>(S) + 1, 0);
+    for (int s = S - 1; s >= 0; --s) {
+        from[static_cast<size_t>(s)] =
+            from[static_cast<size_t>(s) + 1] + blocks[static_cast<size_t>(s)].size;
+    }
+    NumpyRandom rng(config.seed);
+    std::vector<int> delays(static_cast<size_t>(S), 0);
+    std::int64_t total = 0;
+    int batch = 0;
+    for (long long k = 0; k < config.updates; ++k) {
+        total += from[static_cast<size_t>(drawUpdate(config, rng, k, batch, delays))];
+    }
+    return total;
+}
+
 RpdReplay::RpdReplay(std::shared_ptr<const LinearObjective> objective,
                      std::unique_ptr<ComputeBackend> backend, RpdReplayConfig config)
     : objective_(std::move(objective)),
@@ -53,17 +124,8 @@ RpdReplay::RpdReplay(std::shared_ptr<const LinearObjective> objective,
       config_(std::move(config)),
       rng_(config_.seed) {
     const int S = config_.stages;
-    resolveRpdSettings(S, config_.delayMode, config_.order, config_.pipeDream, config_.updates,
-                       config_.maxDelay);
+    resolveRpdConfig(config_, objective_->batches());
     requireStepSize(config_.stepSize);
-    // The batch schedule RPD indexes: PD's N microbatches (N = ceil(K / S) without a table).
-    const long long pdMicrobatches = config_.pipeDream
-                                         ? config_.pipeDream->microbatches()
-                                         : pipeDreamMicrobatchesFor(config_.updates, S);
-    if (static_cast<long long>(config_.batchOf.size()) < std::max(1LL, pdMicrobatches)) {
-        config_.batchOf =
-            batchSequence(std::max(1LL, pdMicrobatches), objective_->batches(), false, 0);
-    }
     sampling_ = config_.sampling;
     delays_.assign(S, 0);
     const auto blocks = splitBlocks(objective_->dim(), S);
@@ -88,43 +150,14 @@ RpdReplay::RpdReplay(std::shared_ptr<const LinearObjective> objective,
 
 long long RpdReplay::advance(long long maxUpdates) {
     if (done()) return 0;
-    const int S = config_.stages;
     long long taken = 0;
     while (taken < maxUpdates && k_ < config_.updates) {
         if (cancelRequested()) {
             result_.cancelled = true;
             return taken;
         }
-        const long long cap = std::min(config_.maxDelay, k_);
-        int stage = 0;
         int batch = 0;
-        // The authors' stream (SPEC section 6): stage, then the index into PD's batch schedule,
-        // then the delays (integers(0, cap + 1) draws nothing while cap = 0).
-        if (config_.order == StageOrder::PipeDream) {
-            const BlockUpdateInfo& u = config_.pipeDream->update(k_);
-            stage = u.stage;
-            batch = config_.batchOf[static_cast<size_t>(u.microbatch)];
-        } else {
-            stage = static_cast<int>(rng_.integers(S));
-            const auto idx = rng_.integers(static_cast<std::int64_t>(config_.batchOf.size()));
-            batch = config_.batchOf[static_cast<size_t>(idx)];
-        }
-        for (int j = 0; j < S; ++j) {
-            switch (config_.delayMode) {
-                case DelayMode::Uniform:
-                    delays_[j] = static_cast<int>(rng_.integers(cap + 1));
-                    break;
-                case DelayMode::Max:
-                    delays_[j] = static_cast<int>(cap);
-                    break;
-                case DelayMode::Zero:
-                    delays_[j] = 0;
-                    break;
-                case DelayMode::PipeDream:
-                    delays_[j] = static_cast<int>(config_.pipeDream->delay(k_, j));
-                    break;
-            }
-        }
+        const int stage = drawUpdate(config_, rng_, k_, batch, delays_);
         const UpdateSample smp = backend_->rpdStep(delays_, stage, batch, config_.stepSize,
                                                    sampling_.objectivePerUpdate);
         ++k_;

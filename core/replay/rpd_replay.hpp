@@ -18,6 +18,12 @@ struct RpdReplayConfig : RpdRunConfig {
     GradientNoiseSpec noise;
 };
 
+// The normals an RPD run of `config` with gradient noise draws: sum over its updates k of the
+// sizes of blocks s_k ... S-1 (a step on stage s_k backpropagates from the last stage). Its
+// stages, batches and delays are drawn as the run draws them, without the run: the count is the
+// same for every step size, and counts every update even where the run would diverge first.
+std::int64_t rpdNoiseNormals(RpdReplayConfig config, const LinearObjective& objective);
+
 class RpdReplay final : public Replay {
   public:
     RpdReplay(std::shared_ptr<const LinearObjective> objective,

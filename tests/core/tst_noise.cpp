@@ -1,7 +1,8 @@
 // Gradient noise (SPEC section 6): sigma = 0 changes nothing, bit for bit, for every method; the
 // noise is NumPy's normal(scale = sigma) from default_rng(seed), drawn per backward in
 // processing order, and for an RPD step for blocks S-1 ... s keeping only block s's; runs are
-// reproducible and the seed defaults to the data seed.
+// reproducible and the seed defaults to the data seed. objective.noise_stream = shared: run j
+// starts where runs 0 ... j-1 left one default_rng(seed), counted by hand here.
 #include <QtTest>
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include "errors.hpp"
 #include "experiment/config/config.hpp"
 #include "experiment/run/experiment.hpp"
+#include "experiment/run/shared_noise.hpp"
 #include "random/numpy_random.hpp"
 
 using namespace pipelens;
@@ -59,6 +61,48 @@ std::vector<VectorXd> numpyNormals(std::uint64_t seed, double sigma,
     out.reserve(sizes.size());
     for (int n : sizes) out.push_back(rng.normalVector(n, sigma));
     return out;
+}
+
+// Four runs on one shared stream: PD with a step that diverges at once (its whole count must
+// still be skipped), RPD, LocalSGD, PD.
+json sharedConfig() {
+    json j = baseConfig("pd");
+    j["objective"]["gradient_noise"] = 0.3;
+    j["objective"]["noise_stream"] = "shared";
+    j["methods"] = json::array({{{"method", "pd"}, {"step_size", 1e9}},
+                                {{"method", "rpd"}, {"step_size", 0.05}, {"delta", 3}},
+                                {{"method", "localsgd"}, {"step_size", 0.05}},
+                                {{"method", "pd"}, {"step_size", 0.05}}});
+    return j;
+}
+
+// What an RPD run with uniform stages and delays draws, from its own seed, written out from
+// SPEC section 6 (not from the replay): per update stage = integers(S), the index into PD's N =
+// ceil(K / S) microbatches = integers(N), then S delays integers(min(delta, k) + 1); the noise
+// of blocks stage ... S-1.
+std::int64_t rpdNormalsByHand(std::uint64_t seed, long long updates, long long delta,
+                              const std::vector<BlockRange>& blocks) {
+    const auto S = static_cast<std::int64_t>(blocks.size());
+    NumpyRandom rng(seed);
+    std::int64_t total = 0;
+    for (long long k = 0; k < updates; ++k) {
+        const std::int64_t stage = rng.integers(S);
+        rng.integers((updates + S - 1) / S);
+        for (std::int64_t j = 0; j < S; ++j) rng.integers(std::min(delta, k) + 1);
+        for (std::int64_t j = stage; j < S; ++j) total += blocks[static_cast<size_t>(j)].size;
+    }
+    return total;
+}
+
+std::shared_ptr<const NumpyRandom> advancedStream(std::uint64_t seed, std::int64_t normals) {
+    NumpyRandom rng(seed);
+    for (std::int64_t i = 0; i < normals; ++i) rng.standardNormal();
+    return std::make_shared<const NumpyRandom>(rng);
+}
+
+bool sameRun(const RunResult& a, const RunResult& b) {
+    return a.objectivePerSlot == b.objectivePerSlot &&
+           a.objectivePerUpdate == b.objectivePerUpdate && a.blockGradNormSq == b.blockGradNormSq;
 }
 
 }  // namespace
@@ -118,7 +162,7 @@ class TestNoise : public QObject {
         auto run = [&](bool noise) {
             CpuBackend b;
             b.preparePipeline(*obj, layout, w0);
-            if (noise) b.setGradientNoise(sigma, 11);
+            if (noise) b.setGradientNoise(sigma, NumpyRandom(11));
             std::vector<UpdateSample> samples;
             const std::vector<PipelineOp> forwards{{OpKind::Forward, 0, 1, 0, 0, 0},
                                                    {OpKind::Forward, 1, 1, 0, 0, 0}};
@@ -145,7 +189,7 @@ class TestNoise : public QObject {
             auto step = [&](bool noise) {
                 CpuBackend b;
                 b.prepareRpd(*obj, blocks, 1, w0);
-                if (noise) b.setGradientNoise(sigma, 21);
+                if (noise) b.setGradientNoise(sigma, NumpyRandom(21));
                 b.rpdStep(delays, stage, 2, gamma, false);
                 return b.weights();
             };
@@ -158,6 +202,151 @@ class TestNoise : public QObject {
             QVERIFY((diff.segment(blk.offset, blk.size) + gamma * used).norm() < 1e-13);
             QCOMPARE((diff.norm() - diff.segment(blk.offset, blk.size).norm()), 0.0);
         }
+    }
+
+    // A shared run j equals the same run started by hand from default_rng(noise seed) after
+    // the normals runs 0 ... j-1 draw: PD and LocalSGD N x d, RPD its stages' blocks (counted
+    // above from its seed); the diverged first run counts whole.
+    void sharedStreamRunStartsWhereTheEarlierRunsLeftIt() {
+        const ExperimentConfig c = ExperimentConfig::fromJson(sharedConfig());
+        QCOMPARE(c.objective.noiseStream, NoiseStream::Shared);
+        RunOptions o;
+        o.threads = 2;
+        const ExperimentResult shared = runExperiment(c, o);
+        QVERIFY(shared.methods.at(0).result.divergence.diverged);
+        auto objective = buildObjective(c);
+        const ExperimentPlan plan = planExperiment(c, *objective);
+        const int d = objective->dim();
+        const auto blocks = splitBlocks(d, c.stages);
+        const std::uint64_t seed = 4;  // the data seed
+        std::int64_t before = 0;
+        for (size_t i = 0; i < plan.runs.size(); ++i) {
+            MethodRun run = plan.runs[i];
+            run.noiseStart = advancedStream(seed, before);
+            const RunResult byHand =
+                runOne(c, run, c.methods[i].step.value, objective, cpuBackendProvider());
+            QVERIFY2(sameRun(shared.methods.at(i).result, byHand), qPrintable(QString::number(i)));
+            if (i > 0) {
+                // ... and not the run a fresh stream gives.
+                run.noiseStart.reset();
+                const RunResult fresh =
+                    runOne(c, run, c.methods[i].step.value, objective, cpuBackendProvider());
+                QVERIFY(!sameRun(shared.methods.at(i).result, fresh));
+            }
+            if (run.pipeline()) {
+                before += static_cast<std::int64_t>(run.schedule.microbatches) * d;
+            } else {
+                before += rpdNormalsByHand(c.seed, run.updates, run.delta, blocks);
+            }
+        }
+        // The counts the code uses are the same.
+        std::int64_t counted = 0;
+        for (const MethodRun& r : plan.runs) counted += noiseNormalsOf(c, r, *objective);
+        QCOMPARE(counted, before);
+    }
+
+    // Within a method the grid's runs follow one another, smallest step first; seed s has its
+    // own stream default_rng(noise seed + s), its first run starting at that stream's start.
+    void sharedStreamOrdersGridsAndSeeds() {
+        json j = sharedConfig();
+        j["seeds"] = 2;
+        j["methods"] = json::array({{{"method", "pd"}, {"step_size", {{"grid", {-3, -1}}}}},
+                                    {{"method", "localsgd"}, {"step_size", 0.05}}});
+        const ExperimentConfig c = ExperimentConfig::fromJson(j);
+        auto objective = buildObjective(c);
+        ExperimentPlan plan = planExperiment(c, *objective);
+        placeSharedNoise(c, plan.runs, *objective);
+        const std::int64_t pd = static_cast<std::int64_t>(plan.runs[0].schedule.microbatches) * 10;
+        const std::int64_t local =
+            static_cast<std::int64_t>(plan.runs[1].schedule.microbatches) * 10;
+        QCOMPARE(noiseNormalsOf(c, plan.runs[0], *objective), pd);
+        QCOMPARE(noiseNormalsOf(c, plan.runs[1], *objective), local);
+        QCOMPARE(plan.runs[0].noiseStarts.size(), std::size_t(6));  // 2 seeds x 3 steps
+        QCOMPARE(plan.runs[1].noiseStarts.size(), std::size_t(2));
+        const auto sameStart = [](const NumpyRandom& a, const NumpyRandom& b) {
+            NumpyRandom x = a;
+            NumpyRandom y = b;
+            for (int i = 0; i < 8; ++i) {
+                if (x.nextU64() != y.nextU64()) return false;
+            }
+            return true;
+        };
+        for (std::uint64_t s = 0; s < 2; ++s) {
+            for (int t = 0; t < 3; ++t) {
+                QVERIFY(sameStart(*plan.runs[0].noiseStarts[s * 3 + static_cast<size_t>(t)],
+                                  *advancedStream(4 + s, t * pd)));
+            }
+            QVERIFY(sameStart(*plan.runs[1].noiseStarts[s], *advancedStream(4 + s, 3 * pd)));
+        }
+        // The grid's chosen run, seed 0, is that step's run from its start.
+        RunOptions o;
+        o.threads = 1;
+        const ExperimentResult r = runExperiment(c, o);
+        const MethodRun& m = r.methods.at(0);
+        MethodRun run = plan.runs[0];
+        run.noiseStart = advancedStream(4, m.chosen * pd);
+        const RunResult byHand = runOne(c, run, m.grid.at(static_cast<size_t>(m.chosen)).stepSize,
+                                        objective, cpuBackendProvider());
+        QVERIFY(sameRun(m.result, byHand));
+    }
+
+    // per_run (the default) is today's rule, bit for bit: each run its own default_rng(seed).
+    void perRunIsTheDefault() {
+        json j = sharedConfig();
+        j["objective"].erase("noise_stream");
+        json perRun = j;
+        perRun["objective"]["noise_stream"] = "per_run";
+        const ExperimentConfig c = ExperimentConfig::fromJson(perRun);
+        QCOMPARE(c.objective.noiseStream, NoiseStream::PerRun);
+        QVERIFY(c == ExperimentConfig::fromJson(j));
+        QVERIFY(!c.toJson().at("objective").contains("noise_stream"));
+        const ExperimentResult a = runExperiment(c);
+        auto objective = buildObjective(c);
+        const ExperimentPlan plan = planExperiment(c, *objective);
+        for (size_t i = 0; i < plan.runs.size(); ++i) {
+            QVERIFY(plan.runs[i].noiseStarts.empty());
+            const RunResult fresh =
+                runOne(c, plan.runs[i], c.methods[i].step.value, objective, cpuBackendProvider());
+            QVERIFY(sameRun(a.methods.at(i).result, fresh));
+        }
+        // Written back only when shared, and read back the same.
+        const ExperimentConfig s = ExperimentConfig::fromJson(sharedConfig());
+        QCOMPARE(s.toJson().at("objective").at("noise_stream").get<std::string>(),
+                 std::string("shared"));
+        QVERIFY(ExperimentConfig::fromJson(s.toJson()) == s);
+    }
+
+    void noiseStreamValuesAreChecked() {
+        const auto refused = [](const json& j, const std::vector<std::string>& parts) {
+            try {
+                ExperimentConfig::fromJson(j);
+            } catch (const ConfigError& e) {
+                const std::string what = e.what();
+                for (const std::string& p : parts) {
+                    if (what.find(p) == std::string::npos) return "\"" + p + "\" not in: " + what;
+                }
+                return std::string();
+            }
+            return std::string("accepted");
+        };
+        json unknown = sharedConfig();
+        unknown["objective"]["noise_stream"] = "global";
+        std::string why =
+            refused(unknown, {"objective.noise_stream", "\"global\"", "per_run", "shared"});
+        QVERIFY2(why.empty(), why.c_str());
+        // No noise to share: refused, naming both keys.
+        json quiet = sharedConfig();
+        quiet["objective"].erase("gradient_noise");
+        why =
+            refused(quiet, {"objective.noise_stream = \"shared\"", "objective.gradient_noise = 0"});
+        QVERIFY2(why.empty(), why.c_str());
+        // The language model has no gradient noise: the key is refused there.
+        const json lm = {{"name", "lm"},
+                         {"objective", {{"kind", "char_transformer"}, {"noise_stream", "shared"}}},
+                         {"budget", {{"microbatches", 4}}},
+                         {"methods", json::array({{{"method", "pd"}, {"step_size", 0.01}}})}};
+        why = refused(lm, {"objective.noise_stream", "char_transformer", "no gradient noise"});
+        QVERIFY2(why.empty(), why.c_str());
     }
 
     void negativeSigmaIsRefused() {

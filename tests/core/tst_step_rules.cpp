@@ -290,13 +290,19 @@ class TestStepRules : public QObject {
         QCOMPARE(nb.maxVariationRatio, 5.0);
         QCOMPARE(nb.maxLogSlope, 1e-4);
         QCOMPARE(nb.withinBest, 0.05);
+        QVERIFY(lm.applyTests && nb.applyTests);
+        // As the authors' code ran: the notebook's thresholds, the tests reported only.
+        StableThresholds asRun = stablePreset("notebook_as_run");
+        QVERIFY(!asRun.applyTests);
+        asRun.applyTests = true;
+        QCOMPARE(asRun, nb);
         try {
             (void)stablePreset("paper", "--step-rule.preset");
             QFAIL("accepted an unknown preset");
         } catch (const ConfigError& e) {
             QCOMPARE(std::string(e.what()),
                      std::string("--step-rule.preset = \"paper\" is not allowed: one of "
-                                 "lm_script, notebook"));
+                                 "lm_script, notebook, notebook_as_run"));
         }
     }
 
@@ -386,9 +392,9 @@ class TestStepRules : public QObject {
         QCOMPARE(r.value, StepValue::Objective);
         const json out = stepRuleJson(r);
         QVERIFY(out.is_object());
-        for (const char* key :
-             {"kind", "preset", "tail_frac", "min_tail", "max_cv", "max_rising_fraction",
-              "max_rise", "max_tv_ratio", "max_log_slope", "within_best", "curve", "value"}) {
+        for (const char* key : {"kind", "preset", "tail_frac", "min_tail", "max_cv",
+                                "max_rising_fraction", "max_rise", "max_tv_ratio", "max_log_slope",
+                                "within_best", "apply_tests", "curve", "value"}) {
             QVERIFY2(out.contains(key), key);
         }
         QCOMPARE(out.at("max_tv_ratio").get<double>(), 5.0);
@@ -418,7 +424,9 @@ class TestStepRules : public QObject {
         row("bad kind", R"({"kind": "steady"})",
             R"(r.rule.kind = "steady" is not allowed: one of best_final, stable)");
         row("bad preset", R"({"kind": "stable", "preset": "paper"})",
-            R"(r.rule.preset = "paper" is not allowed: one of lm_script, notebook)");
+            R"(r.rule.preset = "paper" is not allowed: one of lm_script, notebook, notebook_as_run)");
+        row("apply_tests", R"({"kind": "stable", "apply_tests": "no"})",
+            R"(r.rule.apply_tests = "no" is not allowed: true or false)");
         row("tail_frac 0", R"({"kind": "stable", "tail_frac": 0})",
             "r.rule.tail_frac = 0 is not allowed: a number in (0, 1]");
         row("tail_frac 1.5", R"({"kind": "stable", "tail_frac": 1.5})",
@@ -494,6 +502,35 @@ class TestStepRules : public QObject {
         // Just inside the 5 % window, the smallest step wins.
         grid[0] = candidate(0.0625, flatTail(1.049));
         QCOMPARE(pickStable(grid), 0);
+    }
+
+    // apply_tests false (preset notebook_as_run, how the authors' selection ran): every finite
+    // curve of at least three points is a candidate, whatever its tests say, so the pick is the
+    // smallest step within 5 % of the lowest tail mean; the verdicts are still computed.
+    void asRunTakesEveryFiniteCurve() {
+        const StableThresholds asRun = stablePreset("notebook_as_run");
+        const StableThresholds tested = stablePreset("notebook");
+        std::vector<GridCandidate> grid{
+            candidate(0.0625, flatTail(1.06)), candidate(0.125, flatTail(1.04)),
+            candidate(0.25, flatTail(1.00)),
+            candidate(0.5, withTail({0.5, 0.52, 0.5, 0.52, 0.5, 0.52, 0.5, 0.52, 0.5, 0.5})),
+            candidate(1.0, flatTail(std::numeric_limits<double>::infinity()), true)};
+        // (candidate() checks with the lm_script thresholds: the same 10-point tail as the
+        // notebook's here, and none of these verdicts differs between the two.)
+        QVERIFY(!grid[3].tail.stable());
+        QVERIFY(grid[3].tail.candidate(asRun));
+        QVERIFY(!grid[3].tail.candidate(tested));
+        QVERIFY(!grid[4].tail.candidate(asRun));  // not finite
+        QCOMPARE(pickStable(grid, tested), 1);
+        QCOMPARE(pickStable(grid, asRun), 3);
+        // A smaller step within 5 % of that tail mean (0.508) is taken instead.
+        grid[1] =
+            candidate(0.125, withTail({0.52, 0.5, 0.52, 0.5, 0.52, 0.5, 0.52, 0.5, 0.52, 0.51}));
+        QCOMPARE(pickStable(grid, asRun), 1);
+        // Fewer than three points: never a candidate (the authors' metrics call it unstable).
+        const TailCheck two = checkTail(std::vector<double>{0.1, 0.1}, asRun);
+        QVERIFY(two.finite && !two.candidate(asRun));
+        QVERIFY(checkTail(std::vector<double>{0.1, 0.1, 0.1}, asRun).candidate(asRun));
     }
 
     void noneStablePicksTheLowestTailMean() {

@@ -103,11 +103,13 @@ class TestPresets : public QObject {
     // sweeps (their figures are sweeps), E3 as one run of several methods (its figure is curves
     // over time).
     void thePaperSetupsAreThePapers() {
-        // The notebook's stable rule on f over the given curve, with that tail fraction.
+        // The notebook's stable rule as it ran (its thresholds, the tests not applied) on f over
+        // the given curve, with that tail fraction.
         const auto notebookRule = [](const StepSpec& step, StepCurve curve, double tail) {
             StableThresholds thresholds = stablePreset("notebook");
             thresholds.tailFraction = tail;
-            return step.rule.kind == StepRule::Stable && step.rule.preset == "notebook" &&
+            thresholds.applyTests = false;
+            return step.rule.kind == StepRule::Stable && step.rule.preset == "notebook_as_run" &&
                    step.rule.stable == thresholds && step.rule.curve == curve &&
                    step.rule.value == StepValue::Objective;
         };
@@ -146,6 +148,7 @@ class TestPresets : public QObject {
         QCOMPARE(b4.batchSize, 1);
         QCOMPARE(b4.objective.l2, 1e-4);
         QCOMPARE(b4.objective.gradientNoise, 0.5);
+        QCOMPARE(b4.objective.noiseStream, NoiseStream::Shared);  // one stream per S, as run
         QCOMPARE(b4.budget.totalSlots, 3180);
         QCOMPARE(b4.budget.compare, BudgetCompare::Time);
         QCOMPARE(b4.budget.rule, BudgetRule::Reach);  // the smallest N that lasts 3180 slots, uncut

@@ -195,6 +195,17 @@ void readObjectiveInto(ObjectReader& r, const json& j, ExperimentConfig& c) {
             c.objective.noiseSeed =
                 static_cast<std::uint64_t>(o.integer("noise_seed", 0, limits::kSeed));
         }
+        c.objective.noiseStream = o.choice("noise_stream", NoiseStream::PerRun, kNoiseStreams);
+        // A file asking for a shared stream of no noise has a key that would do nothing: refused.
+        // (A sweep point or the app setting sigma to 0 later just runs without noise.)
+        if (c.objective.noiseStream == NoiseStream::Shared && !(c.objective.gradientNoise > 0.0)) {
+            throw ConfigError(
+                "objective.noise_stream = \"shared\" is not allowed with "
+                "objective.gradient_noise = " +
+                (o.has("gradient_noise") ? show(o.at("gradient_noise")) : "0 (the default)") +
+                ": a shared stream needs gradient noise (gradient_noise > 0); use \"per_run\" "
+                "or leave the key out");
+        }
         o.rejectUnknown();
     }
 }
@@ -601,6 +612,8 @@ json ExperimentConfig::toJson() const {
                           {"l2", objective.l2},
                           {"gradient_noise", objective.gradientNoise}};
         if (objective.noiseSeed) j["objective"]["noise_seed"] = *objective.noiseSeed;
+        if (objective.noiseStream != NoiseStream::PerRun)
+            j["objective"]["noise_stream"] = enumName(kNoiseStreams, objective.noiseStream);
     }
     json d;
     d["source"] = enumName(kDataSources, data.source);

@@ -34,6 +34,12 @@ enum class BackendKind { Auto, Cpu, OpenCl };
 inline constexpr EnumNames<BackendKind, 3> kBackends{
     {{BackendKind::Auto, "auto"}, {BackendKind::Cpu, "cpu"}, {BackendKind::OpenCl, "opencl"}}};
 enum class Precision { Double, Float };
+// Where each run's gradient-noise generator starts (objective.noise_stream): per_run, at
+// default_rng(noise seed); shared, where the runs before it in the experiment left one such
+// generator (experiment/run/shared_noise.hpp), as the authors' E4 driver ran its grids.
+enum class NoiseStream { PerRun, Shared };
+inline constexpr EnumNames<NoiseStream, 2> kNoiseStreams{
+    {{NoiseStream::PerRun, "per_run"}, {NoiseStream::Shared, "shared"}}};
 inline constexpr EnumNames<Precision, 2> kPrecisions{
     {{Precision::Double, "double"}, {Precision::Float, "float"}}};
 
@@ -63,6 +69,8 @@ struct ObjectiveSpec {
     double gradientNoise = 0.0;
     // Seed of the noise generator; unset: the data seed (0 for data from files).
     std::optional<std::uint64_t> noiseSeed;
+    // Shared: one generator per seed for all the runs of the experiment (needs gradientNoise > 0).
+    NoiseStream noiseStream = NoiseStream::PerRun;
     // Set for `kind: "char_transformer"`: the language model (loss and the keys above unused).
     std::optional<LanguageModelSpec> languageModel;
 

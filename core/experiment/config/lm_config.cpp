@@ -19,7 +19,7 @@ constexpr const char* kWith = " is not allowed with objective.kind = char_transf
 
 LanguageModelSpec readLanguageModel(ObjectReader& o, std::uint64_t seed) {
     // The linear losses' keys get a message of their own rather than "unknown key".
-    for (const char* key : {"l2", "gradient_noise", "noise_seed"}) {
+    for (const char* key : {"l2", "gradient_noise", "noise_seed", "noise_stream"}) {
         if (o.has(key)) {
             throw ConfigError(o.field(key) + " = " + showConfigValue(o.at(key)) + kWith +
                               "the language model has no regulariser and no gradient noise; "

@@ -504,6 +504,9 @@ json summaryJson(const ExperimentResult& r) {
                 if (i < o.grid.size()) {
                     e["tail"] = tailCheckJson(o.grid[i].tail, finiteOrNull);
                     e["stable"] = o.grid[i].tail.stable();
+                    if (o.spec.step.rule.kind == StepRule::Stable) {
+                        e["candidate"] = o.grid[i].tail.candidate(o.spec.step.rule.stable);
+                    }
                 }
                 sw.push_back(e);
             }

@@ -18,6 +18,7 @@
 #include "experiment/run/run_reuse.hpp"
 #include "experiment/run/run_warnings.hpp"
 #include "experiment/run/run_work.hpp"
+#include "experiment/run/shared_noise.hpp"
 #include "experiment/step_size/step_tuning.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "replay/rpd_replay.hpp"
@@ -55,15 +56,6 @@ ScheduleParams scheduleFor(const ExperimentConfig& c, const MethodSpec& m) {
             break;
     }
     return p;
-}
-
-// The noise generator is seeded with the data seed (0 for data from files) unless overridden.
-GradientNoiseSpec noiseFor(const ExperimentConfig& c) {
-    GradientNoiseSpec n;
-    n.sigma = c.objective.gradientNoise;
-    n.seed =
-        c.objective.noiseSeed.value_or(c.data.source == DataSource::Synthetic ? c.data.seed : 0);
-    return n;
 }
 
 // Logistic regression needs labels 0 or 1 (LIBSVM files are mapped onto them when read): a
@@ -112,6 +104,15 @@ int reachMicrobatches(const ExperimentConfig& c, const ScheduleParams& params, i
 }
 
 }  // namespace
+
+// The noise generator is seeded with the data seed (0 for data from files) unless overridden.
+GradientNoiseSpec noiseFor(const ExperimentConfig& c) {
+    GradientNoiseSpec n;
+    n.sigma = c.objective.gradientNoise;
+    n.seed =
+        c.objective.noiseSeed.value_or(c.data.source == DataSource::Synthetic ? c.data.seed : 0);
+    return n;
+}
 
 void ChunkSizer::took(std::chrono::steady_clock::duration elapsed) {
     if (elapsed > kChunkTarget && steps_ > 1) {
@@ -325,17 +326,25 @@ std::unique_ptr<Replay> makeReplay(const ExperimentConfig& c, const MethodRun& p
             batchSequence(plan.schedule.microbatches, objective->batches(), c.shuffle, c.seed);
         cfg.sampling = c.sampling;
         cfg.noise = noiseFor(c);
+        cfg.noise.start = plan.noiseStart;
         return std::make_unique<PipelineReplay>(std::move(objective), backend(), std::move(cfg));
     }
+    RpdReplayConfig cfg = rpdReplayConfig(c, plan, stepSize, *objective);
+    return std::make_unique<RpdReplay>(std::move(objective), backend(), std::move(cfg));
+}
+
+RpdReplayConfig rpdReplayConfig(const ExperimentConfig& c, const MethodRun& plan, double stepSize,
+                                const LinearObjective& objective) {
     RpdReplayConfig cfg;
     fillRpdConfig(cfg, c, plan, stepSize);
     cfg.stages = c.stages;
     cfg.sampling = c.sampling;
     cfg.noise = noiseFor(c);
+    cfg.noise.start = plan.noiseStart;
     // RPD draws its batches from PD's schedule of N = ceil(K / S) microbatches (SPEC section 6).
     const int pdMicrobatches = static_cast<int>(pipeDreamMicrobatchesFor(plan.updates, c.stages));
-    cfg.batchOf = batchSequence(pdMicrobatches, objective->batches(), c.shuffle, c.seed);
-    return std::make_unique<RpdReplay>(std::move(objective), backend(), std::move(cfg));
+    cfg.batchOf = batchSequence(pdMicrobatches, objective.batches(), c.shuffle, c.seed);
+    return cfg;
 }
 
 void fillPipelineConfig(PipelineRunConfig& cfg, const MethodRun& plan, double stepSize) {
@@ -441,6 +450,7 @@ MethodRun runMethod(const ExperimentConfig& c, const MethodRun& planned,
                     std::shared_ptr<const LinearObjective> objective, const RunOptions& options,
                     size_t method) {
     MethodRun out = planned;
+    out.noiseStarts.clear();  // the plan's, not the result's
     BackendProvider backend = options.backend ? options.backend : cpuBackendProvider();
     const StepSpec& step = planned.spec.step;
     const std::vector<double> steps = stepSizesOf(step);
@@ -466,8 +476,12 @@ MethodRun runMethod(const ExperimentConfig& c, const MethodRun& planned,
                 options.onChunk(position, r);
             };
         }
-        return runOne(seededConfig(base, seed), seededPlan(shared, seed), steps[stepIndex],
-                      objective, backend, options.cancel, onChunk);
+        MethodRun plan = seededPlan(shared, seed);
+        // A shared noise stream: this run's start (placeSharedNoise's order, seed-major).
+        const size_t start = static_cast<size_t>(seed) * steps.size() + stepIndex;
+        if (start < shared.noiseStarts.size()) plan.noiseStart = shared.noiseStarts[start];
+        return runOne(seededConfig(base, seed), plan, steps[stepIndex], objective, backend,
+                      options.cancel, onChunk);
     };
     TunedSteps t = tuneSteps(steps, seeds, step.rule, one, options.cancel);
     out.result = std::move(t.run);
@@ -544,7 +558,9 @@ class LinearModelRun final : public ObjectiveRun {
             throw outOfMemory();
         }
         if (objective_->hasOptimum() && objective_->hasSmoothness()) takeConstants(res);
-        return planExperiment(config_, *objective_);
+        ExperimentPlan plan = planExperiment(config_, *objective_);
+        placeSharedNoise(config_, plan.runs, *objective_);
+        return plan;
     }
 
     std::vector<std::string> warnings(const ExperimentResult& res) const override {

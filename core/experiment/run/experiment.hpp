@@ -59,6 +59,12 @@ struct MethodRun {
     // delays or order. Null in a plan and in a result.
     std::shared_ptr<const Timeline> sharedTimeline;
     std::shared_ptr<const DelayTable> sharedPipeDreamTable;
+    // objective.noise_stream = shared (shared_noise.hpp): where the noise generator of each of
+    // this method's runs starts, [seed * steps + step index] (filled when the objective is
+    // prepared), and the start of the one run a replay is made for (makeReplay; set by
+    // runMethod). Empty and null otherwise: each run draws from a fresh default_rng(noise seed).
+    std::vector<std::shared_ptr<const NumpyRandom>> noiseStarts;
+    std::shared_ptr<const NumpyRandom> noiseStart;
 
     RunResult result;               // the run (for a grid: the chosen one), seed 0
     std::vector<SweepPoint> sweep;  // grid runs, empty for a fixed step size
@@ -108,6 +114,12 @@ std::unique_ptr<Replay> makeReplay(const ExperimentConfig& config, const MethodR
                                    double stepSize,
                                    std::shared_ptr<const LinearObjective> objective,
                                    const BackendProvider& backend);
+// The config of an RPD replay of planned method `run` (what makeReplay runs it with).
+RpdReplayConfig rpdReplayConfig(const ExperimentConfig& config, const MethodRun& run,
+                                double stepSize, const LinearObjective& objective);
+// The gradient noise of a config's runs: sigma, and the seed of a run's own generator
+// (objective.noise_seed, else the data seed; 0 for data from files). No shared stream's start.
+GradientNoiseSpec noiseFor(const ExperimentConfig& config);
 
 // One experiment's result, whatever its objective. The linear models fill optimum and
 // smoothness; the language model (config.languageModel()) has no f* or L and fills lmProblem and

@@ -20,6 +20,9 @@ ExperimentConfig runInputs(const ExperimentConfig& c) {
 const MethodRun* reusableRun(const ExperimentResult& previous, const ExperimentConfig& config,
                              const ExperimentBudget& budget, const MethodSpec& spec) {
     if (previous.cancelled) return nullptr;
+    // A shared noise stream makes a run's noise depend on every run before it (and on where its
+    // method stands in the list): such runs are always run again.
+    if (config.objective.noiseStream == NoiseStream::Shared) return nullptr;
     if (budget.slotBudget != previous.budget.slotBudget ||
         budget.updateBudget != previous.budget.updateBudget ||
         runInputs(config) != runInputs(previous.config)) {

@@ -22,8 +22,9 @@ constexpr double kHuge = std::numeric_limits<double>::max();
 // The presets: SPEC section 6 (the language-model script) and section 7.1 (the notebooks).
 constexpr StableThresholds kLmScript{};
 constexpr StableThresholds kNotebook{0.2, 10, 0.15, 0.45, 0.05, 5.0, 1e-4, 0.05};
-const std::array<std::pair<const char*, StableThresholds>, 2> kPresets{
-    {{"lm_script", kLmScript}, {"notebook", kNotebook}}};
+constexpr StableThresholds kNotebookAsRun{0.2, 10, 0.15, 0.45, 0.05, 5.0, 1e-4, 0.05, false};
+const std::array<std::pair<const char*, StableThresholds>, 3> kPresets{
+    {{"lm_script", kLmScript}, {"notebook", kNotebook}, {"notebook_as_run", kNotebookAsRun}}};
 
 // Each threshold's key, its member, what is allowed and whether a value is.
 struct ThresholdKey {
@@ -135,6 +136,7 @@ StepRuleSpec parseStepRuleSpec(const json& v, const std::string& field) {
         spec.stable.*k.member = r.number(k.key, spec.stable.*k.member, k.limit);
     }
     spec.stable.minTail = static_cast<int>(r.integer("min_tail", spec.stable.minTail, kMinTail));
+    spec.stable.applyTests = r.boolean("apply_tests", spec.stable.applyTests);
     spec.curve = r.choice("curve", StepCurve::Auto, kStepCurves);
     spec.value = r.choice("value", StepValue::Gap, kStepValues);
     r.rejectUnknown();
@@ -155,6 +157,7 @@ json stepRuleObject(const StepRuleSpec& rule) {
     j["preset"] = rule.preset;
     for (const ThresholdKey& k : kRealKeys) j[k.key] = rule.stable.*k.member;
     j["min_tail"] = rule.stable.minTail;
+    j["apply_tests"] = rule.stable.applyTests;
     j["curve"] = std::string(enumName(kStepCurves, rule.curve));
     j["value"] = std::string(enumName(kStepValues, rule.value));
     return j;
@@ -182,6 +185,7 @@ std::string stepRuleLabel(const StepRuleSpec& rule) {
 
 TailCheck checkTail(std::span<const double> curve, const StableThresholds& th) {
     TailCheck t;
+    t.curveLength = curve.size();
     if (curve.empty()) {
         t.tailMean = std::numeric_limits<double>::infinity();
         return t;
@@ -267,13 +271,13 @@ int pickBestFinal(std::span<const GridCandidate> grid) {
 int pickStable(std::span<const GridCandidate> grid, const StableThresholds& th) {
     double bestStableMean = std::numeric_limits<double>::infinity();
     for (const GridCandidate& c : grid) {
-        if (c.tail.stable()) bestStableMean = std::min(bestStableMean, c.tail.tailMean);
+        if (c.tail.candidate(th)) bestStableMean = std::min(bestStableMean, c.tail.tailMean);
     }
     int pick = -1;
     if (std::isfinite(bestStableMean)) {
         for (size_t i = 0; i < grid.size(); ++i) {
             const GridCandidate& c = grid[i];
-            if (!c.tail.stable() || c.tail.tailMean > (1.0 + th.withinBest) * bestStableMean)
+            if (!c.tail.candidate(th) || c.tail.tailMean > (1.0 + th.withinBest) * bestStableMean)
                 continue;
             if (pick < 0 || c.stepSize < grid[static_cast<size_t>(pick)].stepSize) {
                 pick = static_cast<int>(i);

@@ -32,12 +32,19 @@ struct StableThresholds {
     double maxVariationRatio = 10.0;  // max_tv_ratio: total variation <= this * |net change|
     double maxLogSlope = 1e-3;        // max_log_slope
     double withinBest = 0.05;  // within_best: stable candidates with tail mean <= (1+this) * best
+    // apply_tests: whether the five tests decide which steps are candidates. false is how the
+    // authors' notebooks and language-model script ran (their select_stable_learning_rate builds
+    // each row as {"stable": verdict, **metrics}, and the metrics' own "stable" key, true for
+    // every finite curve of >= 3 points, overwrites the verdict): every finite curve of at least
+    // three points is then a candidate, and the tests are computed and reported only.
+    bool applyTests = true;
 
     bool operator==(const StableThresholds&) const = default;
 };
 
 // "lm_script": SPEC section 6 (0.2, 1, 0.25, 0.55, 0.10, 10, 1e-3, 0.05), the defaults above.
 // "notebook": SPEC section 7.1 (0.2, 10, 0.15, 0.45, 0.05, 5, 1e-4, 0.05).
+// "notebook_as_run": the notebook's thresholds with apply_tests false, as the authors' code ran.
 // Another name is a ConfigError naming the field, the value and the names allowed.
 StableThresholds stablePreset(const std::string& name, const std::string& field = "preset");
 std::vector<std::string> stablePresetNames();
@@ -94,8 +101,15 @@ struct TailCheck {
     bool smoothPath = false;    // total variation <= max_tv_ratio * |net change| (flat passes)
     bool notRising = false;     // log slope <= max_log_slope
 
+    std::size_t curveLength = 0;  // points of the whole curve
+
     bool stable() const {
         return finite && steadySpread && fewRises && smallRises && smoothPath && notRising;
+    }
+    // Whether the rule may choose this step: stable(), or with apply_tests false a finite curve
+    // of at least three points.
+    bool candidate(const StableThresholds& th) const {
+        return th.applyTests ? stable() : finite && curveLength >= 3;
     }
 };
 
