@@ -1,8 +1,12 @@
 #include "cli.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <condition_variable>
 #include <csignal>
@@ -31,12 +35,16 @@
 #include "errors.hpp"
 #include "experiment/config/config.hpp"
 #include "experiment/config/field_limits.hpp"
+#include "experiment/output/chrome_trace.hpp"
 #include "experiment/output/results.hpp"
 #include "experiment/run/experiment.hpp"
 #include "experiment/sweep/sweep.hpp"
 #include "schedule/delays.hpp"
 #include "schedule/timeline.hpp"
+#include "schedule/timeline_program.hpp"
+#include "schedule_program_command.hpp"
 #include "sweep_command.hpp"
+#include "util/file_target.hpp"
 #ifdef PIPELENS_HAVE_MPI
 #include "mpi_world.hpp"
 #include "sweep_over_mpi.hpp"
@@ -78,25 +86,42 @@ kept; --resume continues it).
 constexpr int kOutputFailed = 2;
 
 const char* kScheduleHelp =
-    R"(Usage: pipelens-cli schedule --kind pd|fill-drain|localsgd --stages S --microbatches N [options]
+    R"(Usage: pipelens-cli schedule --kind KIND --stages S --microbatches N [options]
+       pipelens-cli schedule --import FILE.csv [--json | --summary | --art] [--export-csv OUT]
 
-Prints the timeline as CSV `slot,stage,op,microbatch` (stages and microbatches from 0), one row
-per operation in slot order then stage order.
+Kinds pd, fill-drain and localsgd print the slot timeline as CSV `slot,stage,op,microbatch`
+(stages and microbatches from 0), one row per operation in slot order then stage order. Kinds
+gpipe, 1f1b, interleaved and zb-h1 (one flush: one optimizer step of N microbatches on S
+devices; docs/schedules.md) and an imported file print PyTorch's schedule CSV (rows = ranks,
+columns = steps, cells such as 0F0, 1B3, 2I0, 2W0; docs/schedules.md).
 
 Options:
-  --kind K             pd (PipeDream 1F1B), fill-drain (GPipe-style) or localsgd
-  --stages S           pipeline stages (>= 1)
-  --microbatches N     microbatches (>= 1)
+  --kind K             pd (PipeDream 1F1B), fill-drain (GPipe-style), localsgd, gpipe, 1f1b (with
+                       flush), interleaved (virtual stages) or zb-h1 (zero bubble)
+  --stages S           pipeline stages, devices for the flushing kinds (>= 1)
+  --microbatches N     microbatches (>= 1; per flush for the flushing kinds)
   --noam A             pd only: microbatches allowed in flight (default S)
   --replicas R         localsgd only: replicas (default S)
   --local-steps H      localsgd only: local steps per averaging round (default 1)
   --flush-group G      fill-drain only: microbatches per flush (default N)
+  --virtual-stages V   interleaved only: model chunks per device (>= 2, default 2; N must be a
+                       multiple of S)
+  --import FILE.csv    read a torch.distributed.pipelining schedule CSV (strict: every refusal
+                       names rank, step and cell)
+  --export-csv OUT     write the schedule as a PyTorch schedule CSV (any kind; unit op costs)
   --forward-slots F    slots a forward takes (default 1)
-  --backward-slots B   slots a backward takes (default 1)
-  --latency-slots L    extra slots before a neighbouring stage may use a result (default 0)
+  --backward-slots B   slots a backward takes (default 1; zb-h1: the input-gradient op I)
+  --weight-slots W     zb-h1 (and an imported file with W): slots a W op takes
+                       (default 1); costs above 1 on the flushing kinds change --summary and
+                       --json only
+  --latency-slots L    pd, fill-drain, localsgd: extra slots before a neighbouring stage may
+                       use a result (default 0)
   --end-slot           add an end_slot column (useful with costs above 1)
-  --art                draw the timeline as text instead of CSV
-  --summary            print run length, utilization, bubble fraction and peak stash per stage
+  --art                draw the schedule as text instead of CSV
+  --summary            print run length, utilization, bubble fraction and peak stash or
+                       activations per stage
+  --json               one JSON object: ranks, stages, microbatches, length_slots,
+                       bubble_fraction, stage_rank, rank_stages, peak_activations, ...
 )";
 
 const char* kDelaysHelp =
@@ -141,6 +166,12 @@ Options:
                      display needed): gantt.png (the start-up, cells numbered), gantt-all.png,
                      heatmap.png, loss.png, figures.png, window.png, and index.html showing them
                      with the summary table (UI builds only; docs/results.md)
+  --trace FILE.json  also write the schedule as a Chrome trace (open it in ui.perfetto.dev or
+                     chrome://tracing): one process per pipeline method (per replica for
+                     LocalSGD), one thread per stage, one event per F or B (1 slot = 1 ms) with
+                     microbatch, version read and staleness, and the loss as a counter (both
+                     objectives; RPD has no timeline and no track). A new file or a regular
+                     file to replace, in an existing folder, outside DIR (docs/results.md)
   --quiet            print nothing but errors
 )";
 
@@ -224,14 +255,20 @@ bool wantsHelp(int argc, char** argv) {
 }
 
 int cmdSchedule(const Args& a, std::ostream& out) {
-    if (!a.has("kind")) throw ConfigError("--kind is missing: one of pd, fill-drain, localsgd");
+    if (isProgramSchedule(a)) return runProgramSchedule(a, out);
+    if (!a.has("kind")) {
+        throw ConfigError(
+            "--kind is missing: one of pd, fill-drain, localsgd, gpipe, 1f1b, interleaved, "
+            "zb-h1 (or --import FILE.csv)");
+    }
     if (!a.has("stages")) throw ConfigError("--stages is missing: an integer >= 1");
     if (!a.has("microbatches")) throw ConfigError("--microbatches is missing: an integer >= 1");
     ScheduleParams p;
     const std::string kind = a.get("kind");
     if (kind != "pd" && kind != "fill-drain" && kind != "localsgd") {
         throw ConfigError("--kind = \"" + shown(kind) +
-                          "\" is not allowed: one of pd, fill-drain, localsgd");
+                          "\" is not allowed: one of pd, fill-drain, localsgd, gpipe, 1f1b, "
+                          "interleaved, zb-h1 (or --import FILE.csv)");
     }
     p.kind = parseScheduleKind(kind);
     // The same bounds as a config's; costs are bounded so slot numbers cannot overflow.
@@ -247,9 +284,14 @@ int cmdSchedule(const Args& a, std::ostream& out) {
     p.costs.latencySlots =
         a.integer("latency-slots", 0, limits::kLatencySlots.lo, limits::kLatencySlots.hi);
     Timeline tl = buildTimeline(p);
+    if (a.has("export-csv") || a.has("json")) {
+        const PipelineProgram program = programFromTimeline(tl);
+        if (a.has("export-csv")) exportProgramCsv(program, a.get("export-csv"));
+        if (a.has("json")) return out << programSummaryJson(summarizeProgram(program), program), 0;
+    }
     if (a.has("art")) {
         out << timelineArt(tl, 100000);
-    } else if (!a.has("summary")) {
+    } else if (!a.has("summary") && !a.has("export-csv")) {
         out << timelineCsv(tl, a.has("end-slot"));
     }
     if (a.has("summary")) {
@@ -569,6 +611,54 @@ void applyBackendOptions(const Args& a, ExperimentConfig& config) {
     }
 }
 
+// --trace FILE.json, checked before the run (as --out is), so that a bad path never costs a run:
+// a new name or a regular file to replace, in an existing folder this process may write into,
+// with room for the temporary name beside it, and outside the results folder (which the run
+// replaces as a whole).
+std::string checkTraceTarget(const std::string& path, const std::string& resultsFolder) {
+    namespace fs = std::filesystem;
+    const std::string refused = "--trace = \"" + shown(path) + "\" is not allowed: ";
+    if (path.empty() || path.back() == '/') {
+        throw ConfigError(refused + "a file name such as trace.json");
+    }
+    const std::string kind = nonRegularFileKind(path);
+    if (!kind.empty()) {
+        throw ConfigError(refused + "it is " + kind +
+                          "; a new file name or a regular file to replace");
+    }
+    fs::path parent = fs::path(path).parent_path();
+    if (parent.empty()) parent = ".";
+    std::error_code ec;
+    const fs::path dir = fs::weakly_canonical(fs::absolute(parent, ec), ec);
+    std::error_code ec2;
+    const fs::path results = fs::weakly_canonical(fs::absolute(resultsFolder, ec2), ec2);
+    if (!ec && !ec2) {
+        const auto [r, d] = std::mismatch(results.begin(), results.end(), dir.begin(), dir.end());
+        if (r == results.end()) {
+            throw ConfigError(refused + "it is inside the results folder " + shown(resultsFolder) +
+                              ", which the run replaces as a whole: choose a file outside it");
+        }
+    }
+    ec.clear();
+    if (!fs::is_directory(parent, ec)) {
+        throw ConfigError(refused + "a file in an existing folder (" + shown(parent.string()) +
+                          " is not one)");
+    }
+    if (::access(parent.c_str(), W_OK | X_OK) != 0) {
+        throw ConfigError(refused + "cannot write in " + shown(parent.string()) + " (" +
+                          std::strerror(errno) + ")");
+    }
+    // The atomic writer's temporary adds ".tmp-PID" (at most 7 digits) to the name.
+    constexpr std::size_t kTemporarySuffix = 12;
+    const std::size_t length = fs::path(path).filename().string().size();
+    if (length + kTemporarySuffix > static_cast<std::size_t>(NAME_MAX)) {
+        throw ConfigError(refused + "its name is " + std::to_string(length) +
+                          " bytes long; at most " + std::to_string(NAME_MAX - kTemporarySuffix) +
+                          " bytes leave room for the temporary file beside it");
+    }
+    return path;
+}
+
 int cmdRun(const Args& a, std::ostream& out, std::ostream& err, const RunFigureWriter& figures) {
     if (!a.has("out")) throw ConfigError("--out is missing: the results folder");
     if (a.has("figures") && !figures) {
@@ -578,7 +668,14 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err, const RunFigureW
     }
     // Checked before the run, so a bad --out never costs a whole run.
     const std::string folder = prepareResultsFolder(a.get("out"));
+    const std::string trace = a.has("trace") ? checkTraceTarget(a.get("trace"), folder) : "";
     ExperimentConfig config = cmdline::experimentOf(a, "run");
+    if (!trace.empty() && std::none_of(config.methods.begin(), config.methods.end(),
+                                       [](const MethodSpec& m) { return isPipeline(m.method); })) {
+        throw ConfigError(
+            "--trace needs a pipeline method (any method but rpd): the trace draws "
+            "their timelines, and rpd has none");
+    }
     applyBackendOptions(a, config);
     if (a.has("step-rule")) {
         // Every method whose step size is a grid takes the rule (as a sweep's step_rule).
@@ -612,9 +709,18 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err, const RunFigureW
         };
     }
     const auto write = [&](const std::atomic<bool>* stop) {
-        return writeResults(result, folder, stop, extra);
+        std::vector<std::string> warnings = writeResults(result, folder, stop, extra);
+        if (!trace.empty()) {
+            if (!quiet) err << "writing the trace to " << terminalText(trace) << std::endl;
+            const std::string text = chromeTraceJson(result);
+            replaceFileAtomically(trace, text.data(), text.size());
+        }
+        return warnings;
     };
-    return finishRun(result.warnings, write, summaryText(result), folder, quiet, out, err);
+    const int code =
+        finishRun(result.warnings, write, summaryText(result), folder, quiet, out, err);
+    if (!trace.empty() && !quiet) out << "trace written to " << terminalText(trace) << '\n';
+    return code;
 }
 
 std::atomic<bool> gSweepCancel{false};

@@ -2,6 +2,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
@@ -25,9 +26,11 @@
 #include "controllers/presets.hpp"
 #include "controls/controls_panel.hpp"
 #include "controls/playback_bar.hpp"
+#include "experiment/output/chrome_trace.hpp"
 #include "experiment/output/results.hpp"
 #include "main_window.hpp"
 #include "sweep_view.hpp"
+#include "util/file_target.hpp"
 
 namespace pipelens::ui {
 namespace {
@@ -91,6 +94,24 @@ void MainWindow::buildMenus() {
             status(tr("Wrote all results to %1").arg(dir));
         else
             status(error, true);
+    });
+    // The schedule of every pipeline method as Chrome trace JSON (docs/results.md, "Traces for
+    // Perfetto"); before a run, the planned timelines without the loss.
+    exportMenu->addAction(tr("Trace for Perfetto (JSON)…"), this, [this] {
+        if (!snapshot_) return;
+        QSettings settings;
+        const QString dir = settings.value("export/dir").toString();
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Trace for Perfetto"), dir + "/trace.json", tr("Chrome trace JSON (*.json)"));
+        if (path.isEmpty()) return;
+        settings.setValue("export/dir", QFileInfo(path).absolutePath());
+        try {
+            const std::string text = chromeTraceJson(snapshot_->experiment);
+            replaceFileAtomically(QFile::encodeName(path).toStdString(), text.data(), text.size());
+            status(tr("Exported %1: open it in ui.perfetto.dev or chrome://tracing").arg(path));
+        } catch (const std::exception& e) {
+            status(QString::fromStdString(e.what()), true);
+        }
     });
     file->addAction(tr("Export &animation (GIF, MP4, PNG frames)…"), this, [this] {
         const AnimationExportOutcome outcome = exportAnimationInteractively(this);

@@ -275,17 +275,21 @@ const std::vector<CommandSpec>& commandSpecs() {
             return OptionSpec{std::move(n), false, false, std::move(applies)};
         };
         std::vector<CommandSpec> s;
-        s.push_back({"schedule",
-                     {value("kind"), numeric("stages"), numeric("microbatches"),
-                      numeric("noam", {"pd"}), numeric("replicas", {"localsgd"}),
-                      numeric("local-steps", {"localsgd"}), numeric("flush-group", {"fill-drain"}),
-                      numeric("forward-slots"), numeric("backward-slots"), numeric("latency-slots"),
-                      flag("end-slot"), flag("art"), flag("summary")},
-                     0,
-                     "",
-                     "kind",
-                     "--kind",
-                     {"pd", "fill-drain", "localsgd"}});
+        s.push_back(
+            {"schedule",
+             {value("kind"), numeric("stages"), numeric("microbatches"), numeric("noam", {"pd"}),
+              numeric("replicas", {"localsgd"}), numeric("local-steps", {"localsgd"}),
+              numeric("flush-group", {"fill-drain"}), numeric("virtual-stages", {"interleaved"}),
+              value("import"), value("export-csv"), numeric("forward-slots"),
+              numeric("backward-slots"), numeric("weight-slots", {"zb-h1"}),
+              numeric("latency-slots", {"pd", "fill-drain", "localsgd"}),
+              flag("end-slot", {"pd", "fill-drain", "localsgd"}), flag("art"), flag("summary"),
+              flag("json")},
+             0,
+             "",
+             "kind",
+             "--kind",
+             {"pd", "fill-drain", "localsgd", "gpipe", "1f1b", "interleaved", "zb-h1"}});
         s.push_back({"delays",
                      {value("stages"), numeric("microbatches"), numeric("from"), flag("json")},
                      0,
@@ -293,15 +297,15 @@ const std::vector<CommandSpec>& commandSpecs() {
                      "",
                      "",
                      {}});
-        s.push_back(
-            {"run",
-             {value("out"), flag("default"), value("backend"), value("device"), numeric("threads"),
-              value("step-rule"), value("budget-rule"), flag("figures"), flag("quiet")},
-             1,
-             "one config file (or --default)",
-             "",
-             "",
-             {}});
+        s.push_back({"run",
+                     {value("out"), flag("default"), value("backend"), value("device"),
+                      numeric("threads"), value("step-rule"), value("budget-rule"), flag("figures"),
+                      value("trace"), flag("quiet")},
+                     1,
+                     "one config file (or --default)",
+                     "",
+                     "",
+                     {}});
         s.push_back({"sweep",
                      {value("out"), flag("resume"), value("backend"), value("device"),
                       numeric("threads"), value("step-rule"), value("budget-rule"), flag("quiet")},

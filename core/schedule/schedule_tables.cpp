@@ -7,10 +7,13 @@
 
 namespace pipelens {
 
-std::string ganttTableCsv(const Timeline& tl, const DelayTable* delays, const std::string& method) {
-    const ScheduleParams& p = tl.params;
-    const bool localSgd = p.kind == ScheduleKind::LocalSgd && p.replicas > 0;
+std::optional<ReplicaPlace> localSgdPlace(const ScheduleParams& p, int microbatch) {
+    if (p.kind != ScheduleKind::LocalSgd || p.replicas <= 0) return std::nullopt;
     const int roundLength = std::max(1, p.replicas * p.localSteps);
+    return ReplicaPlace{microbatch % p.replicas, microbatch / roundLength};
+}
+
+std::string ganttTableCsv(const Timeline& tl, const DelayTable* delays, const std::string& method) {
     CsvWriter out;
     out.header("method,slot,end_slot,stage,op,microbatch,version_read,replica,round");
     // Averagings interleave with the cells: one after the last cell that starts in its slot.
@@ -43,8 +46,8 @@ std::string ganttTableCsv(const Timeline& tl, const DelayTable* delays, const st
             out.integer(delays->versionRead(c.microbatch, c.stage));
         else
             out.empty();
-        if (localSgd) {
-            out.integer(c.microbatch % p.replicas + 1).integer(c.microbatch / roundLength + 1);
+        if (const std::optional<ReplicaPlace> place = localSgdPlace(tl.params, c.microbatch)) {
+            out.integer(place->replica + 1).integer(place->round + 1);
         } else {
             out.empty().empty();
         }

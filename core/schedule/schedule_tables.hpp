@@ -3,12 +3,22 @@
 // folder write these. Stages and blocks are numbered from 1, as on screen; slots, microbatches
 // and block updates from 0, as on screen. (`timelineCsv` keeps the authors' reference format,
 // stages from 0, for comparing with their timelines.)
+#include <optional>
 #include <string>
 
 #include "schedule/delays.hpp"
 #include "schedule/timeline.hpp"
 
 namespace pipelens {
+
+// Where a LocalSGD timeline puts microbatch m (SPEC section 2): replica m mod R and round
+// m / (R H), both from 0. Empty for other schedules and for unresolved parameters (R = 0). The
+// Gantt table and the Perfetto trace number replicas and rounds through this one rule.
+struct ReplicaPlace {
+    int replica = 0;
+    int round = 0;
+};
+std::optional<ReplicaPlace> localSgdPlace(const ScheduleParams& params, int microbatch);
 
 // Columns method, slot, end_slot, stage, op, microbatch, version_read, replica, round.
 // One row per F or B cell (op F or B) and, for LocalSGD, one per averaging (op "average", at the

@@ -155,6 +155,103 @@ class TestCli : public QObject {
                                 "2,1,B,0,3\n4,0,B,0,5\n"));
     }
 
+    // The flushing kinds print PyTorch's schedule CSV of one flush: 1F1B at S = 4, M = 8 is
+    // 2(M + S - 1) = 22 steps on 4 rows, 2 S M actions; --json and --summary give the closed
+    // forms; op costs change the timing only.
+    void scheduleFlushingKinds() {
+        const CliResult r =
+            runCli({"schedule", "--kind", "1f1b", "--stages", "4", "--microbatches", "8"});
+        QCOMPARE(r.exitCode, 0);
+        const QStringList rows = r.out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(rows.size(), 4);
+        int actions = 0;
+        for (const QString& row : rows) {
+            const QStringList cells = row.split(',');
+            QCOMPARE(cells.size(), 22);
+            for (const QString& c : cells) actions += c.isEmpty() ? 0 : 1;
+        }
+        QCOMPARE(actions, 2 * 4 * 8);
+        QVERIFY(rows[0].startsWith("0F0,0F1,0F2,0F3,,,,0B0,0F4,0B1"));
+        const CliResult j = runCli({"schedule", "--kind", "interleaved", "--stages", "4",
+                                    "--microbatches", "8", "--virtual-stages", "2", "--json"});
+        QCOMPARE(j.exitCode, 0);
+        const json summary = json::parse(j.out.toStdString());
+        QCOMPARE(summary.at("ranks").get<int>(), 4);
+        QCOMPARE(summary.at("stages").get<int>(), 8);
+        QCOMPARE(summary.at("length_slots").get<int>(), 2 * (2 * 8 + 4 - 1));
+        QVERIFY(std::abs(summary.at("bubble_fraction").get<double>() - 3.0 / 19.0) < 1e-12);
+        QCOMPARE(summary.at("stage_rank"), json({0, 1, 2, 3, 0, 1, 2, 3}));
+        QCOMPARE(summary.at("rank_stages").at(1), json({1, 5}));
+        // ZB-H1 against 1F1B whose full backward costs I + W = 2: a third of the bubble.
+        const CliResult zb = runCli(
+            {"schedule", "--kind", "zb-h1", "--stages", "4", "--microbatches", "8", "--json"});
+        const CliResult one = runCli({"schedule", "--kind", "1f1b", "--stages", "4",
+                                      "--microbatches", "8", "--backward-slots", "2", "--json"});
+        QCOMPARE(zb.exitCode, 0);
+        QCOMPARE(one.exitCode, 0);
+        const json z = json::parse(zb.out.toStdString());
+        const json o = json::parse(one.out.toStdString());
+        QCOMPARE(z.at("length_slots").get<int>(), 3 * 8 + 4 - 1);
+        QCOMPARE(o.at("with_costs").at("length_slots").get<int>(), 3 * 8 + 3 * (4 - 1));
+        QCOMPARE(z.at("split_backward").get<bool>(), true);
+        expectFailure(runCli({"schedule", "--kind", "interleaved", "--stages", "4",
+                              "--microbatches", "10", "--virtual-stages", "3"}),
+                      {"virtual_stages = 3", "multiple of", "10"});
+        expectFailure(runCli({"schedule", "--kind", "1f1b", "--stages", "4", "--microbatches", "8",
+                              "--latency-slots", "1"}),
+                      {"--latency-slots", "1f1b"});
+        expectFailure(runCli({"schedule", "--kind", "1f1b", "--stages", "4", "--microbatches", "8",
+                              "--backward-slots", "2"}),
+                      {"--summary or --json"});
+    }
+
+    // --import reads a torch.distributed.pipelining CSV (INTEROP.md's example: 2 ranks, 1F1B,
+    // 6 steps, 4 idle of 12); --export-csv of a slot timeline imports back to the same summary;
+    // a malformed cell is refused naming rank, step and cell; every shipped example imports.
+    void scheduleImportExport() {
+        const QString dir = QDir::tempPath() + "/pipelens-tst-cli-schedule";
+        QDir(dir).removeRecursively();
+        QVERIFY(QDir().mkpath(dir));
+        const QString file = dir + "/two.csv";
+        writeFile(file, "0F0,0F1,,0B0,,0B1\n,1F0,1B0,1F1,1B1\n");
+        const CliResult r = runCli({"schedule", "--import", file, "--json"});
+        QCOMPARE(r.exitCode, 0);
+        const json s = json::parse(r.out.toStdString());
+        QCOMPARE(s.at("ranks").get<int>(), 2);
+        QCOMPARE(s.at("stages").get<int>(), 2);
+        QCOMPARE(s.at("microbatches").get<int>(), 2);
+        QCOMPARE(s.at("length_slots").get<int>(), 6);
+        QVERIFY(std::abs(s.at("bubble_fraction").get<double>() - 4.0 / 12.0) < 1e-12);
+        QCOMPARE(s.at("stage_rank"), json({0, 1}));
+
+        const QString pd = dir + "/pd.csv";
+        const CliResult e = runCli({"schedule", "--kind", "pd", "--stages", "4", "--microbatches",
+                                    "9", "--export-csv", pd, "--json"});
+        QCOMPARE(e.exitCode, 0);
+        const CliResult back = runCli({"schedule", "--import", pd, "--json"});
+        QCOMPARE(back.exitCode, 0);
+        QCOMPARE(json::parse(back.out.toStdString()), json::parse(e.out.toStdString()));
+        QCOMPARE(json::parse(back.out.toStdString()).at("length_slots").get<int>(),
+                 2 * 9 + 2 * (4 - 1));
+
+        writeFile(file, "0F0,0F1,,0B0,,0B1\n,1F0,1X0,1F1,1B1\n");
+        expectFailure(runCli({"schedule", "--import", file}), {"rank 1", "step 2", "1X0"});
+        writeFile(file, "0F0,0F1,,0BW0,,0BW1\n,1F0,1BW0,1F1,1BW1\n");
+        expectFailure(runCli({"schedule", "--import", file}), {"BW", "B"});
+        expectFailure(runCli({"schedule", "--import", file, "--stages", "2"}),
+                      {"--stages", "--import"});
+        expectFailure(runCli({"schedule", "--import", dir}), {dir});
+        QDir(dir).removeRecursively();
+
+        const QDir examples(QString(PIPELENS_SOURCE_DIR) + "/examples/schedules");
+        const QStringList files = examples.entryList({"*.csv"}, QDir::Files, QDir::Name);
+        QVERIFY2(files.size() >= 4, "examples/schedules/ should hold four schedules");
+        for (const QString& f : files) {
+            const CliResult x = runCli({"schedule", "--import", examples.filePath(f), "--json"});
+            QVERIFY2(x.exitCode == 0, qPrintable(f + ": " + x.err));
+        }
+    }
+
     void delaysJson() {
         const CliResult r = runCli({"delays", "--stages", "2:8", "--json"});
         QCOMPARE(r.exitCode, 0);
@@ -212,6 +309,76 @@ class TestCli : public QObject {
         const CliResult q = runCli({"run", cfg, "--out", out, "--quiet"});
         QCOMPARE(q.exitCode, 0);
         QVERIFY(q.out.isEmpty() && q.err.isEmpty());
+    }
+
+    // run --trace writes a Chrome trace that parses: one X event per F or B row of the
+    // timeline CSVs the same run wrote, a process per PD and per LocalSGD replica, none for RPD.
+    void runWritesTrace() {
+        QTemporaryDir tmp;
+        const QString cfg = tmp.filePath("small.json");
+        writeFile(cfg, smallConfig().dump(2));
+        const QString out = tmp.filePath("out");
+        const QString trace = tmp.filePath("trace.json");
+        const CliResult r = runCli({"run", cfg, "--out", out, "--trace", trace});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("trace written to " + trace), qPrintable(r.out));
+        const json t = json::parse(readFile(trace).toStdString());
+        QCOMPARE(t["displayTimeUnit"].get<std::string>(), std::string("ms"));
+        std::map<long long, std::string> names;
+        for (const json& e : t["traceEvents"]) {
+            if (e["ph"] == "M" && e["name"] == "process_name")
+                names[e["pid"].get<long long>()] = e["args"]["name"].get<std::string>();
+        }
+        long long xEvents = 0;
+        for (const json& e : t["traceEvents"]) {
+            if (e["ph"] != "X") continue;
+            ++xEvents;
+            QVERIFY(names.count(e["pid"].get<long long>()) == 1);
+        }
+        long long rows = 0;
+        for (const char* f : {"/timeline_0.csv", "/timeline_2.csv"}) {
+            for (const QString& line : readFile(out + f).split('\n', Qt::SkipEmptyParts)) {
+                // The label comes first, quoted (it may hold commas); then slot, end_slot,
+                // stage, op.
+                const qsizetype labelEnd =
+                    line.startsWith('"') ? line.indexOf('"', 1) + 1 : line.indexOf(',');
+                const QStringList cells = line.mid(labelEnd + 1).split(',');
+                if (cells.size() > 3 && (cells[3] == "F" || cells[3] == "B")) ++rows;
+            }
+        }
+        QVERIFY(rows > 0);
+        QCOMPARE(xEvents, rows);
+        QCOMPARE(names.size(), std::size_t(1 + 4));  // PD, then LocalSGD's R = S = 4 replicas
+        QVERIFY2(names[2].find("replica 1") != std::string::npos, names[2].c_str());
+        // Run again over it: the file is replaced, and --quiet says nothing.
+        const CliResult q = runCli({"run", cfg, "--out", out, "--trace", trace, "--quiet"});
+        QCOMPARE(q.exitCode, 0);
+        QVERIFY(q.out.isEmpty() && q.err.isEmpty());
+        QVERIFY(json::parse(readFile(trace).toStdString()).contains("traceEvents"));
+    }
+
+    // A --trace that cannot be written is refused before the run, naming the option, with no
+    // results folder made.
+    void runTraceRefusesBadPaths() {
+        QTemporaryDir tmp;
+        const QString cfg = tmp.filePath("small.json");
+        writeFile(cfg, smallConfig().dump(2));
+        const QString out = tmp.filePath("out");
+        auto refused = [&](const QString& trace, const QStringList& fragments,
+                           const QString& config) {
+            expectFailure(runCli({"run", config, "--out", out, "--trace", trace}), fragments);
+            QVERIFY2(!QFileInfo::exists(out), qPrintable("results folder made for " + trace));
+        };
+        refused(tmp.path(), {"--trace", "a folder"}, cfg);
+        refused(tmp.filePath("nowhere/trace.json"), {"--trace", "existing folder"}, cfg);
+        refused(out + "/trace.json", {"--trace", "inside the results folder"}, cfg);
+        refused("", {"--trace", "a file name"}, cfg);
+        json rpdOnly = smallConfig();
+        rpdOnly["methods"] = json::array({smallConfig()["methods"][1]});
+        writeFile(tmp.filePath("rpd.json"), rpdOnly.dump());
+        refused(tmp.filePath("trace.json"), {"--trace", "pipeline method"},
+                tmp.filePath("rpd.json"));
+        QVERIFY(!QFileInfo::exists(tmp.filePath("trace.json")));
     }
 
     // LocalSGD shorter than one round (N = 12 microbatches, R·H = 4·50) never averages: the

@@ -14,7 +14,10 @@
 
 #include "errors.hpp"
 #include "method.hpp"
+#include "schedule/program.hpp"
+#include "schedule/pytorch_csv.hpp"
 #include "schedule/timeline.hpp"
+#include "schedule/timeline_program.hpp"
 
 using namespace pipelens;
 
@@ -477,6 +480,57 @@ class TestSchedule : public QObject {
         Utilization pd = utilization(buildTimeline(params(ScheduleKind::PipeDream, 8, 80)));
         QVERIFY(std::abs(pd.overall - 80.0 / 87.0) < 1e-12);
         QVERIFY(std::abs(pd.bubbleFraction - 7.0 / 87.0) < 1e-12);
+    }
+
+    // A slot timeline as a PyTorch schedule program: every cell at (stage, start slot), valid
+    // under the strict checks, the same length, bubble and peak stash, and the CSV round trip.
+    void timelineAsProgram() {
+        std::vector<ScheduleParams> cases;
+        cases.push_back(params(ScheduleKind::PipeDream, 4, 9));
+        cases.push_back(params(ScheduleKind::PipeDream, 1, 3));
+        ScheduleParams f = params(ScheduleKind::FillDrain, 6, 10);
+        f.flushGroup = 4;
+        cases.push_back(f);
+        ScheduleParams l = params(ScheduleKind::LocalSgd, 3, 13);
+        l.localSteps = 2;
+        cases.push_back(l);
+        ScheduleParams lat = params(ScheduleKind::PipeDream, 3, 7);
+        lat.costs.latencySlots = 2;
+        cases.push_back(lat);
+        for (const ScheduleParams& p : cases) {
+            const Timeline tl = buildTimeline(p);
+            const PipelineProgram program = programFromTimeline(tl);
+            QCOMPARE(static_cast<int>(program.ranks.size()), p.stages);
+            long long busy = 0;
+            for (const auto& row : program.ranks) {
+                QCOMPARE(static_cast<int>(row.size()), tl.totalSlots);
+                for (const ProgramStep& step : row) busy += step.count;
+            }
+            QCOMPARE(busy, static_cast<long long>(tl.cells.size()));
+            for (const TimelineCell& c : tl.cells) {
+                const ProgramStep& step = program.ranks[c.stage][c.startSlot];
+                QCOMPARE(step.count, 1);
+                QCOMPARE(step.actions[0].stage, c.stage);
+                QCOMPARE(step.actions[0].microbatch, c.microbatch);
+                QVERIFY((step.actions[0].kind == ActionKind::Forward) == (c.op == OpKind::Forward));
+            }
+            validateProgram(program);
+            const ProgramSummary sum = summarizeProgram(program);
+            QCOMPARE(sum.lengthSteps, static_cast<long long>(tl.totalSlots));
+            QCOMPARE(sum.microbatches, p.microbatches);
+            QVERIFY(std::abs(sum.bubbleFraction - utilization(tl).bubbleFraction) < 1e-12);
+            QCOMPARE(sum.peakActivations, tl.peakStash);
+            QVERIFY(parsePytorchScheduleCsv(pytorchScheduleCsv(program), "rt.csv").ranks ==
+                    program.ranks);
+        }
+        ScheduleParams slow = params(ScheduleKind::PipeDream, 3, 5);
+        slow.costs.backwardSlots = 2;
+        try {
+            (void)programFromTimeline(buildTimeline(slow));
+            QFAIL("a backward of two slots was written as one step");
+        } catch (const ConfigError& e) {
+            QVERIFY(QString(e.what()).contains("backward_slots = 2"));
+        }
     }
 
     void microbatchesForBudgetIsLargestFit() {
