@@ -405,8 +405,7 @@ std::string actionName(const Action& action) {
     return out;
 }
 
-std::string stepName(const ProgramStep& step) {
-    std::string out;
+void appendStepName(std::string& out, const ProgramStep& step) {
     if (step.count == 1) {
         appendAction(out, step.actions[0]);
     } else if (step.count >= 2) {
@@ -416,6 +415,11 @@ std::string stepName(const ProgramStep& step) {
         appendAction(out, step.actions[1]);
         out += ")OVERLAP_F_B";
     }
+}
+
+std::string stepName(const ProgramStep& step) {
+    std::string out;
+    appendStepName(out, step);
     return out;
 }
 

@@ -48,16 +48,18 @@ struct PipelineProgram {
 // "0F0", "3I2", "3W2", "1B7"; an overlapped pair "(0F7;7B3)OVERLAP_F_B"; idle "".
 std::string actionName(const Action& action);
 std::string stepName(const ProgramStep& step);
+// stepName appended to `out` (the CSV writer's loop: no string per cell).
+void appendStepName(std::string& out, const ProgramStep& step);
 
 struct ProgramSummary {
     int ranks = 0;
     int stages = 0;
     int microbatches = 0;
-    long long lengthSteps = 0;   // the longest row with unit costs (timeProgram for orderOnly)
-    long long actions = 0;       // F, B, I and W actions (an overlapped pair counts 2)
-    double bubbleFraction = 0.0; // idle rank-steps / (ranks x lengthSteps)
-    bool splitBackward = false;  // some stage runs I + W
-    std::vector<int> stageRank;  // rank that holds stage s
+    long long lengthSteps = 0;    // the longest row with unit costs (timeProgram for orderOnly)
+    long long actions = 0;        // F, B, I and W actions (an overlapped pair counts 2)
+    double bubbleFraction = 0.0;  // idle rank-steps / (ranks x lengthSteps)
+    bool splitBackward = false;   // some stage runs I + W
+    std::vector<int> stageRank;   // rank that holds stage s
     // Per stage: the most microbatches whose activations are held at once (from F until the
     // full B, or until W where the backward is split), with unit costs.
     std::vector<int> peakActivations;
@@ -77,9 +79,9 @@ ProgramSummary summarizeProgram(const PipelineProgram& program);
 // Slots each action kind takes when a program is timed.
 struct ActionCosts {
     int forward = 1;
-    int backward = 1;   // a full B
-    int inputGrad = 1;  // I
-    int weightGrad = 1; // W
+    int backward = 1;    // a full B
+    int inputGrad = 1;   // I
+    int weightGrad = 1;  // W
 };
 
 struct TimedAction {

@@ -25,46 +25,13 @@
 namespace pipelens {
 namespace {
 
-char kindLetter(ActionKind kind) {
-    switch (kind) {
-        case ActionKind::Forward:
-            return 'F';
-        case ActionKind::Backward:
-            return 'B';
-        case ActionKind::InputGrad:
-            return 'I';
-        case ActionKind::WeightGrad:
-            return 'W';
-    }
-    return '?';
-}
-
-// The cell names of INTEROP.md, written here so that timing does not depend on program.cpp.
-// (Built by appending: GCC 12 warns falsely, -Wrestrict, on chains of + at -O3.)
-std::string cellName(const Action& a) {
-    std::string out = std::to_string(a.stage);
-    out += kindLetter(a.kind);
-    out += std::to_string(a.microbatch);
-    return out;
-}
-
-std::string stepCell(const ProgramStep& step) {
-    if (step.count != 2) return cellName(step.actions[0]);
-    std::string out = "(";
-    out += cellName(step.actions[0]);
-    out += ';';
-    out += cellName(step.actions[1]);
-    out += ")OVERLAP_F_B";
-    return out;
-}
-
 std::string where(std::size_t rank, std::size_t step, const ProgramStep& cell) {
     std::string out = "program: rank ";
     out += std::to_string(rank);
     out += ", step ";
     out += std::to_string(step);
     out += " (cell ";
-    out += stepCell(cell);
+    out += stepName(cell);
     out += ')';
     return out;
 }
@@ -269,7 +236,7 @@ void Timer<Step, End>::index() {
                         slotOf(a.kind) == kSlotBackward
                             ? " (a stage's backward of a microbatch is one B or one I)"
                             : "";
-                    throw ConfigError(where(r, t, asStep(step)) + ": " + cellName(a) +
+                    throw ConfigError(where(r, t, asStep(step)) + ": " + actionName(a) +
                                       " runs more than once" + note);
                 }
                 state_[k] = static_cast<End>(kPending);
@@ -382,13 +349,14 @@ void Timer<Step, End>::reportDeadlock() const {
         if (k < 0) break;
         const Action dep = actionOf(k);
         const std::string head =
-            where(r, t, asStep(step)) + " can never start: it waits for " + cellName(dep);
+            where(r, t, asStep(step)) + " can never start: it waits for " + actionName(dep);
         if (state_[static_cast<std::size_t>(k)] == kAbsent) {
             const std::string names =
                 dep.kind == ActionKind::InputGrad
-                    ? "neither " + cellName(dep) + " nor " +
-                          cellName(Action{ActionKind::Backward, dep.stage, dep.microbatch}) + " is"
-                    : cellName(dep) + " is not";
+                    ? "neither " + actionName(dep) + " nor " +
+                          actionName(Action{ActionKind::Backward, dep.stage, dep.microbatch}) +
+                          " is"
+                    : actionName(dep) + " is not";
             throw ConfigError(head + ", which never runs (" + names + " in the program)");
         }
         const auto [q, j] = locate(k);

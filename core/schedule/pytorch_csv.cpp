@@ -3,8 +3,6 @@
 #include "schedule/pytorch_csv.hpp"
 
 #include <algorithm>
-#include <array>
-#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -332,31 +330,6 @@ PipelineProgram readPytorchScheduleCsv(const std::string& path) {
 
 namespace {
 
-void appendInt(std::string& out, int value) {
-    std::array<char, 16> buffer{};
-    const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
-    out.append(buffer.data(), result.ptr);
-}
-
-void appendAction(std::string& out, const Action& a) {
-    appendInt(out, a.stage);
-    switch (a.kind) {
-        case ActionKind::Forward:
-            out += 'F';
-            break;
-        case ActionKind::Backward:
-            out += 'B';
-            break;
-        case ActionKind::InputGrad:
-            out += 'I';
-            break;
-        case ActionKind::WeightGrad:
-            out += 'W';
-            break;
-    }
-    appendInt(out, a.microbatch);
-}
-
 std::string writeGrid(const std::vector<std::vector<ProgramStep>>& ranks) {
     std::size_t cells = 0;
     for (const auto& row : ranks) cells += row.size();
@@ -365,16 +338,7 @@ std::string writeGrid(const std::vector<std::vector<ProgramStep>>& ranks) {
     for (const auto& row : ranks) {
         for (std::size_t t = 0; t < row.size(); ++t) {
             if (t > 0) out += ',';
-            const ProgramStep& step = row[t];
-            if (step.count == 1) {
-                appendAction(out, step.actions[0]);
-            } else if (step.count >= 2) {
-                out += '(';
-                appendAction(out, step.actions[0]);
-                out += ';';
-                appendAction(out, step.actions[1]);
-                out += ")OVERLAP_F_B";
-            }
+            appendStepName(out, row[t]);
         }
         out += '\n';
     }
