@@ -81,7 +81,9 @@ bool isProgramSchedule(const Args& a) {
     return a.has("import") || parseEnum(kFlushKinds, a.get("kind")).has_value();
 }
 
-std::string programSummaryJson(const ProgramSummary& s, const PipelineProgram& program) {
+namespace {
+
+nlohmann::json summaryObject(const ProgramSummary& s, const PipelineProgram& program) {
     nlohmann::json j;
     j["ranks"] = s.ranks;
     j["stages"] = s.stages;
@@ -99,7 +101,13 @@ std::string programSummaryJson(const ProgramSummary& s, const PipelineProgram& p
     }
     j["rank_stages"] = rankStages;
     j["peak_activations"] = s.peakActivations;
-    return j.dump(2) + "\n";
+    return j;
+}
+
+}  // namespace
+
+std::string programSummaryJson(const ProgramSummary& s, const PipelineProgram& program) {
+    return summaryObject(s, program).dump(2) + "\n";
 }
 
 void exportProgramCsv(const PipelineProgram& program, const std::string& path) {
@@ -128,8 +136,7 @@ int runProgramSchedule(const Args& a, std::ostream& out) {
         p.microbatches = a.integer("microbatches", 0, 1, 100'000'000);
         p.virtualStages = a.integer("virtual-stages", p.kind == FlushKind::Interleaved ? 2 : 1, 1,
                                     limits::kStages.hi);
-        validateFlushScheduleParams(p);
-        program = buildFlushProgram(p);
+        program = buildFlushProgram(p);  // validates p
     }
     if (!unitCosts(costs)) {
         if (!a.has("summary") && !a.has("json")) {
@@ -142,17 +149,15 @@ int runProgramSchedule(const Args& a, std::ostream& out) {
     if (a.has("export-csv")) exportProgramCsv(program, a.get("export-csv"));
     const ProgramSummary summary = summarizeProgram(program);
     if (a.has("json")) {
+        nlohmann::json j = summaryObject(summary, program);
         if (timed) {
-            nlohmann::json j = nlohmann::json::parse(programSummaryJson(summary, program));
             j["with_costs"] = {{"forward", costs.forward},
                                {"backward", costs.backward},
                                {"weight", costs.weightGrad},
                                {"length_slots", timed->length},
                                {"bubble_fraction", timed->bubbleFraction}};
-            out << j.dump(2) << '\n';
-        } else {
-            out << programSummaryJson(summary, program);
         }
+        out << j.dump(2) << '\n';
         return 0;
     }
     if (a.has("art")) {
