@@ -13,7 +13,10 @@ std::int64_t noiseNormalsOf(const ExperimentConfig& config, const MethodRun& run
         // The step size changes no draw of stages, batches or delays: any one will do.
         return rpdNoiseNormals(rpdReplayConfig(config, run, 1.0, objective), objective);
     }
-    const Timeline timeline = run.sharedTimeline ? *run.sharedTimeline : plannedTimeline(run);
+    // The plan's shared timeline when it has one (not copied); else the planned one, built.
+    Timeline built;
+    if (!run.sharedTimeline) built = plannedTimeline(run);
+    const Timeline& timeline = run.sharedTimeline ? *run.sharedTimeline : built;
     const auto blocks = splitBlocks(objective.dim(), timeline.params.stages);
     std::int64_t total = 0;
     for (const TimelineCell& cell : timeline.cells) {
