@@ -55,8 +55,8 @@ double timeCycles(const ExperimentConfig& config, int stages, const LmExecutorFa
     const lmk::ScopedThreads team(threads);
     const auto timed = [&](int microbatches) {
         LmPipelineConfig cfg;
-        cfg.timeline = buildTimeline(
-            ScheduleParams{ScheduleKind::PipeDream, stages, microbatches, 0, 0, 1, 0, {}});
+        cfg.timeline = buildTimeline(ScheduleParams{
+            ScheduleKind::PipeDream, stages, microbatches, 0, 0, 1, 0, {}, nullptr, false});
         cfg.stepSize = 1e-3;
         auto run = makeLmPipelineReplay(problem, cfg, factory);
         const auto t0 = std::chrono::steady_clock::now();

@@ -488,6 +488,18 @@ nlohmann::json exampleJson(const std::string& which) {
         case Method::FillDrain:
             m.flushGroup = 8;
             break;
+        case Method::OneFOneB:
+        case Method::ZeroBubbleH1:
+            m.flushGroup = 16;
+            if (*method == Method::ZeroBubbleH1) c.costs.backwardSlots = 2;  // F = I = W = 1
+            break;
+        case Method::TwoBw:
+            m.accumulation = 8;
+            break;
+        case Method::Imported:
+            m.scheduleFile = "examples/schedules/1f1b_s4_m8.csv";
+            c.stages = 4;
+            break;
     }
     c.name = "example-" + which;
     c.methods = {m};

@@ -43,7 +43,9 @@ ScheduleKind parseScheduleKind(const std::string& text) {
         const auto kind = methodInfo(*m).schedule;
         if (kind && scheduleKindName(*kind) == methodInfo(*m).key) return *kind;
     }
-    throw ConfigError("kind = \"" + text + "\" is not allowed: one of pd, fill-drain, localsgd");
+    std::string keys;
+    for (const auto& k : kScheduleKinds) keys += (keys.empty() ? "" : ", ") + std::string(k.name);
+    throw ConfigError("kind = \"" + text + "\" is not allowed: one of " + keys);
 }
 
 }  // namespace pipelens

@@ -12,7 +12,17 @@
 
 namespace pipelens {
 
-enum class Method : std::uint8_t { PipeDream, RandomizedPipeDream, LocalSgd, Sgd, FillDrain };
+enum class Method : std::uint8_t {
+    PipeDream,
+    RandomizedPipeDream,
+    LocalSgd,
+    Sgd,
+    FillDrain,
+    OneFOneB,
+    ZeroBubbleH1,
+    TwoBw,
+    Imported
+};
 
 struct MethodInfo {
     Method method;
@@ -23,7 +33,7 @@ struct MethodInfo {
     std::string_view aliases;              // other accepted spellings of `key` (space separated)
 };
 
-inline constexpr std::array<MethodInfo, 5> kMethods{{
+inline constexpr std::array<MethodInfo, 9> kMethods{{
     {Method::PipeDream, "pd", "PD", "PipeDream (1F1B, weight stashing)", ScheduleKind::PipeDream,
      "pipedream"},
     {Method::RandomizedPipeDream, "rpd", "RPD", "Randomized PipeDream", std::nullopt, ""},
@@ -31,6 +41,13 @@ inline constexpr std::array<MethodInfo, 5> kMethods{{
     {Method::Sgd, "sgd", "SGD", "Sequential SGD", ScheduleKind::LocalSgd, ""},
     {Method::FillDrain, "fill-drain", "FD", "Fill-drain SGD (GPipe)", ScheduleKind::FillDrain,
      "filldrain gpipe"},
+    {Method::OneFOneB, "1f1b", "1F1B", "1F1B with flush (PipeDream-Flush)", ScheduleKind::OneFOneB,
+     "1f1b-flush pipedream-flush"},
+    {Method::ZeroBubbleH1, "zb-h1", "ZB-H1", "Zero bubble ZB-H1 (split backward)",
+     ScheduleKind::ZeroBubbleH1, "zero-bubble zbh1"},
+    {Method::TwoBw, "2bw", "2BW", "PipeDream-2BW (two weight versions)", ScheduleKind::TwoBw,
+     "pipedream-2bw"},
+    {Method::Imported, "imported", "IMP", "Imported PyTorch schedule", ScheduleKind::Imported, ""},
 }};
 
 const MethodInfo& methodInfo(Method method);

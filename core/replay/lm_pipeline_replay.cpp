@@ -11,6 +11,7 @@
 #include "errors.hpp"
 #include "objective/lm/lm_threads.hpp"
 #include "replay/replay_checks.hpp"
+#include "schedule/program_schedules.hpp"
 
 namespace pipelens {
 
@@ -38,6 +39,15 @@ LmPipelineReplay<Real>::LmPipelineReplay(std::shared_ptr<const CharTransformerPr
     }
     if (!executor_) executor_ = makeLmCpuPipelineExecutor(this->problem_, config_.replicas);
     events_ = replayOrder(tl);
+    if (isProgramKind(tl.params.kind)) {
+        if (auto bad = backpropOrderViolation(tl)) {
+            throw ConfigError("the " + scheduleKindName(tl.params.kind) +
+                              " schedule cannot train the language model: " + *bad +
+                              ", but its backward needs the gradient from block " +
+                              "s + 1 first (use update = sync, or a schedule whose W ops run "
+                              "from the last stage to the first)");
+        }
+    }
     if (parallelSlots()) team_ = std::make_unique<TaskTeam>(config_.slotThreads);
     slotOps_.reserve(static_cast<std::size_t>(S));
     latestForwardLoss_ = std::numeric_limits<double>::quiet_NaN();
@@ -46,7 +56,7 @@ LmPipelineReplay<Real>::LmPipelineReplay(std::shared_ptr<const CharTransformerPr
     r.method = config_.method;
     r.label = config_.label.empty() ? methodName(config_.method) : config_.label;
     r.stages = S;
-    r.stepSize = config_.stepSize;
+    r.stepSize = config_.stepSize * config_.stepScale;
     r.microbatches = N;
     r.totalSlots = tl.totalSlots;
     r.timeline = tl;
@@ -98,8 +108,9 @@ template <typename Real>
 bool LmPipelineReplay<Real>::parallelSlots() const {
     // Logging the full objective or the held-out loss between two ops of a slot asks the
     // executor for a whole-model pass mid-slot, so those runs hand it no team.
+    // A program schedule's slot may hold several ops of one stage, in an order that matters.
     return config_.slotThreads > 1 && !config_.options.fullObjectivePerUpdate &&
-           config_.options.heldOutEvery == 0;
+           config_.options.heldOutEvery == 0 && !isProgramKind(config_.timeline.params.kind);
 }
 
 template <typename Real>
@@ -123,7 +134,7 @@ long long LmPipelineReplay<Real>::advance(long long maxSlots) {
         // Ops side by side on the slot threads take the cores: no op splits itself as well.
         std::optional<lmk::ScopedThreads> serialOps;
         if (team_) serialOps.emplace(1);
-        bool ok = executor_->runSlot(slotOps_, config_.stepSize, team_.get(),
+        bool ok = executor_->runSlot(slotOps_, config_.stepSize * config_.stepScale, team_.get(),
                                      [this](std::size_t k, double loss) {
                                          const LmSlotOp& op = slotOps_[k];
                                          return op.forward ? forwardDone(op, loss) : backwardDone();

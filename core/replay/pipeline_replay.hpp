@@ -14,7 +14,6 @@ namespace pipelens {
 // PipeDream (weight stashing), LocalSGD (replicas + averaging), sequential SGD and fill-drain
 // over a slot timeline. Every backward is one block update with step stepSize * stepScale.
 struct PipelineReplayConfig : PipelineRunConfig {
-    double stepScale = 1.0;    // fill-drain: 1/G so a flush applies the mean gradient
     bool recordDelays = true;  // keep the delay table (single-replica runs)
     SamplingOptions sampling;
     GradientNoiseSpec noise;

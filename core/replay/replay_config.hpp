@@ -29,6 +29,9 @@ struct PipelineRunConfig {
     Timeline timeline;
     int replicas = 1;  // LocalSGD: R (microbatch m acts on replica m mod R)
     double stepSize = 0.1;
+    // Each block update applies stepSize * stepScale * g: 1/G for fill-drain and 1/M (1/m) for
+    // the synchronous steps of the program schedules, so a step applies the mean gradient.
+    double stepScale = 1.0;
     std::vector<int> batchOf;  // data batch of each microbatch (empty: m mod M)
 };
 

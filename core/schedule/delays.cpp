@@ -32,7 +32,7 @@ DelayTable::DelayTable(const Timeline& timeline)
             ++blockVersion[stage];
         }
     };
-    if (timeline.params.costs.backwardSlots == 1) {
+    if (timeline.events.empty() && timeline.params.costs.backwardSlots == 1) {
         // Every op acts in its start slot: the cells are already in replay order.
         for (const TimelineCell& c : timeline.cells)
             record(c.op, c.stage, c.microbatch, c.startSlot);

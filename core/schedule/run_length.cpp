@@ -48,6 +48,7 @@ std::optional<long long> closedFormRunLength(const ScheduleParams& p) {
 }
 
 long long runLengthSlots(const ScheduleParams& p) {
+    if (isProgramKind(p.kind)) return programScheduleRunLength(p);
     validateScheduleParams(p);
     if (auto closed = closedFormRunLength(p)) return *closed;
     if (p.kind == ScheduleKind::LocalSgd && p.replicas == 1 && p.microbatches > 1) {

@@ -7,6 +7,8 @@
 
 #include "data/memory_limit.hpp"
 #include "errors.hpp"
+#include "schedule/program.hpp"
+#include "schedule/program_schedules.hpp"
 #include "util/csv_writer.hpp"
 
 namespace pipelens {
@@ -24,7 +26,15 @@ void require(bool ok, const std::string& field, long long value, const std::stri
 ScheduleParams resolved(ScheduleParams p) {
     if (p.noam == 0) p.noam = p.stages;
     if (p.replicas == 0) p.replicas = p.stages;
-    if (p.flushGroup == 0) p.flushGroup = std::max(1, p.microbatches);
+    if (p.flushGroup == 0) {
+        if (p.kind == ScheduleKind::Imported && p.program) {
+            p.flushGroup = summarizeProgram(*p.program).microbatches;
+        } else if (isProgramKind(p.kind)) {
+            p.flushGroup = p.stages;
+        } else {
+            p.flushGroup = std::max(1, p.microbatches);
+        }
+    }
     return p;
 }
 
@@ -268,6 +278,7 @@ Timeline buildTimeline(const ScheduleParams& params) {
     validateScheduleParams(params);
     const ScheduleParams r = resolved(params);
     requireScheduleMemory(r, true);
+    if (isProgramKind(r.kind)) return buildProgramTimeline(r);
     return Simulator(r, nullptr).run();
 }
 
@@ -276,7 +287,13 @@ Timeline simulateSchedule(const ScheduleParams& params,
     validateScheduleParams(params);
     const ScheduleParams r = resolved(params);
     requireScheduleMemory(r, false);
+    if (isProgramKind(r.kind)) return buildProgramTimeline(r, &visit);
     return Simulator(r, &visit).run();
+}
+
+long long programScheduleRunLength(const ScheduleParams& params) {
+    validateScheduleParams(params);
+    return programRunLength(resolved(params));
 }
 
 Utilization utilization(const Timeline& tl) {
@@ -290,7 +307,10 @@ Utilization utilization(const Timeline& tl) {
         v /= tl.totalSlots;
         sum += v;
     }
-    u.overall = sum / S;
+    // Devices, not stages, idle: a rank holding several stages is busy when any of them is.
+    const int devices =
+        tl.stageRank.empty() ? S : *std::max_element(tl.stageRank.begin(), tl.stageRank.end()) + 1;
+    u.overall = sum / devices;
     u.bubbleFraction = 1.0 - u.overall;
     return u;
 }
@@ -342,6 +362,7 @@ std::string timelineArt(const Timeline& tl, int maxSlots) {
 }
 
 std::vector<ReplayEvent> replayOrder(const Timeline& tl) {
+    if (!tl.events.empty()) return tl.events;
     std::vector<ReplayEvent> ev;
     ev.reserve(tl.cells.size());
     for (const auto& c : tl.cells) {

@@ -2,6 +2,7 @@
 // Slot timelines of SPEC section 2: which stage runs which forward or backward in which slot.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,16 +11,38 @@
 
 namespace pipelens {
 
-enum class OpKind : std::uint8_t { Forward, Backward };
+// F, a full B; and the zero-bubble split of a backward (program schedules only): InputGrad, the
+// gradient with respect to the stage's input (I), and WeightGrad, with respect to its weights
+// (W). A replay's events (ReplayEvent) are only Forward and Backward: a Backward event is the
+// moment a block update takes effect.
+enum class OpKind : std::uint8_t { Forward, Backward, InputGrad, WeightGrad };
 
-enum class ScheduleKind : std::uint8_t { PipeDream, FillDrain, LocalSgd };
+// The paper's schedules (PipeDream, fill-drain, LocalSGD rounds), and the schedule family of
+// SPEC section 2.1 walked as repeated programs (program_schedules.hpp): 1F1B with flush, ZB-H1,
+// PipeDream-2BW and an imported PyTorch schedule.
+enum class ScheduleKind : std::uint8_t {
+    PipeDream,
+    FillDrain,
+    LocalSgd,
+    OneFOneB,
+    ZeroBubbleH1,
+    TwoBw,
+    Imported
+};
+bool isProgramKind(ScheduleKind kind);
+
+struct PipelineProgram;
 
 // Cost of each operation in slots and the delay before a neighbouring stage may use its result.
 // Defaults (1, 1, 0) are the paper's model and reproduce the golden timelines exactly.
 struct OpCosts {
     int forwardSlots = 1;
-    int backwardSlots = 1;
+    int backwardSlots = 1;  // a full backward
     int latencySlots = 0;
+    // ZB-H1 and imported split backwards: W costs this, I costs backwardSlots - weightSlots, so a
+    // split backward does the same work as a full one (the zero-bubble paper's F = B = W is
+    // forward 1, backward 2, weight 1). Unused by the other schedules.
+    int weightSlots = 1;
 
     bool operator==(const OpCosts&) const = default;
 };
@@ -31,8 +54,27 @@ struct ScheduleParams {
     int noam = 0;        // PD: microbatches allowed in flight; 0 means S.
     int replicas = 0;    // LocalSGD: R; 0 means S.
     int localSteps = 1;  // LocalSGD: H, the averaging period in local steps.
-    int flushGroup = 0;  // Fill-drain: microbatches per flush; 0 means all N.
+    // Fill-drain: microbatches per flush; 0 means all N. 1F1B and ZB-H1: microbatches per
+    // optimizer step (M); 2BW: microbatches whose gradients one step sums (m >= S); imported: the
+    // file's microbatches (set from the program).
+    int flushGroup = 0;
     OpCosts costs;
+    // Imported: one optimizer step's work (the file's program, validated), and whether every
+    // backward (or W) updates its block at once with weight stashing (async) instead of one
+    // step per program (sync, as PyTorch).
+    std::shared_ptr<const PipelineProgram> program;
+    bool asyncUpdate = false;
+};
+
+// One step of a replay, in its processing order (replayOrder): for the paper's schedules slot
+// order, then stage order, a forward acting (reading weights) in its first slot and a backward
+// (updating weights) in its last. Program schedules list their own order (Timeline::events).
+// `op` is Forward or Backward only.
+struct ReplayEvent {
+    int slot = 0;
+    int stage = 0;
+    OpKind op = OpKind::Forward;
+    int microbatch = 0;
 };
 
 // One busy cell: stage `stage` runs `op` of `microbatch` in slots [startSlot, endSlot].
@@ -50,8 +92,22 @@ struct Timeline {
     std::vector<TimelineCell> cells;  // sorted by (startSlot, stage)
     // Slots at whose end replicas are averaged (LocalSGD, one per complete round).
     std::vector<int> averagingSlots;
-    // Peak number of weight copies stashed at once on each stage (F done, B not yet).
+    // Peak number of weight copies stashed at once on each stage (F done, B not yet), in the
+    // replay's processing order: what a backend allocates.
     std::vector<int> peakStash;
+
+    // Program schedules (isProgramKind) only; empty for the others.
+    // The replay's processing order (replayOrder returns it): reads and block updates where the
+    // schedule's update rule puts them, which need not be the cells' order (a synchronous step's
+    // updates land together at its end; 2BW's forwards read the version before the newest).
+    std::vector<ReplayEvent> events;
+    std::vector<int> stageRank;     // device (rank) holding each stage
+    std::vector<int> stepEndSlots;  // last slot of each optimizer step, ascending
+    // Memory per stage in the schedule's own semantics: weight versions held at once (1 for a
+    // synchronous step, 2 for 2BW, the stash depth for asynchronous updates) and activations
+    // held at once (from F to the full B, or to W where the backward is split).
+    std::vector<int> weightVersions;
+    std::vector<int> peakActivations;
 };
 
 // Validates parameters (throws ConfigError naming the field) and builds the timeline.
@@ -64,18 +120,23 @@ Timeline simulateSchedule(const ScheduleParams& params,
 
 // Throws ConfigError if any parameter is out of range.
 void validateScheduleParams(const ScheduleParams& params);
+// runLengthSlots of a program schedule (isProgramKind), flushGroup resolved here.
+long long programScheduleRunLength(const ScheduleParams& params);
 
 // Throws ResourceError when building (keepCells) or simulating the schedule of these (resolved)
 // parameters needs more memory than memoryLimitBytes(); buildTimeline and simulateSchedule
 // call it before allocating.
 void requireScheduleMemory(const ScheduleParams& params, bool keepCells);
 
-// "pd", "localsgd", "fill-drain": the key of the method that walks the schedule (kMethods;
-// parseScheduleKind in method.hpp reads these names and the methods' aliases).
-inline constexpr EnumNames<ScheduleKind, 3> kScheduleKinds{
-    {{ScheduleKind::PipeDream, "pd"},
-     {ScheduleKind::LocalSgd, "localsgd"},
-     {ScheduleKind::FillDrain, "fill-drain"}}};
+// "pd", "localsgd", "fill-drain", "1f1b", ...: the key of the method that walks the schedule
+// (kMethods; parseScheduleKind in method.hpp reads these names and the methods' aliases).
+inline constexpr EnumNames<ScheduleKind, 7> kScheduleKinds{{{ScheduleKind::PipeDream, "pd"},
+                                                            {ScheduleKind::LocalSgd, "localsgd"},
+                                                            {ScheduleKind::FillDrain, "fill-drain"},
+                                                            {ScheduleKind::OneFOneB, "1f1b"},
+                                                            {ScheduleKind::ZeroBubbleH1, "zb-h1"},
+                                                            {ScheduleKind::TwoBw, "2bw"},
+                                                            {ScheduleKind::Imported, "imported"}}};
 inline std::string scheduleKindName(ScheduleKind kind) {
     return std::string(enumName(kScheduleKinds, kind));
 }
@@ -105,14 +166,6 @@ std::string timelineCsv(const Timeline& timeline, bool withEndSlot = false);
 // A text drawing: one row per stage, one column per slot, F/B followed by the microbatch.
 std::string timelineArt(const Timeline& timeline, int maxSlots = 200);
 
-// The order in which a replay processes operations: slot order, then stage order. A forward acts
-// (reads weights) in its first slot; a backward acts (updates weights) in its last slot.
-struct ReplayEvent {
-    int slot = 0;
-    int stage = 0;
-    OpKind op = OpKind::Forward;
-    int microbatch = 0;
-};
 std::vector<ReplayEvent> replayOrder(const Timeline& timeline);
 
 }  // namespace pipelens

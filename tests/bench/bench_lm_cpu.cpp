@@ -116,8 +116,8 @@ PdRun pipeDream(const std::shared_ptr<const CharTransformerProblem>& p, int micr
                 double step, int slotThreads, int opThreads) {
     lmk::ScopedThreads team(opThreads);
     LmPipelineConfig cfg;
-    cfg.timeline = buildTimeline(
-        ScheduleParams{ScheduleKind::PipeDream, p->params.stages, microbatches, 0, 0, 1, 0, {}});
+    cfg.timeline = buildTimeline(ScheduleParams{
+        ScheduleKind::PipeDream, p->params.stages, microbatches, 0, 0, 1, 0, {}, nullptr, false});
     cfg.stepSize = step;
     cfg.slotThreads = slotThreads;
     auto run = makeLmPipelineReplay(p, cfg);

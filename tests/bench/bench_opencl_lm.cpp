@@ -153,8 +153,8 @@ RunFigures pipeDream(const std::shared_ptr<const CharTransformerProblem>& p, int
                      const LmExecutorFactory& executor, int threads = 1) {
     const lmk::ScopedThreads team(threads);  // the CPU engine's split of each op
     LmPipelineConfig cfg;
-    cfg.timeline = buildTimeline(
-        ScheduleParams{ScheduleKind::PipeDream, p->params.stages, microbatches, 0, 0, 1, 0, {}});
+    cfg.timeline = buildTimeline(ScheduleParams{
+        ScheduleKind::PipeDream, p->params.stages, microbatches, 0, 0, 1, 0, {}, nullptr, false});
     // The small model's γ and the paper's (SPEC §7), at which each trains without diverging.
     cfg.stepSize = p->params.stages > 4 ? 0.125 : 0.5;
     auto run = makeLmPipelineReplay(p, cfg, executor);

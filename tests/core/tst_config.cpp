@@ -126,14 +126,18 @@ class TestConfig : public QObject {
             MethodSpec m;
             m.method = info.method;
             m.step.value = 0.1;
+            if (info.method == Method::Imported)
+                m.scheduleFile = PIPELENS_SOURCE_DIR "/examples/schedules/1f1b_s4_m8.csv";
             ExperimentConfig c = defaultExperiment();
+            if (info.method == Method::Imported) c.stages = 4;
             c.methods = {m};
             QCOMPARE(c.toJson()["methods"][0]["method"].get<std::string>(), std::string(info.key));
             QCOMPARE(ExperimentConfig::fromJson(c.toJson()).methods[0].method, info.method);
         }
         QVERIFY(!findMethod("gpipe"));
         QVERIFY(findMethod("gpipe", true) == Method::FillDrain);
-        QCOMPARE(methodKeyList(), std::string("pd, rpd, localsgd, sgd, fill-drain"));
+        QCOMPARE(methodKeyList(),
+                 std::string("pd, rpd, localsgd, sgd, fill-drain, 1f1b, zb-h1, 2bw, imported"));
         QVERIFY_THROWS_EXCEPTION(ConfigError, parseMethod("adam"));
         QCOMPARE(scheduleKindName(ScheduleKind::LocalSgd), std::string("localsgd"));
         QCOMPARE(parseScheduleKind("gpipe"), ScheduleKind::FillDrain);
@@ -916,7 +920,8 @@ class TestConfig : public QObject {
         expectConfigError(j, {"sampling.objective_per_update = false"});
         j = languageModel();
         j["methods"].push_back({{"method", "fill-drain"}, {"step_size", 0.1}});
-        expectConfigError(j, {"methods[3].method = \"fill-drain\"", "pd, rpd or localsgd"});
+        expectConfigError(j, {"methods[3].method = \"fill-drain\"",
+                              "pd, rpd, localsgd, 1f1b, zb-h1, 2bw or imported"});
         j["methods"][3]["method"] = "sgd";
         expectConfigError(j, {"methods[3].method = \"sgd\""});
         expectConfigError(with("widht", 8), {"unknown key objective.widht", "width"});

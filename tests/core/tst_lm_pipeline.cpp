@@ -184,8 +184,8 @@ class TestLmPipeline : public QObject {
             run = makeLmRpdReplay(problem, cfg);
         } else {
             LmPipelineConfig cfg;
-            cfg.timeline =
-                buildTimeline(ScheduleParams{ScheduleKind::PipeDream, 4, 100, 0, 0, 1, 0, {}});
+            cfg.timeline = buildTimeline(
+                ScheduleParams{ScheduleKind::PipeDream, 4, 100, 0, 0, 1, 0, {}, nullptr, false});
             cfg.stepSize = 1e6;
             run = makeLmPipelineReplay(problem, cfg);
         }
@@ -292,8 +292,8 @@ class TestLmPipeline : public QObject {
     void parallelSlotsStopWhereOneThreadStops() {
         const auto problem = builtInProblem(LmPrecision::Double);
         LmPipelineConfig cfg;
-        cfg.timeline =
-            buildTimeline(ScheduleParams{ScheduleKind::PipeDream, 4, 100, 0, 0, 1, 0, {}});
+        cfg.timeline = buildTimeline(
+            ScheduleParams{ScheduleKind::PipeDream, 4, 100, 0, 0, 1, 0, {}, nullptr, false});
         cfg.stepSize = 1e6;
         auto one = makeLmPipelineReplay(problem, cfg);
         cfg.slotThreads = 2;
@@ -316,8 +316,8 @@ class TestLmPipeline : public QObject {
         // Weight copies per stage: exactly the timeline's stash depth.
         const auto problem = builtInProblem(LmPrecision::Float);
         LmPipelineConfig cfg;
-        cfg.timeline =
-            buildTimeline(ScheduleParams{ScheduleKind::PipeDream, 4, 40, 0, 0, 1, 0, {}});
+        cfg.timeline = buildTimeline(
+            ScheduleParams{ScheduleKind::PipeDream, 4, 40, 0, 0, 1, 0, {}, nullptr, false});
         cfg.stepSize = 0.1;
         auto run = makeLmPipelineReplay(problem, cfg);
         run->runToEnd();
@@ -378,8 +378,8 @@ class TestLmPipeline : public QObject {
     void mismatchedStagesAreAClearError() {
         const auto problem = builtInProblem(LmPrecision::Float);
         LmPipelineConfig cfg;
-        cfg.timeline =
-            buildTimeline(ScheduleParams{ScheduleKind::PipeDream, 5, 10, 0, 0, 1, 0, {}});
+        cfg.timeline = buildTimeline(
+            ScheduleParams{ScheduleKind::PipeDream, 5, 10, 0, 0, 1, 0, {}, nullptr, false});
         try {
             makeLmPipelineReplay(problem, cfg);
             QFAIL("a 5-stage timeline cannot drive a 4-stage model");

@@ -20,7 +20,8 @@ namespace {
 
 Eigen::VectorXd trained(const std::shared_ptr<const CharTransformerProblem>& p) {
     LmPipelineConfig cfg;
-    cfg.timeline = buildTimeline(ScheduleParams{ScheduleKind::PipeDream, 4, 200, 0, 0, 1, 0, {}});
+    cfg.timeline = buildTimeline(
+        ScheduleParams{ScheduleKind::PipeDream, 4, 200, 0, 0, 1, 0, {}, nullptr, false});
     cfg.stepSize = 0.5;
     auto run = makeLmPipelineReplay(p, cfg);
     run->runToEnd();

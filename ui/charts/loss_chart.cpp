@@ -86,6 +86,14 @@ QString legendName(const MethodRun& plan) {
                 .arg(neverAveragesWarning(plan) ? QStringLiteral(" ⚠ never averages") : QString());
         case Method::FillDrain:
             return QStringLiteral("Fill-drain G=%1").arg(plan.schedule.flushGroup);
+        case Method::OneFOneB:
+            return QStringLiteral("1F1B M=%1").arg(plan.schedule.flushGroup);
+        case Method::ZeroBubbleH1:
+            return QStringLiteral("ZB-H1 M=%1").arg(plan.schedule.flushGroup);
+        case Method::TwoBw:
+            return QStringLiteral("2BW m=%1").arg(plan.schedule.flushGroup);
+        case Method::Imported:
+            return QString::fromStdString(defaultMethodLabel(m, plan.schedule.stages));
         case Method::Sgd:
             break;
     }

@@ -18,6 +18,14 @@ QColor familyColour(Method family) {
             return QColor(0x00, 0x00, 0x00);  // black
         case Method::FillDrain:
             return QColor(0xcc, 0x79, 0xa7);  // reddish purple
+        case Method::OneFOneB:
+            return QColor(0x56, 0xb4, 0xe9);  // sky blue
+        case Method::ZeroBubbleH1:
+            return QColor(0xe6, 0x9f, 0x00);  // orange
+        case Method::TwoBw:
+            return QColor(0x88, 0x22, 0x55);  // wine
+        case Method::Imported:
+            return QColor(0x44, 0xaa, 0x99);  // teal
     }
     return QColor(0x66, 0x66, 0x66);
 }

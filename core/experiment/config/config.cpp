@@ -13,6 +13,9 @@
 #include "errors.hpp"
 #include "experiment/config/lm_config.hpp"
 #include "experiment/config/object_reader.hpp"
+#include "schedule/program.hpp"
+#include "schedule/program_schedules.hpp"
+#include "schedule/pytorch_csv.hpp"
 #include "util/input_file.hpp"
 
 namespace pipelens {
@@ -129,8 +132,21 @@ MethodSpec readMethod(const json& v, const std::string& path) {
     } else if (m.method == Method::LocalSgd) {
         m.replicas = static_cast<int>(r.integer("replicas", 0, limits::kReplicas));
         m.localSteps = static_cast<int>(r.integer("local_steps", 5, limits::kLocalSteps));
-    } else if (m.method == Method::FillDrain) {
+    } else if (m.method == Method::FillDrain || m.method == Method::OneFOneB ||
+               m.method == Method::ZeroBubbleH1) {
         m.flushGroup = static_cast<int>(r.integer("flush_group", 0, limits::kFlushGroup));
+    } else if (m.method == Method::TwoBw) {
+        m.accumulation = static_cast<int>(r.integer("accumulation", 0, limits::kAccumulation));
+    } else if (m.method == Method::Imported) {
+        if (!r.has("schedule_file")) {
+            throw ConfigError(path +
+                              ".schedule_file is missing: the PyTorch schedule CSV to train on");
+        }
+        m.scheduleFile = r.text("schedule_file", "");
+        if (m.scheduleFile.empty()) {
+            throw ConfigError(path + ".schedule_file = \"\" is not allowed: a CSV file's path");
+        }
+        m.asyncUpdate = r.text("update", "sync", {"sync", "async"}) == "async";
     } else if (m.method == Method::RandomizedPipeDream) {
         m.delayMode =
             parseDelayMode(r.text("delay_mode", "uniform", {"uniform", "max", "zero", "pd"}));
@@ -165,6 +181,15 @@ std::string defaultMethodLabel(const MethodSpec& m, int stages) {
         s << "LocalSGD (R=" << replicasFor(m, stages) << ", H=" << m.localSteps << ")";
     } else if (m.method == Method::Sgd) {
         s << "SGD (sequential)";
+    } else if (m.method == Method::OneFOneB) {
+        s << "1F1B flush (M=" << flushGroupFor(m, stages) << ")";
+    } else if (m.method == Method::ZeroBubbleH1) {
+        s << "ZB-H1 (M=" << flushGroupFor(m, stages) << ")";
+    } else if (m.method == Method::TwoBw) {
+        s << "2BW (m=" << accumulationFor(m, stages) << ")";
+    } else if (m.method == Method::Imported) {
+        s << std::filesystem::path(m.scheduleFile).filename().string() << " ("
+          << (m.asyncUpdate ? "async" : "sync") << ")";
     } else {
         s << "Fill-drain (G=" << flushGroupFor(m, stages) << ")";
     }
@@ -263,6 +288,7 @@ void readCostsAndSamplingInto(ObjectReader& r, ExperimentConfig& c) {
         c.costs.backwardSlots = static_cast<int>(o.integer("backward_slots", 1, limits::kOpSlots));
         c.costs.latencySlots =
             static_cast<int>(o.integer("latency_slots", 0, limits::kLatencySlots));
+        c.costs.weightSlots = static_cast<int>(o.integer("weight_slots", 1, limits::kOpSlots));
         o.rejectUnknown();
     }
     if (c.languageModel()) c.sampling.blowUpFactor = 100.0;
@@ -315,6 +341,18 @@ ExperimentConfig ExperimentConfig::fromJson(const json& j, const std::string& ba
     }
     for (size_t i = 0; i < ms.size(); ++i) {
         c.methods.push_back(readMethod(ms[i], "methods[" + std::to_string(i) + "]"));
+    }
+    // An imported schedule's stages are its file's: left out, stages takes them.
+    if (!j.contains("stages")) {
+        for (const MethodSpec& m : c.methods) {
+            if (m.method != Method::Imported) continue;
+            try {
+                c.stages = summarizeProgram(*importedProgram(c, m)).stages;
+            } catch (const std::exception&) {
+                // validate() names the method and the file
+            }
+            break;
+        }
     }
     if (r.has("view")) c.view = readView(r.at("view"));
     r.rejectUnknown();
@@ -461,6 +499,8 @@ void checkMethod(const MethodSpec& m, const std::string& path) {
     requireWithin(path + ".replicas", static_cast<long long>(m.replicas), limits::kReplicas);
     requireWithin(path + ".local_steps", static_cast<long long>(m.localSteps), limits::kLocalSteps);
     requireWithin(path + ".flush_group", static_cast<long long>(m.flushGroup), limits::kFlushGroup);
+    requireWithin(path + ".accumulation", static_cast<long long>(m.accumulation),
+                  limits::kAccumulation);
     requireWithin(path + ".delta", m.delta, limits::kDelta);
     requireWithin(path + ".seed", m.seed, limits::kSeed);
 }
@@ -480,6 +520,8 @@ void checkCommonFields(const ExperimentConfig& c) {
                   limits::kOpSlots);
     requireWithin("costs.latency_slots", static_cast<long long>(c.costs.latencySlots),
                   limits::kLatencySlots);
+    requireWithin("costs.weight_slots", static_cast<long long>(c.costs.weightSlots),
+                  limits::kOpSlots);
     requireWithin("sampling.blow_up_factor", c.sampling.blowUpFactor, limits::kBlowUpFactor);
     if (c.methods.empty()) throw ConfigError("methods is missing: a list of methods to run");
     for (size_t i = 0; i < c.methods.size(); ++i) {
@@ -489,10 +531,43 @@ void checkCommonFields(const ExperimentConfig& c) {
         requireWithin("view.cursor", static_cast<long long>(c.view->cursor), limits::kCursor);
 }
 
+// The program schedules (1f1b, zb-h1, 2bw, imported) against the costs and stages they run
+// with: the rules core/schedule holds (program_schedules.hpp), named by method.
+void checkProgramMethods(const ExperimentConfig& c) {
+    for (size_t i = 0; i < c.methods.size(); ++i) {
+        const MethodSpec& m = c.methods[i];
+        const auto kind = methodInfo(m.method).schedule;
+        if (!kind || !isProgramKind(*kind)) continue;
+        const std::string path = "methods[" + std::to_string(i) + "]";
+        ScheduleParams p;
+        p.kind = *kind;
+        p.stages = c.stages;
+        p.costs = c.costs;
+        p.flushGroup =
+            m.method == Method::TwoBw ? accumulationFor(m, c.stages) : flushGroupFor(m, c.stages);
+        if (m.method == Method::Imported) {
+            try {
+                p.program = importedProgram(c, m);
+            } catch (const ConfigError& e) {
+                throw ConfigError(path + ".schedule_file = " + show(json(m.scheduleFile)) + ": " +
+                                  e.what());
+            }
+            p.flushGroup = 0;
+            p.asyncUpdate = m.asyncUpdate;
+        }
+        try {
+            validateProgramSchedule(p);
+        } catch (const ConfigError& e) {
+            throw ConfigError(path + " (" + methodName(m.method) + "): " + e.what());
+        }
+    }
+}
+
 }  // namespace
 
 void ExperimentConfig::validate() const {
     checkCommonFields(*this);
+    checkProgramMethods(*this);
     if (languageModel()) {
         validateLanguageModel(*this);
         checkBudgetSet();
@@ -533,7 +608,16 @@ MethodSpec normalizedMethod(const MethodSpec& m) {
             n.localSteps = m.localSteps;
             break;
         case Method::FillDrain:
+        case Method::OneFOneB:
+        case Method::ZeroBubbleH1:
             n.flushGroup = m.flushGroup;
+            break;
+        case Method::TwoBw:
+            n.accumulation = m.accumulation;
+            break;
+        case Method::Imported:
+            n.scheduleFile = m.scheduleFile;
+            n.asyncUpdate = m.asyncUpdate;
             break;
         case Method::RandomizedPipeDream:
             n.delayMode = m.delayMode;
@@ -580,6 +664,16 @@ int replicasFor(const MethodSpec& m, int stages) {
 
 int flushGroupFor(const MethodSpec& m, int stages) {
     return m.flushGroup > 0 ? m.flushGroup : stages;
+}
+
+int accumulationFor(const MethodSpec& m, int stages) {
+    return m.accumulation > 0 ? m.accumulation : stages;
+}
+
+std::shared_ptr<const PipelineProgram> importedProgram(const ExperimentConfig& c,
+                                                       const MethodSpec& m) {
+    return std::make_shared<const PipelineProgram>(
+        readPytorchScheduleCsv(resolveDataPath(c, m.scheduleFile)));
 }
 
 long long deltaFor(const MethodSpec& m, int stages) {
@@ -641,7 +735,8 @@ json ExperimentConfig::toJson() const {
     j["budget"] = b;
     j["costs"] = {{"forward_slots", costs.forwardSlots},
                   {"backward_slots", costs.backwardSlots},
-                  {"latency_slots", costs.latencySlots}};
+                  {"latency_slots", costs.latencySlots},
+                  {"weight_slots", costs.weightSlots}};
     j["sampling"] = {{"objective_per_update", sampling.objectivePerUpdate},
                      {"grad_norm_every", sampling.gradNormEvery},
                      {"blow_up_factor", sampling.blowUpFactor}};
@@ -656,7 +751,14 @@ json ExperimentConfig::toJson() const {
             o["replicas"] = m.replicas;
             o["local_steps"] = m.localSteps;
         }
-        if (m.method == Method::FillDrain) o["flush_group"] = m.flushGroup;
+        if (m.method == Method::FillDrain || m.method == Method::OneFOneB ||
+            m.method == Method::ZeroBubbleH1)
+            o["flush_group"] = m.flushGroup;
+        if (m.method == Method::TwoBw) o["accumulation"] = m.accumulation;
+        if (m.method == Method::Imported) {
+            o["schedule_file"] = m.scheduleFile;
+            o["update"] = m.asyncUpdate ? "async" : "sync";
+        }
         if (m.method == Method::RandomizedPipeDream) {
             o["delay_mode"] = delayModeName(m.delayMode);
             o["delta"] = m.delta;

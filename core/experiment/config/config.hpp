@@ -2,6 +2,7 @@
 // An experiment: one objective and data set, one pipeline size, a budget, and the methods to
 // compare. The JSON form (docs/config.md) is shared by the CLI and the desktop app.
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -92,10 +93,13 @@ struct MethodSpec {
     Method method = Method::PipeDream;
     std::string label;  // shown in legends; default derived from the parameters
     StepSpec step;
-    int noam = 0;                              // pd: 0 = S
-    int replicas = 0;                          // localsgd: 0 = S
-    int localSteps = 5;                        // localsgd: H
-    int flushGroup = 0;                        // fill-drain: microbatches per flush, 0 = S
+    int noam = 0;              // pd: 0 = S
+    int replicas = 0;          // localsgd: 0 = S
+    int localSteps = 5;        // localsgd: H
+    int flushGroup = 0;        // fill-drain, 1f1b, zb-h1: microbatches per flush, 0 = S
+    int accumulation = 0;      // 2bw: microbatches summed per step (m), 0 = S
+    std::string scheduleFile;  // imported: a PyTorch schedule CSV
+    bool asyncUpdate = false;  // imported: update = "async" (else "sync")
     DelayMode delayMode = DelayMode::Uniform;  // rpd
     long long delta = -1;                      // rpd: -1 = PD's max delay S^2 - S/2
     StageOrder order = StageOrder::Uniform;    // rpd
@@ -186,15 +190,21 @@ std::string defaultMethodLabel(const MethodSpec& m, int stages);
 MethodSpec normalizedMethod(const MethodSpec& m);
 
 // The parameters whose 0 (or -1) means "from S", resolved for `stages`: one place for the rule.
-int replicasFor(const MethodSpec& m, int stages);     // LocalSGD's R (0: S)
-int flushGroupFor(const MethodSpec& m, int stages);   // fill-drain's G (0: S)
-long long deltaFor(const MethodSpec& m, int stages);  // RPD's delta (-1: S^2 - S/2)
+int replicasFor(const MethodSpec& m, int stages);      // LocalSGD's R (0: S)
+int flushGroupFor(const MethodSpec& m, int stages);    // fill-drain's G, 1F1B's and ZB-H1's M
+int accumulationFor(const MethodSpec& m, int stages);  // 2BW's m (0: S)
+long long deltaFor(const MethodSpec& m, int stages);   // RPD's delta (-1: S^2 - S/2)
 // The step sizes a method runs: its value, or 2^a for every a of its grid, ascending.
 std::vector<double> stepSizesOf(const StepSpec& step);
 
 // A data path of the config (data.x, data.y, the corpus, w0), relative to the config file's
 // folder (baseDir) unless absolute.
 std::string resolveDataPath(const ExperimentConfig& config, const std::string& path);
+
+// The schedule an imported method trains on, read from its schedule_file (relative to the
+// config's folder) and validated; ConfigError naming methods[i].schedule_file and the file.
+std::shared_ptr<const PipelineProgram> importedProgram(const ExperimentConfig& config,
+                                                       const MethodSpec& method);
 
 // A complete default experiment: logistic regression, S = 8, PD vs RPD vs LocalSGD.
 ExperimentConfig defaultExperiment();

@@ -136,7 +136,8 @@ void validateLanguageModel(const ExperimentConfig& c) {
         const Method method = c.methods[i].method;
         if (method == Method::Sgd || method == Method::FillDrain) {
             throw ConfigError("methods[" + std::to_string(i) + "].method = \"" +
-                              methodName(method) + "\"" + kWith + "pd, rpd or localsgd");
+                              methodName(method) + "\"" + kWith +
+                              "pd, rpd, localsgd, 1f1b, zb-h1, 2bw or imported");
         }
     }
 }

@@ -23,6 +23,7 @@
 #include "replay/pipeline_replay.hpp"
 #include "replay/rpd_replay.hpp"
 #include "replay/schedule_views.hpp"
+#include "schedule/program_schedules.hpp"
 #include "schedule/run_length.hpp"
 #include "util/format_number.hpp"
 #include "util/input_file.hpp"
@@ -52,7 +53,16 @@ ScheduleParams scheduleFor(const ExperimentConfig& c, const MethodSpec& m) {
             p.localSteps = 1 << 29;
             break;
         case Method::FillDrain:
+        case Method::OneFOneB:
+        case Method::ZeroBubbleH1:
             p.flushGroup = flushGroupFor(m, c.stages);
+            break;
+        case Method::TwoBw:
+            p.flushGroup = accumulationFor(m, c.stages);
+            break;
+        case Method::Imported:
+            p.program = importedProgram(c, m);
+            p.asyncUpdate = m.asyncUpdate;
             break;
     }
     return p;
@@ -262,6 +272,9 @@ ExperimentPlan planExperiment(const ExperimentConfig& c, const PlanSizes& sizes)
             r.schedule = scheduleFor(c, m);
             r.replicas = m.method == Method::LocalSgd ? r.schedule.replicas : 1;
             if (m.method == Method::FillDrain) r.stepScale = 1.0 / r.schedule.flushGroup;
+            // Synchronous steps and 2BW apply the mean gradient of a step's microbatches.
+            if (isProgramKind(r.schedule.kind) && !r.schedule.asyncUpdate)
+                r.stepScale = 1.0 / programStepMicrobatches(r.schedule);
             if (c.budget.compare == BudgetCompare::Updates) {
                 r.schedule.microbatches = budget.pipeDreamMicrobatches;
             } else if (truncateSameN) {
@@ -321,7 +334,6 @@ std::unique_ptr<Replay> makeReplay(const ExperimentConfig& c, const MethodRun& p
     if (plan.pipeline()) {
         PipelineReplayConfig cfg;
         fillPipelineConfig(cfg, plan, stepSize);
-        cfg.stepScale = plan.stepScale;
         cfg.batchOf =
             batchSequence(plan.schedule.microbatches, objective->batches(), c.shuffle, c.seed);
         cfg.sampling = c.sampling;
@@ -353,6 +365,7 @@ void fillPipelineConfig(PipelineRunConfig& cfg, const MethodRun& plan, double st
     cfg.timeline = plan.sharedTimeline ? *plan.sharedTimeline : plannedTimeline(plan);
     cfg.replicas = plan.replicas;
     cfg.stepSize = stepSize;
+    cfg.stepScale = plan.stepScale;
 }
 
 void fillRpdConfig(RpdRunConfig& cfg, const ExperimentConfig& c, const MethodRun& plan,

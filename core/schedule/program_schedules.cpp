@@ -1,0 +1,366 @@
+#include "schedule/program_schedules.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "errors.hpp"
+#include "schedule/flush_family.hpp"
+
+namespace pipelens {
+namespace {
+
+std::string kindName(const ScheduleParams& p) {
+    return scheduleKindName(p.kind);
+}
+
+int stepSize(const ScheduleParams& p) {
+    return std::max(1, p.flushGroup);
+}
+
+// The program restricted to microbatches below `keep` (the last, partial step of an imported
+// schedule): dropping whole microbatches keeps every dependency of the rest.
+PipelineProgram restrictProgram(const PipelineProgram& full, int keep) {
+    PipelineProgram out = full;
+    for (auto& row : out.ranks) {
+        for (ProgramStep& step : row) {
+            ProgramStep kept;
+            for (int i = 0; i < step.count; ++i) {
+                if (step.actions[static_cast<size_t>(i)].microbatch < keep)
+                    kept.actions[static_cast<size_t>(kept.count++)] =
+                        step.actions[static_cast<size_t>(i)];
+            }
+            step = kept;
+        }
+    }
+    out.orderOnly = true;  // idle steps left behind are not times: timeProgram places the rest
+    return out;
+}
+
+OpKind opOf(ActionKind kind) {
+    switch (kind) {
+        case ActionKind::Forward:
+            return OpKind::Forward;
+        case ActionKind::Backward:
+            return OpKind::Backward;
+        case ActionKind::InputGrad:
+            return OpKind::InputGrad;
+        case ActionKind::WeightGrad:
+            return OpKind::WeightGrad;
+    }
+    return OpKind::Forward;
+}
+
+bool updatesBlock(ActionKind kind) {
+    return kind == ActionKind::Backward || kind == ActionKind::WeightGrad;
+}
+
+// Asynchronous updates in PipeDream's processing order (SPEC section 3): slot, then stage, so
+// that block-update delays count as the paper's; a stage's forward before its own update.
+void sortAsPipeDream(std::vector<ReplayEvent>& events) {
+    std::stable_sort(events.begin(), events.end(), [](const ReplayEvent& a, const ReplayEvent& b) {
+        if (a.slot != b.slot) return a.slot < b.slot;
+        if (a.stage != b.stage) return a.stage < b.stage;
+        return a.op == OpKind::Forward && b.op != OpKind::Forward;
+    });
+}
+
+// Events sorted by slot; inside a slot forwards first (stages ascending), then updates (stages
+// descending, microbatches ascending): a read at the start of a slot sees no update that ends
+// in it, and the language model's backward of stage s + 1 comes before that of stage s.
+void sortEvents(std::vector<ReplayEvent>& events) {
+    std::stable_sort(events.begin(), events.end(), [](const ReplayEvent& a, const ReplayEvent& b) {
+        if (a.slot != b.slot) return a.slot < b.slot;
+        const bool fa = a.op == OpKind::Forward;
+        const bool fb = b.op == OpKind::Forward;
+        if (fa != fb) return fa;
+        if (a.stage != b.stage) return fa ? a.stage < b.stage : a.stage > b.stage;
+        return a.microbatch < b.microbatch;
+    });
+}
+
+void requireCells(long long cells) {
+    if (cells > 400'000'000) {
+        throw ConfigError("microbatches is too large for this schedule: its run would hold " +
+                          std::to_string(cells) + " operations; at most 400000000");
+    }
+}
+
+// 1F1B, ZB-H1 and imported: the step's program repeated.
+Timeline repeatedProgram(const ScheduleParams& p,
+                         const std::function<void(const TimelineCell&)>* visit) {
+    const int M = stepSize(p);
+    const int N = p.microbatches;
+    const int steps = (N + M - 1) / M;
+    const ActionCosts costs = programActionCosts(p.costs);
+    const ProgramTiming full = timeProgram(stepProgram(p, M), costs);
+    const int S = static_cast<int>(full.peakActivations.size());
+    requireCells(static_cast<long long>(full.actions.size()) * steps);
+
+    Timeline tl;
+    tl.params = p;
+    tl.stageRank.assign(static_cast<size_t>(S), 0);
+    for (const TimedAction& a : full.actions) tl.stageRank[a.action.stage] = a.rank;
+    tl.peakActivations = full.peakActivations;
+    tl.weightVersions.assign(static_cast<size_t>(S), 1);
+    tl.peakStash.assign(static_cast<size_t>(S), std::min(M, N));
+    const bool async = p.kind == ScheduleKind::Imported && p.asyncUpdate;
+    if (!visit) {
+        tl.cells.reserve(full.actions.size() * static_cast<size_t>(steps));
+        tl.events.reserve(static_cast<size_t>(2) * S * N);
+    }
+    std::vector<TimelineCell> stepCells;
+    std::vector<ReplayEvent> stepEvents;
+    // Per stage, the stashes (async) held at once: forwards minus updates in time order.
+    std::vector<int> held(static_cast<size_t>(S), 0);
+    std::vector<int> peakHeld(static_cast<size_t>(S), 0);
+    long long offset = 0;
+    for (int q = 0; q < steps; ++q) {
+        const int here = std::min(M, N - q * M);
+        ProgramTiming partial;
+        if (here < M) partial = timeProgram(stepProgram(p, here), costs);
+        const ProgramTiming& t = here < M ? partial : full;
+        for (int s = 0; s < S; ++s)
+            tl.peakActivations[s] = std::max(tl.peakActivations[s], t.peakActivations[s]);
+        stepCells.clear();
+        stepEvents.clear();
+        const long long last = offset + t.length - 1;
+        if (last > std::numeric_limits<int>::max() - 2) {
+            throw ConfigError("microbatches = " + std::to_string(N) + " is not allowed with " +
+                              kindName(p) + ": the run would exceed 2147483647 slots");
+        }
+        for (const TimedAction& a : t.actions) {
+            const int m = q * M + a.action.microbatch;
+            const int start = static_cast<int>(offset + a.start);
+            const int end = static_cast<int>(offset + a.end - 1);
+            stepCells.push_back({start, end, a.action.stage, opOf(a.action.kind), m});
+            if (a.action.kind == ActionKind::Forward) {
+                stepEvents.push_back({start, a.action.stage, OpKind::Forward, m});
+            } else if (async && updatesBlock(a.action.kind)) {
+                stepEvents.push_back({end, a.action.stage, OpKind::Backward, m});
+            }
+        }
+        if (async) {
+            sortAsPipeDream(stepEvents);
+        } else {
+            sortEvents(stepEvents);
+        }
+        if (!async) {
+            // The optimizer step: every update of the step in its last slot.
+            for (int s = S - 1; s >= 0; --s) {
+                for (int m = 0; m < here; ++m)
+                    stepEvents.push_back({static_cast<int>(last), s, OpKind::Backward, q * M + m});
+            }
+        } else {
+            for (const ReplayEvent& e : stepEvents) {
+                int& h = held[static_cast<size_t>(e.stage)];
+                h += e.op == OpKind::Forward ? 1 : -1;
+                peakHeld[static_cast<size_t>(e.stage)] =
+                    std::max(peakHeld[static_cast<size_t>(e.stage)], h);
+            }
+        }
+        std::stable_sort(stepCells.begin(), stepCells.end(), [](const auto& a, const auto& b) {
+            return a.startSlot != b.startSlot ? a.startSlot < b.startSlot : a.stage < b.stage;
+        });
+        for (const TimelineCell& c : stepCells) {
+            if (visit) {
+                (*visit)(c);
+            } else {
+                tl.cells.push_back(c);
+            }
+        }
+        if (!visit) tl.events.insert(tl.events.end(), stepEvents.begin(), stepEvents.end());
+        tl.stepEndSlots.push_back(static_cast<int>(last));
+        offset += t.length;
+    }
+    if (async) tl.weightVersions = peakHeld;
+    tl.totalSlots = static_cast<int>(offset);
+    return tl;
+}
+
+// 2BW: PipeDream's timeline, updates grouped by m.
+Timeline twoBw(const ScheduleParams& p, const std::function<void(const TimelineCell&)>* visit) {
+    ScheduleParams pd = p;
+    pd.kind = ScheduleKind::PipeDream;
+    pd.noam = p.stages;
+    const int S = p.stages;
+    const int N = p.microbatches;
+    const int m = stepSize(p);
+    const int groups = (N + m - 1) / m;
+    // Forward start and backward end of every (microbatch, stage).
+    std::vector<int> fStart(static_cast<size_t>(N) * S, 0);
+    std::vector<int> groupEnd(static_cast<size_t>(groups), 0);
+    std::vector<TimelineCell> cells;
+    if (!visit) cells.reserve(static_cast<size_t>(2) * S * N);
+    auto record = [&](const TimelineCell& c) {
+        if (c.op == OpKind::Forward) {
+            fStart[static_cast<size_t>(c.microbatch) * S + c.stage] = c.startSlot;
+        } else {
+            int& e = groupEnd[static_cast<size_t>(c.microbatch / m)];
+            e = std::max(e, c.endSlot);
+        }
+        if (visit) {
+            (*visit)(c);
+        } else {
+            cells.push_back(c);
+        }
+    };
+    const std::function<void(const TimelineCell&)> visitor = record;
+    Timeline tl = simulateSchedule(pd, visitor);
+    tl.params = p;
+    tl.cells = std::move(cells);
+    tl.stageRank.resize(static_cast<size_t>(S));
+    for (int s = 0; s < S; ++s) tl.stageRank[s] = s;
+    tl.peakActivations = tl.peakStash;
+    tl.weightVersions.assign(static_cast<size_t>(S), 2);
+    tl.peakStash.assign(static_cast<size_t>(S), std::min(2 * m, N));
+    tl.stepEndSlots = groupEnd;
+    if (visit) return tl;
+    std::vector<ReplayEvent>& ev = tl.events;
+    ev.reserve(static_cast<size_t>(2) * S * N);
+    for (int j = 0; j < N; ++j) {
+        const int t = j / m;
+        for (int s = 0; s < S; ++s) {
+            int slot = fStart[static_cast<size_t>(j) * S + s];
+            // Read version t - 1: before group t - 1's step lands.
+            if (t >= 1) slot = std::min(slot, groupEnd[static_cast<size_t>(t - 1)]);
+            ev.push_back({slot, s, OpKind::Forward, j});
+        }
+    }
+    for (int t = 0; t < groups; ++t) {
+        for (int s = S - 1; s >= 0; --s) {
+            for (int j = t * m; j < std::min(N, (t + 1) * m); ++j)
+                ev.push_back({groupEnd[static_cast<size_t>(t)], s, OpKind::Backward, j});
+        }
+    }
+    sortEvents(ev);
+    return tl;
+}
+
+}  // namespace
+
+bool isProgramKind(ScheduleKind kind) {
+    return kind == ScheduleKind::OneFOneB || kind == ScheduleKind::ZeroBubbleH1 ||
+           kind == ScheduleKind::TwoBw || kind == ScheduleKind::Imported;
+}
+
+int programStepMicrobatches(const ScheduleParams& p) {
+    if (p.flushGroup > 0) return p.flushGroup;
+    if (p.kind == ScheduleKind::Imported && p.program)
+        return summarizeProgram(*p.program).microbatches;
+    return std::max(1, p.stages);
+}
+
+ActionCosts programActionCosts(const OpCosts& c) {
+    ActionCosts a;
+    a.forward = c.forwardSlots;
+    a.backward = c.backwardSlots;
+    a.inputGrad = std::max(1, c.backwardSlots - c.weightSlots);
+    a.weightGrad = c.weightSlots;
+    return a;
+}
+
+void validateProgramSchedule(const ScheduleParams& p) {
+    const std::string who = kindName(p);
+    if (p.costs.latencySlots != 0) {
+        throw ConfigError("costs.latency_slots = " + std::to_string(p.costs.latencySlots) +
+                          " is not allowed with " + who +
+                          ": program schedules time their ops without link latency; allowed: 0");
+    }
+    if (p.costs.weightSlots < 1 || p.costs.weightSlots > 1000) {
+        throw ConfigError("costs.weight_slots = " + std::to_string(p.costs.weightSlots) +
+                          " is not allowed: an integer from 1 to 1000");
+    }
+    if (p.kind == ScheduleKind::TwoBw && p.flushGroup > 0 && p.flushGroup < p.stages) {
+        throw ConfigError("accumulation = " + std::to_string(p.flushGroup) +
+                          " is not allowed with 2bw: it sums the gradients of m >= S = " +
+                          std::to_string(p.stages) +
+                          " microbatches per step (so two weight versions suffice)");
+    }
+    if (p.kind == ScheduleKind::Imported) {
+        if (!p.program) throw ConfigError("imported schedule: no schedule_file was read");
+        const ProgramSummary sum = summarizeProgram(*p.program);
+        if (sum.stages != p.stages) {
+            throw ConfigError("stages = " + std::to_string(p.stages) +
+                              " is not allowed with the imported schedule: its file has " +
+                              std::to_string(sum.stages) + " stages (set stages to " +
+                              std::to_string(sum.stages) + " or leave it out)");
+        }
+        if (p.flushGroup != 0 && p.flushGroup != sum.microbatches) {
+            throw ConfigError("imported schedule: flush_group = " + std::to_string(p.flushGroup) +
+                              " but its file has " + std::to_string(sum.microbatches) +
+                              " microbatches per step");
+        }
+    }
+    if (p.kind == ScheduleKind::OneFOneB || p.kind == ScheduleKind::ZeroBubbleH1) {
+        FlushScheduleParams f;
+        f.kind = p.kind == ScheduleKind::OneFOneB ? FlushKind::OneFOneB : FlushKind::ZeroBubbleH1;
+        f.devices = p.stages;
+        f.microbatches = std::max(1, p.flushGroup);
+        validateFlushScheduleParams(f);
+    }
+}
+
+PipelineProgram stepProgram(const ScheduleParams& p, int microbatches) {
+    switch (p.kind) {
+        case ScheduleKind::OneFOneB:
+        case ScheduleKind::ZeroBubbleH1: {
+            FlushScheduleParams f;
+            f.kind =
+                p.kind == ScheduleKind::OneFOneB ? FlushKind::OneFOneB : FlushKind::ZeroBubbleH1;
+            f.devices = p.stages;
+            f.microbatches = microbatches;
+            return buildFlushProgram(f);
+        }
+        case ScheduleKind::Imported:
+            if (!p.program) throw ConfigError("imported schedule: no schedule_file was read");
+            return microbatches >= stepSize(p) ? *p.program
+                                               : restrictProgram(*p.program, microbatches);
+        default:
+            throw std::logic_error("stepProgram: not a program schedule");
+    }
+}
+
+Timeline buildProgramTimeline(const ScheduleParams& p,
+                              const std::function<void(const TimelineCell&)>* visit) {
+    validateProgramSchedule(p);
+    if (p.kind == ScheduleKind::TwoBw) return twoBw(p, visit);
+    return repeatedProgram(p, visit);
+}
+
+long long programRunLength(const ScheduleParams& p) {
+    validateProgramSchedule(p);
+    if (p.kind == ScheduleKind::TwoBw) {
+        ScheduleParams pd = p;
+        pd.kind = ScheduleKind::PipeDream;
+        pd.noam = p.stages;
+        return simulateSchedule(pd, [](const TimelineCell&) {}).totalSlots;
+    }
+    const int M = stepSize(p);
+    const ActionCosts costs = programActionCosts(p.costs);
+    const long long full = timeProgram(stepProgram(p, M), costs).length;
+    const long long whole = p.microbatches / M;
+    long long total = whole * full;
+    if (const int rest = p.microbatches % M; rest > 0)
+        total += timeProgram(stepProgram(p, rest), costs).length;
+    return total;
+}
+
+std::optional<std::string> backpropOrderViolation(const Timeline& tl) {
+    const int S = tl.params.stages;
+    std::vector<long long> at(static_cast<size_t>(tl.params.microbatches) * S, -1);
+    for (size_t i = 0; i < tl.events.size(); ++i) {
+        const ReplayEvent& e = tl.events[i];
+        if (e.op != OpKind::Backward) continue;
+        at[static_cast<size_t>(e.microbatch) * S + e.stage] = static_cast<long long>(i);
+        if (e.stage + 1 < S && at[static_cast<size_t>(e.microbatch) * S + e.stage + 1] < 0) {
+            return "the update of block " + std::to_string(e.stage) + " by microbatch " +
+                   std::to_string(e.microbatch) + " (slot " + std::to_string(e.slot) +
+                   ") comes before that of block " + std::to_string(e.stage + 1);
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace pipelens
