@@ -496,6 +496,12 @@ nlohmann::json exampleJson(const std::string& which) {
         case Method::TwoBw:
             m.accumulation = 8;
             break;
+        case Method::Interleaved:
+            m.flushGroup = 16;
+            m.virtualStages = 2;
+            c.costs.forwardSlots = 2;  // a chunk op costs half a stage op
+            c.costs.backwardSlots = 2;
+            break;
         case Method::Imported:
             m.scheduleFile = "examples/schedules/1f1b_s4_m8.csv";
             c.stages = 4;

@@ -21,7 +21,8 @@ enum class Method : std::uint8_t {
     OneFOneB,
     ZeroBubbleH1,
     TwoBw,
-    Imported
+    Imported,
+    Interleaved
 };
 
 struct MethodInfo {
@@ -33,7 +34,7 @@ struct MethodInfo {
     std::string_view aliases;              // other accepted spellings of `key` (space separated)
 };
 
-inline constexpr std::array<MethodInfo, 9> kMethods{{
+inline constexpr std::array<MethodInfo, 10> kMethods{{
     {Method::PipeDream, "pd", "PD", "PipeDream (1F1B, weight stashing)", ScheduleKind::PipeDream,
      "pipedream"},
     {Method::RandomizedPipeDream, "rpd", "RPD", "Randomized PipeDream", std::nullopt, ""},
@@ -48,6 +49,8 @@ inline constexpr std::array<MethodInfo, 9> kMethods{{
     {Method::TwoBw, "2bw", "2BW", "PipeDream-2BW (two weight versions)", ScheduleKind::TwoBw,
      "pipedream-2bw"},
     {Method::Imported, "imported", "IMP", "Imported PyTorch schedule", ScheduleKind::Imported, ""},
+    {Method::Interleaved, "interleaved", "INT", "Interleaved 1F1B (virtual stages)",
+     ScheduleKind::Interleaved, "interleaved-1f1b vpp"},
 }};
 
 const MethodInfo& methodInfo(Method method);

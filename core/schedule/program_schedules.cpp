@@ -38,6 +38,28 @@ PipelineProgram restrictProgram(const PipelineProgram& full, int keep) {
     return out;
 }
 
+// An interleaved chunk op costs 1/v of a stage op: the slot costs divided by v (validated to
+// divide exactly).
+ActionCosts stepActionCosts(const ScheduleParams& p) {
+    ActionCosts a = programActionCosts(p.costs);
+    if (p.kind != ScheduleKind::Interleaved) return a;
+    const int v = std::max(1, p.virtualStages);
+    a.forward /= v;
+    a.backward /= v;
+    a.inputGrad = std::max(1, a.inputGrad / v);
+    a.weightGrad = std::max(1, a.weightGrad / v);
+    return a;
+}
+
+FlushScheduleParams interleavedParams(const ScheduleParams& p, int microbatches) {
+    FlushScheduleParams f;
+    f.kind = FlushKind::Interleaved;
+    f.virtualStages = p.virtualStages;
+    f.devices = p.stages / std::max(1, p.virtualStages);
+    f.microbatches = microbatches;
+    return f;
+}
+
 OpKind opOf(ActionKind kind) {
     switch (kind) {
         case ActionKind::Forward:
@@ -93,7 +115,7 @@ Timeline repeatedProgram(const ScheduleParams& p,
     const int M = stepSize(p);
     const int N = p.microbatches;
     const int steps = (N + M - 1) / M;
-    const ActionCosts costs = programActionCosts(p.costs);
+    const ActionCosts costs = stepActionCosts(p);
     const ProgramTiming full = timeProgram(stepProgram(p, M), costs);
     const int S = static_cast<int>(full.peakActivations.size());
     requireCells(static_cast<long long>(full.actions.size()) * steps);
@@ -242,14 +264,15 @@ Timeline twoBw(const ScheduleParams& p, const std::function<void(const TimelineC
 
 bool isProgramKind(ScheduleKind kind) {
     return kind == ScheduleKind::OneFOneB || kind == ScheduleKind::ZeroBubbleH1 ||
-           kind == ScheduleKind::TwoBw || kind == ScheduleKind::Imported;
+           kind == ScheduleKind::TwoBw || kind == ScheduleKind::Imported ||
+           kind == ScheduleKind::Interleaved;
 }
 
 int programStepMicrobatches(const ScheduleParams& p) {
     if (p.flushGroup > 0) return p.flushGroup;
     if (p.kind == ScheduleKind::Imported && p.program)
         return summarizeProgram(*p.program).microbatches;
-    return std::max(1, p.stages);
+    return std::max(1, p.stages / std::max(1, p.virtualStages));
 }
 
 ActionCosts programActionCosts(const OpCosts& c) {
@@ -293,6 +316,30 @@ void validateProgramSchedule(const ScheduleParams& p) {
                               " microbatches per step");
         }
     }
+    if (p.kind == ScheduleKind::Interleaved) {
+        const int v = p.virtualStages;
+        if (v < 2) {
+            throw ConfigError("virtual_stages = " + std::to_string(v) +
+                              " is not allowed with interleaved: an integer >= 2 (chunks per "
+                              "device)");
+        }
+        if (p.stages % v != 0) {
+            throw ConfigError("interleaved: the model's " + std::to_string(p.stages) +
+                              " chunks are not virtual_stages = " + std::to_string(v) +
+                              " per device");
+        }
+        if (p.costs.forwardSlots % v != 0 || p.costs.backwardSlots % v != 0) {
+            throw ConfigError(
+                "costs.forward_slots = " + std::to_string(p.costs.forwardSlots) +
+                " and costs.backward_slots = " + std::to_string(p.costs.backwardSlots) +
+                " are not allowed with interleaved, virtual_stages = " + std::to_string(v) +
+                ": each chunk op costs 1/v of a stage op, so both must be multiples of " +
+                std::to_string(v) + " (e.g. forward_slots = " + std::to_string(v) +
+                ", backward_slots = " + std::to_string(2 * v) +
+                ", with the other methods' costs the same for equal terms)");
+        }
+        validateFlushScheduleParams(interleavedParams(p, std::max(1, p.flushGroup)));
+    }
     if (p.kind == ScheduleKind::OneFOneB || p.kind == ScheduleKind::ZeroBubbleH1) {
         FlushScheduleParams f;
         f.kind = p.kind == ScheduleKind::OneFOneB ? FlushKind::OneFOneB : FlushKind::ZeroBubbleH1;
@@ -312,6 +359,12 @@ PipelineProgram stepProgram(const ScheduleParams& p, int microbatches) {
             f.devices = p.stages;
             f.microbatches = microbatches;
             return buildFlushProgram(f);
+        }
+        case ScheduleKind::Interleaved: {
+            // A step needs a multiple of the devices: a last, partial step is the full step's
+            // program without the microbatches it lacks.
+            const PipelineProgram full = buildFlushProgram(interleavedParams(p, stepSize(p)));
+            return microbatches >= stepSize(p) ? full : restrictProgram(full, microbatches);
         }
         case ScheduleKind::Imported:
             if (!p.program) throw ConfigError("imported schedule: no schedule_file was read");
@@ -338,7 +391,7 @@ long long programRunLength(const ScheduleParams& p) {
         return simulateSchedule(pd, [](const TimelineCell&) {}).totalSlots;
     }
     const int M = stepSize(p);
-    const ActionCosts costs = programActionCosts(p.costs);
+    const ActionCosts costs = stepActionCosts(p);
     const long long full = timeProgram(stepProgram(p, M), costs).length;
     const long long whole = p.microbatches / M;
     long long total = whole * full;

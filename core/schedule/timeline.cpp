@@ -30,7 +30,7 @@ ScheduleParams resolved(ScheduleParams p) {
         if (p.kind == ScheduleKind::Imported && p.program) {
             p.flushGroup = summarizeProgram(*p.program).microbatches;
         } else if (isProgramKind(p.kind)) {
-            p.flushGroup = p.stages;
+            p.flushGroup = p.stages / std::max(1, p.virtualStages);  // devices
         } else {
             p.flushGroup = std::max(1, p.microbatches);
         }

@@ -19,7 +19,7 @@ enum class OpKind : std::uint8_t { Forward, Backward, InputGrad, WeightGrad };
 
 // The paper's schedules (PipeDream, fill-drain, LocalSGD rounds), and the schedule family of
 // SPEC section 2.1 walked as repeated programs (program_schedules.hpp): 1F1B with flush, ZB-H1,
-// PipeDream-2BW and an imported PyTorch schedule.
+// PipeDream-2BW, an imported PyTorch schedule and interleaved 1F1B (virtual stages).
 enum class ScheduleKind : std::uint8_t {
     PipeDream,
     FillDrain,
@@ -27,7 +27,8 @@ enum class ScheduleKind : std::uint8_t {
     OneFOneB,
     ZeroBubbleH1,
     TwoBw,
-    Imported
+    Imported,
+    Interleaved
 };
 bool isProgramKind(ScheduleKind kind);
 
@@ -64,6 +65,9 @@ struct ScheduleParams {
     // step per program (sync, as PyTorch).
     std::shared_ptr<const PipelineProgram> program;
     bool asyncUpdate = false;
+    // Interleaved: chunks per device (v >= 2). `stages` counts the model's chunks (devices x v):
+    // chunk c sits on device c mod (stages / v), and each chunk op costs 1/v of the slot costs.
+    int virtualStages = 1;
 };
 
 // One step of a replay, in its processing order (replayOrder): for the paper's schedules slot
@@ -130,13 +134,15 @@ void requireScheduleMemory(const ScheduleParams& params, bool keepCells);
 
 // "pd", "localsgd", "fill-drain", "1f1b", ...: the key of the method that walks the schedule
 // (kMethods; parseScheduleKind in method.hpp reads these names and the methods' aliases).
-inline constexpr EnumNames<ScheduleKind, 7> kScheduleKinds{{{ScheduleKind::PipeDream, "pd"},
-                                                            {ScheduleKind::LocalSgd, "localsgd"},
-                                                            {ScheduleKind::FillDrain, "fill-drain"},
-                                                            {ScheduleKind::OneFOneB, "1f1b"},
-                                                            {ScheduleKind::ZeroBubbleH1, "zb-h1"},
-                                                            {ScheduleKind::TwoBw, "2bw"},
-                                                            {ScheduleKind::Imported, "imported"}}};
+inline constexpr EnumNames<ScheduleKind, 8> kScheduleKinds{
+    {{ScheduleKind::PipeDream, "pd"},
+     {ScheduleKind::LocalSgd, "localsgd"},
+     {ScheduleKind::FillDrain, "fill-drain"},
+     {ScheduleKind::OneFOneB, "1f1b"},
+     {ScheduleKind::ZeroBubbleH1, "zb-h1"},
+     {ScheduleKind::TwoBw, "2bw"},
+     {ScheduleKind::Imported, "imported"},
+     {ScheduleKind::Interleaved, "interleaved"}}};
 inline std::string scheduleKindName(ScheduleKind kind) {
     return std::string(enumName(kScheduleKinds, kind));
 }

@@ -130,6 +130,7 @@ class TestConfig : public QObject {
                 m.scheduleFile = PIPELENS_SOURCE_DIR "/examples/schedules/1f1b_s4_m8.csv";
             ExperimentConfig c = defaultExperiment();
             if (info.method == Method::Imported) c.stages = 4;
+            if (info.method == Method::Interleaved) c.costs = {2, 2, 0, 1};  // chunk ops: 1 slot
             c.methods = {m};
             QCOMPARE(c.toJson()["methods"][0]["method"].get<std::string>(), std::string(info.key));
             QCOMPARE(ExperimentConfig::fromJson(c.toJson()).methods[0].method, info.method);
@@ -137,7 +138,8 @@ class TestConfig : public QObject {
         QVERIFY(!findMethod("gpipe"));
         QVERIFY(findMethod("gpipe", true) == Method::FillDrain);
         QCOMPARE(methodKeyList(),
-                 std::string("pd, rpd, localsgd, sgd, fill-drain, 1f1b, zb-h1, 2bw, imported"));
+                 std::string("pd, rpd, localsgd, sgd, fill-drain, 1f1b, zb-h1, 2bw, imported, "
+                             "interleaved"));
         QVERIFY_THROWS_EXCEPTION(ConfigError, parseMethod("adam"));
         QCOMPARE(scheduleKindName(ScheduleKind::LocalSgd), std::string("localsgd"));
         QCOMPARE(parseScheduleKind("gpipe"), ScheduleKind::FillDrain);

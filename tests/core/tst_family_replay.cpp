@@ -192,6 +192,58 @@ class TestFamilyReplay : public QObject {
         }
     }
 
+    void interleavedIsMinibatchSgdOverChunks_data() {
+        QTest::addColumn<int>("devices");
+        QTest::addColumn<int>("v");
+        QTest::addColumn<int>("M");
+        QTest::addColumn<int>("N");
+        QTest::newRow("S=2 v=2 M=4") << 2 << 2 << 4 << 12;
+        QTest::newRow("S=4 v=2 M=8 partial") << 4 << 2 << 8 << 21;
+        QTest::newRow("S=3 v=3 M=6") << 3 << 3 << 6 << 18;
+    }
+    void interleavedIsMinibatchSgdOverChunks() {
+        // The model split into S·v chunks (blocks), chunk c on device c mod S; a chunk op costs
+        // 1/v of a stage op, so with stage costs (v, v) every chunk op takes one slot and a step
+        // lasts 2(v·M + S − 1) slots (flushLengthFormula).
+        QFETCH(int, devices);
+        QFETCH(int, v);
+        QFETCH(int, M);
+        QFETCH(int, N);
+        auto obj = objective(LossKind::Logistic);
+        ScheduleParams p = params(ScheduleKind::Interleaved, devices * v, N, M);
+        p.virtualStages = v;
+        p.costs.forwardSlots = v;
+        p.costs.backwardSlots = v;
+        const Timeline tl = buildTimeline(p);
+        requireValid(tl);
+        for (int c = 0; c < devices * v; ++c) QCOMPARE(tl.stageRank[c], c % devices);
+        if (N % M == 0) QCOMPARE(tl.totalSlots, (N / M) * 2 * (v * M + devices - 1));
+        QCOMPARE(runLengthSlots(p), static_cast<long long>(tl.totalSlots));
+        const Ran r = run(obj, tl, 1.5, 1.0 / M, Method::Interleaved);
+        QVERIFY(r.result.finished);
+        QCOMPARE(r.result.updates, static_cast<long long>(N) * devices * v);
+        QVERIFY(near(r.weights, minibatchSgd(*obj, N, M, 1.5)));
+        // Bubble over devices: (S − 1)/(v·M + S − 1) per whole step.
+        if (N % M == 0) {
+            QVERIFY(std::abs(utilization(tl).bubbleFraction -
+                             double(devices - 1) / (v * M + devices - 1)) < 1e-12);
+        }
+    }
+
+    void interleavedRefusesCostsThatDoNotSplit() {
+        ScheduleParams p = params(ScheduleKind::Interleaved, 8, 16, 8);
+        p.virtualStages = 2;
+        try {
+            buildTimeline(p);  // forward_slots = 1 cannot be halved
+            QFAIL("costs (1, 1) were accepted for v = 2");
+        } catch (const ConfigError& e) {
+            QVERIFY2(QString(e.what()).contains("multiples of 2"), e.what());
+        }
+        p.costs = {2, 2, 0, 1};
+        p.flushGroup = 6;  // not a multiple of S = 4 devices
+        QVERIFY_THROWS_EXCEPTION(ConfigError, buildTimeline(p));
+    }
+
     void twoBwIsTheDelayOneRecursion_data() {
         QTest::addColumn<int>("loss");
         QTest::addColumn<int>("S");

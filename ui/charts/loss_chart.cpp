@@ -92,6 +92,10 @@ QString legendName(const MethodRun& plan) {
             return QStringLiteral("ZB-H1 M=%1").arg(plan.schedule.flushGroup);
         case Method::TwoBw:
             return QStringLiteral("2BW m=%1").arg(plan.schedule.flushGroup);
+        case Method::Interleaved:
+            return QStringLiteral("Interleaved v=%1 M=%2")
+                .arg(plan.schedule.virtualStages)
+                .arg(plan.schedule.flushGroup);
         case Method::Imported:
             return QString::fromStdString(defaultMethodLabel(m, plan.schedule.stages));
         case Method::Sgd:

@@ -26,6 +26,8 @@ QColor familyColour(Method family) {
             return QColor(0x88, 0x22, 0x55);  // wine
         case Method::Imported:
             return QColor(0x44, 0xaa, 0x99);  // teal
+        case Method::Interleaved:
+            return QColor(0x33, 0x22, 0x88);  // indigo
     }
     return QColor(0x66, 0x66, 0x66);
 }

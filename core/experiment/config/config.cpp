@@ -135,6 +135,9 @@ MethodSpec readMethod(const json& v, const std::string& path) {
     } else if (m.method == Method::FillDrain || m.method == Method::OneFOneB ||
                m.method == Method::ZeroBubbleH1) {
         m.flushGroup = static_cast<int>(r.integer("flush_group", 0, limits::kFlushGroup));
+    } else if (m.method == Method::Interleaved) {
+        m.flushGroup = static_cast<int>(r.integer("flush_group", 0, limits::kFlushGroup));
+        m.virtualStages = static_cast<int>(r.integer("virtual_stages", 2, limits::kVirtualStages));
     } else if (m.method == Method::TwoBw) {
         m.accumulation = static_cast<int>(r.integer("accumulation", 0, limits::kAccumulation));
     } else if (m.method == Method::Imported) {
@@ -185,6 +188,8 @@ std::string defaultMethodLabel(const MethodSpec& m, int stages) {
         s << "1F1B flush (M=" << flushGroupFor(m, stages) << ")";
     } else if (m.method == Method::ZeroBubbleH1) {
         s << "ZB-H1 (M=" << flushGroupFor(m, stages) << ")";
+    } else if (m.method == Method::Interleaved) {
+        s << "Interleaved (v=" << m.virtualStages << ", M=" << flushGroupFor(m, stages) << ")";
     } else if (m.method == Method::TwoBw) {
         s << "2BW (m=" << accumulationFor(m, stages) << ")";
     } else if (m.method == Method::Imported) {
@@ -501,6 +506,8 @@ void checkMethod(const MethodSpec& m, const std::string& path) {
     requireWithin(path + ".flush_group", static_cast<long long>(m.flushGroup), limits::kFlushGroup);
     requireWithin(path + ".accumulation", static_cast<long long>(m.accumulation),
                   limits::kAccumulation);
+    requireWithin(path + ".virtual_stages", static_cast<long long>(m.virtualStages),
+                  limits::kVirtualStages);
     requireWithin(path + ".delta", m.delta, limits::kDelta);
     requireWithin(path + ".seed", m.seed, limits::kSeed);
 }
@@ -545,6 +552,18 @@ void checkProgramMethods(const ExperimentConfig& c) {
         p.costs = c.costs;
         p.flushGroup =
             m.method == Method::TwoBw ? accumulationFor(m, c.stages) : flushGroupFor(m, c.stages);
+        if (m.method == Method::Interleaved) {
+            p.virtualStages = m.virtualStages;
+            p.stages = c.stages * m.virtualStages;
+            if (!c.languageModel() && c.data.source == DataSource::Synthetic &&
+                c.data.dim < p.stages) {
+                throw ConfigError(
+                    path + " (interleaved): the model has d = " + std::to_string(c.data.dim) +
+                    " coordinates, fewer than its " + std::to_string(p.stages) +
+                    " chunks (stages x virtual_stages = " + std::to_string(c.stages) + " x " +
+                    std::to_string(m.virtualStages) + ")");
+            }
+        }
         if (m.method == Method::Imported) {
             try {
                 p.program = importedProgram(c, m);
@@ -614,6 +633,10 @@ MethodSpec normalizedMethod(const MethodSpec& m) {
             break;
         case Method::TwoBw:
             n.accumulation = m.accumulation;
+            break;
+        case Method::Interleaved:
+            n.flushGroup = m.flushGroup;
+            n.virtualStages = m.virtualStages;
             break;
         case Method::Imported:
             n.scheduleFile = m.scheduleFile;
@@ -755,6 +778,10 @@ json ExperimentConfig::toJson() const {
             m.method == Method::ZeroBubbleH1)
             o["flush_group"] = m.flushGroup;
         if (m.method == Method::TwoBw) o["accumulation"] = m.accumulation;
+        if (m.method == Method::Interleaved) {
+            o["flush_group"] = m.flushGroup;
+            o["virtual_stages"] = m.virtualStages;
+        }
         if (m.method == Method::Imported) {
             o["schedule_file"] = m.scheduleFile;
             o["update"] = m.asyncUpdate ? "async" : "sync";

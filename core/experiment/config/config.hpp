@@ -100,6 +100,7 @@ struct MethodSpec {
     int accumulation = 0;      // 2bw: microbatches summed per step (m), 0 = S
     std::string scheduleFile;  // imported: a PyTorch schedule CSV
     bool asyncUpdate = false;  // imported: update = "async" (else "sync")
+    int virtualStages = 2;     // interleaved: chunks per device (v)
     DelayMode delayMode = DelayMode::Uniform;  // rpd
     long long delta = -1;                      // rpd: -1 = PD's max delay S^2 - S/2
     StageOrder order = StageOrder::Uniform;    // rpd

@@ -78,6 +78,7 @@ inline constexpr IntLimit kLocalSteps{1, kBig, "an integer in [1, 1000000000] (H
 inline constexpr IntLimit kFlushGroup{0, kBig, "0 (meaning S) or an integer in [1, 1000000000]"};
 inline constexpr IntLimit kAccumulation{
     0, kBig, "0 (meaning S) or an integer in [S, 1000000000] (2bw sums m >= S microbatches)"};
+inline constexpr IntLimit kVirtualStages{2, 64, "an integer in [2, 64] (chunks per device)"};
 inline constexpr IntLimit kDelta{-1, 10'000'000,
                                  "-1 (meaning S^2 - S/2) or an integer in [0, 10000000]"};
 // view

@@ -134,6 +134,13 @@ void validateLanguageModel(const ExperimentConfig& c) {
     }
     for (size_t i = 0; i < c.methods.size(); ++i) {
         const Method method = c.methods[i].method;
+        if (method == Method::Interleaved) {
+            throw ConfigError("methods[" + std::to_string(i) + "].method = \"interleaved\"" +
+                              kWith +
+                              "the language model is split into `stages` blocks (embedding "
+                              "first, head last), not into stages x virtual_stages chunks; use "
+                              "pd, rpd, localsgd, 1f1b, zb-h1, 2bw or imported");
+        }
         if (method == Method::Sgd || method == Method::FillDrain) {
             throw ConfigError("methods[" + std::to_string(i) + "].method = \"" +
                               methodName(method) + "\"" + kWith +

@@ -60,6 +60,12 @@ ScheduleParams scheduleFor(const ExperimentConfig& c, const MethodSpec& m) {
         case Method::TwoBw:
             p.flushGroup = accumulationFor(m, c.stages);
             break;
+        case Method::Interleaved:
+            // The model's chunks: v per device, each chunk a block of the objective.
+            p.flushGroup = flushGroupFor(m, c.stages);
+            p.virtualStages = m.virtualStages;
+            p.stages = c.stages * m.virtualStages;
+            break;
         case Method::Imported:
             p.program = importedProgram(c, m);
             p.asyncUpdate = m.asyncUpdate;
