@@ -65,7 +65,8 @@ Commands:
   delays     PipeDream delay statistics for one S or a range A:B
   run        run an experiment from a JSON config and write its results to a folder
   sweep      run an experiment over a list of values of one parameter (docs/sweeps.md)
-  example    print an example config (default, compare, pd, rpd, localsgd, sgd, fill-drain)
+  example    print an example config (default, compare, lm, or a method key: pd, rpd, localsgd,
+             sgd, fill-drain, 1f1b, zb-h1, 2bw, imported, interleaved)
   devices    list the OpenCL platforms and devices runs can use
   reproduce  run the paper's experiments E1-E5 and draw their figures (UI builds only)
   animate    an experiment's Gantt playback as a GIF, MP4 or PNG frames (UI builds only)

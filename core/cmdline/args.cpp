@@ -314,13 +314,15 @@ const std::vector<CommandSpec>& commandSpecs() {
                      "",
                      "",
                      {}});
-        s.push_back({"example",
-                     {},
-                     1,
-                     "one example name (default, compare, lm, pd, rpd, localsgd, sgd, fill-drain)",
-                     "",
-                     "",
-                     {}});
+        s.push_back(
+            {"example",
+             {},
+             1,
+             "one example name (default, compare, lm or a method key: pd, rpd, localsgd, sgd, "
+             "fill-drain, 1f1b, zb-h1, 2bw, imported, interleaved)",
+             "",
+             "",
+             {}});
         s.push_back({"devices", {flag("json")}, 0, "", "", "", {}});
         s.push_back({"reproduce",
                      {value("out"), flag("quick"), value("corpus", {"E5"}),

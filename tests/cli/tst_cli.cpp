@@ -545,12 +545,19 @@ class TestCli : public QObject {
 
     void exampleCommandPrintsValidConfigs() {
         for (const char* which :
-             {"default", "compare", "pd", "rpd", "localsgd", "sgd", "fill-drain", "lm"}) {
+             {"default", "compare", "pd", "rpd", "localsgd", "sgd", "fill-drain", "lm", "1f1b",
+              "zb-h1", "2bw", "imported", "interleaved"}) {
             const CliResult r = runCli({"example", which});
             QCOMPARE(r.exitCode, 0);
-            const pipelens::ExperimentConfig c =
-                pipelens::ExperimentConfig::fromJson(json::parse(r.out.toStdString()));
+            // The imported example names a schedule file of the repository, relative to its root.
+            const pipelens::ExperimentConfig c = pipelens::ExperimentConfig::fromJson(
+                json::parse(r.out.toStdString()), PIPELENS_SOURCE_DIR);
             QVERIFY(!c.methods.empty());
+            QCOMPARE(pipelens::methodName(c.methods[0].method),
+                     std::string(which) == "default" || std::string(which) == "compare" ||
+                             std::string(which) == "lm"
+                         ? pipelens::methodName(c.methods[0].method)
+                         : std::string(which));
         }
     }
 
