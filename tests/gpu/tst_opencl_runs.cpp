@@ -1,5 +1,6 @@
 // Whole runs on OpenCL against the CPU engine: PD, RPD (every delay mode), LocalSGD, sequential
-// SGD and fill-drain give the same trajectories (double: relative 1e-9; float: the documented
+// SGD, fill-drain and the schedule family (1F1B, ZB-H1, 2BW, interleaved) give the same
+// trajectories (double: relative 1e-9; float: the documented
 // run tolerance), a slot costs a fixed number of kernel launches whatever S, and the command-line
 // tool runs end to end on the device.
 #include <QtTest>
@@ -101,7 +102,8 @@ void addRuns() {
         const char* delay;
     };
     const Row rows[] = {{"pd", ""},    {"rpd", "uniform"}, {"rpd", "max"}, {"rpd", "zero"},
-                        {"rpd", "pd"}, {"localsgd", ""},   {"sgd", ""},    {"fill-drain", ""}};
+                        {"rpd", "pd"}, {"localsgd", ""},   {"sgd", ""},    {"fill-drain", ""},
+                        {"1f1b", ""},  {"zb-h1", ""},      {"2bw", ""},    {"interleaved", ""}};
     for (bool logistic : {false, true}) {
         for (const Row& r : rows) {
             QString tag = QString("%1%2/%3").arg(r.method, *r.delay ? QString("-") + r.delay : "",
@@ -143,6 +145,9 @@ class TestOpenClRuns : public QObject {
             if (m.delayMode == DelayMode::PipeDream) m.delta = -1;
         }
         if (method == "localsgd") m.localSteps = 2;
+        // The schedule family: a step's M·S updates reach the device in one slot's ops.
+        if (method == "zb-h1") c.costs.backwardSlots = 2;
+        if (method == "interleaved") c.costs = {2, 2, 0, 1};
         c.methods = {m};
         auto objective = buildObjective(c);
         ExperimentPlan plan = planExperiment(c, *objective);
