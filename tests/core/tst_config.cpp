@@ -548,13 +548,21 @@ class TestConfig : public QObject {
             QVERIFY(file.open(QIODevice::ReadOnly));
             configs.push_back(json::parse(file.readAll().toStdString()));
         }
+        // The examples' schedule files are relative to their folder.
+        const std::string base = examples.absolutePath().toStdString();
         for (const json& j : configs) {
-            const ExperimentConfig read = ExperimentConfig::fromJson(j);
+            const ExperimentConfig read = ExperimentConfig::fromJson(j, base);
             ExperimentConfig leftovers = read;
             for (MethodSpec& m : leftovers.methods) {
+                const bool flushes =
+                    m.method == Method::FillDrain || m.method == Method::OneFOneB ||
+                    m.method == Method::ZeroBubbleH1 || m.method == Method::Interleaved;
                 if (m.method != Method::PipeDream) m.noam = 7;
                 if (m.method != Method::LocalSgd) m.replicas = 3;
-                if (m.method != Method::FillDrain) m.flushGroup = 9;
+                if (!flushes) m.flushGroup = 9;
+                if (m.method != Method::TwoBw) m.accumulation = 11;
+                if (m.method != Method::Interleaved) m.virtualStages = 3;
+                if (m.method != Method::Imported) m.scheduleFile = "unused.csv";
                 if (m.method != Method::RandomizedPipeDream) m.delta = 5;
                 if (m.step.grid) m.step.value = 0.5;
                 if (!m.step.grid) m.step.gridMin = -4;
@@ -573,7 +581,8 @@ class TestConfig : public QObject {
             QVERIFY2(leftovers.toJson() == read.toJson(), name.constData());  // all unused
             QVERIFY2(!(leftovers == read), name.constData());
             leftovers.normalize();
-            QVERIFY2(leftovers == ExperimentConfig::fromJson(read.toJson()), name.constData());
+            QVERIFY2(leftovers == ExperimentConfig::fromJson(read.toJson(), base),
+                     name.constData());
             ExperimentConfig again = read;
             again.normalize();
             QVERIFY2(again == read, name.constData());  // what a file gives is normalized
@@ -806,7 +815,7 @@ class TestConfig : public QObject {
                 SweepSpec::fromJson(j, examples.absolutePath().toStdString());
                 continue;
             }
-            ExperimentConfig::fromJson(j);
+            ExperimentConfig::fromJson(j, examples.absolutePath().toStdString());
             files[j.value("name", "")] = j;
         }
         int blocks = 0;
@@ -818,7 +827,8 @@ class TestConfig : public QObject {
             QVERIFY(end > begin);
             const json j = json::parse(text.mid(begin, end - begin).toStdString());
             try {
-                ExperimentConfig::fromJson(j);
+                // Schedule files are named as from examples/, where the blocks' files live.
+                ExperimentConfig::fromJson(j, examples.absolutePath().toStdString());
             } catch (const ConfigError& e) {
                 QFAIL(qPrintable(QString("docs/config.md block %1: %2").arg(blocks).arg(e.what())));
             }

@@ -202,6 +202,101 @@ class TestLmExperiment : public QObject {
                  named.c_str());
         QVERIFY2(named.find("CPU engine in") == std::string::npos, named.c_str());
     }
+
+    // The schedule family (1F1B with flush, ZB-H1, 2BW, an imported PyTorch CSV with update =
+    // sync and async) from a config to the results folder: every run finishes within the slot
+    // budget and lowers the loss, a step applies gamma / M, the imported 1F1B file trains exactly
+    // as the built 1F1B, and each run's measured weight stash is the timeline's.
+    void scheduleFamilyRunsFromConfigToResults() {
+        json j = tinyLm();
+        j["budget"] = {{"slots", 400}};
+        j["costs"] = {{"forward_slots", 1}, {"backward_slots", 2}, {"weight_slots", 1}};
+        j["objective"]["held_out_every"] = 0;
+        j["methods"] = json::parse(R"([
+            {"method": "1f1b", "flush_group": 8, "step_size": 1.0},
+            {"method": "zb-h1", "flush_group": 8, "step_size": 1.0},
+            {"method": "2bw", "accumulation": 8, "step_size": 1.0},
+            {"method": "imported", "schedule_file": "1f1b_s4_m8.csv", "update": "sync",
+             "step_size": 1.0, "label": "imported sync"},
+            {"method": "imported", "schedule_file": "1f1b_s4_m8.csv", "update": "async",
+             "step_size": 0.5, "label": "imported async"}])");
+        const ExperimentResult r =
+            runExperiment(ExperimentConfig::fromJson(j, PIPELENS_SOURCE_DIR "/examples/schedules"));
+        QCOMPARE(r.methods.size(), std::size_t(5));
+        for (const MethodRun& m : r.methods) {
+            QVERIFY2(m.result.finished, m.label.c_str());
+            QVERIFY2(!m.result.divergence.diverged, m.result.divergence.reason.c_str());
+            QVERIFY(m.result.totalSlots <= 400);
+            const double first = lmOf(m).log.forwardLosses.front().loss;
+            qInfo("%s: %lld block updates in %d slots, gamma per update %g, loss %.3f -> %.3f",
+                  m.label.c_str(), m.result.updates, m.result.totalSlots, m.result.stepSize, first,
+                  lmOf(m).finalLoss);
+            QVERIFY2(lmOf(m).finalLoss < 0.85 * first, m.label.c_str());
+            QCOMPARE(static_cast<int>(lmOf(m).memory.size()), 4);
+            const bool async = m.spec.asyncUpdate;
+            for (const LmStageMemory& s : lmOf(m).memory) {
+                // Synchronous steps and 2BW stash one copy per forward until the step lands.
+                if (!async) QCOMPARE(s.stashedWeights, s.predictedStash);
+                QVERIFY(s.stashedWeights >= 1 && s.stashedWeights <= s.predictedStash);
+            }
+        }
+        for (int i : {0, 1, 2, 3}) QCOMPARE(r.methods[i].result.stepSize, 1.0 / 8);
+        QCOMPARE(r.methods[4].result.stepSize, 0.5);
+        QCOMPARE(lmOf(r.methods[2]).memory[0].predictedStash, 16);  // 2BW: two groups of m
+        // The file is the built 1F1B's step: the same run, bit for bit.
+        QCOMPARE(r.methods[3].result.updates, r.methods[0].result.updates);
+        QCOMPARE(lmOf(r.methods[3]).weights, lmOf(r.methods[0]).weights);
+        QVERIFY(lmOf(r.methods[4]).weights != lmOf(r.methods[3]).weights);
+
+        QTemporaryDir dir;
+        const std::filesystem::path out = dir.filePath("res").toStdString();
+        writeResults(r, out.string());
+        const json s = json::parse(readFile(out / "summary.json"));
+        QCOMPARE(s.at("methods").size(), std::size_t(5));
+        const std::string memory = readFile(out / "memory.csv");
+        const std::string perSlot = readFile(out / "loss_per_slot.csv");
+        for (const MethodRun& m : r.methods) {
+            const std::string quoted = "\"" + m.label + "\"";
+            QVERIFY2(memory.find(quoted + ",3,") != std::string::npos, m.label.c_str());
+            QVERIFY2(perSlot.find(quoted) != std::string::npos, m.label.c_str());
+        }
+    }
+
+    // The example ZB-H1 file with update = async runs W(m, 0) before W(m, 1): the language
+    // model's backward cannot, so the experiment is refused before any method has run, naming
+    // the method's field, the file and the blocks.
+    void asyncSplitBackwardFromTheFirstStageUpIsRefusedBeforeRunning() {
+        json j = tinyLm();
+        j["budget"] = {{"slots", 100}};
+        j["methods"] = json::parse(R"([
+            {"method": "pd", "step_size": 0.5},
+            {"method": "imported", "schedule_file": "zb_h1_s4_m8.csv", "update": "async",
+             "step_size": 0.5}])");
+        const ExperimentConfig c =
+            ExperimentConfig::fromJson(j, PIPELENS_SOURCE_DIR "/examples/schedules");
+        RunOptions options;
+        int chunks = 0;
+        options.onChunk = [&](const ChunkPosition&, const RunResult&) { ++chunks; };
+        try {
+            runExperiment(c, options);
+            QFAIL("an asynchronous ZB-H1 file was accepted for the language model");
+        } catch (const ConfigError& e) {
+            const QString what = e.what();
+            qInfo("%s", e.what());
+            QVERIFY2(what.startsWith("methods[1].update = \"async\" is not allowed with "
+                                     "schedule_file \"zb_h1_s4_m8.csv\""),
+                     e.what());
+            QVERIFY2(what.contains("the update of block 0 by microbatch 0") &&
+                         what.contains("allowed: update = \"sync\""),
+                     e.what());
+        }
+        QCOMPARE(chunks, 0);
+        // update = sync: the same file trains.
+        j["methods"][1]["update"] = "sync";
+        const ExperimentResult r =
+            runExperiment(ExperimentConfig::fromJson(j, PIPELENS_SOURCE_DIR "/examples/schedules"));
+        QVERIFY(r.methods[1].result.finished);
+    }
 };
 
 QTEST_APPLESS_MAIN(TestLmExperiment)

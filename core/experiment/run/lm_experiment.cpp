@@ -13,6 +13,7 @@
 #include "objective/lm/lm_threads.hpp"
 #include "replay/lm_pipeline_replay.hpp"
 #include "replay/lm_rpd_replay.hpp"
+#include "schedule/program_schedules.hpp"
 #include "util/format_number.hpp"
 #include "util/parallel_for.hpp"
 
@@ -187,6 +188,29 @@ void checkSamplingWork(const ExperimentConfig& c, const ExperimentBudget& budget
         " characters: fewer or shorter lines, or a larger budget");
 }
 
+// The model's backward of block s needs the gradient from block s + 1: an asynchronous imported
+// schedule whose weight updates run from the first stage up cannot train it. Refused here,
+// naming the method, before any method has run (the replay would refuse it only when its turn
+// came). The first step's program decides the order; every full step repeats it.
+void requireLmBackpropOrder(const ExperimentPlan& plan) {
+    for (std::size_t i = 0; i < plan.runs.size(); ++i) {
+        const MethodRun& r = plan.runs[i];
+        if (r.schedule.kind != ScheduleKind::Imported || !r.schedule.asyncUpdate) continue;
+        ScheduleParams step = r.schedule;
+        step.microbatches =
+            std::max(1, std::min(programStepMicrobatches(step), r.schedule.microbatches));
+        if (auto bad = backpropOrderViolation(buildTimeline(step))) {
+            throw ConfigError(
+                "methods[" + std::to_string(i) +
+                "].update = \"async\" is not allowed with schedule_file \"" + r.spec.scheduleFile +
+                "\" on the language model: " + *bad +
+                ", but the backward of a block needs the gradient of the block "
+                "after it first; allowed: update = \"sync\", or a schedule whose "
+                "weight updates of a microbatch run from the last stage to the first");
+        }
+    }
+}
+
 // ", then sampling 3 lines of 200 characters per method", so a long sampling is announced.
 std::string samplingNote(const ExperimentConfig& c) {
     const LanguageModelSpec& m = *c.objective.languageModel;
@@ -238,6 +262,7 @@ class LanguageModelRun final : public ObjectiveRun {
         ExperimentPlan plan =
             planExperiment(config_, PlanSizes{p.train.batches(), 0, p.layout.size()});
         checkSamplingWork(config_, plan.budget);
+        requireLmBackpropOrder(plan);
         // Methods run side by side; the threads they leave over split each method's stages
         // (lm_threads.hpp: bit-identical to one thread), e.g. both cores for a single method.
         opThreads_ = lmk::threadsPerRun(options_.threads, plan.runs.size());
