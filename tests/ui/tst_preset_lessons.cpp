@@ -11,6 +11,7 @@
 #include "experiment/protocols/paper_protocols.hpp"
 #include "experiment/run/experiment.hpp"
 #include "experiment/run/lm_experiment.hpp"
+#include "experiment/run/objective_cache.hpp"
 #include "experiment/sweep/sweep.hpp"
 #include "objective/lm/lm_sampling.hpp"
 #include "schedule/delays.hpp"
@@ -55,6 +56,39 @@ QString powerOfTwo(double gamma) {
 // The message of a failed check that a lesson quotes `text`.
 QByteArray lacks(const QString& text) {
     return QByteArray("the lesson lacks \"") + text.toUtf8() + '"';
+}
+
+// Activations a stage holds at once, from the cells: a forward's from its first slot until its
+// backward ends (until its weight gradient W ends where the backward is split). The timeline's
+// own peakActivations (program schedules only) is checked against this.
+std::vector<int> peakActivationsFromCells(const Timeline& t) {
+    const int S = t.params.stages;
+    const bool split = std::any_of(t.cells.begin(), t.cells.end(), [](const TimelineCell& c) {
+        return c.op == OpKind::WeightGrad;
+    });
+    const OpKind release = split ? OpKind::WeightGrad : OpKind::Backward;
+    // +1 in a forward's first slot, -1 in the slot after its release ends.
+    std::vector<std::vector<int>> change(
+        static_cast<std::size_t>(S), std::vector<int>(static_cast<std::size_t>(t.totalSlots) + 2));
+    for (const TimelineCell& c : t.cells) {
+        auto& row = change[static_cast<std::size_t>(c.stage)];
+        if (c.op == OpKind::Forward) ++row[static_cast<std::size_t>(c.startSlot)];
+        if (c.op == release) --row[static_cast<std::size_t>(c.endSlot) + 1];
+    }
+    std::vector<int> peak(static_cast<std::size_t>(S), 0);
+    for (int s = 0; s < S; ++s) {
+        int held = 0;
+        for (int d : change[static_cast<std::size_t>(s)]) {
+            held += d;
+            peak[static_cast<std::size_t>(s)] = std::max(peak[static_cast<std::size_t>(s)], held);
+        }
+    }
+    return peak;
+}
+
+// f after slot t of a pipeline run ([0] of the per-slot curve is the start).
+double objectiveAfterSlot(const RunResult& r, int slot) {
+    return r.objectivePerSlot.at(static_cast<std::size_t>(slot) + 1);
 }
 
 }  // namespace
@@ -140,6 +174,175 @@ class TestPresetLessons : public QObject {
         QVERIFY(b[2][1].stepSize > f[2][1].stepSize);
         QVERIFY2(b[2][1].finalGap.mean < bestPd,
                  describe("60 below PD", b[2][1].finalGap.mean, bestPd));
+    }
+
+    // Which schedule wins? (the whole preset, 1200 slots, S = 4, F = 1, B = 2 = I + W): GPipe
+    // and 1F1B equal at every gamma and step, 33 slots a step, activations 8 against 4, 3, 2, 1;
+    // ZB-H1 27 slots a step (idle 28 % -> 11 %), 354 microbatches against 289, 1F1B's losses at
+    // every full step, lower at the end, 4 activations everywhere; 2BW PD's 397 microbatches,
+    // a step every 24 slots, 2 weight versions, lowest, behind 1F1B at gamma = 2^3; PD at 2^-1
+    // under 1 % idle, between 2BW and the flushing schedules. Every quoted number is checked.
+    void schedulesWhichWins() {
+        const Preset p = loadPreset("schedules");
+        QVERIFY(!p.sweep);
+        const ExperimentConfig& c = p.config;
+        QCOMPARE(c.stages, 4);
+        QCOMPARE(c.budget.totalSlots, 1200);
+        QCOMPARE(c.budget.compare, BudgetCompare::Time);
+        QCOMPARE(c.costs.forwardSlots, 1);
+        QCOMPARE(c.costs.backwardSlots, 2);
+        QCOMPARE(c.costs.weightSlots, 1);
+        QCOMPARE(c.data.rows, 320);
+        QCOMPARE(c.data.dim, 64);
+        QCOMPARE(c.batchSize, 10);
+        QCOMPARE(c.data.seed, std::uint64_t(0));
+        QCOMPARE(c.objective.loss, LossKind::Logistic);
+        for (const char* setup : {"**S = 4 stages**", "the same 1200 slots", "320 synthetic rows",
+                                  "(d = 64, b = 10, data seed 0)", "(`weight_slots` = 1)"}) {
+            QVERIFY2(p.lesson.simplified().contains(setup), lacks(setup));
+        }
+        const ExperimentResult r = runExperiment(c);
+        QCOMPARE(r.methods.size(), std::size_t(5));
+        const Method order[] = {Method::PipeDream, Method::FillDrain, Method::OneFOneB,
+                                Method::ZeroBubbleH1, Method::TwoBw};
+        for (std::size_t i = 0; i < 5; ++i) {
+            const MethodRun& m = r.methods[i];
+            QCOMPARE(m.spec.method, order[i]);
+            QVERIFY(m.spec.step.grid);
+            QCOMPARE(m.spec.step.rule.kind, StepRule::BestFinal);
+            QCOMPARE(m.spec.step.gridMin, -8);
+            QCOMPARE(m.spec.step.gridMax, i == 0 ? 2 : 4);
+            if (i == 1 || i == 2 || i == 3) QCOMPARE(m.spec.flushGroup, 8);
+            QVERIFY(m.result.timeline && m.result.utilization);
+            QVERIFY(!m.result.divergence.diverged);
+        }
+        QCOMPARE(r.methods[4].spec.accumulation, 8);
+        const MethodRun &pd = r.methods[0], &gpipe = r.methods[1], &oneF = r.methods[2],
+                        &zb = r.methods[3], &twoBw = r.methods[4];
+        const QString lesson = p.lesson.simplified();
+        const auto gap = [](const MethodRun& m) { return chosenStep(m).finalGap.mean; };
+        const auto has = [&](const QString& text) { return lesson.contains(text); };
+        const auto idle = [](const MethodRun& m) { return m.result.utilization->bubbleFraction; };
+        // Slots from one optimizer step's end to the next (the first `steps` of them).
+        const auto period = [](const MethodRun& m, std::size_t steps) {
+            const std::vector<int>& ends = m.result.timeline->stepEndSlots;
+            std::vector<int> out;
+            for (std::size_t k = 1; k <= steps && k < ends.size(); ++k)
+                out.push_back(ends[k] - ends[k - 1]);
+            return out;
+        };
+        const auto same = [](const std::vector<int>& v, int value) {
+            return !v.empty() && std::all_of(v.begin(), v.end(), [&](int x) { return x == value; });
+        };
+
+        // GPipe and 1F1B: the same runs at every gamma, the same f after every step.
+        QCOMPARE(gpipe.grid.size(), oneF.grid.size());
+        for (std::size_t g = 0; g < oneF.grid.size(); ++g) {
+            const double a = gpipe.grid[g].finalGap.mean, b = oneF.grid[g].finalGap.mean;
+            QVERIFY2(std::abs(a - b) <= 1e-12 * b, describe("GPipe vs 1F1B", a, b));
+        }
+        QCOMPARE(gpipe.result.microbatches, 289LL);
+        QCOMPARE(oneF.result.microbatches, 289LL);
+        const std::size_t fullSteps = 289 / 8;
+        QVERIFY(same(period(oneF, fullSteps - 1), 33));
+        QCOMPARE(oneF.result.timeline->stepEndSlots.front(), 32);  // the first step's last slot
+        for (std::size_t k = 0; k < fullSteps; ++k) {
+            const int end = oneF.result.timeline->stepEndSlots[k];
+            const double a = objectiveAfterSlot(gpipe.result, end);
+            const double b = objectiveAfterSlot(oneF.result, end);
+            QVERIFY2(std::abs(a - b) <= 1e-12 * b, describe("GPipe vs 1F1B at a step", a, b));
+        }
+        QVERIFY2(has("Both flush every 33 slots"), lacks("Both flush every 33 slots"));
+        const QString oneFText = QStringLiteral("both end at f − f* ≈ %1 with γ = %2")
+                                     .arg(gap(oneF), 0, 'f', 3)
+                                     .arg(powerOfTwo(chosenStep(oneF).stepSize));
+        QVERIFY2(has(oneFText), lacks(oneFText));
+        QCOMPARE(chosenStep(gpipe).stepSize, chosenStep(oneF).stepSize);
+        QCOMPARE(peakActivationsFromCells(*gpipe.result.timeline), (std::vector<int>{8, 8, 8, 8}));
+        QCOMPARE(peakActivationsFromCells(*oneF.result.timeline), (std::vector<int>{4, 3, 2, 1}));
+        QCOMPARE(oneF.result.timeline->peakActivations, (std::vector<int>{4, 3, 2, 1}));
+        QVERIFY(has("holds 8 activations on every stage") && has("holds 4, 3, 2, 1"));
+
+        // ZB-H1: shorter steps, more microbatches, 1F1B's steps, lower at the end.
+        QVERIFY(same(period(zb, 43), 27));
+        const QString idleText = QStringLiteral("the idle share falls from %1 % to %2 %")
+                                     .arg(std::lround(100 * idle(oneF)))
+                                     .arg(std::lround(100 * idle(zb)));
+        QVERIFY2(has(idleText), lacks(idleText));
+        QVERIFY2(has("a step takes 27 slots instead of 33"), "the lesson lacks 27 vs 33");
+        const QString runs = QStringLiteral("runs %1 microbatches instead of %2")
+                                 .arg(zb.result.microbatches)
+                                 .arg(oneF.result.microbatches);
+        QVERIFY2(has(runs), lacks(runs));
+        QCOMPARE(chosenStep(zb).stepSize, chosenStep(oneF).stepSize);
+        for (std::size_t k = 0; k < fullSteps; ++k) {
+            const double a = objectiveAfterSlot(zb.result, zb.result.timeline->stepEndSlots[k]);
+            const double b = objectiveAfterSlot(oneF.result, oneF.result.timeline->stepEndSlots[k]);
+            QVERIFY2(std::abs(a - b) <= 1e-12 * b, describe("ZB-H1 vs 1F1B at a step", a, b));
+        }
+        for (std::size_t g = 0; g < oneF.grid.size(); ++g) {
+            QVERIFY2(
+                zb.grid[g].finalGap.mean < oneF.grid[g].finalGap.mean,
+                describe("ZB-H1 below 1F1B", zb.grid[g].finalGap.mean, oneF.grid[g].finalGap.mean));
+        }
+        QVERIFY2(gap(zb) < 0.95 * gap(oneF), describe("ZB-H1 vs 1F1B", gap(zb), gap(oneF)));
+        const QString zbText = QStringLiteral("ends lower, at f − f* ≈ %1").arg(gap(zb), 0, 'f', 3);
+        QVERIFY2(has(zbText), lacks(zbText));
+        QCOMPARE(peakActivationsFromCells(*zb.result.timeline), (std::vector<int>{4, 4, 4, 4}));
+        QCOMPARE(zb.result.timeline->peakActivations, (std::vector<int>{4, 4, 4, 4}));
+        QVERIFY(has("every stage holds 4 activations until their W is done"));
+
+        // 2BW: PD's microbatches, a step every 24 slots, 2 weight versions, lowest.
+        QCOMPARE(twoBw.result.microbatches, pd.result.microbatches);
+        QCOMPARE(idle(twoBw), idle(pd));
+        const QString twoBwRuns =
+            QStringLiteral("(%1 microbatches, as many as PD)").arg(pd.result.microbatches);
+        QVERIFY2(has(twoBwRuns), lacks(twoBwRuns));
+        QVERIFY(same(period(twoBw, 48), 24));
+        QVERIFY(has("steps every 24 slots, holding 2 weight versions per stage"));
+        QCOMPARE(twoBw.result.timeline->weightVersions, (std::vector<int>{2, 2, 2, 2}));
+        QCOMPARE(oneF.result.timeline->weightVersions, (std::vector<int>{1, 1, 1, 1}));
+        for (std::size_t i = 0; i < 4; ++i) {
+            QVERIFY2(gap(twoBw) < 0.95 * gap(r.methods[i]),
+                     describe("2BW lowest", gap(twoBw), gap(r.methods[i])));
+        }
+        const QString twoBwText =
+            QStringLiteral("it ends lowest of all, at f − f* ≈ %1").arg(gap(twoBw), 0, 'f', 3);
+        QVERIFY2(has(twoBwText), lacks(twoBwText));
+        // At gamma = 2^3 (grid index 11 of -8...4) 2BW's stale gradient ends far above 1F1B.
+        QCOMPARE(oneF.grid[11].stepSize, 8.0);
+        QCOMPARE(twoBw.grid[11].stepSize, 8.0);
+        const double stale = twoBw.grid[11].finalGap.mean, fresh = oneF.grid[11].finalGap.mean;
+        QVERIFY2(stale > 1.4 * fresh, describe("2BW vs 1F1B at 2^3", stale, fresh));
+        const QString staleText = QStringLiteral("at γ = 2^3 it ends at %1, against 1F1B's %2")
+                                      .arg(stale, 0, 'f', 2)
+                                      .arg(fresh, 0, 'f', 3);
+        QVERIFY2(has(staleText), lacks(staleText));
+
+        // PD: per-microbatch updates, under 1 % idle, between 2BW and the flushing schedules.
+        QVERIFY2(idle(pd) < 0.01, describe("PD idle", idle(pd), 0.01));
+        QVERIFY2(
+            gap(pd) < 0.95 * gap(zb) && gap(pd) < 0.95 * gap(oneF) && gap(pd) < 0.95 * gap(gpipe),
+            describe("PD vs ZB-H1", gap(pd), gap(zb)));
+        const QString pdText = QStringLiteral(
+                                   "with γ = %1 and no flush (under 1 % idle): it ends "
+                                   "at f − f* ≈ %2")
+                                   .arg(powerOfTwo(chosenStep(pd).stepSize))
+                                   .arg(gap(pd), 0, 'f', 3);
+        QVERIFY2(has(pdText), lacks(pdText));
+
+        // Per microbatch (the legend's gamma, gamma / 8 for the stepping methods) all the same.
+        for (const MethodRun& m : r.methods)
+            QVERIFY2(m.result.stepSize == 0.5, describe(m.label.c_str(), m.result.stepSize, 0.5));
+        QVERIFY(has("every method's best step is the same, 0.5"));
+
+        // Try: 1F1B with M = 16 idles less (planned timelines only).
+        ExperimentConfig longer = c;
+        longer.methods[2].flushGroup = 16;
+        const ExperimentResult planned = plannedViews(longer, *prepareObjective(longer));
+        const double idle16 = planned.methods[2].result.utilization->bubbleFraction;
+        QVERIFY2(idle16 < idle(oneF) - 0.05, describe("1F1B idle at M = 16", idle16, idle(oneF)));
+        QVERIFY(has("raise 1F1B's M (`flush_group`) to 16"));
     }
 
     // E3 quadratic (the whole preset): the final f - f* the lesson quotes; PD < H=2 < H=5 <

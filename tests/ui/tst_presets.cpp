@@ -225,6 +225,24 @@ class TestPresets : public QObject {
         QVERIFY(at8.delays->maxDelay() > at8.delayStats->max);
     }
 
+    // "Which schedule wins?" is listed under that title, runs the schedule family (PD, GPipe,
+    // 1F1B, ZB-H1, 2BW) and is examples/schedule-family.json under its own name: the file
+    // docs/schedules.md's figures and CLI output come from.
+    void theScheduleFamilyPresetIsTheExample() {
+        QVERIFY(presetIds().contains("schedules"));
+        const Preset p = loadPreset("schedules");
+        QVERIFY2(p.title.startsWith("Which schedule wins?"), qPrintable(p.title));
+        QVERIFY(!p.sweep);
+        std::vector<std::string> keys;
+        for (const MethodSpec& m : p.config.methods) keys.push_back(methodName(m.method));
+        QCOMPARE(keys, (std::vector<std::string>{"pd", "fill-drain", "1f1b", "zb-h1", "2bw"}));
+        ExperimentConfig example =
+            ExperimentConfig::fromFile(PIPELENS_SOURCE_DIR "/examples/schedule-family.json");
+        QCOMPARE(example.name, std::string("schedule-family"));
+        example.name = p.config.name;
+        QVERIFY(example.toJson() == p.config.toJson());
+    }
+
     void anUnknownPresetIsRefused() {
         QVERIFY_THROWS_EXCEPTION(std::exception, loadPreset("e9"));
         MainWindow w;

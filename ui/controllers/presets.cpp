@@ -27,6 +27,7 @@ constexpr Entry kPresets[] = {
     {"e4-scaling", "E4: fixed-time scaling, sweep over S (logistic, σ = 0.5)",
      SweepMetric::FinalObjective},
     {"e5-language-model", "E5: a character language model, PD vs LocalSGD vs RPD (S = 4)"},
+    {"schedules", "Which schedule wins? PD, GPipe, 1F1B, ZB-H1, 2BW (S = 4)"},
 };
 
 QByteArray readResource(const QString& path) {
