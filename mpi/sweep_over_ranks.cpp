@@ -1,10 +1,8 @@
 #include "sweep_over_ranks.hpp"
 
 #include <chrono>
-#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 
 #include "errors.hpp"
 #include "work_distributor.hpp"
@@ -80,11 +78,8 @@ RankSetup receiveSweep(const MpiWorld& world, const std::string& fromCoordinator
 }
 
 std::string pointLabel(const SweepSpec& spec, std::size_t index) {
-    const double v = spec.values.at(index);
-    std::ostringstream value;
-    value << std::setprecision(17) << v;  // 8, not 8.0; 0.05 as written
     return "sweep point " + std::to_string(index) + " (" + sweepAxisName(spec.axis) + " = " +
-           value.str() + ")";
+           spec.valueText(index) + ")";
 }
 
 }  // namespace

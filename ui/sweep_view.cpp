@@ -9,6 +9,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include "charts/schedule_comparison_view.hpp"
 #include "charts/sweep_chart.hpp"
 #include "charts/widget_export.hpp"
 #include "controllers/experiment_controller.hpp"
@@ -36,11 +37,16 @@ constexpr AxisChoice kAxes[] = {
     {"step_size", "0.01, 0.03, 0.1, 0.3"},
     {"rows", "100, 300, 1000"},
     {"dim", "16, 64, 256"},
+    {"schedule", "pd, 1f1b, zb-h1, 2bw, fill-drain"},
 };
 
-QString valuesText(const std::vector<double>& values) {
+QString valuesText(const SweepSpec& spec) {
     QStringList parts;
-    for (double v : values) parts << QString::fromStdString(formatNumber(v));
+    if (spec.axis == SweepAxis::Schedule) {
+        for (const std::string& key : spec.schedules) parts << QString::fromStdString(key);
+    } else {
+        for (double v : spec.values) parts << QString::fromStdString(formatNumber(v));
+    }
     return parts.join(", ");
 }
 
@@ -54,13 +60,15 @@ SweepView::SweepView(ExperimentController* experiment, QWidget* parent)
     axis_ = new QComboBox;
     for (const AxisChoice& a : kAxes) {
         const SweepAxis axis = parseSweepAxis(a.name);
-        axis_->addItem(QStringLiteral("%1 (%2)").arg(QString::fromStdString(sweepAxisSymbol(axis)),
-                                                     QString::fromLatin1(a.name)),
-                       QString::fromLatin1(a.name));
+        const QString symbol = QString::fromStdString(sweepAxisSymbol(axis));
+        const QString name = QString::fromLatin1(a.name);
+        axis_->addItem(symbol == name ? name : QStringLiteral("%1 (%2)").arg(symbol, name), name);
     }
     axis_->setToolTip(tr("The parameter that changes from point to point"));
     values_ = new QLineEdit(QString::fromLatin1(kAxes[0].values));
-    values_->setToolTip(tr("One point per value: numbers separated by commas or spaces"));
+    values_->setToolTip(
+        tr("One point per value: numbers separated by commas or spaces (the schedule axis: "
+           "method keys, e.g. pd, 1f1b, zb-h1, 2bw, fill-drain)"));
     seeds_ = new QSpinBox;
     seeds_->setRange(static_cast<int>(limits::kSeeds.lo), static_cast<int>(limits::kSeeds.hi));
     seeds_->setPrefix(tr("seeds "));
@@ -119,6 +127,10 @@ SweepView::SweepView(ExperimentController* experiment, QWidget* parent)
     layout->addLayout(third);
     layout->addWidget(state_);
     layout->addWidget(chart_, 1);
+    // A schedule sweep's points side by side with the comparison columns (hidden otherwise).
+    table_ = new ScheduleComparisonView;
+    table_->setVisible(false);
+    layout->addWidget(table_, 1);
 
     connect(axis_, &QComboBox::activated, this, &SweepView::axisPicked);
     connect(values_, &QLineEdit::textChanged, this, &SweepView::refresh);
@@ -151,7 +163,7 @@ void SweepView::openSweep(const SweepSpec& spec, SweepMetric metric, bool start)
     {
         const QSignalBlocker b1(axis_), b2(values_), b3(seeds_), b4(rule_), b5(metric_);
         axis_->setCurrentIndex(axis_->findData(QString::fromStdString(sweepAxisName(spec.axis))));
-        values_->setText(valuesText(spec.values));
+        values_->setText(valuesText(spec));
         seeds_->setValue(spec.seeds);
         rule_->setCurrentIndex(spec.stepRule ? rule_->findData(QString::fromStdString(
                                                    stepRuleName(spec.stepRule->kind)))
@@ -184,7 +196,15 @@ std::optional<SweepSpec> SweepView::pendingSpec(QString* error) const {
         s.experiment = baseExperiment();
         s.name = base_ ? base_->name : s.experiment.name;
         s.axis = parseSweepAxis(axis_->currentData().toString().toStdString());
-        s.values = parseAxisValues(values_->text().toStdString());
+        if (s.axis == SweepAxis::Schedule) {
+            // One method per key, compared on equal terms (the values are the positions).
+            s.schedules = parseScheduleKeys(values_->text().toStdString());
+            for (std::size_t i = 0; i < s.schedules.size(); ++i) {
+                s.values.push_back(static_cast<double>(i));
+            }
+        } else {
+            s.values = parseAxisValues(values_->text().toStdString());
+        }
         s.seeds = seeds_->value();
         const QString rule = rule_->currentData().toString();
         if (!rule.isEmpty()) {
@@ -314,6 +334,12 @@ void SweepView::refresh() {
     } else {
         chart_->clear();
     }
+    const bool schedules = sweep_->spec() && sweep_->spec()->axis == SweepAxis::Schedule;
+    table_->setVisible(schedules);
+    if (schedules) {
+        table_->setComparison(scheduleSweepComparison(*sweep_->spec(), sweep_->points()));
+        table_->setEnabled(current);
+    }
     chart_->setBanner(banner);
     // The point whose run the window's other views show: its run's experiment is the one the
     // controller holds (opened from this chart, or set to the same parameters).
@@ -334,7 +360,7 @@ void SweepView::refresh() {
                     open = static_cast<int>(i);
                     note = tr("ringed: %1 = %2, the run the other views show")
                                .arg(QString::fromStdString(sweepAxisSymbol(spec->axis)))
-                               .arg(spec->values[i], 0, 'g', 6);
+                               .arg(QString::fromStdString(spec->valueText(i)));
                 }
             } catch (const std::exception&) {
                 // Not a run of this sweep: nothing to ring.

@@ -20,6 +20,7 @@ class QSpinBox;
 namespace pipelens::ui {
 
 class ExperimentController;
+class ScheduleComparisonView;
 class SweepChart;
 class SweepController;
 
@@ -30,6 +31,8 @@ class SweepView : public QWidget {
 
     SweepController* controller() const { return sweep_; }
     SweepChart* chart() const { return chart_; }
+    // The comparison table, shown for a schedule sweep (axis "schedule") only.
+    ScheduleComparisonView* comparisonTable() const { return table_; }
     QComboBox* axisField() const { return axis_; }
     QLineEdit* valuesField() const { return values_; }
     QSpinBox* seedsField() const { return seeds_; }
@@ -64,6 +67,7 @@ class SweepView : public QWidget {
     ExperimentController* experiment_;
     SweepController* sweep_;
     SweepChart* chart_;
+    ScheduleComparisonView* table_;
     QComboBox* axis_;
     QLineEdit* values_;
     QSpinBox* seeds_;

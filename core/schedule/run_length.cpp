@@ -11,7 +11,7 @@ bool unitCosts(const OpCosts& c) {
     return c.forwardSlots == 1 && c.backwardSlots == 1 && c.latencySlots == 0;
 }
 
-long long simulatedLength(ScheduleParams p) {
+long long simulatedLength(const ScheduleParams& p) {
     return simulateSchedule(p, [](const TimelineCell&) {}).totalSlots;
 }
 
@@ -159,7 +159,7 @@ BudgetFit fitBudget(ScheduleParams p, long long slotBudget) {
 
 namespace pipelens {
 
-int microbatchesForBudget(ScheduleParams params, int slotBudget) {
+int microbatchesForBudget(const ScheduleParams& params, int slotBudget) {
     return fitBudget(params, slotBudget).microbatches;
 }
 

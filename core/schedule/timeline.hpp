@@ -164,7 +164,7 @@ int localSgdRoundSlotsFormula(int stages, int localSteps);
 
 // The largest number of microbatches whose timeline fits within `slotBudget` slots (0 if none
 // fits).
-int microbatchesForBudget(ScheduleParams params, int slotBudget);
+int microbatchesForBudget(const ScheduleParams& params, int slotBudget);
 
 // The golden CSV format: `slot,stage,op,microbatch` (stages and microbatches from 0) plus
 // `end_slot`.

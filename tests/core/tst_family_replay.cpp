@@ -55,7 +55,7 @@ struct Ran {
     RunResult result;
 };
 
-Ran run(std::shared_ptr<LinearObjective> obj, const Timeline& tl, double step, double scale,
+Ran run(const std::shared_ptr<LinearObjective>& obj, const Timeline& tl, double step, double scale,
         Method method) {
     PipelineReplayConfig cfg;
     cfg.method = method;

@@ -94,6 +94,162 @@ std::string errorOf(const std::function<void()>& f) {
 class TestSweep : public QObject {
     Q_OBJECT
   private slots:
+
+    // The schedule axis: method keys as values, one point per key, each the base with its
+    // methods replaced by one method of that key under the first method's step-size spec.
+    void scheduleAxisParsesAndBuildsPoints() {
+        json j = smallSweep();
+        j["experiment"]["methods"][0]["noam"] = 3;  // not carried over: defaults only
+        j["axis"] = {{"name", "schedule"},
+                     {"values", {"pd", "1f1b", "zb-h1", "2bw", "fill-drain", "rpd"}}};
+        const SweepSpec spec = SweepSpec::fromJson(j);
+        QCOMPARE(spec.axis, SweepAxis::Schedule);
+        QCOMPARE(spec.points(), std::size_t(6));
+        QCOMPARE(spec.schedules[1], std::string("1f1b"));
+        QCOMPARE(spec.values[4], 4.0);
+        QCOMPARE(spec.valueText(2), std::string("zb-h1"));
+        const std::vector<Method> methods{Method::PipeDream,    Method::OneFOneB,
+                                          Method::ZeroBubbleH1, Method::TwoBw,
+                                          Method::FillDrain,    Method::RandomizedPipeDream};
+        const ExperimentConfig base = ExperimentConfig::fromJson(j["experiment"]);
+        for (std::size_t i = 0; i < spec.points(); ++i) {
+            const ExperimentConfig c = spec.pointConfig(i);
+            QCOMPARE(c.methods.size(), std::size_t(1));
+            QCOMPARE(c.methods[0].method, methods[i]);
+            QCOMPARE(c.methods[0].step, base.methods[0].step);
+            QCOMPARE(c.methods[0].noam, 0);
+            QCOMPARE(c.methods[0].flushGroup, 0);
+            QCOMPARE(c.methods[0].accumulation, 0);
+            QCOMPARE(c.stages, base.stages);
+            QCOMPARE(c.budget, base.budget);
+            QCOMPARE(c.batchSize, base.batchSize);
+        }
+        // The normalised form writes the keys and reads back the same sweep.
+        const json out = spec.toJson();
+        QCOMPARE(out["axis"]["values"][3].get<std::string>(), std::string("2bw"));
+        QVERIFY(SweepSpec::fromJson(out) == spec);
+        QVERIFY(!spec.overlayConfig().has_value());
+    }
+
+    void scheduleAxisRefusesBadKeys() {
+        json j = smallSweep();
+        j["axis"] = {{"name", "schedule"}, {"values", {"pd", "gpipe2"}}};
+        std::string e = errorOf([&] { SweepSpec::fromJson(j); });
+        QVERIFY2(
+            e.find("axis.values[1]") != std::string::npos &&
+                e.find("\"gpipe2\"") != std::string::npos &&
+                e.find("pd, rpd, localsgd, sgd, fill-drain, 1f1b, zb-h1, 2bw") != std::string::npos,
+            e.c_str());
+        j["axis"]["values"] = {"1f1b", "imported"};
+        e = errorOf([&] { SweepSpec::fromJson(j); });
+        QVERIFY2(e.find("axis.values[1]") != std::string::npos &&
+                     e.find("schedule_file") != std::string::npos,
+                 e.c_str());
+        j["axis"]["values"] = {"pd", 4};
+        e = errorOf([&] { SweepSpec::fromJson(j); });
+        QVERIFY2(e.find("axis.values[1] = 4") != std::string::npos &&
+                     e.find("a method key") != std::string::npos,
+                 e.c_str());
+        // A numeric axis still refuses keys, and the schedule axis an empty list.
+        j["axis"] = {{"name", "stages"}, {"values", {"pd"}}};
+        QVERIFY(errorOf([&] { SweepSpec::fromJson(j); }).find("axis.values[0]") !=
+                std::string::npos);
+        j["axis"] = {{"name", "schedule"}, {"values", json::array()}};
+        QVERIFY(errorOf([&] { SweepSpec::fromJson(j); }).find("method keys") != std::string::npos);
+        // A spec put together in code must keep values and keys in step.
+        SweepSpec s = SweepSpec::fromJson(smallSweep());
+        s.axis = SweepAxis::Schedule;
+        s.schedules = {"pd", "1f1b"};
+        s.values = {0, 1, 2};
+        QVERIFY(errorOf([&] { s.validate(); }).find("one key per point") != std::string::npos);
+    }
+
+    // A schedule sweep's folder: the summary names each point's schedule and adds the
+    // comparison columns; the point files keep the schedule's stats and read back exactly, and
+    // --resume finishes it like an uninterrupted run.
+    void scheduleSweepSummaryHasComparisonColumns() {
+        json j = smallSweep();
+        j["experiment"]["stages"] = 4;
+        j["experiment"]["budget"] = {{"slots", 105}};  // five whole 1F1B steps of 21
+        j["experiment"]["costs"] = {{"backward_slots", 2}, {"weight_slots", 1}};
+        j["axis"] = {{"name", "schedule"},
+                     {"values", {"pd", "1f1b", "zb-h1", "2bw", "fill-drain", "rpd"}}};
+        j["seeds"] = 1;
+        const SweepSpec spec = SweepSpec::fromJson(j);
+        QTemporaryDir tmp;
+        const std::string dir = tmp.filePath("s").toStdString();
+        writeSweepTo(dir, spec, false, nullptr);
+        const std::string csv = readFile(fs::path(dir) / "summary.csv");
+        const std::string header =
+            "point,schedule,method,label,step_rule,step_size,final_gap_mean,final_gap_sd,"
+            "final_objective_mean,final_objective_sd,all_diverged,seeds,updates,slots,"
+            "stages,microbatches_per_step,target,time_to_target_slots,bubble_fraction,"
+            "peak_stage_memory_units\n";
+        QCOMPARE(csv.substr(0, header.size()), header);
+        QVERIFY(csv.find("\n1,1f1b,1f1b,") != std::string::npos);
+        QVERIFY(csv.find("\n5,rpd,rpd,") != std::string::npos);
+        SweepFolder folder = SweepFolder::open(dir, spec, true);
+        const SweepPoints& points = folder.finished();
+        QCOMPARE(points.size(), std::size_t(6));
+        // 1F1B (F = 1, B = 2, M = S = 4): its schedule's bubble and memory, read back.
+        const MethodPoint& one = points[1]->methods[0];
+        QVERIFY(one.schedule.has_value());
+        QCOMPARE(one.schedule->microbatchesPerStep, 4);
+        QVERIFY(std::abs(one.schedule->bubbleFraction - 3.0 / 7.0) < 1e-12);
+        QCOMPARE(one.schedule->peakStageMemoryUnits, 5);
+        QCOMPARE(points[3]->methods[0].schedule->peakStageMemoryUnits, 6);  // 2BW: 2 versions
+        QVERIFY(!points[5]->methods[0].schedule.has_value());               // RPD: no timeline
+        // The target is 2 x the best final value, each time the first crossing.
+        double best = std::numeric_limits<double>::infinity();
+        for (const auto& p : points) best = std::min(best, p->methods[0].finalGap.mean);
+        QCOMPARE(scheduleSweepTarget(points), 2.0 * best);
+        for (const auto& p : points) {
+            const MethodPoint& m = p->methods[0];
+            const int t = pointTimeToTarget(m, 2.0 * best);
+            if (m.method == "rpd") {
+                QCOMPARE(t, -1);
+                continue;
+            }
+            if (m.finalGap.mean == best) QVERIFY(t >= 0);
+            if (t < 0) {
+                for (double v : m.curveMean) QVERIFY(v > 2.0 * best);
+                continue;
+            }
+            QVERIFY(m.curveMean[static_cast<std::size_t>(t)] <= 2.0 * best);
+            for (int k = 0; k < t; ++k) {
+                QVERIFY(m.curveMean[static_cast<std::size_t>(k)] > 2.0 * best);
+            }
+        }
+        const json summary = json::parse(readFile(fs::path(dir) / "summary.json"));
+        QCOMPARE(summary["values"][2].get<std::string>(), std::string("zb-h1"));
+        QCOMPARE(summary["points"][2]["schedule"].get<std::string>(), std::string("zb-h1"));
+        QVERIFY(summary["points"][2]["methods"][0].contains("time_to_target_slots"));
+        // Resumed after a point file is removed: the same folder.
+        const auto before = folderFiles(dir);
+        fs::remove(fs::path(dir) / "points" / SweepFolder::pointFileName(2));
+        writeSweepTo(dir, spec, true, nullptr);
+        QVERIFY(folderFiles(dir) == before);
+    }
+
+    // The numeric axes' files keep their old form: no schedule column, no schedule_stats.
+    void numericAxesKeepTheirFiles() {
+        const SweepSpec spec = SweepSpec::fromJson(smallSweep());
+        QTemporaryDir tmp;
+        const std::string dir = tmp.filePath("d").toStdString();
+        writeSweepTo(dir, spec, false, nullptr);
+        const std::string csv = readFile(fs::path(dir) / "summary.csv");
+        const std::string header =
+            "point,delta,method,label,step_rule,step_size,final_gap_mean,final_gap_sd,"
+            "final_objective_mean,final_objective_sd,all_diverged,seeds,updates,slots\n";
+        QCOMPARE(csv.substr(0, header.size()), header);
+        for (const auto& [name, text] : folderFiles(dir)) {
+            QVERIFY2(text.find("schedule_stats") == std::string::npos, name.c_str());
+            QVERIFY2(text.find("time_to_target") == std::string::npos, name.c_str());
+        }
+        QVERIFY(json::parse(readFile(fs::path(dir) / "summary.json"))["values"][1] == 2.0);
+        QVERIFY(spec.schedules.empty());
+        QCOMPARE(spec.valueText(1), std::string("2"));
+    }
     void sweepEqualsItsPointsRunOneByOne() {
         const SweepSpec spec = SweepSpec::fromJson(smallSweep());
         SweepRunOptions o;

@@ -63,6 +63,37 @@ PointResult point(std::size_t index, double value, double pdGap, double rpdGap, 
 class TestSweepPlot : public QObject {
     Q_OBJECT
   private slots:
+
+    // The schedule axis is categorical: x is the point's position named by xLabels, one series
+    // per point (its one method), labelled and coloured by that method, on a linear x axis.
+    void scheduleAxisIsCategorical() {
+        SweepSpec spec = deltaSweep({0});
+        json j = spec.toJson();
+        j["axis"] = {{"name", "schedule"}, {"values", {"1f1b", "pd", "2bw"}}};
+        spec = SweepSpec::fromJson(j);
+        SweepPoints points(3);
+        PointResult p;
+        p.index = 2;
+        p.value = 2.0;
+        p.methods = {method("2BW (m=2)", "2bw", 0.5, 0.0, 0.25)};
+        points[2] = p;
+        const SweepPlot plot = sweepPlot(spec, points, SweepMetric::FinalGap);
+        QCOMPARE(plot.xLabels, (std::vector<std::string>{"1f1b", "pd", "2bw"}));
+        QVERIFY(!plot.logX);
+        QCOMPARE(plot.xMin, 0.0);
+        QCOMPARE(plot.xMax, 2.0);
+        QCOMPARE(plot.xTitle, std::string("schedule"));
+        QCOMPARE(plot.series.size(), std::size_t(3));
+        QCOMPARE(plot.series[0].method, std::string("1f1b"));
+        QCOMPARE(plot.series[1].label, std::string("PipeDream"));
+        QVERIFY(plot.series[0].points.empty());
+        QCOMPARE(plot.series[2].points.size(), std::size_t(1));
+        QCOMPARE(plot.series[2].points[0].x, 2.0);
+        QCOMPARE(plot.series[2].points[0].mean, 0.5);
+        QCOMPARE(plot.pointsDone, std::size_t(1));
+        // A numeric axis has no categories.
+        QVERIFY(sweepPlot(deltaSweep({0, 2}), {}, SweepMetric::FinalGap).xLabels.empty());
+    }
     void seriesFollowTheAxisOrderAndSkipUnfinishedPoints() {
         const SweepSpec spec = deltaSweep({60, 8, 420, 30});
         SweepPoints points(4);

@@ -10,14 +10,18 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <cmath>
 
 #include "charts/gantt_chart.hpp"
+#include "charts/schedule_comparison_view.hpp"
 #include "charts/sweep_chart.hpp"
 #include "controllers/experiment_controller.hpp"
 #include "controllers/presets.hpp"
 #include "controllers/sweep_controller.hpp"
+#include "experiment/run/experiment.hpp"
 #include "experiment/sweep/sweep.hpp"
 #include "main_window.hpp"
 #include "sweep_view.hpp"
@@ -69,6 +73,113 @@ class TestSweepView : public QObject {
     Q_OBJECT
   private slots:
     void initTestCase() { test::isolateSettings(); }
+
+    // A schedule sweep: the keys typed in the values field, one point per schedule on the
+    // same experiment, a categorical axis (one series per schedule, named under the plot) and
+    // the comparison table below the chart, which numeric sweeps do not show.
+    void aScheduleSweepShowsItsComparisonTable() {
+        ExperimentController experiment;
+        SweepView view(&experiment);
+        experiment.setConfig(smallExperiment());
+        QVERIFY(!view.comparisonTable()->isVisibleTo(&view));
+        view.axisField()->setCurrentIndex(view.axisField()->findData(QStringLiteral("schedule")));
+        QVERIFY(view.axisField()->currentIndex() >= 0);
+        QCOMPARE(view.axisField()->currentText(), QStringLiteral("schedule"));
+        view.valuesField()->setText(QStringLiteral("pd, 1f1b zb-h1, 2bw"));
+        QString error;
+        const auto pending = view.pendingSpec(&error);
+        QVERIFY2(pending, qPrintable(error));
+        QCOMPARE(pending->schedules, (std::vector<std::string>{"pd", "1f1b", "zb-h1", "2bw"}));
+        QCOMPARE(pending->values, (std::vector<double>{0, 1, 2, 3}));
+        view.run();
+        QVERIFY(waitForSweep(view));
+        QCOMPARE(view.controller()->pointsDone(), std::size_t(4));
+        const SweepPlot& plot = view.chart()->plot();
+        QCOMPARE(plot.xLabels, pending->schedules);
+        QCOMPARE(plot.series.size(), std::size_t(4));
+        QCOMPARE(plot.series[1].method, std::string("1f1b"));
+        QVERIFY(view.comparisonTable()->isVisibleTo(&view));
+        QTableWidget* table = view.comparisonTable()->table();
+        QCOMPARE(table->rowCount(), 4);
+        QCOMPARE(table->columnCount(), 10);
+        QCOMPARE(table->item(2, 1)->text(), QStringLiteral("zb-h1"));
+        // 1F1B at S = 4 with M = S: bubble 3/7 per step, one weight version + 4 activations.
+        const PointResult& one = *view.controller()->points()[1];
+        QCOMPARE(table->item(1, 4)->data(Qt::UserRole).toDouble(), one.methods[0].stepSize);
+        QCOMPARE(table->item(1, 5)->data(Qt::UserRole).toDouble(), one.methods[0].finalGap.mean);
+        QCOMPARE(table->item(1, 8)->text(), QStringLiteral("5"));
+        QCOMPARE(table->item(3, 8)->text(), QStringLiteral("6"));  // 2BW: two versions
+        QVERIFY(view.comparisonTable()->caption().contains("2 × the best final value"));
+        // The CSV export carries the schedule column and the comparison columns.
+        QTemporaryDir tmp;
+        const QString path = tmp.filePath("summary.csv");
+        QVERIFY(view.exportCsv(path));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray csv = f.readAll();
+        QVERIFY(csv.startsWith("point,schedule,method,"));
+        QVERIFY(csv.contains("peak_stage_memory_units"));
+        // An unknown key is refused in the state line, naming it and the keys allowed.
+        view.valuesField()->setText(QStringLiteral("pd, gpipe9"));
+        QVERIFY(!view.pendingSpec(&error));
+        QVERIFY2(error.contains("gpipe9") && error.contains("zb-h1"), qPrintable(error));
+        QVERIFY(!view.runButton()->isEnabled());
+        // Back to a numeric axis: the table goes once that sweep runs.
+        setUpDeltaSweep(experiment, view, "0, 2");
+        view.run();
+        QVERIFY(waitForSweep(view));
+        QVERIFY(!view.comparisonTable()->isVisibleTo(&view));
+        QVERIFY(view.chart()->plot().xLabels.empty());
+    }
+
+    // The comparison widget on a run's methods (what the main window shows for an experiment
+    // with several methods): one row per method in config order, the planned run's schedule
+    // columns at once and the results when the run ends.
+    void theComparisonViewShowsARunsMethods() {
+        json j = {
+            {"name", "family"},
+            {"seed", 0},
+            {"objective", {{"kind", "quadratic"}}},
+            {"data",
+             {{"source", "synthetic"}, {"kind", "random"}, {"rows", 64}, {"dim", 16}, {"seed", 2}}},
+            {"stages", 4},
+            {"batch_size", 4},
+            {"budget", {{"slots", 210}}},
+            {"costs", {{"backward_slots", 2}, {"weight_slots", 1}}},
+            {"backend", "cpu"},
+            {"methods", json::array({{{"method", "pd"}, {"step_size", 0.05}},
+                                     {{"method", "1f1b"}, {"step_size", 0.2}},
+                                     {{"method", "zb-h1"}, {"step_size", 0.2}},
+                                     {{"method", "rpd"}, {"step_size", 0.05}}})}};
+        const ExperimentResult r = runExperiment(ExperimentConfig::fromJson(j));
+        auto snapshot = std::make_shared<RunSnapshot>();
+        snapshot->experiment = r;
+        ScheduleComparisonView view;
+        QCOMPARE(view.table()->rowCount(), 0);
+        view.setSnapshot(snapshot);
+        QTableWidget* table = view.table();
+        QCOMPARE(table->rowCount(), 4);
+        QCOMPARE(table->item(0, 1)->text(), QStringLiteral("pd"));
+        QCOMPARE(table->item(3, 1)->text(), QStringLiteral("rpd"));
+        // 1F1B: 210 slots are ten whole steps; bubble (S-1)/(M+S-1) = 3/7.
+        QCOMPARE(table->item(1, 9)->text(), QStringLiteral("210"));
+        QVERIFY(std::abs(table->item(1, 7)->data(Qt::UserRole).toDouble() - 3.0 / 7.0) < 1e-12);
+        QCOMPARE(table->item(1, 7)->text(), QStringLiteral("42.9%"));
+        QVERIFY(std::abs(table->item(2, 7)->data(Qt::UserRole).toDouble() - 0.2) < 1e-12);
+        QCOMPARE(table->item(0, 8)->text(), QStringLiteral("8"));     // PD: 4 stashed + 4 in flight
+        QCOMPARE(table->item(3, 7)->text(), QString::fromUtf8("—"));  // RPD has no timeline
+        QCOMPARE(view.comparison().rows.size(), std::size_t(4));
+        QVERIFY(view.csv().rfind("label,method,stages,", 0) == 0);
+        // The same experiment planned only: schedule columns, no results.
+        snapshot = std::make_shared<RunSnapshot>(*snapshot);
+        snapshot->planOnly = true;
+        view.setSnapshot(snapshot);
+        QCOMPARE(table->item(1, 5)->text(), QString::fromUtf8("—"));
+        QCOMPARE(table->item(1, 8)->text(), QStringLiteral("5"));
+        QVERIFY(view.caption().startsWith("Planned"));
+        view.setSnapshot(nullptr);
+        QCOMPARE(table->rowCount(), 0);
+    }
 
     void fillsInPointByPointWhileTheSweepRuns() {
         ExperimentController experiment;

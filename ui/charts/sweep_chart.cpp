@@ -185,7 +185,11 @@ SweepChart::Frame SweepChart::frame(const QSize& size) const {
         f.xLo = std::log10(plot_.xMin) - 0.08;
         f.xHi = std::log10(plot_.xMax) + 0.08;
     } else {
-        const double pad = plot_.xMax > plot_.xMin ? 0.05 * (plot_.xMax - plot_.xMin) : 1.0;
+        // A categorical axis (schedule): half a category either side, so no marker sits on
+        // the frame.
+        const double pad = !plot_.xLabels.empty()    ? 0.5
+                           : plot_.xMax > plot_.xMin ? 0.05 * (plot_.xMax - plot_.xMin)
+                                                     : 1.0;
         f.xLo = plot_.xMin - pad;
         f.xHi = plot_.xMax + pad;
     }
@@ -201,10 +205,23 @@ SweepChart::Frame SweepChart::frame(const QSize& size) const {
     return f;
 }
 
+QString SweepChart::xLabel(double v) const {
+    const auto i = static_cast<long long>(std::llround(v));
+    if (!plot_.xLabels.empty() && i >= 0 && static_cast<std::size_t>(i) < plot_.xLabels.size()) {
+        return QString::fromStdString(plot_.xLabels[static_cast<std::size_t>(i)]);
+    }
+    return number(v);
+}
+
 void SweepChart::paintAxes(QPainter& p, const Frame& f) const {
     const QFontMetrics fm(p.font());
     std::vector<double> xTicks;
-    if (!plot_.logX) {
+    if (!plot_.xLabels.empty()) {
+        // One tick per category, named (the schedule keys).
+        for (std::size_t i = 0; i < plot_.xLabels.size(); ++i) {
+            xTicks.push_back(static_cast<double>(i));
+        }
+    } else if (!plot_.logX) {
         xTicks = linearTicks(f.xLo, f.xHi, f.plot.width());
     } else {
         // The swept values themselves are the natural ticks (2, 4, 8, … or 8, 30, 60, …).
@@ -223,7 +240,7 @@ void SweepChart::paintAxes(QPainter& p, const Frame& f) const {
         if (x < f.plot.left() - 0.5 || x > f.plot.right() + 0.5) continue;
         p.setPen(QColor(228, 228, 228));
         p.drawLine(QPointF(x, f.plot.top()), QPointF(x, f.plot.bottom()));
-        const QString label = number(v);
+        const QString label = xLabel(v);
         const double w = fm.horizontalAdvance(label);
         if (x - w / 2 < lastLabelRight + 6) continue;  // no overlapping labels
         p.setPen(QColor(60, 60, 60));
@@ -445,10 +462,11 @@ std::optional<std::pair<std::size_t, std::size_t>> SweepChart::markerAt(const QP
 QString SweepChart::markerText(std::size_t series, std::size_t point) const {
     const SweepPlotSeries& s = plot_.series.at(series);
     const SweepPlotPoint& q = s.points.at(point);
-    QString text = QStringLiteral("<b>%1</b><br>%2 = %3<br>%4 = %5")
-                       .arg(QString::fromStdString(s.label).toHtmlEscaped(),
-                            QString::fromStdString(plot_.xTitle).toHtmlEscaped(), number(q.x),
-                            QString::fromStdString(plot_.yTitle).toHtmlEscaped(), number(q.mean));
+    QString text =
+        QStringLiteral("<b>%1</b><br>%2 = %3<br>%4 = %5")
+            .arg(QString::fromStdString(s.label).toHtmlEscaped(),
+                 QString::fromStdString(plot_.xTitle).toHtmlEscaped(), xLabel(q.x).toHtmlEscaped(),
+                 QString::fromStdString(plot_.yTitle).toHtmlEscaped(), number(q.mean));
     if (q.sd > 0) text += QStringLiteral(" ± %1").arg(number(q.sd));
     text += q.tuned ? tr("<br>γ = %1 (chosen from the grid)").arg(number(q.stepSize))
                     : tr("<br>γ = %1 (fixed)").arg(number(q.stepSize));

@@ -71,6 +71,8 @@ class SweepChart : public QWidget {
     Frame frame(const QSize& size) const;
     void paint(QPainter& p, const QSize& size) const;
     void paintAxes(QPainter& p, const Frame& f) const;
+    // The x tick label at `v`: its category's name on a categorical axis, else the number.
+    QString xLabel(double v) const;
     void paintSeries(QPainter& p, const Frame& f) const;
     // Series s's colour: its method family's (charts/method_colours.hpp).
     QColor seriesColour(std::size_t s) const;

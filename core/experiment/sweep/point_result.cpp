@@ -122,21 +122,27 @@ json pointResultToJson(const PointResult& p) {
                             {"diverged", g.diverged},
                             {"tail", tailCheckJson(g.tail, number)}});
         }
-        ms.push_back({{"label", m.label},
-                      {"method", m.method},
-                      {"step_rule", stepRuleJson(m.rule)},
-                      {"tuned", m.tuned},
-                      {"chosen", m.chosen},
-                      {"step_size", number(m.stepSize)},
-                      {"all_diverged", m.allDiverged},
-                      {"final_gap", meanSdJson(m.finalGap)},
-                      {"final_objective", meanSdJson(m.finalObjective)},
-                      {"updates", m.updates},
-                      {"slots", m.totalSlots},
-                      {"curve_axis", m.curveAxis},
-                      {"curve_mean", curveJson(m.curveMean)},
-                      {"curve_sd", curveJson(m.curveSd)},
-                      {"grid", grid}});
+        json one = {{"label", m.label},
+                    {"method", m.method},
+                    {"step_rule", stepRuleJson(m.rule)},
+                    {"tuned", m.tuned},
+                    {"chosen", m.chosen},
+                    {"step_size", number(m.stepSize)},
+                    {"all_diverged", m.allDiverged},
+                    {"final_gap", meanSdJson(m.finalGap)},
+                    {"final_objective", meanSdJson(m.finalObjective)},
+                    {"updates", m.updates},
+                    {"slots", m.totalSlots},
+                    {"curve_axis", m.curveAxis},
+                    {"curve_mean", curveJson(m.curveMean)},
+                    {"curve_sd", curveJson(m.curveSd)},
+                    {"grid", grid}};
+        if (m.schedule) {
+            one["schedule_stats"] = {{"microbatches_per_step", m.schedule->microbatchesPerStep},
+                                     {"bubble_fraction", number(m.schedule->bubbleFraction)},
+                                     {"peak_stage_memory_units", m.schedule->peakStageMemoryUnits}};
+        }
+        ms.push_back(std::move(one));
     }
     return {{"index", p.index},
             {"value", number(p.value)},
@@ -188,6 +194,15 @@ PointResult pointResultFromJson(const json& j) {
             g.diverged = read<bool>(grid[k], "diverged", gw);
             g.tail = readTail(field(grid[k], "tail", gw), gw + ".tail");
             m.grid.push_back(g);
+        }
+        if (o.is_object() && o.contains("schedule_stats")) {
+            const json& st = o["schedule_stats"];
+            const std::string sw = w + ".schedule_stats";
+            ScheduleStats stats;
+            stats.microbatchesPerStep = read<int>(st, "microbatches_per_step", sw);
+            stats.bubbleFraction = readNumber(st, "bubble_fraction", sw);
+            stats.peakStageMemoryUnits = read<int>(st, "peak_stage_memory_units", sw);
+            m.schedule = stats;
         }
         if (m.grid.empty() || m.chosen < 0 || m.chosen >= static_cast<int>(m.grid.size())) {
             throw ConfigError("point result: " + w + ".chosen = " + std::to_string(m.chosen) +

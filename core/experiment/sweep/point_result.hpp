@@ -6,6 +6,7 @@
 // same file.
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,19 @@ struct GridStep {
     MeanSd finalObjective;  // f at the end
     bool diverged = false;  // some seed diverged (non-finite, blew up, or ended above its start)
     TailCheck tail;  // of the seed-averaged rule curve (ruleCurve), with the rule's thresholds
+};
+
+// What a method's schedule alone decides (no run needed).
+struct ScheduleStats {
+    // Microbatches per optimizer step: M (fill-drain, 1f1b, zb-h1, imported), m (2bw), NOAM
+    // (pd: microbatches in flight between two updates of a stage), 1 (sgd, localsgd).
+    int microbatchesPerStep = 0;
+    double bubbleFraction = 0.0;  // Utilization::bubbleFraction of the timeline
+    // Max over stages of (weight versions + activations held at once), each copy of a stage's
+    // weights and each microbatch's activations counting one unit.
+    int peakStageMemoryUnits = 0;
+
+    bool operator==(const ScheduleStats&) const = default;
 };
 
 struct MethodPoint {
@@ -41,6 +55,9 @@ struct MethodPoint {
     std::vector<double> curveMean;  // f - f* of the chosen step, mean over seeds
     std::vector<double> curveSd;
     std::vector<GridStep> grid;  // one entry for a fixed step size
+    // The schedule axis only (a point file's "schedule_stats"; absent otherwise, so the files of
+    // the numeric axes are unchanged): the schedule's own costs, for the comparison columns.
+    std::optional<ScheduleStats> schedule;
 };
 
 struct PointResult {

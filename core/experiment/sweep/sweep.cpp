@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "errors.hpp"
+#include "experiment/output/schedule_comparison.hpp"
 #include "util/format_number.hpp"
 #include "util/parallel_for.hpp"
 
@@ -94,6 +95,7 @@ PointResult makePointResult(const SweepSpec& spec, std::size_t index, double opt
         m.curveAxis = o.pipeline() ? "slot" : "update";
         m.curveMean = o.curve.mean;
         m.curveSd = o.curve.sd;
+        if (spec.axis == SweepAxis::Schedule) m.schedule = scheduleStatsOf(o);
         p.methods.push_back(std::move(m));
     }
     return p;

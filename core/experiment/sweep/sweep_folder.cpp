@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 
 #include "errors.hpp"
 #include "experiment/output/results.hpp"
+#include "experiment/output/schedule_comparison.hpp"
 #include "util/csv_writer.hpp"
 #include "util/format_number.hpp"
 #include "util/input_file.hpp"
@@ -141,22 +143,69 @@ void SweepFolder::writeSummary(const SweepSpec& spec, const SweepPoints& points)
                         sweepSummaryJson(spec, points).dump(2) + "\n");
 }
 
+double scheduleSweepTarget(const SweepPoints& points) {
+    std::vector<double> finals;
+    for (const auto& p : points) {
+        if (!p) continue;
+        for (const MethodPoint& m : p->methods) finals.push_back(m.finalGap.mean);
+    }
+    return defaultComparisonTarget(finals);
+}
+
+int pointTimeToTarget(const MethodPoint& m, double target) {
+    return m.curveAxis == "slot" ? firstSlotAtOrBelow(m.curveMean, target) : -1;
+}
+
+ScheduleComparison scheduleSweepComparison(const SweepSpec& spec, const SweepPoints& points) {
+    ScheduleComparison c;
+    c.valueName = spec.experiment.languageModel() ? "loss" : "f - f*";
+    c.target = scheduleSweepTarget(points);
+    for (const auto& p : points) {
+        if (!p || p->index >= spec.points()) continue;
+        const int stages = spec.pointConfig(p->index).stages;
+        for (const MethodPoint& m : p->methods) {
+            ScheduleComparisonRow row;
+            row.label = m.label;
+            row.method = m.method;
+            row.stages = stages;
+            row.stepSize = m.stepSize;
+            row.finalValue = m.finalGap.mean;
+            row.timeToTarget = pointTimeToTarget(m, c.target);
+            row.stats = m.schedule;
+            row.totalSlots = m.totalSlots;
+            c.rows.push_back(std::move(row));
+        }
+    }
+    return c;
+}
+
 std::string sweepSummaryCsv(const SweepSpec& spec, const SweepPoints& points) {
+    const bool schedule = spec.axis == SweepAxis::Schedule;
+    const double target = schedule ? scheduleSweepTarget(points) : 0.0;
     CsvWriter s;
     s.plain("point")
         .text(sweepAxisName(spec.axis))
         .plain(
             "method,label,step_rule,step_size,final_gap_mean,final_gap_sd,final_objective_mean,"
-            "final_objective_sd,all_diverged,seeds,updates,slots")
-        .endRow();
+            "final_objective_sd,all_diverged,seeds,updates,slots");
+    if (schedule) {
+        s.plain(
+            "stages,microbatches_per_step,target,time_to_target_slots,bubble_fraction,"
+            "peak_stage_memory_units");
+    }
+    s.endRow();
     // The sweep's numbers in their shortest round-trip form (formatNumber), as before.
     auto shortest = [&](double v) -> CsvWriter& { return s.plain(formatNumber(v)); };
     for (const auto& p : points) {
         if (!p) continue;
         for (const MethodPoint& m : p->methods) {
             s.integer(p->index);
-            shortest(p->value).text(m.method).label(m.label).text(m.tuned ? stepRuleLabel(m.rule)
-                                                                          : "fixed");
+            if (schedule) {
+                s.text(p->index < spec.schedules.size() ? spec.schedules[p->index] : m.method);
+            } else {
+                shortest(p->value);
+            }
+            s.text(m.method).label(m.label).text(m.tuned ? stepRuleLabel(m.rule) : "fixed");
             shortest(m.stepSize);
             shortest(m.finalGap.mean);
             shortest(m.finalGap.sd);
@@ -165,8 +214,28 @@ std::string sweepSummaryCsv(const SweepSpec& spec, const SweepPoints& points) {
                 .integer(m.allDiverged ? 1 : 0)
                 .integer(p->seeds)
                 .integer(m.updates)
-                .integer(m.totalSlots)
-                .endRow();
+                .integer(m.totalSlots);
+            if (schedule) {
+                s.integer(spec.experiment.stages);  // the same for every schedule
+                if (m.schedule) {
+                    s.integer(m.schedule->microbatchesPerStep);
+                } else {
+                    s.empty();
+                }
+                shortest(target);
+                const int time = pointTimeToTarget(m, target);
+                if (time >= 0) {
+                    s.integer(time);
+                } else {
+                    s.empty();
+                }
+                if (m.schedule) {
+                    shortest(m.schedule->bubbleFraction).integer(m.schedule->peakStageMemoryUnits);
+                } else {
+                    s.empty().empty();
+                }
+            }
+            s.endRow();
         }
     }
     return s.take();
@@ -176,7 +245,14 @@ json sweepSummaryJson(const SweepSpec& spec, const SweepPoints& points) {
     json j;
     j["name"] = spec.name;
     j["axis"] = sweepAxisName(spec.axis);
-    j["values"] = spec.values;
+    const bool schedule = spec.axis == SweepAxis::Schedule;
+    if (schedule) {
+        j["values"] = spec.schedules;
+        const double target = scheduleSweepTarget(points);
+        j["target"] = std::isfinite(target) ? json(target) : json();
+    } else {
+        j["values"] = spec.values;
+    }
     j["seeds"] = spec.seeds;
     size_t done = 0;
     json ps = json::array();
@@ -190,6 +266,14 @@ json sweepSummaryJson(const SweepSpec& spec, const SweepPoints& points) {
             m.erase("curve_sd");
             for (json& g : m["grid"]) g["stable"] = g["tail"]["stable"];
             for (json& g : m["grid"]) g.erase("tail");
+        }
+        if (schedule) {
+            const double target = scheduleSweepTarget(points);
+            for (std::size_t k = 0; k < p->methods.size(); ++k) {
+                const int time = pointTimeToTarget(p->methods[k], target);
+                full["methods"][k]["time_to_target_slots"] = time >= 0 ? json(time) : json();
+            }
+            if (p->index < spec.schedules.size()) full["schedule"] = spec.schedules[p->index];
         }
         ps.push_back(full);
     }

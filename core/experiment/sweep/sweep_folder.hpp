@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "experiment/output/schedule_comparison.hpp"
 #include "experiment/sweep/point_result.hpp"
 #include "experiment/sweep/sweep_spec.hpp"
 
@@ -46,7 +47,19 @@ class SweepFolder {
     SweepPoints finished_;
 };
 
-// One row per finished point and method: the chosen step and the final values over seeds.
+// The schedule axis's comparison (docs/sweeps.md): the target, 2 x the best final f - f* (or
+// loss) over every finished point and method (+inf when none is finite), and the slots a
+// method's seed-averaged curve took to first reach it (-1: never, or RPD, whose curve counts
+// block updates, not slots).
+double scheduleSweepTarget(const SweepPoints& points);
+int pointTimeToTarget(const MethodPoint& method, double target);
+// The comparison table of a sweep's finished points (the app's table of a schedule sweep): one
+// row per finished point and method, in point order, against scheduleSweepTarget.
+ScheduleComparison scheduleSweepComparison(const SweepSpec& spec, const SweepPoints& points);
+
+// One row per finished point and method: the chosen step and the final values over seeds. The
+// schedule axis adds the comparison columns (stages, microbatches_per_step, target,
+// time_to_target_slots, bubble_fraction, peak_stage_memory_units).
 std::string sweepSummaryCsv(const SweepSpec& spec, const SweepPoints& points);
 // The same with each method's grid, plus which points are done.
 nlohmann::json sweepSummaryJson(const SweepSpec& spec, const SweepPoints& points);

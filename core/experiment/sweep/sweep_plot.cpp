@@ -31,6 +31,69 @@ bool isNumberToken(const std::string& t) {
     return !t.empty() && std::isdigit(static_cast<unsigned char>(t.front())) != 0;
 }
 
+// A point's marker: the final value (mean ± sd over seeds), clamped to `floor` on a log axis.
+SweepPlotPoint plotPoint(const PointResult& p, const MethodPoint& mp, SweepMetric metric,
+                         double floor) {
+    const MeanSd& v = metric == SweepMetric::FinalGap ? mp.finalGap : mp.finalObjective;
+    SweepPlotPoint q;
+    q.point = p.index;
+    q.x = p.value;
+    q.mean = v.mean;
+    q.sd = v.sd;
+    q.finite = std::isfinite(v.mean) && std::isfinite(v.sd);
+    q.y = std::max(v.mean, floor);
+    q.low = std::max(v.mean - v.sd, floor);
+    q.high = std::max(v.mean + v.sd, floor);
+    q.stepSize = mp.stepSize;
+    q.tuned = mp.tuned;
+    q.allDiverged = mp.allDiverged;
+    return q;
+}
+
+void setYRange(SweepPlot& plot, double yLo, double yHi) {
+    if (yLo <= yHi) {
+        plot.yMin = yLo;
+        plot.yMax = yHi;
+    } else if (plot.logY) {
+        plot.yMin = 1e-3;
+        plot.yMax = 1.0;
+    }
+}
+
+// The schedule axis is categorical: x is the point's position, named by xLabels, and every
+// point is a series of its own (one method each), so each schedule keeps its family's colour
+// and its legend entry.
+SweepPlot schedulePlot(const SweepSpec& spec, const SweepPoints& points, SweepMetric metric,
+                       SweepPlot plot) {
+    plot.xLabels = spec.schedules;
+    plot.logX = false;
+    plot.xMin = 0.0;
+    plot.xMax = spec.points() > 0 ? static_cast<double>(spec.points() - 1) : 0.0;
+    const double floor = plot.logY ? kSweepLogFloor : -std::numeric_limits<double>::infinity();
+    double yLo = std::numeric_limits<double>::infinity();
+    double yHi = -std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < spec.points(); ++i) {
+        const ExperimentConfig c = spec.pointConfig(i);
+        SweepPlotSeries series;
+        const MethodSpec& ms = c.methods.front();
+        series.label = ms.label.empty() ? defaultMethodLabel(ms, c.stages) : ms.label;
+        series.method = methodName(ms.method);
+        if (i < points.size() && points[i] && !points[i]->methods.empty()) {
+            ++plot.pointsDone;
+            const SweepPlotPoint q =
+                plotPoint(*points[i], points[i]->methods.front(), metric, floor);
+            if (q.finite) {
+                yLo = std::min(yLo, q.low);
+                yHi = std::max(yHi, q.high);
+            }
+            series.points.push_back(q);
+        }
+        plot.series.push_back(std::move(series));
+    }
+    setYRange(plot, yLo, yHi);
+    return plot;
+}
+
 }  // namespace
 
 SweepMetric parseSweepMetric(const std::string& text) {
@@ -68,6 +131,8 @@ std::string sweepAxisSymbol(SweepAxis axis) {
             return "n";
         case SweepAxis::Dim:
             return "d";
+        case SweepAxis::Schedule:
+            return "schedule";
     }
     return "";
 }
@@ -92,6 +157,8 @@ std::string sweepAxisTitle(SweepAxis axis) {
             return "rows n";
         case SweepAxis::Dim:
             return "dimension d";
+        case SweepAxis::Schedule:
+            return "schedule";
     }
     return "";
 }
@@ -126,6 +193,7 @@ SweepPlot sweepPlot(const SweepSpec& spec, const SweepPoints& points, SweepMetri
     }
     plot.logY = logY;
     plot.points = spec.points();
+    if (spec.axis == SweepAxis::Schedule) return schedulePlot(spec, points, metric, plot);
     if (!spec.values.empty()) {
         const auto [lo, hi] = std::minmax_element(spec.values.begin(), spec.values.end());
         plot.xMin = *lo;
@@ -147,20 +215,8 @@ SweepPlot sweepPlot(const SweepSpec& spec, const SweepPoints& points, SweepMetri
         const PointResult& p = *points[i];
         ++plot.pointsDone;
         for (std::size_t m = 0; m < p.methods.size() && m < plot.series.size(); ++m) {
-            const MethodPoint& mp = p.methods[m];
-            const MeanSd& v = metric == SweepMetric::FinalGap ? mp.finalGap : mp.finalObjective;
-            SweepPlotPoint q;
+            SweepPlotPoint q = plotPoint(p, p.methods[m], metric, floor);
             q.point = i;
-            q.x = p.value;
-            q.mean = v.mean;
-            q.sd = v.sd;
-            q.finite = std::isfinite(v.mean) && std::isfinite(v.sd);
-            q.y = std::max(v.mean, floor);
-            q.low = std::max(v.mean - v.sd, floor);
-            q.high = std::max(v.mean + v.sd, floor);
-            q.stepSize = mp.stepSize;
-            q.tuned = mp.tuned;
-            q.allDiverged = mp.allDiverged;
             if (q.finite) {
                 yLo = std::min(yLo, q.low);
                 yHi = std::max(yHi, q.high);
@@ -182,13 +238,7 @@ SweepPlot sweepPlot(const SweepSpec& spec, const SweepPoints& points, SweepMetri
         plot.series[m].label = planned[m].empty() ? std::string() : mergeLabels(planned[m]);
         plot.series[m].method = methodName(spec.experiment.methods[m].method);
     }
-    if (yLo <= yHi) {
-        plot.yMin = yLo;
-        plot.yMax = yHi;
-    } else if (logY) {
-        plot.yMin = 1e-3;
-        plot.yMax = 1.0;
-    }
+    setYRange(plot, yLo, yHi);
     return plot;
 }
 
@@ -251,6 +301,24 @@ std::vector<double> parseAxisValues(const std::string& text) {
                           "\" is not allowed: at least one number (e.g. 2, 4, 8)");
     }
     return values;
+}
+
+std::vector<std::string> parseScheduleKeys(const std::string& text) {
+    std::vector<std::string> keys;
+    std::string word;
+    for (const char c : text + " ") {
+        if (c == ',' || c == ';' || std::isspace(static_cast<unsigned char>(c)) != 0) {
+            if (!word.empty()) keys.push_back(word);
+            word.clear();
+        } else {
+            word += c;
+        }
+    }
+    if (keys.empty()) {
+        throw ConfigError("axis values = \"" + text +
+                          "\" is not allowed: at least one method key (e.g. pd, 1f1b, zb-h1)");
+    }
+    return keys;
 }
 
 }  // namespace pipelens

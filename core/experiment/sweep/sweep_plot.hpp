@@ -49,16 +49,19 @@ struct SweepPlot {
     std::size_t pointsDone = 0;
     std::size_t points = 0;
     double xMin = 0.0, xMax = 1.0;  // over all axis values (the full range, not just done ones)
+    // A categorical axis (schedule): the name at x = 0, 1, 2, ...; empty for numeric axes.
+    std::vector<std::string> xLabels;
     double yMin = 0.0, yMax = 1.0;  // over the drawn error bars; 0 … 1 when nothing finished
     std::vector<SweepPlotSeries> series;  // in the experiment's method order
 };
 
 // Log x when every axis value is > 0 and they span a factor of 8 or more; log y always (final
-// values of tuned runs span orders of magnitude), unless `logY` is false.
+// values of tuned runs span orders of magnitude), unless `logY` is false. The schedule axis:
+// x = the point's position with xLabels naming it, one series per point (its one method).
 SweepPlot sweepPlot(const SweepSpec& spec, const SweepPoints& points, SweepMetric metric,
                     bool logY = true);
 
-// "S" for stages, "δ" for delta, "H", "R", "NOAM", "σ", "γ", "n", "d".
+// "S" for stages, "δ" for delta, "H", "R", "NOAM", "σ", "γ", "n", "d", "schedule".
 std::string sweepAxisSymbol(SweepAxis axis);
 std::string sweepAxisTitle(SweepAxis axis);  // "stages S", "RPD delay bound δ", ...
 
@@ -79,5 +82,8 @@ bool sweepIncludes(const SweepSpec& spec, const SweepPoints& points,
 // Axis values typed by a person: numbers separated by commas or spaces ("2, 4, 8 16").
 // ConfigError naming the text that is not a number; an empty list is an error.
 std::vector<double> parseAxisValues(const std::string& text);
+// The schedule axis's values typed by a person: method keys separated by commas or spaces
+// ("pd, 1f1b zb-h1"); ConfigError for an empty list (SweepSpec::validate checks the keys).
+std::vector<std::string> parseScheduleKeys(const std::string& text);
 
 }  // namespace pipelens

@@ -9,6 +9,7 @@
 
 #include "errors.hpp"
 #include "experiment/config/object_reader.hpp"
+#include "method.hpp"
 #include "util/input_file.hpp"
 
 namespace pipelens {
@@ -36,7 +37,7 @@ struct AxisInfo {
     double min;    // smallest allowed value
 };
 
-constexpr std::array<AxisInfo, 9> kAxes{{
+constexpr std::array<AxisInfo, 10> kAxes{{
     {SweepAxis::Stages, "stages", true, 1},
     {SweepAxis::Delta, "delta", true, 0},
     {SweepAxis::LocalSteps, "local_steps", true, 1},
@@ -46,6 +47,8 @@ constexpr std::array<AxisInfo, 9> kAxes{{
     {SweepAxis::StepSize, "step_size", false, 0},
     {SweepAxis::Rows, "rows", true, 1},
     {SweepAxis::Dim, "dim", true, 1},
+    // Its values are the points' positions; the keys are in SweepSpec::schedules.
+    {SweepAxis::Schedule, "schedule", true, 0},
 }};
 
 const AxisInfo& axisInfo(SweepAxis axis) {
@@ -109,6 +112,8 @@ void applyAxis(ExperimentConfig& c, SweepAxis axis, double v) {
         case SweepAxis::Dim:
             c.data.dim = n;
             break;
+        case SweepAxis::Schedule:
+            break;  // pointConfig replaces the methods (the key is not a number)
     }
     if ((axis == SweepAxis::Rows || axis == SweepAxis::Dim) &&
         c.data.source != DataSource::Synthetic) {
@@ -134,7 +139,33 @@ bool validAxisValue(SweepAxis axis, double x) {
            !(info.integer && x > 1e9) && !(axis == SweepAxis::StepSize && !(x > 0));
 }
 
+// The method a schedule-axis value names; a ConfigError naming axis.values[i], the value and the
+// allowed keys otherwise.
+Method scheduleMethod(const std::string& key, std::size_t i) {
+    const std::string field = "axis.values[" + std::to_string(i) + "]";
+    const std::optional<Method> m = findMethod(key);
+    if (m == Method::Imported) {
+        throw ConfigError(field +
+                          " = \"imported\" is not allowed for axis schedule: an imported "
+                          "schedule needs its schedule_file, which a key alone cannot "
+                          "give; add an \"imported\" method to an experiment instead");
+    }
+    if (!m) {
+        throw ConfigError(field + " = " + show(json(key)) +
+                          " is not allowed for axis schedule: one of " + sweepScheduleKeyList());
+    }
+    return *m;
+}
+
 }  // namespace
+
+std::string sweepScheduleKeyList() {
+    std::string s;
+    for (const MethodInfo& m : kMethods) {
+        if (m.method != Method::Imported) s += (s.empty() ? "" : ", ") + std::string(m.key);
+    }
+    return s;
+}
 
 SweepAxis parseSweepAxis(const std::string& text) {
     for (const AxisInfo& a : kAxes) {
@@ -199,9 +230,23 @@ SweepSpec SweepSpec::fromJson(const json& j, const std::string& baseDir) {
     }
     s.axis = parseSweepAxis(a["name"].get<std::string>());
     if (!a.contains("values") || !a["values"].is_array() || a["values"].empty()) {
-        throw ConfigError("axis.values is missing: a non-empty list of numbers");
+        throw ConfigError(s.axis == SweepAxis::Schedule
+                              ? "axis.values is missing: a non-empty list of method keys (" +
+                                    sweepScheduleKeyList() + ")"
+                              : "axis.values is missing: a non-empty list of numbers");
     }
-    for (size_t i = 0; i < a["values"].size(); ++i) {
+    for (size_t i = 0; s.axis == SweepAxis::Schedule && i < a["values"].size(); ++i) {
+        const json& v = a["values"][i];
+        if (!v.is_string()) {
+            throw ConfigError("axis.values[" + std::to_string(i) + "] = " + show(v) +
+                              " is not allowed for axis schedule: a method key, one of " +
+                              sweepScheduleKeyList());
+        }
+        scheduleMethod(v.get<std::string>(), i);
+        s.schedules.push_back(v.get<std::string>());
+        s.values.push_back(static_cast<double>(i));
+    }
+    for (size_t i = 0; s.axis != SweepAxis::Schedule && i < a["values"].size(); ++i) {
         const json& v = a["values"][i];
         if (!v.is_number() || !validAxisValue(s.axis, v.get<double>())) {
             throw ConfigError(valueError(s.axis, i, v));
@@ -229,6 +274,25 @@ void SweepSpec::validate() const {
         if (!validAxisValue(axis, values[i]))
             throw ConfigError(valueError(axis, i, json(values[i])));
     }
+    if (axis == SweepAxis::Schedule) {
+        // values are the positions 0, 1, ... of the keys (what fromJson makes).
+        if (schedules.size() != values.size()) {
+            throw ConfigError("axis.values: " + std::to_string(schedules.size()) +
+                              " schedule keys for " + std::to_string(values.size()) +
+                              " points; a schedule sweep has one key per point");
+        }
+        for (size_t i = 0; i < values.size(); ++i) {
+            if (values[i] != static_cast<double>(i)) {
+                throw ConfigError(
+                    "axis.values[" + std::to_string(i) + "] = " + json(values[i]).dump() +
+                    " is not allowed for axis schedule: the point's position " + std::to_string(i));
+            }
+            scheduleMethod(schedules[i], i);
+        }
+    } else if (!schedules.empty()) {
+        throw ConfigError("axis.name = \"" + sweepAxisName(axis) +
+                          "\" takes numbers, not schedule keys: use axis.name = \"schedule\"");
+    }
     requireWithin("seeds", static_cast<long long>(seeds), limits::kSeeds);
     if (stepRule) validateStepRule(*stepRule, "step_rule");
     // Every point must be a valid experiment before anything runs.
@@ -237,11 +301,8 @@ void SweepSpec::validate() const {
         try {
             pointConfig(i);
         } catch (const ConfigError& err) {
-            const std::string value = info.integer
-                                          ? std::to_string(static_cast<long long>(values[i]))
-                                          : json(values[i]).dump();
-            throw ConfigError("point " + std::to_string(i) + " (" + info.name + " = " + value +
-                              "): " + err.what());
+            throw ConfigError("point " + std::to_string(i) + " (" + info.name + " = " +
+                              valueText(i) + "): " + err.what());
         }
     }
 }
@@ -271,14 +332,37 @@ json SweepSpec::toJson() const {
         const std::filesystem::path p = data[key].get<std::string>();
         if (p.is_relative()) data[key] = (std::filesystem::path(experiment.baseDir) / p).string();
     }
-    j["axis"] = {{"name", sweepAxisName(axis)}, {"values", values}};
+    if (axis == SweepAxis::Schedule) {
+        j["axis"] = {{"name", sweepAxisName(axis)}, {"values", schedules}};
+    } else {
+        j["axis"] = {{"name", sweepAxisName(axis)}, {"values", values}};
+    }
     j["seeds"] = seeds;
     if (stepRule) j["step_rule"] = stepRuleJson(*stepRule);
     return j;
 }
 
+std::string SweepSpec::valueText(std::size_t index) const {
+    if (axis == SweepAxis::Schedule) return schedules.at(index);
+    const double v = values.at(index);
+    return axisInfo(axis).integer ? std::to_string(static_cast<long long>(v)) : json(v).dump();
+}
+
 ExperimentConfig SweepSpec::pointConfig(std::size_t index) const {
     ExperimentConfig c = experiment;
+    if (axis == SweepAxis::Schedule) {
+        // Every schedule on equal terms: the same stages, data, batch size and budget, the
+        // first method's step-size spec, every other parameter at its default.
+        if (c.methods.empty()) {
+            throw ConfigError(
+                "methods is empty: a schedule sweep takes the step sizes of the "
+                "experiment's first method");
+        }
+        MethodSpec one;
+        one.method = scheduleMethod(schedules.at(index), index);
+        one.step = c.methods.front().step;
+        c.methods = {one};
+    }
     applyAxis(c, axis, values.at(index));
     c.seeds = seeds;
     if (stepRule) {

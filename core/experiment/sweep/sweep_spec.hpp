@@ -23,18 +23,26 @@ enum class SweepAxis {
     StepSize,       // step_size: one fixed step size for every method (no grid)
     Rows,           // rows: n of the synthetic data
     Dim,            // dim: d of the synthetic data
+    Schedule,       // schedule: the experiment's methods replaced by one method of each key
 };
 
 SweepAxis parseSweepAxis(const std::string& text);  // ConfigError naming the allowed names
 std::string sweepAxisName(SweepAxis axis);
 std::string sweepAxisList();  // "stages, delta, ..." for messages and help
+// The method keys the schedule axis accepts, for messages: every method but "imported" (which
+// needs a schedule_file a bare key cannot give).
+std::string sweepScheduleKeyList();
 
 struct SweepSpec {
     std::string name = "sweep";
     ExperimentConfig experiment;  // the base every point starts from
     SweepAxis axis = SweepAxis::Stages;
     std::vector<double> values;  // one point per value, in this order
-    int seeds = 1;               // runs per grid step, averaged (overrides experiment.seeds)
+    // The schedule axis only: the method key of each point ("pd", "1f1b", ...); its `values`
+    // are then the points' positions 0, 1, 2, ... so that every numeric use of them (point
+    // files, ordering, resume) keeps working. Empty for the numeric axes.
+    std::vector<std::string> schedules;
+    int seeds = 1;  // runs per grid step, averaged (overrides experiment.seeds)
     std::optional<StepRuleSpec> stepRule;  // overrides every method's rule when set
 
     // Parses and validates every point (a ConfigError names the point's value and the key).
@@ -54,7 +62,11 @@ struct SweepSpec {
     nlohmann::json toJson() const;
 
     std::size_t points() const { return values.size(); }
-    // The experiment of point `index`: the base with the axis set to values[index].
+    // Point `index`'s value as a person reads it: "8", "0.05", or the schedule's key.
+    std::string valueText(std::size_t index) const;
+    // The experiment of point `index`: the base with the axis set to values[index]. On the
+    // schedule axis: the base with its methods replaced by ONE method of key schedules[index]
+    // that keeps the base's first method's step-size spec and every other parameter's default.
     ExperimentConfig pointConfig(std::size_t index) const;
     // A sweep over δ as one run, the way the paper draws E2: the first point's methods with
     // every RPD method once per δ of the axis (each a method of its own, under the sweep's
