@@ -42,8 +42,11 @@ void maxOfDifferences(std::int32_t* acc, std::int32_t k, const std::int32_t* h, 
 
 }  // namespace
 
-void DelayRanges::reset(std::shared_ptr<const DelayTable> table, long long maxBinCells) {
+void DelayRanges::reset(std::shared_ptr<const DelayTable> table, long long maxBinCells,
+                        DelayUnit unit) {
     table_ = std::move(table);
+    unit_ = unit;
+    countedSteps_ = table_ && unit == DelayUnit::OptimizerSteps && table_->stepMicrobatches() == 0;
     blocks_ = table_ ? table_->stages() : 0;
     updates_ = table_ ? table_->updates() : 0;
     forward_.clear();
@@ -61,7 +64,13 @@ void DelayRanges::reset(std::shared_ptr<const DelayTable> table, long long maxBi
     for (int m = 0; m < microbatches; ++m) {
         long long sum = 0;
         for (int j = 0; j < blocks_; ++j) {
-            const long long h = table_->forwardIndex(m, j);
+            long long h = table_->forwardIndex(m, j);
+            if (unit_ == DelayUnit::Slots) {
+                h = table_->readSlot(m, j);
+            } else if (unit_ == DelayUnit::OptimizerSteps) {
+                // Counted: block j's updates before the read; grouped: minus the steps delay.
+                h = countedSteps_ ? table_->versionRead(m, j) : -table_->groupStepsDelay(m, j);
+            }
             forward_[static_cast<std::size_t>(m) * S + static_cast<std::size_t>(j)] =
                 static_cast<std::int32_t>(h);
             sum += h;
@@ -88,8 +97,11 @@ void DelayRanges::reset(std::shared_ptr<const DelayTable> table, long long maxBi
 
 long long DelayRanges::delaySum(long long lo, long long hi) const {
     long long sum = 0;
-    for (long long k = lo; k < hi; ++k)
-        sum += blocks_ * k - forwardSum_[static_cast<std::size_t>(table_->update(k).microbatch)];
+    for (long long k = lo; k < hi; ++k) {
+        // Counted steps: the blocks' updates before k sum to k (each update is a step).
+        const long long term = countedSteps_ ? k : blocks_ * static_cast<long long>(updateTerm(k));
+        sum += term - forwardSum_[static_cast<std::size_t>(table_->update(k).microbatch)];
+    }
     return sum;
 }
 
@@ -100,10 +112,25 @@ long long DelayRanges::sumBefore(long long x) const {
 
 void DelayRanges::directMax(long long lo, long long hi, std::int32_t* acc) const {
     const auto S = static_cast<std::size_t>(blocks_);
+    if (countedSteps_) {
+        if (hi <= lo) return;
+        // Each block's updates before k, advanced update by update.
+        std::vector<std::int32_t> before(S);
+        for (std::size_t j = 0; j < S; ++j)
+            before[j] =
+                static_cast<std::int32_t>(table_->blockUpdatesBefore(static_cast<int>(j), lo));
+        for (long long k = lo; k < hi; ++k) {
+            const BlockUpdateInfo& u = table_->update(k);
+            const std::int32_t* read = forward_.data() + static_cast<std::size_t>(u.microbatch) * S;
+            for (std::size_t j = 0; j < S; ++j) acc[j] = std::max(acc[j], before[j] - read[j]);
+            ++before[static_cast<std::size_t>(u.stage)];
+        }
+        return;
+    }
     for (long long k = lo; k < hi; ++k) {
         const std::int32_t* h =
             forward_.data() + static_cast<std::size_t>(table_->update(k).microbatch) * S;
-        maxOfDifferences(acc, static_cast<std::int32_t>(k), h, S);
+        maxOfDifferences(acc, updateTerm(k), h, S);
     }
 }
 

@@ -5,6 +5,10 @@
 // makes 160 million). Updates are grouped in bins of 2^binShift; a max segment tree over the
 // bins (each node holds the S blocks side by side) answers range maxima in O(S log K) plus the
 // partial bins at the ends, and prefix sums over bins give any prefix's sum of delays.
+// The same in any DelayUnit: every unit's delay is a per-update term minus a per-read term
+// (k - h, slot - read slot, a group's steps delay), except the steps of schedules whose block
+// updates are each a step of their block, counted as block j's updates before k minus those
+// before the read (per-block counters walked along the updates).
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -25,12 +29,14 @@ class DelayRanges {
     DelayRanges() = default;
     // Keeps `table` alive; a null table gives an empty index.
     explicit DelayRanges(std::shared_ptr<const DelayTable> table,
-                         long long maxBinCells = kDefaultMaxBinCells) {
-        reset(std::move(table), maxBinCells);
+                         long long maxBinCells = kDefaultMaxBinCells,
+                         DelayUnit unit = DelayUnit::BlockUpdates) {
+        reset(std::move(table), maxBinCells, unit);
     }
-    // Indexes another table, reusing this index's memory.
-    void reset(std::shared_ptr<const DelayTable> table,
-               long long maxBinCells = kDefaultMaxBinCells);
+    // Indexes another table (or the same in another unit), reusing this index's memory.
+    void reset(std::shared_ptr<const DelayTable> table, long long maxBinCells = kDefaultMaxBinCells,
+               DelayUnit unit = DelayUnit::BlockUpdates);
+    DelayUnit unit() const { return unit_; }
 
     bool empty() const { return blocks_ <= 0 || updates_ <= 0; }
     int blocks() const { return blocks_; }
@@ -40,12 +46,15 @@ class DelayRanges {
     // The largest delay of the whole run (0 when empty).
     std::int32_t largest() const { return largest_; }
 
-    // d(k, j) for 0 <= k < updates(), 0 <= block < blocks() (unchecked: called per cell).
+    // d(k, j) in unit() for 0 <= k < updates(), 0 <= block < blocks() (unchecked: called per
+    // cell; O(log K) for counted steps, else O(1)).
     std::int32_t delay(long long k, int block) const {
-        return static_cast<std::int32_t>(k) -
-               forward_[static_cast<std::size_t>(table_->update(k).microbatch) *
-                            static_cast<std::size_t>(blocks_) +
-                        static_cast<std::size_t>(block)];
+        const std::int32_t read = forward_[static_cast<std::size_t>(table_->update(k).microbatch) *
+                                               static_cast<std::size_t>(blocks_) +
+                                           static_cast<std::size_t>(block)];
+        if (countedSteps_)
+            return static_cast<std::int32_t>(table_->blockUpdatesBefore(block, k)) - read;
+        return updateTerm(k) - read;
     }
 
     // acc[j] = max(acc[j], largest d(k, j) over k in [lo, hi)) for every block j, exactly.
@@ -64,13 +73,29 @@ class DelayRanges {
     Stats secondHalfStats(long long shown) const;
 
   private:
+    // The per-update term of the unit's delay (not for counted steps).
+    std::int32_t updateTerm(long long k) const {
+        switch (unit_) {
+            case DelayUnit::Slots:
+                return table_->update(k).slot;
+            case DelayUnit::OptimizerSteps:
+                return 0;
+            case DelayUnit::BlockUpdates:
+                break;
+        }
+        return static_cast<std::int32_t>(k);
+    }
     long long sumBefore(long long x) const;  // delaySum(0, x) from the bin prefix sums
     void directMax(long long lo, long long hi, std::int32_t* acc) const;
 
     std::shared_ptr<const DelayTable> table_;
+    DelayUnit unit_ = DelayUnit::BlockUpdates;
+    // Steps where each block update is a step of its block: block j's updates before k minus
+    // those before the read (forward_ holds versionRead).
+    bool countedSteps_ = false;
     int blocks_ = 0;
     long long updates_ = 0;
-    std::vector<std::int32_t> forward_;  // h(m, j) at m * S + j
+    std::vector<std::int32_t> forward_;  // the per-read term at m * S + j: h(m, j) for updates
     std::vector<long long> forwardSum_;  // sum over j of h(m, j)
     int binShift_ = 0;
     long long bins_ = 0;

@@ -15,21 +15,64 @@
 
 namespace pipelens {
 
+const char* delayUnitWords(DelayUnit unit) {
+    switch (unit) {
+        case DelayUnit::BlockUpdates:
+            return "block updates";
+        case DelayUnit::OptimizerSteps:
+            return "optimizer steps";
+        case DelayUnit::Slots:
+            return "slots";
+    }
+    return "block updates";
+}
+
+int stepMicrobatchesOf(const ScheduleParams& p) {
+    // PD and an asynchronous imported schedule update a block per backward, as does a replica of
+    // LocalSGD or SGD (its own updates): each a step of that block.
+    if (p.kind == ScheduleKind::PipeDream || p.kind == ScheduleKind::LocalSgd) return 0;
+    if (p.kind == ScheduleKind::Imported && p.asyncUpdate) return 0;
+    // Fill-drain's flush groups, the synchronous programs' steps and 2BW's groups: flushGroup
+    // (resolved) consecutive microbatches per step, whose partial updates land as one.
+    return std::max(1, p.flushGroup > 0 ? p.flushGroup : p.microbatches);
+}
+
 DelayTable::DelayTable(const Timeline& timeline)
-    : stages_(timeline.params.stages), microbatches_(timeline.params.microbatches) {
+    : stages_(timeline.params.stages),
+      microbatches_(timeline.params.microbatches),
+      stepMicrobatches_(stepMicrobatchesOf(timeline.params)) {
     const size_t cells = static_cast<size_t>(stages_) * microbatches_;
     h_.assign(cells, -1);
     version_.assign(cells, 0);
+    readSlot_.assign(cells, 0);
+    if (stepMicrobatches_ > 0) groupSteps_.assign(cells, 0);
     updates_.reserve(cells);
     std::vector<int> blockVersion(stages_, 0);
+    // Grouped steps: per block, the steps that began to land on it so far (they land in
+    // microbatch-group order) and the last one.
+    std::vector<int> stepsBegun(stepMicrobatches_ > 0 ? stages_ : 0, 0);
+    std::vector<int> lastStep(stepMicrobatches_ > 0 ? stages_ : 0, -1);
     auto record = [&](OpKind op, int stage, int microbatch, int slot) {
         size_t i = static_cast<size_t>(microbatch) * stages_ + stage;
         if (op == OpKind::Forward) {
             h_[i] = static_cast<long long>(updates_.size());
             version_[i] = blockVersion[stage];
+            readSlot_[i] = slot;
+            if (stepMicrobatches_ > 0) {
+                // The earlier steps of block `stage` that had not begun at the read.
+                const int step = microbatch / stepMicrobatches_;
+                groupSteps_[i] = std::max(0, step - stepsBegun[static_cast<size_t>(stage)]);
+            }
         } else {
             updates_.push_back({stage, microbatch, slot});
             ++blockVersion[stage];
+            if (stepMicrobatches_ > 0) {
+                const int step = microbatch / stepMicrobatches_;
+                if (step != lastStep[static_cast<size_t>(stage)]) {
+                    lastStep[static_cast<size_t>(stage)] = step;
+                    ++stepsBegun[static_cast<size_t>(stage)];
+                }
+            }
         }
     };
     if (timeline.events.empty() && timeline.params.costs.backwardSlots == 1) {
@@ -40,6 +83,59 @@ DelayTable::DelayTable(const Timeline& timeline)
         for (const ReplayEvent& e : replayOrder(timeline))
             record(e.op, e.stage, e.microbatch, e.slot);
     }
+    if (timeline.params.kind == ScheduleKind::TwoBw) {
+        // 2BW's forward events act where the version they read is current; the read's slot is
+        // the forward's own start.
+        for (const TimelineCell& c : timeline.cells) {
+            if (c.op == OpKind::Forward)
+                readSlot_[static_cast<size_t>(c.microbatch) * stages_ + c.stage] = c.startSlot;
+        }
+    }
+    if (stepMicrobatches_ == 0) {
+        // Each block's updates in order (a counting sort: blockVersion holds the counts), for
+        // blockUpdatesBefore.
+        blockStart_.resize(static_cast<size_t>(stages_) + 1);
+        blockStart_[0] = 0;
+        for (int j = 0; j < stages_; ++j) {
+            blockStart_[static_cast<size_t>(j) + 1] =
+                blockStart_[static_cast<size_t>(j)] + blockVersion[static_cast<size_t>(j)];
+        }
+        blockUpdates_.resize(updates_.size());
+        std::vector<long long> next(blockStart_.begin(), blockStart_.end() - 1);
+        long long k = 0;
+        for (const BlockUpdateInfo& u : updates_)
+            blockUpdates_[static_cast<size_t>(next[static_cast<size_t>(u.stage)]++)] = k++;
+    }
+}
+
+long long DelayTable::blockUpdatesBefore(int block, long long k) const {
+    if (stepMicrobatches_ > 0) {
+        // Not indexed for grouped steps: count directly (tests and rare calls only).
+        long long n = 0;
+        for (long long i = 0; i < std::min(k, updates()); ++i) n += update(i).stage == block;
+        return n;
+    }
+    const auto first = blockUpdates_.begin() + blockStart_[static_cast<size_t>(block)];
+    const auto last = blockUpdates_.begin() + blockStart_[static_cast<size_t>(block) + 1];
+    return std::lower_bound(first, last, k) - first;
+}
+
+long long DelayTable::delaySteps(long long k, int block) const {
+    const int m = update(k).microbatch;
+    if (stepMicrobatches_ > 0) return groupStepsDelay(m, block);
+    return blockUpdatesBefore(block, k) - versionRead(m, block);
+}
+
+long long DelayTable::delayIn(DelayUnit unit, long long k, int block) const {
+    switch (unit) {
+        case DelayUnit::BlockUpdates:
+            return delay(k, block);
+        case DelayUnit::OptimizerSteps:
+            return delaySteps(k, block);
+        case DelayUnit::Slots:
+            return delaySlots(k, block);
+    }
+    return delay(k, block);
 }
 
 long long DelayTable::maxDelay() const {

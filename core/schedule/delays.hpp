@@ -2,12 +2,35 @@
 // Exact PipeDream delays (SPEC section 3). Block updates are numbered k = 0, 1, ... in replay
 // order (slot, then stage); h(m, j) counts the updates before forward F(m, j). The update k that
 // is the backward of microbatch m reads block j with delay k - h(m, j).
+// SPEC section 2.1 counts the same read in two more units (DelayUnit): optimizer steps of block j
+// and slots.
 #include <cstdint>
 #include <vector>
 
 #include "schedule/timeline.hpp"
+#include "util/named_enum.hpp"
 
 namespace pipelens {
+
+// The unit a delay counts (SPEC section 2.1):
+//  - BlockUpdates: updates of any block between F(m, j)'s read and update k (section 3, the
+//    paper's): k - h(m, j);
+//  - OptimizerSteps: optimizer steps of block j that began to land after the read and before
+//    update k, update k's own step not counted. Where each block update is a step of its block
+//    (PD, async imported, SGD and LocalSGD with one replica: the replica's own updates) that is
+//    the updates of block j in between, so PD's own-block delay on stage s = 1 ... S is S - s
+//    (and SGD's read of a block above the updated one is 1: the same microbatch's update);
+//    where microbatches form steps (fill-drain's flush groups, 1F1B, ZB-H1, imported sync: M
+//    per step; 2BW: m per step) a step's partial updates count once, giving 0 for the
+//    synchronous schedules and 1 for 2BW (0 for its first group, which reads w(0) = w(-1));
+//  - Slots: the update's slot minus the read's (F(m, j)'s start slot).
+enum class DelayUnit : std::uint8_t { BlockUpdates, OptimizerSteps, Slots };
+inline constexpr EnumNames<DelayUnit, 3> kDelayUnits{
+    {{DelayUnit::BlockUpdates, "block_updates"},
+     {DelayUnit::OptimizerSteps, "optimizer_steps"},
+     {DelayUnit::Slots, "slots"}}};
+// "block updates", "optimizer steps", "slots": for titles and messages.
+const char* delayUnitWords(DelayUnit unit);
 
 struct BlockUpdateInfo {
     int stage = 0;
@@ -37,13 +60,44 @@ class DelayTable {
     }
     long long maxDelay() const;
 
+    // Microbatches per optimizer step (steps of consecutive microbatches, every block updated
+    // by each); 0 where every block update is a step of its own block.
+    int stepMicrobatches() const { return stepMicrobatches_; }
+    // F(m, j)'s start slot.
+    int readSlot(int microbatch, int stage) const {
+        return readSlot_[static_cast<size_t>(microbatch) * stages_ + stage];
+    }
+    // Updates of block `block` before update k (k itself not counted), in O(log K).
+    long long blockUpdatesBefore(int block, long long k) const;
+    long long delaySlots(long long k, int block) const {
+        return static_cast<long long>(update(k).slot) - readSlot(update(k).microbatch, block);
+    }
+    long long delaySteps(long long k, int block) const;
+    long long delayIn(DelayUnit unit, long long k, int block) const;
+    // With stepMicrobatches() > 0: the steps delay of every read of F(m, j), which does not
+    // depend on the update (each of the microbatch's updates lands in the same step).
+    int groupStepsDelay(int microbatch, int stage) const {
+        return groupSteps_[static_cast<size_t>(microbatch) * stages_ + stage];
+    }
+
   private:
     int stages_ = 0;
     int microbatches_ = 0;
     std::vector<long long> h_;
     std::vector<int> version_;
     std::vector<BlockUpdateInfo> updates_;
+    std::vector<int> readSlot_;
+    int stepMicrobatches_ = 0;
+    std::vector<int> groupSteps_;  // stepMicrobatches_ > 0: steps delay of F(m, j)'s read
+    // stepMicrobatches_ == 0: the update indices of each block, ascending, block j's at
+    // [blockStart_[j], blockStart_[j + 1]).
+    std::vector<long long> blockUpdates_;
+    std::vector<long long> blockStart_;
 };
+
+// Microbatches per optimizer step of a timeline's schedule in the sense of DelayUnit (0: every
+// block update is a step of its block).
+int stepMicrobatchesOf(const ScheduleParams& params);
 
 struct DelayStats {
     int stages = 0;

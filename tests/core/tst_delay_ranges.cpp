@@ -1,13 +1,15 @@
 // DelayRanges, the range queries views make over PipeDream delays: range maxima per block (from
 // the binned max tree and the partial bins at the ends), the update attaining them, sums and the
 // second-half statistics, each against brute force over DelayTable::delay, with bins of one
-// update and with many updates per bin.
+// update and with many updates per bin; and the same in each delay unit (block updates,
+// optimizer steps, slots) against DelayTable::delayIn.
 #include <QtTest>
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "schedule/delay_ranges.hpp"
@@ -38,6 +40,12 @@ long long bruteSum(const DelayTable& t, long long lo, long long hi) {
         for (int j = 0; j < t.stages(); ++j) sum += t.delay(k, j);
     }
     return sum;
+}
+
+long long bruteMaxIn(const DelayTable& t, DelayUnit unit, long long lo, long long hi, int j) {
+    long long best = DelayRanges::kNoValue;
+    for (long long k = lo; k < hi; ++k) best = std::max(best, t.delayIn(unit, k, j));
+    return best;
 }
 
 }  // namespace
@@ -94,6 +102,76 @@ class TestDelayRanges : public QObject {
             }
             QCOMPARE(ranges.delaySum(lo, hi), bruteSum(*table, lo, hi));
         }
+    }
+
+    void unitsRangeQueriesMatchBruteForce_data() {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<int>("group");
+        QTest::addColumn<int>("unit");
+        for (const DelayUnit u :
+             {DelayUnit::BlockUpdates, DelayUnit::OptimizerSteps, DelayUnit::Slots}) {
+            const std::string name(enumName(kDelayUnits, u));
+            QTest::newRow(("pd " + name).c_str())
+                << static_cast<int>(ScheduleKind::PipeDream) << 0 << static_cast<int>(u);
+            QTest::newRow(("2bw " + name).c_str())
+                << static_cast<int>(ScheduleKind::TwoBw) << 5 << static_cast<int>(u);
+            QTest::newRow(("1f1b " + name).c_str())
+                << static_cast<int>(ScheduleKind::OneFOneB) << 6 << static_cast<int>(u);
+        }
+    }
+    void unitsRangeQueriesMatchBruteForce() {
+        // Ranges that start and end inside bins: PD's counted steps start their per-block
+        // counters there.
+        QFETCH(int, kind);
+        QFETCH(int, group);
+        QFETCH(int, unit);
+        ScheduleParams p;
+        p.kind = static_cast<ScheduleKind>(kind);
+        p.stages = 5;
+        p.microbatches = 37;
+        p.flushGroup = group;
+        const auto table = std::make_shared<const DelayTable>(buildTimeline(p));
+        const auto u = static_cast<DelayUnit>(unit);
+        const DelayRanges ranges(table, 5LL * 9, u);
+        QCOMPARE(ranges.unit(), u);
+        QVERIFY(ranges.binShift() > 0);
+        const long long K = table->updates();
+        long long largest = 0;
+        for (long long k = 0; k < K; ++k) {
+            for (int j = 0; j < 5; ++j) {
+                QCOMPARE(static_cast<long long>(ranges.delay(k, j)), table->delayIn(u, k, j));
+                largest = std::max(largest, table->delayIn(u, k, j));
+            }
+        }
+        QCOMPARE(static_cast<long long>(ranges.largest()), largest);
+        std::mt19937_64 random(5);
+        std::uniform_int_distribution<long long> pick(0, K);
+        for (int trial = 0; trial < 300; ++trial) {
+            long long lo = pick(random);
+            long long hi = pick(random);
+            if (lo > hi) std::swap(lo, hi);
+            std::vector<std::int32_t> acc(5, DelayRanges::kNoValue);
+            ranges.rangeMax(lo, hi, acc.data());
+            long long sum = 0;
+            for (int j = 0; j < 5; ++j) {
+                QCOMPARE(static_cast<long long>(acc[static_cast<size_t>(j)]),
+                         bruteMaxIn(*table, u, lo, hi, j));
+                for (long long k = lo; k < hi; ++k) sum += table->delayIn(u, k, j);
+            }
+            QCOMPARE(ranges.delaySum(lo, hi), sum);
+        }
+        const DelayRanges::Stats half = ranges.secondHalfStats(K);
+        const long long first = (K + 1) / 2;
+        long long sum = 0;
+        long long best = 0;
+        for (long long k = first; k < K; ++k) {
+            for (int j = 0; j < 5; ++j) {
+                sum += table->delayIn(u, k, j);
+                best = std::max(best, table->delayIn(u, k, j));
+            }
+        }
+        QCOMPARE(half.max, static_cast<double>(best));
+        QCOMPARE(half.mean, static_cast<double>(sum) / (static_cast<double>(K - first) * 5));
     }
 
     void aRangeMaximumOnlyRaisesTheAccumulator() {

@@ -9,9 +9,12 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "schedule/delay_ranges.hpp"
 #include "schedule/delays.hpp"
+#include "schedule/program_schedules.hpp"
 #include "schedule/schedule_tables.hpp"
 #include "schedule/timeline.hpp"
+#include "schedule/timeline_program.hpp"
 
 using namespace pipelens;
 
@@ -105,11 +108,195 @@ void compareStats(const DelayStats& got, const std::vector<long long>& sorted, i
     QCOMPARE(got.p90, nearestRank(sorted, 0.90));
 }
 
+// A timeline of every kind the delay units distinguish, by row name.
+Timeline unitsTimeline(const std::string& kind, int S, int N, int group) {
+    ScheduleParams p = pd(S, N);
+    p.flushGroup = group;
+    if (kind == "pd B=2 latency 1") p.costs = {1, 2, 1};
+    if (kind == "fill-drain") p.kind = ScheduleKind::FillDrain;
+    if (kind == "sgd") {
+        p.kind = ScheduleKind::LocalSgd;
+        p.replicas = 1;
+    }
+    if (kind == "1f1b") p.kind = ScheduleKind::OneFOneB;
+    if (kind == "zb-h1") {
+        p.kind = ScheduleKind::ZeroBubbleH1;
+        p.costs.backwardSlots = 2;
+    }
+    if (kind == "2bw") p.kind = ScheduleKind::TwoBw;
+    if (kind == "imported sync") {
+        ScheduleParams built = p;
+        built.kind = ScheduleKind::OneFOneB;
+        p.kind = ScheduleKind::Imported;
+        p.program = std::make_shared<const PipelineProgram>(stepProgram(built, group));
+    }
+    if (kind == "imported async") {
+        // PipeDream's own timeline of `group` microbatches as the imported step.
+        p.kind = ScheduleKind::Imported;
+        p.asyncUpdate = true;
+        p.flushGroup = 0;
+        p.program = std::make_shared<const PipelineProgram>(
+            programFromTimeline(buildTimeline(pd(S, group))));
+    }
+    return buildTimeline(p);
+}
+
+// The three units straight from their definitions (SPEC section 2.1), over the replay order:
+// block updates between the read and the update; the distinct optimizer steps of block j with
+// an update in between, not the update's own (`group` microbatches per step, or 0: each update
+// its own step); the update's slot minus the forward cell's start slot.
+struct UnitsBruteForce {
+    int S = 0;
+    std::vector<ReplayEvent> updates;
+    std::vector<long long> readAt;  // position (updates before) of F(m, j)'s read
+    std::vector<int> readSlot;
+    int group = 0;
+
+    UnitsBruteForce(const Timeline& tl, int stepGroup) : S(tl.params.stages), group(stepGroup) {
+        const auto cells = static_cast<size_t>(S) * tl.params.microbatches;
+        readAt.assign(cells, -1);
+        readSlot.assign(cells, -1);
+        for (const ReplayEvent& e : replayOrder(tl)) {
+            if (e.op == OpKind::Forward) {
+                readAt[static_cast<size_t>(e.microbatch) * S + e.stage] =
+                    static_cast<long long>(updates.size());
+            } else {
+                updates.push_back(e);
+            }
+        }
+        for (const TimelineCell& c : tl.cells) {
+            if (c.op == OpKind::Forward)
+                readSlot[static_cast<size_t>(c.microbatch) * S + c.stage] = c.startSlot;
+        }
+    }
+    long long stepOf(size_t k) const {
+        return group > 0 ? updates[k].microbatch / group : static_cast<long long>(k);
+    }
+    long long value(DelayUnit unit, size_t k, int j) const {
+        const size_t read = static_cast<size_t>(updates[k].microbatch) * S + static_cast<size_t>(j);
+        const auto from = static_cast<size_t>(readAt[read]);
+        switch (unit) {
+            case DelayUnit::BlockUpdates:
+                return static_cast<long long>(k - from);
+            case DelayUnit::Slots:
+                return updates[k].slot - readSlot[read];
+            case DelayUnit::OptimizerSteps:
+                break;
+        }
+        std::vector<long long> steps;
+        for (size_t i = from; i < k; ++i) {
+            if (updates[i].stage == j && stepOf(i) != stepOf(k)) steps.push_back(stepOf(i));
+        }
+        std::sort(steps.begin(), steps.end());
+        return std::unique(steps.begin(), steps.end()) - steps.begin();
+    }
+};
+
 }  // namespace
 
 class TestDelays : public QObject {
     Q_OBJECT
   private slots:
+    void unitsMatchTheirDefinitions_data() {
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<int>("S");
+        QTest::addColumn<int>("N");
+        QTest::addColumn<int>("group");      // flushGroup as configured
+        QTest::addColumn<int>("stepGroup");  // microbatches per step (0: each update a step)
+        QTest::newRow("pd S=4") << "pd" << 4 << 40 << 0 << 0;
+        QTest::newRow("pd S=5 B=2 latency 1") << "pd B=2 latency 1" << 5 << 30 << 0 << 0;
+        QTest::newRow("fill-drain S=4 G=4") << "fill-drain" << 4 << 14 << 4 << 4;
+        QTest::newRow("fill-drain S=3 all") << "fill-drain" << 3 << 7 << 0 << 7;
+        QTest::newRow("sgd S=3") << "sgd" << 3 << 6 << 0 << 0;
+        QTest::newRow("1f1b S=4 M=8") << "1f1b" << 4 << 20 << 8 << 8;
+        QTest::newRow("zb-h1 S=4 M=8") << "zb-h1" << 4 << 16 << 8 << 8;
+        QTest::newRow("2bw S=4 m=4") << "2bw" << 4 << 26 << 4 << 4;
+        QTest::newRow("2bw S=3 m=5") << "2bw" << 3 << 17 << 5 << 5;
+        QTest::newRow("imported sync S=4 M=6") << "imported sync" << 4 << 15 << 6 << 6;
+        QTest::newRow("imported async S=4") << "imported async" << 4 << 20 << 12 << 0;
+    }
+    void unitsMatchTheirDefinitions() {
+        QFETCH(QString, kind);
+        QFETCH(int, S);
+        QFETCH(int, N);
+        QFETCH(int, group);
+        QFETCH(int, stepGroup);
+        const Timeline tl = unitsTimeline(kind.toStdString(), S, N, group);
+        auto table = std::make_shared<const DelayTable>(tl);
+        QCOMPARE(table->stepMicrobatches(), stepGroup);
+        const UnitsBruteForce bf(tl, stepGroup);
+        QCOMPARE(static_cast<size_t>(table->updates()), bf.updates.size());
+        for (const DelayUnit unit :
+             {DelayUnit::BlockUpdates, DelayUnit::OptimizerSteps, DelayUnit::Slots}) {
+            // The range index in the same unit, with bins of a few updates so that whole bins,
+            // partial bins and sums are all exercised.
+            const DelayRanges ranges(table, 3LL * S, unit);
+            std::vector<std::int32_t> acc(static_cast<size_t>(S), DelayRanges::kNoValue);
+            std::vector<long long> want(static_cast<size_t>(S), -1);
+            long long sum = 0;
+            for (size_t k = 0; k < bf.updates.size(); ++k) {
+                const auto kk = static_cast<long long>(k);
+                for (int j = 0; j < S; ++j) {
+                    const long long v = bf.value(unit, k, j);
+                    QVERIFY2(v >= 0, qPrintable(kind));
+                    QVERIFY2(table->delayIn(unit, kk, j) == v,
+                             qPrintable(QString("%1 %2: k=%3 block %4: %5, want %6")
+                                            .arg(kind, delayUnitWords(unit))
+                                            .arg(k)
+                                            .arg(j)
+                                            .arg(table->delayIn(unit, kk, j))
+                                            .arg(v)));
+                    QCOMPARE(static_cast<long long>(ranges.delay(kk, j)), v);
+                    want[static_cast<size_t>(j)] = std::max(want[static_cast<size_t>(j)], v);
+                    sum += v;
+                }
+            }
+            ranges.rangeMax(1, table->updates(), acc.data());
+            std::fill(acc.begin(), acc.end(), DelayRanges::kNoValue);
+            ranges.rangeMax(0, table->updates(), acc.data());
+            for (int j = 0; j < S; ++j)
+                QCOMPARE(static_cast<long long>(acc[static_cast<size_t>(j)]),
+                         want[static_cast<size_t>(j)]);
+            QCOMPARE(ranges.delaySum(0, table->updates()), sum);
+        }
+        // The paper's unit is the table's delay, unchanged.
+        for (long long k = 0; k < table->updates(); ++k)
+            QCOMPARE(table->delayIn(DelayUnit::BlockUpdates, k, S - 1), table->delay(k, S - 1));
+    }
+
+    void pipeDreamOwnBlockStepsAreStagesBelow() {
+        // SPEC section 2.1: PD's own-block delay on stage s = 1 ... S is S - s optimizer steps
+        // once the pipeline is full (the microbatches in flight above it).
+        for (const int S : {2, 4, 8}) {
+            const DelayTable t(buildTimeline(pd(S, 10 * S)));
+            for (long long k = t.updates() / 4; k < 3 * t.updates() / 4; ++k) {
+                const int s = t.update(k).stage;
+                QCOMPARE(t.delaySteps(k, s), static_cast<long long>(S - (s + 1)));
+            }
+        }
+    }
+
+    void synchronousStepsAreNotStale() {
+        // One step's reads all precede its updates: no step between them, in every block.
+        for (const char* kind : {"1f1b", "zb-h1", "imported sync", "fill-drain"}) {
+            const DelayTable t(unitsTimeline(kind, 4, 24, 8));
+            for (long long k = 0; k < t.updates(); ++k) {
+                for (int j = 0; j < 4; ++j) QCOMPARE(t.delaySteps(k, j), 0LL);
+            }
+        }
+    }
+
+    void twoBwIsOneStepStale() {
+        // Group t reads version t - 1 and its step lands after group t - 1's: one step; the
+        // first group reads w(0) = w(-1) and no step lands before its own, so 0 there.
+        const int S = 4;
+        const int m = 4;
+        const DelayTable t(unitsTimeline("2bw", S, 24, m));
+        for (long long k = 0; k < t.updates(); ++k) {
+            const long long want = t.update(k).microbatch < m ? 0 : 1;
+            for (int j = 0; j < S; ++j) QCOMPARE(t.delaySteps(k, j), want);
+        }
+    }
     void tableMatchesBruteForce_data() {
         QTest::addColumn<int>("kind");
         QTest::addColumn<int>("S");

@@ -9,12 +9,16 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "core/expect_error.hpp"
 #include "errors.hpp"
 #include "experiment/config/config.hpp"
 #include "experiment/output/results.hpp"
 #include "experiment/run/experiment.hpp"
+#include "schedule/delay_units.hpp"
 
 using namespace pipelens;
 namespace fs = std::filesystem;
@@ -38,6 +42,34 @@ const ExperimentResult& tinyResult() {
 
 void write(const fs::path& p, const std::string& text) {
     std::ofstream(p) << text;
+}
+
+// PD, 2BW and 1F1B side by side on S = 4: the delay units and the schedule family's keys.
+const ExperimentResult& familyResult() {
+    static const ExperimentResult result = [] {
+        nlohmann::json j = {
+            {"stages", 4},
+            {"batch_size", 5},
+            {"data", {{"rows", 40}, {"dim", 4}}},
+            {"budget", {{"microbatches", 16}}},
+            {"methods", nlohmann::json::array(
+                            {{{"method", "pd"}, {"step_size", 0.05}},
+                             {{"method", "2bw"}, {"step_size", 0.05}},
+                             {{"method", "1f1b"}, {"step_size", 0.05}, {"flush_group", 8}}})}};
+        RunOptions o;
+        o.threads = 1;
+        return runExperiment(ExperimentConfig::fromJson(j), o);
+    }();
+    return result;
+}
+
+// The cells of a CSV line (no quoted commas in these files but the label's).
+std::vector<std::string> cellsOf(const std::string& line) {
+    std::vector<std::string> out;
+    std::string cell;
+    std::istringstream in(line);
+    while (std::getline(in, cell, ',')) out.push_back(cell);
+    return out;
 }
 
 std::string read(const fs::path& p) {
@@ -109,6 +141,67 @@ class TestResultsFolder : public QObject {
                                  {"kept"});
         QCOMPARE(read(out / "summary.json"), before);
         QCOMPARE(resultsTemporaries(dir()), 0);
+    }
+
+    void delaysInThreeUnitsAndFamilyKeys() {
+        const fs::path out = dir() / "family";
+        QVERIFY(writeResults(familyResult(), out.string()).empty());
+        const auto summary = nlohmann::json::parse(read(out / "summary.json"));
+        const auto& methods = familyResult().methods;
+        QCOMPARE(methods.size(), size_t(3));
+        for (size_t i = 0; i < methods.size(); ++i) {
+            const RunResult& r = methods[i].result;
+            const auto& m = summary["methods"][i];
+            QVERIFY(r.timeline && r.delays);
+            const Timeline& tl = *r.timeline;
+            const bool family = isProgramKind(tl.params.kind);
+            QCOMPARE(m.contains("stage_rank"), family);
+            QCOMPARE(m.contains("weight_versions"), family);
+            QCOMPARE(m.contains("peak_activations"), family);
+            QCOMPARE(m.contains("optimizer_steps"), family);
+            if (family) {
+                QCOMPARE(m["stage_rank"].get<std::vector<int>>(), tl.stageRank);
+                QCOMPARE(m["weight_versions"].get<std::vector<int>>(), tl.weightVersions);
+                QCOMPARE(m["peak_activations"].get<std::vector<int>>(), tl.peakActivations);
+                QCOMPARE(m["optimizer_steps"].get<size_t>(), tl.stepEndSlots.size());
+            }
+            const auto most = maxDelayByUnit(*r.delays);
+            QCOMPARE(m["max_delay_by_unit"]["block_updates"].get<long long>(), most[0]);
+            QCOMPARE(m["max_delay_by_unit"]["optimizer_steps"].get<long long>(), most[1]);
+            QCOMPARE(m["max_delay_by_unit"]["slots"].get<long long>(), most[2]);
+            QCOMPARE(m["microbatches_per_step"].get<int>(), r.delays->stepMicrobatches());
+
+            // delay_units_<i>.csv: a column per unit and block, named by its unit.
+            std::istringstream csv(read(out / ("delay_units_" + std::to_string(i) + ".csv")));
+            std::string line;
+            std::getline(csv, line);
+            QCOMPARE(line, std::string("method,block_update,updated_stage,microbatch,slot,"
+                                       "block_updates_block1,block_updates_block2,"
+                                       "block_updates_block3,block_updates_block4,"
+                                       "optimizer_steps_block1,optimizer_steps_block2,"
+                                       "optimizer_steps_block3,optimizer_steps_block4,"
+                                       "slots_block1,slots_block2,slots_block3,slots_block4"));
+            long long k = 0;
+            for (; std::getline(csv, line); ++k) {
+                const auto cs = cellsOf(line);
+                QCOMPARE(cs.size(), size_t(5 + 3 * 4));
+                QCOMPARE(std::stoll(cs[1]), k);
+                for (int u = 0; u < 3; ++u) {
+                    for (int j = 0; j < 4; ++j) {
+                        QCOMPARE(std::stoll(cs[static_cast<size_t>(5 + 4 * u + j)]),
+                                 r.delays->delayIn(static_cast<DelayUnit>(u), k, j));
+                    }
+                }
+            }
+            QCOMPARE(k, r.delays->updates());
+        }
+        // PD: up to 4 steps, a start-up read (F(3, 2) before block 2's first update, used by
+        // B(3, 1) after four of them); 2BW's reads lag one step, 1F1B's none.
+        QCOMPARE(summary["methods"][0]["max_delay_by_unit"]["optimizer_steps"].get<int>(), 4);
+        QCOMPARE(summary["methods"][1]["max_delay_by_unit"]["optimizer_steps"].get<int>(), 1);
+        QCOMPARE(summary["methods"][2]["max_delay_by_unit"]["optimizer_steps"].get<int>(), 0);
+        QCOMPARE(summary["methods"][2]["optimizer_steps"].get<int>(), 2);  // 16 / M = 8
+        QCOMPARE(summary["methods"][1]["weight_versions"], nlohmann::json::array({2, 2, 2, 2}));
     }
 
     // A run killed while writing left DIR.tmp-PID forever.

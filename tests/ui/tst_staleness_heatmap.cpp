@@ -9,10 +9,13 @@
 #include <QTemporaryDir>
 #include <QToolTip>
 #include <QtTest>
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 
 #include "charts/colour_map.hpp"
+#include "charts/delay_by_stages.hpp"
 #include "charts/staleness_heatmap.hpp"
 #include "core/golden_case.hpp"
 #include "schedule/delays.hpp"
@@ -20,6 +23,7 @@
 #include "ui_test_support.hpp"
 
 using pipelens::DelayTable;
+using pipelens::DelayUnit;
 using pipelens::ScheduleKind;
 using pipelens::ScheduleParams;
 using pipelens::ui::StalenessHeatmap;
@@ -84,6 +88,14 @@ double shareShowingTheirDelay(const StalenessHeatmap& map, const DelayTable& tab
     }
     *colours = static_cast<int>(seen.size());
     return points > 1000 ? static_cast<double>(right) / points : 0.0;
+}
+
+std::shared_ptr<const DelayTable> twoBwDelays(int stages, int microbatches) {
+    ScheduleParams p;
+    p.kind = ScheduleKind::TwoBw;
+    p.stages = stages;
+    p.microbatches = microbatches;
+    return std::make_shared<const DelayTable>(pipelens::buildTimeline(p));
 }
 
 }  // namespace
@@ -327,6 +339,143 @@ class TestStalenessHeatmap : public QObject {
         map.setDelays(pdDelays(4, 12));
         QVERIFY(pipelens::ui::test::exportedSvg(map).contains(
             QStringLiteral(">delay (block updates)<")));
+    }
+
+    void showsEachUnit_data() {
+        QTest::addColumn<bool>("twoBw");
+        QTest::newRow("pd S=4") << false;
+        QTest::newRow("2bw S=4") << true;
+    }
+    void showsEachUnit() {
+        // SPEC section 2.1: the same reads in block updates, optimizer steps and slots; the
+        // heatmap's values, colours, header and colour bar follow the unit chosen.
+        QFETCH(bool, twoBw);
+        auto table = twoBw ? twoBwDelays(4, 24) : pdDelays(4, 24);
+        StalenessHeatmap map;
+        map.resize(900, 320);
+        map.setDelays(table, !twoBw);
+        QCOMPARE(map.unit(), DelayUnit::BlockUpdates);  // the default: the paper's unit
+        QSignalSpy changed(&map, &StalenessHeatmap::unitChanged);
+        for (const DelayUnit unit :
+             {DelayUnit::OptimizerSteps, DelayUnit::Slots, DelayUnit::BlockUpdates}) {
+            map.setUnit(unit);
+            QCOMPARE(map.unit(), unit);
+            long long largest = 0;
+            for (long long k = 0; k < table->updates(); ++k) {
+                for (int j = 0; j < 4; ++j) {
+                    QCOMPARE(map.valueAt(k, j), table->delayIn(unit, k, j));
+                    largest = std::max(largest, table->delayIn(unit, k, j));
+                }
+            }
+            const QString title = StalenessHeatmap::colourBarTitle(unit);
+            QVERIFY(title.contains(QString::fromUtf8(pipelens::delayUnitWords(unit))));
+            QVERIFY(pipelens::ui::test::exportedSvg(map).contains(QStringLiteral(">") + title +
+                                                                  QStringLiteral("<")));
+            // The second half's maximum in this unit, and the formula only in block updates.
+            const long long first = (table->updates() + 1) / 2;
+            long long halfMax = 0;
+            for (long long k = first; k < table->updates(); ++k) {
+                for (int j = 0; j < 4; ++j) halfMax = std::max(halfMax, table->delayIn(unit, k, j));
+            }
+            QCOMPARE(map.measuredMax(), static_cast<double>(halfMax));
+            QCOMPARE(std::isnan(map.formulaMax()), twoBw || unit != DelayUnit::BlockUpdates);
+            if (unit != DelayUnit::BlockUpdates) {
+                QVERIFY(
+                    map.statsText().contains(QString::fromUtf8(pipelens::delayUnitWords(unit))));
+                QVERIFY(map.cellDescription(first, 0).contains(
+                    QString::fromUtf8(pipelens::delayUnitWords(unit))));
+            }
+            if (largest > 0) {
+                // Each pixel has its cell's colour on this unit's scale.
+                QImage image(map.size(), QImage::Format_ARGB32_Premultiplied);
+                map.render(&image);
+                int checked = 0;
+                for (int y = 0; y < image.height(); y += 9) {
+                    for (int x = 0; x < image.width(); x += 11) {
+                        long long k = 0;
+                        int j = 0;
+                        if (!map.cellAtPosition(QPointF(x + 0.5, y + 0.5), &k, &j)) continue;
+                        const int index = static_cast<int>(
+                            std::clamp(static_cast<double>(table->delayIn(unit, k, j)) /
+                                               static_cast<double>(largest) * 255.0 +
+                                           0.5,
+                                       0.0, 255.0));
+                        if (image.pixel(x, y) != pipelens::ui::viridis(index)) continue;
+                        ++checked;
+                    }
+                }
+                QVERIFY2(checked > 500, qPrintable(QString::number(checked)));
+            }
+        }
+        QCOMPARE(changed.size(), 3);
+        map.setUnit(DelayUnit::BlockUpdates);  // unchanged: no signal
+        QCOMPARE(changed.size(), 3);
+    }
+
+    void delayByStagesInEachUnit() {
+        // The max-delay-vs-S figure's numbers in each unit: PD's steady state (second half of
+        // N = 10 S) is S - 1 optimizer steps and 2S - 1 slots, both from block 1's own reads.
+        for (int S = 2; S <= 8; ++S) {
+            const auto steps =
+                pipelens::ui::pipeDreamDelayStatsCached(S, DelayUnit::OptimizerSteps);
+            const auto inSlots = pipelens::ui::pipeDreamDelayStatsCached(S, DelayUnit::Slots);
+            const auto updates =
+                pipelens::ui::pipeDreamDelayStatsCached(S, DelayUnit::BlockUpdates);
+            QCOMPARE(steps.max, static_cast<double>(S - 1));
+            QCOMPARE(inSlots.max, static_cast<double>(2 * S - 1));
+            QCOMPARE(updates.max,
+                     static_cast<double>(pipelens::ui::pipeDreamDelayStatsCached(S).max));
+            QVERIFY(pipelens::ui::cachedPipeDreamDelayStats(S, DelayUnit::Slots).has_value());
+        }
+        // The means against brute force over the delay table.
+        const auto table = pdDelays(4, 40);
+        const long long first = (table->updates() + 1) / 2;
+        for (const DelayUnit unit : {DelayUnit::OptimizerSteps, DelayUnit::Slots}) {
+            double sum = 0;
+            for (long long k = first; k < table->updates(); ++k) {
+                for (int j = 0; j < 4; ++j) sum += static_cast<double>(table->delayIn(unit, k, j));
+            }
+            const double mean = sum / static_cast<double>((table->updates() - first) * 4);
+            QCOMPARE(pipelens::ui::pipeDreamDelayStatsCached(4, unit).mean, mean);
+        }
+        // The worker computes a unit's missing S and says when.
+        pipelens::ui::DelayByStagesWorker worker;
+        std::atomic<bool> done{false};
+        QVERIFY(worker.request(
+            {9, 10}, [&] { done = true; }, DelayUnit::Slots));
+        QTRY_VERIFY(done.load());
+        QCOMPARE(pipelens::ui::cachedPipeDreamDelayStats(10, DelayUnit::Slots)->max, 19.0);
+        QVERIFY(!worker.request(
+            {9, 10}, [] {}, DelayUnit::Slots));  // cached: nothing to do
+    }
+
+    void exportsCsvInEveryUnit() {
+        QTemporaryDir dir;
+        StalenessHeatmap map;
+        auto table = twoBwDelays(4, 16);
+        map.setDelays(table, false);
+        map.setExportTitle(QStringLiteral("2BW"));
+        map.setUnit(DelayUnit::OptimizerSteps);
+        const QString path = dir.filePath(QStringLiteral("units.csv"));
+        QVERIFY(map.exportCsv(path));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(file.readLine().trimmed(),
+                 QByteArray("method,block_update,updated_stage,microbatch,slot,"
+                            "block_updates_block1,block_updates_block2,block_updates_block3,"
+                            "block_updates_block4,optimizer_steps_block1,optimizer_steps_block2,"
+                            "optimizer_steps_block3,optimizer_steps_block4,slots_block1,"
+                            "slots_block2,slots_block3,slots_block4"));
+        const auto rows = golden::csvRows(path.toStdString());
+        QCOMPARE(static_cast<long long>(rows.size()), table->updates());
+        for (size_t k = 0; k < rows.size(); ++k) {
+            for (int j = 0; j < 4; ++j) {
+                QCOMPARE(std::stoll(rows[k][static_cast<size_t>(9 + j)]),
+                         table->delaySteps(static_cast<long long>(k), j));
+                QCOMPARE(std::stoll(rows[k][static_cast<size_t>(13 + j)]),
+                         table->delaySlots(static_cast<long long>(k), j));
+            }
+        }
     }
 
     void exportsCsvOfTheShownUpdates() {

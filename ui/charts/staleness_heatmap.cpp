@@ -1,6 +1,9 @@
 #include "charts/staleness_heatmap.hpp"
 
+#include <QActionGroup>
+#include <QContextMenuEvent>
 #include <QFontMetricsF>
+#include <QMenu>
 #include <QPainter>
 #include <QStringList>
 #include <algorithm>
@@ -12,6 +15,7 @@
 #include "charts/chart_support.hpp"
 #include "charts/colour_map.hpp"
 #include "schedule/delay_ranges.hpp"
+#include "schedule/delay_units.hpp"
 #include "schedule/schedule_tables.hpp"
 
 namespace pipelens::ui {
@@ -60,11 +64,14 @@ struct StalenessHeatmap::Impl {
     bool computing = false;        // a run is in flight: its delays are on their way
     bool failed = false;           // the run that was computing failed
     bool pipeDreamFormula = true;  // S² − S/2 is this schedule's steady-state maximum
-    const chart::XRange& range;    // the chart's visible range
-    mutable QImage scratch;        // the cell image, reused between frames
+    DelayUnit unit = DelayUnit::BlockUpdates;
+    const chart::XRange& range;  // the chart's visible range
+    mutable QImage scratch;      // the cell image, reused between frames
     mutable std::vector<QRgb> plane;
 
     bool empty() const { return !delays || updates <= 0 || blocks <= 0; }
+    // The formula S² − S/2 counts block updates of PipeDream's own schedule.
+    bool showsFormula() const { return pipeDreamFormula && unit == DelayUnit::BlockUpdates; }
     long long shownUpdates() const { return cursor < 0 ? updates : std::min(cursor, updates); }
     std::int32_t leaf(long long k, int block) const { return ranges.delay(k, block); }
     // Whether a frame showing the current range snaps pixel columns to whole bins.
@@ -101,7 +108,7 @@ struct StalenessHeatmap::Impl {
 };
 
 void StalenessHeatmap::Impl::rebuild() {
-    ranges.reset(delays);
+    ranges.reset(delays, DelayRanges::kDefaultMaxBinCells, unit);
     blocks = ranges.blocks();
     updates = ranges.updates();
     largest = ranges.largest();
@@ -123,6 +130,8 @@ void StalenessHeatmap::Impl::updateStats() {
 
 QString StalenessHeatmap::Impl::statsMax() const {
     QString measured = QStringLiteral("max delay measured %1").arg(shownMax, 0, 'f', 0);
+    if (unit != DelayUnit::BlockUpdates)
+        return measured + QStringLiteral(" ") + QString::fromUtf8(delayUnitWords(unit));
     if (!pipeDreamFormula) return measured;  // not PipeDream's schedule: no formula of its own
     const long long formula = pipeDreamMaxDelayFormula(blocks);
     const QString expression = blocks % 2 == 0 ? QStringLiteral("S\u00b2\u2212S/2")
@@ -141,7 +150,7 @@ QString StalenessHeatmap::Impl::statsNote() const {
         return cursorSlot >= 0 ? QStringLiteral("up to slot %1 (playback)").arg(cursorSlot)
                                : QStringLiteral("up to update %1 (playback)").arg(cursor);
     }
-    if (!pipeDreamFormula) return {};
+    if (!showsFormula()) return {};
     // The measured maximum is over the second half of the updates: only a long enough run has
     // left the start-up behind by then.
     switch (steadyState(std::llround(shownMax), pipeDreamMaxDelayFormula(blocks))) {
@@ -472,7 +481,7 @@ void StalenessHeatmap::Impl::paintColourBar(QPainter& p, const Layout& l,
     const double labelsWidth =
         fm.horizontalAdvance(QString::number(std::max<long long>(largest, 100))) + 8;
     // The whole title, or "delay" where the bar is too short for it (never an elided word).
-    QString title = colourBarTitle();
+    QString title = colourBarTitle(unit);
     if (fm.horizontalAdvance(title) > bar.height()) title = QStringLiteral("delay");
     if (fm.horizontalAdvance(title) > bar.height()) title.clear();
     p.save();
@@ -481,9 +490,9 @@ void StalenessHeatmap::Impl::paintColourBar(QPainter& p, const Layout& l,
     p.drawText(QRectF(-bar.height() / 2, 0, bar.height(), fm.height() + 2),
                Qt::AlignHCenter | Qt::AlignTop, title);
     p.restore();
-    // The steady-state maximum S^2 - S/2, for comparison with the colours.
+    // The steady-state maximum S^2 - S/2, for comparison with the colours (in block updates).
     const auto formula = static_cast<double>(pipeDreamMaxDelayFormula(blocks));
-    if (formula <= top) {
+    if (unit == DelayUnit::BlockUpdates && formula <= top) {
         const double y = yOf(formula);
         p.setPen(QPen(QColor(chart::kVermillion), 2.0));
         p.drawLine(QPointF(bar.left() - 4, y), QPointF(bar.right(), y));
@@ -494,7 +503,39 @@ void StalenessHeatmap::Impl::paintColourBar(QPainter& p, const Layout& l,
 // ---------------------------------------------------------------------------------------------
 
 QString StalenessHeatmap::colourBarTitle() {
-    return QStringLiteral("delay (block updates)");
+    return colourBarTitle(DelayUnit::BlockUpdates);
+}
+
+QString StalenessHeatmap::colourBarTitle(DelayUnit unit) {
+    return QStringLiteral("delay (%1)").arg(QString::fromUtf8(delayUnitWords(unit)));
+}
+
+void StalenessHeatmap::setUnit(DelayUnit unit) {
+    if (unit == d_->unit) return;
+    d_->unit = unit;
+    d_->rebuild();
+    d_->updateStats();
+    update();
+    emit unitChanged(unit);
+}
+
+DelayUnit StalenessHeatmap::unit() const {
+    return d_->unit;
+}
+
+void StalenessHeatmap::contextMenuEvent(QContextMenuEvent* event) {
+    QMenu menu(this);
+    auto* group = new QActionGroup(&menu);
+    for (const DelayUnit u :
+         {DelayUnit::BlockUpdates, DelayUnit::OptimizerSteps, DelayUnit::Slots}) {
+        QAction* a = menu.addAction(
+            QStringLiteral("Delays in %1").arg(QString::fromUtf8(delayUnitWords(u))));
+        a->setCheckable(true);
+        a->setChecked(u == d_->unit);
+        group->addAction(a);
+        connect(a, &QAction::triggered, this, [this, u] { setUnit(u); });
+    }
+    menu.exec(event->globalPos());
 }
 
 StalenessHeatmap::StalenessHeatmap(QWidget* parent)
@@ -578,7 +619,7 @@ double StalenessHeatmap::measuredMean() const {
 }
 
 double StalenessHeatmap::formulaMax() const {
-    if (!d_->empty() && !d_->pipeDreamFormula) return std::numeric_limits<double>::quiet_NaN();
+    if (!d_->empty() && !d_->showsFormula()) return std::numeric_limits<double>::quiet_NaN();
     return d_->empty() ? 0.0 : static_cast<double>(pipeDreamMaxDelayFormula(d_->blocks));
 }
 
@@ -590,6 +631,20 @@ QString StalenessHeatmap::cellDescription(long long update, int block) const {
     if (valueAt(update, block) < 0) return {};
     const BlockUpdateInfo& info = d_->delays->update(update);
     const long long h = d_->delays->forwardIndex(info.microbatch, block);
+    if (d_->unit != DelayUnit::BlockUpdates) {
+        return QStringLiteral(
+                   "update k=%1: B(m=%2) on stage %3 (slot %4) read block %5 in slot %6 with "
+                   "delay %7 %8 (%9 block updates)")
+            .arg(update)
+            .arg(info.microbatch)
+            .arg(info.stage + 1)
+            .arg(info.slot)
+            .arg(block + 1)
+            .arg(d_->delays->readSlot(info.microbatch, block))
+            .arg(valueAt(update, block))
+            .arg(QString::fromUtf8(delayUnitWords(d_->unit)))
+            .arg(update - h);
+    }
     return QStringLiteral(
                "update k=%1: B(m=%2) on stage %3 read block %4 with delay %5 "
                "(version from update h(m, j) = %6)")
@@ -631,6 +686,12 @@ void StalenessHeatmap::paintChart(QPainter& painter, const QSize& size, bool vec
 
 QByteArray StalenessHeatmap::csv() const {
     // The updates shown (up to the cursor), as the results folder writes them.
+    if (d_->unit != DelayUnit::BlockUpdates) {
+        // Every unit's columns, named by their unit (the results folder's delay_units_<i>.csv).
+        if (d_->empty()) return QByteArray(delayUnitsCsv(DelayTable{}, {}).c_str());
+        return QByteArray::fromStdString(
+            delayUnitsCsv(*d_->delays, exportTitle().toStdString(), d_->shownUpdates()));
+    }
     if (d_->empty()) return QByteArray(delayTableCsv(DelayTable{}, {}).c_str());
     return QByteArray::fromStdString(
         delayTableCsv(*d_->delays, exportTitle().toStdString(), d_->shownUpdates()));

@@ -2,7 +2,9 @@
 // The staleness heatmap: blocks (rows) by block updates (columns), colour = the delay
 // k - h(m, j) of update k's read of block j, with a colour bar, the theoretical maximum
 // S^2 - S/2 beside the measured maximum and mean, and a hover readout. Columns narrower than a
-// pixel are aggregated (the maximum delay they cover is drawn).
+// pixel are aggregated (the maximum delay they cover is drawn). The delays count block updates
+// (the paper's unit, the default), optimizer steps or slots (SPEC section 2.1): setUnit, or the
+// chart's context menu; the colour bar's title and the header name the unit.
 #include <memory>
 #include <vector>
 
@@ -21,6 +23,10 @@ class StalenessHeatmap : public RangeChart {
     // (pipeDreamFormulaApplies); without it only the measured values are stated.
     void setDelays(std::shared_ptr<const DelayTable> delays, bool pipeDreamFormula = true);
     std::shared_ptr<const DelayTable> delays() const;
+    // The unit the colours, the header and the CSV count (block updates by default); kept
+    // across setDelays.
+    void setUnit(DelayUnit unit);
+    DelayUnit unit() const;
     // No delays, and the message says a run is computing them (never a previous run's picture);
     // the next setDelays ends it.
     void setComputing();
@@ -36,18 +42,21 @@ class StalenessHeatmap : public RangeChart {
     void setCursorUpdate(long long update, int slot = -1);
     long long cursorUpdate() const;
 
-    // The delay the heatmap shows for update k and block j (what the colour encodes); -1 for a
-    // cell not shown (out of range or at/after the cursor).
+    // The delay the heatmap shows for update k and block j in unit() (what the colour
+    // encodes); -1 for a cell not shown (out of range or at/after the cursor).
     long long valueAt(long long update, int block) const;
     // Measured max and mean over the shown updates' second half, and the formula max.
     double measuredMax() const;
     double measuredMean() const;
-    double formulaMax() const;  // NaN when the formula is not the schedule's own
+    // NaN when the formula is not the schedule's own, or the unit is not block updates.
+    double formulaMax() const;
     // The header line(s) as drawn: the measured maximum (with what it covers) and the mean.
     QString statsText() const;
     // The colour bar's title, with its unit: delays count block updates (SPEC §3: the updates
     // made between a block's read and the update that uses it).
     static QString colourBarTitle();
+    // The same for any unit: "delay (optimizer steps)", "delay (slots)".
+    static QString colourBarTitle(DelayUnit unit);
     // The blocks whose row is labelled, rows `rowHeight` apart, labels `textHeight` tall: from
     // block 1, evenly spaced.
     static std::vector<int> labelledBlocks(int blocks, double rowHeight, double textHeight);
@@ -64,11 +73,13 @@ class StalenessHeatmap : public RangeChart {
     QSize sizeHint() const override;
 
   signals:
+    void unitChanged(pipelens::DelayUnit unit);
     // A click (no drag) in the plot: the number of block updates done at the pointer, for the
     // playback cursor.
     void updateClicked(long long updatesDone);
 
   protected:
+    void contextMenuEvent(QContextMenuEvent* event) override;
     double extent() const override;
     QRectF plotArea() const override;
     QByteArray csv() const override;

@@ -20,6 +20,8 @@
 #include <sstream>
 
 #include "errors.hpp"
+#include "experiment/output/schedule_comparison.hpp"
+#include "schedule/delay_units.hpp"
 #include "schedule/schedule_tables.hpp"
 #include "util/csv_writer.hpp"
 #include "util/file_target.hpp"
@@ -467,7 +469,26 @@ json summaryJson(const ExperimentResult& r) {
             m["bubble_fraction"] = res.utilization->bubbleFraction;
             m["utilization_per_stage"] = res.utilization->perStage;
         }
-        if (res.timeline) m["peak_stashed_copies"] = res.timeline->peakStash;
+        if (res.timeline) {
+            const Timeline& tl = *res.timeline;
+            m["peak_stashed_copies"] = tl.peakStash;
+            // The schedule family's own memory and step count (program_schedules.hpp).
+            if (isProgramKind(tl.params.kind)) {
+                m["stage_rank"] = tl.stageRank;
+                m["weight_versions"] = tl.weightVersions;
+                m["peak_activations"] = tl.peakActivations;
+                m["optimizer_steps"] = tl.stepEndSlots.size();
+            }
+        }
+        if (res.delays) {
+            // SPEC section 2.1's three units of the largest delay (max_delay: block updates).
+            const auto most = maxDelayByUnit(*res.delays);
+            json units;
+            for (size_t u = 0; u < most.size(); ++u)
+                units[std::string(enumName(kDelayUnits, static_cast<DelayUnit>(u)))] = most[u];
+            m["max_delay_by_unit"] = units;
+            m["microbatches_per_step"] = res.delays->stepMicrobatches();
+        }
         if (res.delayStats) {
             const DelayStats& d = *res.delayStats;
             m["delay_stats"] = {{"max", d.max},
@@ -671,10 +692,15 @@ std::vector<std::string> writeResults(const ExperimentResult& r, const std::stri
                 if (res.delays) {
                     put(tmp / ("delays_" + std::to_string(i) + ".csv"),
                         delayTableCsv(*res.delays, o.label));
+                    put(tmp / ("delay_units_" + std::to_string(i) + ".csv"),
+                        delayUnitsCsv(*res.delays, o.label));
                 }
             }
             if (anyTheorem) put(tmp / "theorem.csv", th.take());
             if (anySweep) put(tmp / "sweep.csv", sw.take());
+            // Schedules on equal terms: final value, time to target, bubble, peak memory.
+            if (r.methods.size() > 1)
+                put(tmp / "schedule_comparison.csv", scheduleComparisonCsv(scheduleComparison(r)));
             if (extra) extra(tmp);
         },
         cancel);
