@@ -360,6 +360,116 @@ class TestControls : public QObject {
         QCOMPARE(panel.latencyField()->value(), 2);
     }
 
+    // The schedule family's parameters: each method shows its own fields, and edits go to the
+    // config (refusals, such as 2BW's m < S, shown at the field with the engine's message).
+    void theScheduleFamilyFieldsFollowTheMethod() {
+        ExperimentController c;
+        ControlsPanel panel(&c);
+        MethodListEditor* m = panel.methods();
+        const int S = c.config().stages;
+        auto shown = [m] {
+            QStringList names;
+            const QList<QPair<QString, QWidget*>> fields = {{"noam", m->noamField()},
+                                                            {"flush", m->flushGroupField()},
+                                                            {"m", m->accumulationField()},
+                                                            {"file", m->scheduleFileField()},
+                                                            {"update", m->updateField()}};
+            for (const auto& f : fields) {
+                if (m->rowShown(f.second)) names << f.first;
+            }
+            return names.join(',');
+        };
+        m->list()->setCurrentRow(0);  // PipeDream
+        QCOMPARE(shown(), QString("noam"));
+        m->addMethod(Method::OneFOneB);
+        QCOMPARE(c.config().methods.back().method, Method::OneFOneB);
+        QCOMPARE(shown(), QString("flush"));
+        m->flushGroupField()->setValue(6);
+        QCOMPARE(c.config().methods.back().flushGroup, 6);
+        m->addMethod(Method::ZeroBubbleH1);
+        QCOMPARE(shown(), QString("flush"));
+        QCOMPARE(m->flushGroupField()->value(), 0);  // its own M, not 1F1B's
+        m->flushGroupField()->setValue(5);
+        QCOMPARE(c.config().methods.back().method, Method::ZeroBubbleH1);
+        QCOMPARE(c.config().methods.back().flushGroup, 5);
+        m->addMethod(Method::TwoBw);
+        QCOMPARE(shown(), QString("m"));
+        m->accumulationField()->setValue(S + 2);
+        QCOMPARE(c.config().methods.back().accumulation, S + 2);
+        m->accumulationField()->setValue(S - 1);  // 2BW sums m >= S microbatches
+        QCOMPARE(c.config().methods.back().accumulation, S + 2);
+        const QString refused = m->errors().message(m->accumulationField());
+        QVERIFY2(refused.contains(QString::number(S - 1)), qPrintable(refused));
+        m->accumulationField()->setValue(0);  // 0 = S
+        QCOMPARE(c.config().methods.back().accumulation, 0);
+        QVERIFY(m->errors().message(m->accumulationField()).isEmpty());
+
+        // An imported schedule waits, unchecked, for its file.
+        const size_t before = c.config().methods.size();
+        m->addMethod(Method::Imported);
+        QCOMPARE(shown(), QString("file,update"));
+        QCOMPARE(c.config().methods.size(), before);
+        const int row = m->list()->currentRow();
+        QCOMPARE(m->list()->item(row)->checkState(), Qt::Unchecked);
+        // A missing file is refused with the engine's message, and it stays out.
+        m->setScheduleFile("/nonexistent/schedule.csv");
+        QCOMPARE(c.config().methods.size(), before);
+        const QString missing = m->errors().message(m->scheduleFileField()->parentWidget());
+        QVERIFY2(missing.contains("/nonexistent/schedule.csv"), qPrintable(missing));
+        QCOMPARE(m->list()->item(row)->checkState(), Qt::Unchecked);
+        // A file whose stages are not S's is refused too. The example has 4 ranks x 2 stages.
+        const QString file = PIPELENS_SOURCE_DIR "/examples/schedules/interleaved_s4_m8_v2.csv";
+        ExperimentConfig other = c.config();
+        other.stages = 4;
+        c.setConfig(other);
+        QCOMPARE(c.config().stages, 4);
+        m->list()->setCurrentRow(m->list()->count() - 1);
+        QCOMPARE(m->list()->item(m->list()->count() - 1)->checkState(), Qt::Unchecked);
+        m->setScheduleFile(file);
+        QCOMPARE(c.config().methods.size(), before);
+        const QString stages = m->errors().message(m->scheduleFileField()->parentWidget());
+        QVERIFY2(stages.contains("its file has 8 stages"), qPrintable(stages));
+        other = c.config();
+        other.stages = 8;
+        c.setConfig(other);
+        QCOMPARE(c.config().stages, 8);
+        m->list()->setCurrentRow(m->list()->count() - 1);
+        // Through the line edit, as typed.
+        m->scheduleFileField()->setText(file);
+        m->scheduleFileField()->setModified(true);
+        emit m->scheduleFileField()->editingFinished();
+        QCOMPARE(c.config().methods.size(), before + 1);
+        QCOMPARE(c.config().methods.back().method, Method::Imported);
+        QCOMPARE(QString::fromStdString(c.config().methods.back().scheduleFile), file);
+        QVERIFY(!c.config().methods.back().asyncUpdate);
+        QCOMPARE(m->list()->item(m->list()->count() - 1)->checkState(), Qt::Checked);
+        m->updateField()->setCurrentIndex(m->updateField()->findData("async"));
+        QVERIFY(c.config().methods.back().asyncUpdate);
+        QVERIFY(m->list()->item(m->list()->count() - 1)->text().contains("async"));
+        // Once checked, a bad file is refused and the good one kept.
+        m->setScheduleFile("/nonexistent/schedule.csv");
+        QCOMPARE(QString::fromStdString(c.config().methods.back().scheduleFile), file);
+        QCOMPARE(m->scheduleFileField()->text(), file);
+        QVERIFY(!m->errors().message(m->scheduleFileField()->parentWidget()).isEmpty());
+        // Back at fill-drain's row: only its flush group.
+        m->addMethod(Method::FillDrain);
+        QCOMPARE(shown(), QString("flush"));
+    }
+
+    void theWeightGradientCostIsEdited() {
+        ExperimentController c;
+        ControlsPanel panel(&c);
+        panel.backwardCostField()->setValue(3);
+        panel.weightCostField()->setValue(2);
+        QCOMPARE(c.config().costs.weightSlots, 2);
+        panel.weightCostField()->setValue(1);
+        QCOMPARE(c.config().costs.weightSlots, 1);
+        ExperimentConfig other = c.config();
+        other.costs.weightSlots = 3;
+        c.setConfig(other);
+        QCOMPARE(panel.weightCostField()->value(), 3);
+    }
+
     void fieldsFollowAConfigChangedElsewhere() {
         ExperimentController c;
         ControlsPanel panel(&c);

@@ -13,7 +13,10 @@
 #include <memory>
 
 #include "charts/gantt_chart.hpp"
+#include "charts/gantt_selection.hpp"
 #include "schedule/delays.hpp"
+#include "schedule/program.hpp"
+#include "schedule/pytorch_csv.hpp"
 #include "schedule/timeline.hpp"
 #include "ui_test_support.hpp"
 
@@ -35,6 +38,43 @@ std::shared_ptr<const Timeline> makeTimeline(ScheduleKind kind, int stages, int 
     p.microbatches = microbatches;
     p.localSteps = localSteps;
     return std::make_shared<const Timeline>(pipelens::buildTimeline(p));
+}
+
+// ZB-H1 at S = 4, M = 4, with the zero-bubble paper's costs (F 1, B 2 split into I 1 + W 1).
+std::shared_ptr<const Timeline> zeroBubbleTimeline(int microbatches = 8) {
+    ScheduleParams p;
+    p.kind = ScheduleKind::ZeroBubbleH1;
+    p.stages = 4;
+    p.microbatches = microbatches;
+    p.flushGroup = 4;
+    p.costs.backwardSlots = 2;
+    p.costs.weightSlots = 1;
+    return std::make_shared<const Timeline>(pipelens::buildTimeline(p));
+}
+
+// The interleaved example (4 ranks, 8 stages: stage s on rank s mod 4) imported, two steps.
+std::shared_ptr<const Timeline> interleavedImport() {
+    auto program =
+        std::make_shared<const pipelens::PipelineProgram>(pipelens::readPytorchScheduleCsv(
+            PIPELENS_SOURCE_DIR "/examples/schedules/interleaved_s4_m8_v2.csv"));
+    const pipelens::ProgramSummary summary = pipelens::summarizeProgram(*program);
+    if (summary.ranks != 4 || summary.stages != 8) return nullptr;
+    ScheduleParams p;
+    p.kind = ScheduleKind::Imported;
+    p.stages = summary.stages;
+    p.microbatches = 2 * summary.microbatches;
+    p.program = program;
+    return std::make_shared<const Timeline>(pipelens::buildTimeline(p));
+}
+
+// The first x (scanning right along row y) whose cell is at slot `slot` or later; -1 if none.
+int xOfSlot(const GanttChart& chart, int y, int slot) {
+    int stage = 0;
+    int at = 0;
+    for (int x = 0; x < chart.width(); ++x) {
+        if (chart.cellAtPosition(QPointF(x, y), &stage, &at) && at >= slot) return x;
+    }
+    return -1;
 }
 
 // The cell busy on `stage` at `slot`, found by a plain scan (independent of the chart's index).
@@ -538,6 +578,200 @@ class TestGanttChart : public QObject {
         chart.setTimeline(std::make_shared<const Timeline>(buildTimeline(p)));
         QCOMPARE(chart.visibleFirst(), 0.0);
         QCOMPARE(chart.visibleLast(), double(3 * 16 * 2));
+    }
+
+    // The split backward: I and W cells are named in the hover text and the labels, and drawn
+    // in their own colours (none of which a PipeDream chart uses).
+    void drawsInputAndWeightGradientCells() {
+        auto tl = zeroBubbleTimeline();
+        int inputs = 0;
+        int weights = 0;
+        for (const TimelineCell& c : tl->cells) {
+            inputs += c.op == OpKind::InputGrad ? 1 : 0;
+            weights += c.op == OpKind::WeightGrad ? 1 : 0;
+        }
+        QCOMPARE(inputs, 4 * 8);
+        QCOMPARE(weights, 4 * 8);
+        GanttChart chart;
+        chart.resize(1400, 400);
+        chart.setTimeline(tl);
+        chart.setVisibleRange(0, 40);  // 30 pixels a slot: every cell labelled
+        int checked = 0;
+        for (const TimelineCell& c : tl->cells) {
+            const QString text = chart.cellDescription(c.stage, c.startSlot);
+            const QString label = chart.cellLabel(c.stage, c.startSlot);
+            const QString number = QString::number(c.microbatch);
+            if (c.startSlot >= 38) continue;
+            ++checked;
+            switch (c.op) {
+                case OpKind::InputGrad:
+                    QVERIFY2(text.startsWith(QStringLiteral("I(m=%1) (input gradient) on stage %2")
+                                                 .arg(c.microbatch)
+                                                 .arg(c.stage + 1)),
+                             qPrintable(text));
+                    QCOMPARE(label, "I" + number);
+                    break;
+                case OpKind::WeightGrad:
+                    QVERIFY2(text.startsWith(QStringLiteral("W(m=%1) (weight gradient) on stage %2")
+                                                 .arg(c.microbatch)
+                                                 .arg(c.stage + 1)),
+                             qPrintable(text));
+                    QCOMPARE(label, "W" + number);
+                    break;
+                default:
+                    QVERIFY2(text.startsWith(QStringLiteral("F(m=%1) on stage %2")
+                                                 .arg(c.microbatch)
+                                                 .arg(c.stage + 1)),
+                             qPrintable(text));
+                    QCOMPARE(label, number);
+            }
+            QVERIFY2(text.contains("optimizer step 1") || text.contains("optimizer step 2"),
+                     qPrintable(text));
+        }
+        QVERIFY(checked > 40);
+        // One lane per stage: ZB-H1 keeps one stage per device.
+        QCOMPARE(chart.laneCount(), 4);
+        QCOMPARE(chart.laneTitle(2), QStringLiteral("stage 3"));
+
+        const QColor input = pipelens::ui::ganttOpColour(OpKind::InputGrad);
+        const QColor weight = pipelens::ui::ganttOpColour(OpKind::WeightGrad);
+        QVERIFY(input != QColor(pipelens::ui::ganttOpColour(OpKind::Backward)));
+        QVERIFY(input != weight);
+        QImage image(1400, 400, QImage::Format_ARGB32_Premultiplied);
+        chart.render(&image);
+        QVERIFY2(pixelsNear(image, input, 12) > 2000,
+                 qPrintable(QString::number(pixelsNear(image, input, 12))));
+        QVERIFY(pixelsNear(image, weight, 12) > 2000);
+        // Zoomed out to many slots a pixel, I and W still tint the backward share.
+        auto many = zeroBubbleTimeline(4000);
+        chart.setTimeline(many);
+        chart.fitAll();
+        chart.render(&image);
+        QVERIFY(distinctColours(image) > 3);
+        // A PipeDream chart has neither colour.
+        chart.setTimeline(makeTimeline(ScheduleKind::PipeDream, 4, 8));
+        chart.render(&image);
+        QCOMPARE(pixelsNear(image, input, 12), 0);
+        QCOMPARE(pixelsNear(image, weight, 12), 0);
+    }
+
+    // A click on an I or W cell selects its microbatch; the outline keeps the op's colour.
+    void selectsSplitBackwardCells() {
+        auto tl = zeroBubbleTimeline();
+        GanttChart chart;
+        chart.resize(1000, 300);
+        chart.setTimeline(tl);
+        chart.selectMicrobatch(2);
+        int halves = 0;
+        for (const auto& c : chart.selection().cells) {
+            QCOMPARE(c.lane, c.stage);
+            halves += c.op == OpKind::InputGrad || c.op == OpKind::WeightGrad ? 1 : 0;
+        }
+        QCOMPARE(chart.selection().cells.size(), size_t(3 * 4));  // F, I, W on 4 stages
+        QCOMPARE(halves, 8);
+    }
+
+    // An imported interleaved schedule holds two stages per device: one lane per device, titled
+    // with its stages; each cell is drawn in its device's lane and names its stage.
+    void drawsOneLanePerDeviceForAnInterleavedImport() {
+        auto tl = interleavedImport();
+        QVERIFY(tl);
+        QCOMPARE(tl->stageRank.size(), size_t(8));
+        GanttChart chart;
+        chart.resize(1500, 400);
+        chart.setTimeline(tl);
+        QCOMPARE(chart.laneCount(), 4);
+        QCOMPARE(chart.laneTitle(0), QStringLiteral("device 1 (stages 1, 5)"));
+        QCOMPARE(chart.laneTitle(3), QStringLiteral("device 4 (stages 4, 8)"));
+        for (int s = 0; s < 8; ++s) QCOMPARE(chart.laneOfStage(s), tl->stageRank[size_t(s)]);
+        chart.setVisibleRange(0, 30);  // 50 pixels a slot
+        QCOMPARE(chart.visibleLast(), 30.0);
+        // Each cell, hit at its middle on its device's lane, is found with its own stage.
+        const int plotTop = [&] {
+            for (int y = 0; y < 400; ++y) {
+                if (chart.cellAtPosition(QPointF(750, y), nullptr, nullptr)) return y;
+            }
+            return -1;
+        }();
+        int plotBottom = plotTop;
+        while (chart.cellAtPosition(QPointF(750, plotBottom + 1), nullptr, nullptr)) ++plotBottom;
+        QVERIFY(plotTop > 0 && plotBottom > plotTop + 40);
+        const double laneHeight = (plotBottom - plotTop + 1) / 4.0;
+        int checked = 0;
+        for (const TimelineCell& c : tl->cells) {
+            if (c.endSlot >= 29) continue;
+            const int y =
+                static_cast<int>(plotTop + (tl->stageRank[size_t(c.stage)] + 0.5) * laneHeight);
+            const int x = xOfSlot(chart, y, c.startSlot) + 10;
+            int stage = -1;
+            int slot = -1;
+            QVERIFY2(chart.cellAtPosition(QPointF(x, y), &stage, &slot),
+                     qPrintable(QStringLiteral("slot %1 stage %2 at (%3, %4), plot rows %5 … %6")
+                                    .arg(c.startSlot)
+                                    .arg(c.stage)
+                                    .arg(x)
+                                    .arg(y)
+                                    .arg(plotTop)
+                                    .arg(plotBottom)));
+            QCOMPARE(slot, c.startSlot);
+            QCOMPARE(stage, c.stage);
+            const QString label = chart.cellLabel(c.stage, c.startSlot);
+            const QString want = (c.op == OpKind::Forward ? "F" : "B") +
+                                 QString::number(c.microbatch) + QChar(0x00b7) +
+                                 QStringLiteral("s%1").arg(c.stage + 1);
+            QCOMPARE(label, want);
+            QVERIFY(
+                chart.cellDescription(c.stage, c.startSlot)
+                    .contains(QStringLiteral("device %1").arg(tl->stageRank[size_t(c.stage)] + 1)));
+            ++checked;
+        }
+        QVERIFY(checked > 50);
+        // The second chunk on a device has its own shade.
+        QImage image(1500, 400, QImage::Format_ARGB32_Premultiplied);
+        chart.render(&image);
+        QVERIFY(pixelsNear(image, pipelens::ui::ganttOpColour(OpKind::Forward, 0), 6) > 1000);
+        QVERIFY(pixelsNear(image, pipelens::ui::ganttOpColour(OpKind::Forward, 1), 6) > 1000);
+        chart.fitAll();
+        chart.selectMicrobatch(3);
+        chart.render(&image);  // aggregated, with a selection: nothing out of its lane
+        for (const auto& c : chart.selection().cells)
+            QCOMPARE(c.lane, tl->stageRank[size_t(c.stage)]);
+    }
+
+    // Program schedules: a thin dark line where each optimizer step ends.
+    void drawsOptimizerStepEnds() {
+        ScheduleParams p;
+        p.kind = ScheduleKind::OneFOneB;
+        p.stages = 4;
+        p.microbatches = 12;
+        p.flushGroup = 4;
+        auto tl = std::make_shared<const Timeline>(pipelens::buildTimeline(p));
+        QCOMPARE(tl->stepEndSlots.size(), size_t(3));
+        GanttChart chart;
+        chart.resize(1200, 300);
+        chart.setTimeline(tl);
+        chart.fitAll();
+        QImage image(1200, 300, QImage::Format_ARGB32_Premultiplied);
+        chart.render(&image);
+        // The row through the middle of the plot: find x of each step's end.
+        const int y = 150;
+        for (size_t i = 0; i + 1 < tl->stepEndSlots.size(); ++i) {
+            const int x = xOfSlot(chart, y, tl->stepEndSlots[i] + 1);
+            QVERIFY(x > 0);
+            int dark = 0;
+            for (int yy = 60; yy < 240; ++yy) {
+                for (int dx = -1; dx <= 0; ++dx) {
+                    const QColor c = image.pixelColor(x + dx, yy);
+                    if (c.red() + c.green() + c.blue() < 200) ++dark;
+                }
+            }
+            QVERIFY2(dark > 40, qPrintable(QStringLiteral("step %1: %2 dark pixels at x = %3")
+                                               .arg(i + 1)
+                                               .arg(dark)
+                                               .arg(x)));
+        }
+        // PipeDream has no steps: no such line in the middle of its run.
+        QVERIFY(makeTimeline(ScheduleKind::PipeDream, 4, 12)->stepEndSlots.empty());
     }
 
     void mapsPositionsToCells() {

@@ -8,6 +8,7 @@
 
 #include "charts/chart_support.hpp"
 #include "charts/gantt_chart.hpp"
+#include "charts/gantt_selection.hpp"
 #include "charts/method_colours.hpp"
 #include "schedule/timeline_index.hpp"
 #include "util/csv_writer.hpp"
@@ -31,6 +32,7 @@ struct Group {
     double bubble = 0.0;
     int peak = 0;
     int peakStage = 0;
+    bool split = false;  // has I / W cells (a split backward)
 };
 
 // Where the parts go, in logical pixels: the legend row, then per group a header line and its
@@ -230,6 +232,17 @@ void ComparisonGantt::Impl::paintLanes(QPainter& p, const Layout& l, const Group
         if (t + 1 < range.first || t + 1 > range.last) continue;
         p.drawLine(QPointF(xOf(l, t + 1), r.top()), QPointF(xOf(l, t + 1), r.bottom()));
     }
+    // Program schedules: optimizer-step ends, thin, and left out where too dense to tell apart.
+    const auto& ends = g.index.timeline()->stepEndSlots;
+    const auto firstEnd =
+        std::lower_bound(ends.begin(), ends.end(), static_cast<int>(std::floor(range.first)) - 1);
+    const auto lastEnd =
+        std::upper_bound(firstEnd, ends.end(), static_cast<int>(std::ceil(range.last)));
+    if (static_cast<double>(lastEnd - firstEnd) * 4.0 <= l.width) {
+        p.setPen(QPen(QColor(50, 50, 50), 1.0, Qt::DashLine));
+        for (auto it = firstEnd; it != lastEnd; ++it)
+            p.drawLine(QPointF(xOf(l, *it + 1), r.top()), QPointF(xOf(l, *it + 1), r.bottom()));
+    }
     p.restore();
     p.setPen(QColor(120, 120, 120));
     p.setBrush(Qt::NoBrush);
@@ -267,7 +280,9 @@ void ComparisonGantt::Impl::paintCells(QPainter& p, const Layout& l, const Group
                                   const double x1 = xOf(l, c.endSlot + 1);
                                   p.fillRect(
                                       QRectF(x0, r.top() + c.stage * rowHeight, x1 - x0, rowHeight),
-                                      c.op == OpKind::Forward ? forward : backward);
+                                      g.split                   ? ganttOpColour(c.op)
+                                      : c.op == OpKind::Forward ? forward
+                                                                : backward);
                               });
         return;
     }
@@ -336,11 +351,27 @@ void ComparisonGantt::Impl::paintLegend(QPainter& p, const Layout& l,
     };
     entry(QColor(chart::kGanttForward), QStringLiteral("F forward"));
     entry(QColor(chart::kGanttBackward), QStringLiteral("B backward"));
+    if (std::any_of(groups.begin(), groups.end(), [](const Group& g) { return g.split; })) {
+        entry(ganttOpColour(OpKind::InputGrad), QStringLiteral("I input grad"));
+        entry(ganttOpColour(OpKind::WeightGrad), QStringLiteral("W weight grad"));
+    }
     entry(QBrush(Qt::NoBrush), QStringLiteral("idle"));
     // Shown when some run ends before the longest one.
     if (std::any_of(groups.begin(), groups.end(),
                     [&](const Group& g) { return g.index.slotCount() < slotCount; }))
         entry(kPastRun, QStringLiteral("finished"));
+    // Program schedules: their optimizer steps' ends.
+    if (std::any_of(groups.begin(), groups.end(),
+                    [](const Group& g) { return !g.index.timeline()->stepEndSlots.empty(); })) {
+        p.setPen(QPen(QColor(50, 50, 50), 1.0, Qt::DashLine));
+        p.drawLine(QPointF(x + box / 2, y - 1), QPointF(x + box / 2, y + box + 1));
+        x += box + 2;
+        p.setPen(QColor(40, 40, 40));
+        const QString text = QStringLiteral("optimizer step");
+        const double w = fm.horizontalAdvance(text);
+        p.drawText(QRectF(x, l.legend.top(), w + 2, l.legend.height()), Qt::AlignVCenter, text);
+        x += w + 14;
+    }
     const bool averaging = std::any_of(groups.begin(), groups.end(), [](const Group& g) {
         return !g.index.timeline()->averagingSlots.empty();
     });
@@ -388,6 +419,10 @@ void ComparisonGantt::setSnapshot(SnapshotPtr snapshot) {
             const auto top = std::max_element(peaks.begin(), peaks.end());
             g.peak = top == peaks.end() ? 0 : *top;
             g.peakStage = top == peaks.end() ? 0 : static_cast<int>(top - peaks.begin());
+            g.split = std::any_of(
+                timeline->cells.begin(), timeline->cells.end(), [](const TimelineCell& c) {
+                    return c.op == OpKind::InputGrad || c.op == OpKind::WeightGrad;
+                });
             g.index.reset(std::move(timeline));
             d_->slotCount = std::max(d_->slotCount, g.index.slotCount());
             d_->groups.push_back(std::move(g));
@@ -489,7 +524,7 @@ QByteArray ComparisonGantt::csv() const {
             out.label(g.label.toStdString())
                 .integer(c.startSlot)
                 .integer(c.stage)
-                .plain(c.op == OpKind::Forward ? "F" : "B")
+                .plain(opLetter(c.op).toStdString())
                 .integer(c.microbatch)
                 .integer(c.endSlot);
             out.endRow();
@@ -519,10 +554,12 @@ QString ComparisonGantt::toolTipAt(const QPointF& position) const {
                              .arg(g.label)
                              .arg(stage + 1)
                              .arg(slot);
-        return QStringLiteral("%1: %2(m=%3) on stage %4, slot %5")
+        const bool half = c->op == OpKind::InputGrad || c->op == OpKind::WeightGrad;
+        return QStringLiteral("%1: %2(m=%3)%4 on stage %5, slot %6")
             .arg(g.label)
-            .arg(c->op == OpKind::Forward ? QLatin1Char('F') : QLatin1Char('B'))
+            .arg(opLetter(c->op))
             .arg(c->microbatch)
+            .arg(half ? QStringLiteral(" (%1)").arg(opName(c->op)) : QString())
             .arg(stage + 1)
             .arg(slot);
     }

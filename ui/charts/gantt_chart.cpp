@@ -45,16 +45,21 @@ QColor phaseShade(PhaseKind kind) {
     return Qt::white;
 }
 
-QRgb premultipliedMix(double forwardShare, double backwardShare) {
+// `forward` and `backward` (opaque) weighted by their shares of a pixel column, premultiplied.
+QRgb premultipliedMix(QRgb forward, QRgb backward, double forwardShare, double backwardShare) {
     const double alpha = std::clamp(forwardShare + backwardShare, 0.0, 1.0);
     auto channel = [&](int f, int b) {
         return std::clamp(static_cast<int>(std::lround(forwardShare * f + backwardShare * b)), 0,
                           static_cast<int>(std::lround(alpha * 255.0)));
     };
-    return qRgba(channel(qRed(chart::kGanttForward), qRed(chart::kGanttBackward)),
-                 channel(qGreen(chart::kGanttForward), qGreen(chart::kGanttBackward)),
-                 channel(qBlue(chart::kGanttForward), qBlue(chart::kGanttBackward)),
+    return qRgba(channel(qRed(forward), qRed(backward)), channel(qGreen(forward), qGreen(backward)),
+                 channel(qBlue(forward), qBlue(backward)),
                  static_cast<int>(std::lround(alpha * 255.0)));
+}
+
+QRgb premultipliedMix(double forwardShare, double backwardShare) {
+    return premultipliedMix(chart::kGanttForward, chart::kGanttBackward, forwardShare,
+                            backwardShare);
 }
 
 QRgb premultiplied(QRgb colour, double alpha) {
@@ -72,6 +77,9 @@ int replicaOf(const ScheduleParams& p, int microbatch) {
     if (p.kind != ScheduleKind::LocalSgd || p.replicas <= 1) return 0;
     return microbatch % p.replicas + 1;
 }
+
+// An optimizer step's end (program schedules).
+const QColor kStepLine(50, 50, 50);
 
 // Slots after the method's run, while the experiment goes on (a shorter method's "finished").
 constexpr QRgb kFinishedShade = 0xffe4e4e4;  // qRgb(228, 228, 228)
@@ -91,7 +99,54 @@ struct GanttChart::Impl {
 
     std::shared_ptr<const Timeline> timeline;
     std::shared_ptr<const DelayTable> delays;
-    int stages = 0;
+    // The chart's rows: one per stage, or one per device where a device holds several stages.
+    GanttLanes lanes;
+    int stages = 0;  // rows (lanes.count())
+    // Split backwards or device lanes: cells one slot wide or wider take their own op's colour
+    // (I, W, a chunk's shade), and aggregated columns mix B, I and W by their prefix counts.
+    bool rich = false;
+    bool split = false;  // the timeline has I or W cells
+    // Per stage, slot-major as TimelineIndex: I (W) slots of slots [0, t); empty unless split.
+    std::vector<std::int32_t> inputPrefix;
+    std::vector<std::int32_t> weightPrefix;
+    int laneOf(int stage) const {
+        return stage >= 0 && stage < static_cast<int>(lanes.laneOfStage.size())
+                   ? lanes.laneOfStage[static_cast<std::size_t>(stage)]
+                   : stage;
+    }
+    int chunkOf(int stage) const {
+        return stage >= 0 && stage < static_cast<int>(lanes.chunkOfStage.size())
+                   ? lanes.chunkOfStage[static_cast<std::size_t>(stage)]
+                   : 0;
+    }
+    // Forward / backward-family / I / W slots of lane `lane` in slots [lo, hi).
+    struct Busy {
+        int forward = 0;
+        int backward = 0;  // B, I and W together
+        int input = 0;
+        int weight = 0;
+    };
+    Busy laneBusy(int lane, int lo, int hi) const;
+    // The opaque colour of `b`'s backward-family slots: B, I and W weighted by their counts.
+    static QRgb backwardFamilyMix(const Busy& b) {
+        const int full = std::max(0, b.backward - b.input - b.weight);
+        const int n = std::max(1, b.backward);
+        const std::array<QRgb, 3> colours{ganttOpColour(OpKind::Backward).rgb(),
+                                          ganttOpColour(OpKind::InputGrad).rgb(),
+                                          ganttOpColour(OpKind::WeightGrad).rgb()};
+        const std::array<int, 3> weights{full, b.input, b.weight};
+        auto channel = [&](int (*part)(QRgb)) {
+            int sum = 0;
+            for (std::size_t k = 0; k < 3; ++k) sum += part(colours[k]) * weights[k];
+            return std::clamp((sum + n / 2) / n, 0, 255);
+        };
+        return qRgb(channel(qRed), channel(qGreen), channel(qBlue));
+    }
+    // The cell on lane `lane` during `slot` (any of its stages); null when idle.
+    const TimelineCell* laneCellAt(int lane, int slot) const;
+    // The stage a position on lane `lane` at `slot` stands for: the busy cell's, else the lane's
+    // first stage.
+    int stageAt(int lane, int slot) const;
     int slotCount = 0;
     // The experiment's slots (the playback's range): at least slotCount; slots from slotCount
     // on are after this method's run ("finished").
@@ -158,6 +213,21 @@ struct GanttChart::Impl {
     template <typename Fits>
     QString cellLabel(const TimelineCell& c, Fits fits, bool twoLines) const {
         QString number = QString::number(c.microbatch);
+        if (rich) {
+            // Split backwards name their half ("I3", "W3"); on a device lane every cell names
+            // its stage too ("F3·s5"), shortened to what fits.
+            const bool half = c.op == OpKind::InputGrad || c.op == OpKind::WeightGrad;
+            QString named = half || lanes.byDevice ? opLetter(c.op) + number : number;
+            if (lanes.byDevice) {
+                const QString where = QStringLiteral("s%1").arg(c.stage + 1);
+                QString full = named + QChar(0x00b7) + where;
+                if (fits(full)) return full;
+                if (twoLines && fits(named) && fits(where))
+                    return named + QLatin1Char('\n') + where;
+            }
+            if (fits(named)) return named;
+            return fits(number) ? number : QString();
+        }
         if (!fits(number)) return {};
         const int replica = timeline ? replicaOf(timeline->params, c.microbatch) : 0;
         if (replica == 0) return number;
@@ -167,15 +237,99 @@ struct GanttChart::Impl {
         return fits(oneLine) ? oneLine : number;
     }
     void paintAxes(QPainter& p, const Layout& l, const QFontMetricsF& fm) const;
+    // Program schedules: a thin line after the last slot of every optimizer step (as a flush).
+    void paintStepEnds(QPainter& p, const Layout& l) const;
+    // The optimizer step (from 1) slot `slot` belongs to; 0 without steps.
+    int stepOf(int slot) const {
+        const auto& ends = timeline->stepEndSlots;
+        if (ends.empty()) return 0;
+        return static_cast<int>(std::lower_bound(ends.begin(), ends.end(), slot) - ends.begin()) +
+               1;
+    }
     void paintLegend(QPainter& p, const Layout& l, const QFontMetricsF& fm) const;
+    // The legend's entries: full or short texts (the schedule family's, where one row is narrow).
+    std::array<QString, 6> legendTexts(bool compact) const;
+    QString legendCursorText(bool compact) const {
+        return exporting || compact ? QStringLiteral("slot %1").arg(cursor) : cursorText();
+    }
+    // The width of the legend's entries (method name, swatches, texts) in one row.
+    double legendNeed(const QFontMetricsF& fm, bool compact) const;
+    // How the legend fits `width`: the full texts on one row, else the short ones, else two rows
+    // (of the full texts where they fit in two); always one row without the schedule family.
+    struct LegendForm {
+        int rows = 1;
+        bool compact = false;
+    };
+    LegendForm legendForm(const QFontMetricsF& fm, double width) const {
+        if (!rich || legendNeed(fm, false) <= width) return {1, false};
+        if (legendNeed(fm, true) <= width) return {1, true};
+        return {2, legendNeed(fm, false) > 1.8 * width};
+    }
 };
 
 void GanttChart::Impl::rebuild() {
     index.reset(timeline);
     phases = timeline ? schedulePhases(*timeline) : std::vector<Phase>{};
     scratch = QImage();
-    stages = index.stages();
     slotCount = index.slotCount();
+    lanes = timeline && !index.empty() ? ganttLanes(*timeline) : GanttLanes{};
+    stages = index.empty() ? 0 : lanes.count();
+    inputPrefix.clear();
+    weightPrefix.clear();
+    split = false;
+    if (index.empty()) {
+        rich = false;
+        return;
+    }
+    split = std::any_of(timeline->cells.begin(), timeline->cells.end(), [](const TimelineCell& c) {
+        return c.op == OpKind::InputGrad || c.op == OpKind::WeightGrad;
+    });
+    rich = split || lanes.byDevice;
+    if (!split) return;
+    const auto S = static_cast<std::size_t>(index.stages());
+    const auto rows = static_cast<std::size_t>(slotCount) + 1;
+    inputPrefix.assign(rows * S, 0);
+    weightPrefix.assign(rows * S, 0);
+    for (const TimelineCell& c : timeline->cells) {
+        if (c.stage < 0 || c.stage >= index.stages()) continue;
+        if (c.op != OpKind::InputGrad && c.op != OpKind::WeightGrad) continue;
+        auto& counts = c.op == OpKind::InputGrad ? inputPrefix : weightPrefix;
+        for (int t = std::max(0, c.startSlot); t <= std::min(c.endSlot, slotCount - 1); ++t)
+            counts[static_cast<std::size_t>(t + 1) * S + static_cast<std::size_t>(c.stage)] = 1;
+    }
+    for (std::size_t i = S; i < inputPrefix.size(); ++i) {
+        inputPrefix[i] += inputPrefix[i - S];
+        weightPrefix[i] += weightPrefix[i - S];
+    }
+}
+
+GanttChart::Impl::Busy GanttChart::Impl::laneBusy(int lane, int lo, int hi) const {
+    Busy b;
+    if (hi <= lo) return b;
+    const auto S = static_cast<std::size_t>(index.stages());
+    for (int s : lanes.stagesOf[static_cast<std::size_t>(lane)]) {
+        b.forward += index.forwardBusy(s, lo, hi);
+        b.backward += index.backwardBusy(s, lo, hi);
+        if (!split) continue;
+        const std::size_t a = static_cast<std::size_t>(lo) * S + static_cast<std::size_t>(s);
+        const std::size_t z = static_cast<std::size_t>(hi) * S + static_cast<std::size_t>(s);
+        b.input += inputPrefix[z] - inputPrefix[a];
+        b.weight += weightPrefix[z] - weightPrefix[a];
+    }
+    return b;
+}
+
+const TimelineCell* GanttChart::Impl::laneCellAt(int lane, int slot) const {
+    if (lane < 0 || lane >= stages) return nullptr;
+    for (int s : lanes.stagesOf[static_cast<std::size_t>(lane)]) {
+        if (const TimelineCell* c = index.cellAt(s, slot)) return c;
+    }
+    return nullptr;
+}
+
+int GanttChart::Impl::stageAt(int lane, int slot) const {
+    if (const TimelineCell* c = laneCellAt(lane, slot)) return c->stage;
+    return lanes.stagesOf[static_cast<std::size_t>(lane)].front();
 }
 
 template <typename Fn>
@@ -188,15 +342,24 @@ void GanttChart::Impl::forEachVisibleCell(Fn fn) const {
 Layout GanttChart::Impl::layout(const QSizeF& size, const QFontMetricsF& fm) const {
     const double line = fm.height();
     // Whole logical pixels, so the cell image maps 1:1 onto device pixels.
-    const double left =
-        std::ceil(fm.horizontalAdvance(QStringLiteral("stage %1").arg(std::max(stages, 10))) + 14);
+    double title = fm.horizontalAdvance(QStringLiteral("stage %1").arg(std::max(stages, 10)));
+    if (lanes.byDevice) {
+        for (int lane = 0; lane < stages; ++lane)
+            title = std::max(title, fm.horizontalAdvance(lanes.title(lane)));
+    }
+    const double left = std::ceil(title + 14);
     const double top = 6;
     Layout l;
-    l.legend =
-        QRectF(left, top, std::max(0.0, std::floor(size.width() - left - 12)), std::ceil(line + 4));
-    l.phaseStrip = QRectF(left, l.legend.bottom() + 2, l.legend.width(), std::ceil(line + 2));
+    // Device lanes: their titles are wide, so the legend starts at the chart's left edge; the
+    // schedule family's longer legend takes a second row where one is too narrow.
+    const double legendLeft = lanes.byDevice ? 6.0 : left;
+    const double legendWidth = std::max(0.0, std::floor(size.width() - legendLeft - 12));
+    l.legend = QRectF(legendLeft, top, legendWidth,
+                      legendForm(fm, legendWidth).rows * std::ceil(line + 4));
+    l.phaseStrip = QRectF(left, l.legend.bottom() + 2,
+                          std::max(0.0, std::floor(size.width() - left - 12)), std::ceil(line + 2));
     const double bottom = std::ceil(2 * line + 10);
-    l.plot = QRectF(left, l.phaseStrip.bottom(), l.legend.width(),
+    l.plot = QRectF(left, l.phaseStrip.bottom(), l.phaseStrip.width(),
                     std::max(1.0, std::floor(size.height() - l.phaseStrip.bottom() - bottom)));
     l.xAxis = QRectF(left, l.plot.bottom(), l.plot.width(), bottom);
     return l;
@@ -265,6 +428,7 @@ void GanttChart::Impl::paint(QPainter& p, const QSizeF& size, const QFont& font,
         const double x = xOf(l, t + 1);
         p.drawLine(QPointF(x, l.plot.top()), QPointF(x, l.plot.bottom()));
     }
+    paintStepEnds(p, l);
     // Slots from the cursor on have not run yet: fade them.
     if (layered && cursor >= 0 && cursor < range.last) {
         const double x = std::max(l.plot.left(), xOf(l, cursor));
@@ -439,10 +603,15 @@ void GanttChart::Impl::fillColourPlanes(const std::vector<CellColumn>& spec, boo
             for (std::size_t c = c0; c < c1; ++c) {
                 const CellColumn& col = spec[c];
                 const std::size_t i = s * W + c;
-                const int f =
-                    col.hi > col.lo ? index.forwardBusy(static_cast<int>(s), col.lo, col.hi) : 0;
-                const int bw =
-                    col.hi > col.lo ? index.backwardBusy(static_cast<int>(s), col.lo, col.hi) : 0;
+                Busy b;
+                if (rich) {
+                    b = laneBusy(static_cast<int>(s), col.lo, col.hi);
+                } else if (col.hi > col.lo) {
+                    b.forward = index.forwardBusy(static_cast<int>(s), col.lo, col.hi);
+                    b.backward = index.backwardBusy(static_cast<int>(s), col.lo, col.hi);
+                }
+                const int f = b.forward;
+                const int bw = b.backward;
                 const int busy = f + bw;
                 if (busy == 0) {
                     const QRgb idleOff = col.fade ? faded(col.shade) : col.shade;
@@ -462,7 +631,29 @@ void GanttChart::Impl::fillColourPlanes(const std::vector<CellColumn>& spec, boo
                 // NOLINTEND(bugprone-incorrect-roundings)
                 QRgb top;
                 QRgb bottom;
-                if (split) {
+                const TimelineCell* one =
+                    rich && n == 1 ? laneCellAt(static_cast<int>(s), col.lo) : nullptr;
+                if (one) {
+                    // One slot: the cell's own colour (I, W, its chunk's shade).
+                    top = bottom = ganttOpColour(one->op, chunkOf(one->stage)).rgb();
+                    shares[i] = 255;
+                } else if (rich) {
+                    // B, I and W mixed by their slots; F on top where rows are tall enough.
+                    const QRgb back = backwardFamilyMix(b);
+                    if (split) {
+                        top = blue[alpha];
+                        bottom = premultiplied(back, static_cast<double>(alpha) / 255.0);
+                        // NOLINTBEGIN(bugprone-incorrect-roundings)
+                        shares[i] = static_cast<std::uint8_t>(
+                            static_cast<float>(f) * 255.0f / static_cast<float>(busy) + 0.5f);
+                        // NOLINTEND(bugprone-incorrect-roundings)
+                    } else {
+                        top = bottom =
+                            premultipliedMix(chart::kGanttForward, back, static_cast<double>(f) / n,
+                                             static_cast<double>(bw) / n);
+                        shares[i] = 255;
+                    }
+                } else if (split) {
                     top = blue[alpha];
                     bottom = orange[alpha];
                     // NOLINTBEGIN(bugprone-incorrect-roundings)
@@ -544,8 +735,8 @@ bool GanttChart::Impl::paintCellsVector(QPainter& p, const Layout& l) const {
     forEachVisibleCell([&](const TimelineCell& c) {
         const double x0 = xOf(l, c.startSlot);
         const double x1 = xOf(l, c.endSlot + 1);
-        p.fillRect(QRectF(x0, l.plot.top() + c.stage * rowHeight, x1 - x0, rowHeight),
-                   QColor(c.op == OpKind::Forward ? chart::kGanttForward : chart::kGanttBackward));
+        p.fillRect(QRectF(x0, l.plot.top() + laneOf(c.stage) * rowHeight, x1 - x0, rowHeight),
+                   ganttOpColour(c.op, chunkOf(c.stage)));
     });
     p.restore();
     return true;
@@ -590,9 +781,26 @@ void GanttChart::Impl::paintCellLabels(QPainter& p, const Layout& l, const QFont
             p.setPen(QColor(90, 90, 90));  // on the faded, not yet run cells
         else
             p.setPen(Qt::black);  // both fills are light enough for black
-        p.drawText(QRectF(x0, l.plot.top() + c.stage * rowHeight, x1 - x0, rowHeight),
+        p.drawText(QRectF(x0, l.plot.top() + laneOf(c.stage) * rowHeight, x1 - x0, rowHeight),
                    Qt::AlignCenter, text);
     });
+    p.restore();
+}
+
+void GanttChart::Impl::paintStepEnds(QPainter& p, const Layout& l) const {
+    const auto& ends = timeline->stepEndSlots;
+    const auto first =
+        std::lower_bound(ends.begin(), ends.end(), static_cast<int>(std::floor(range.first)) - 1);
+    const auto last = std::upper_bound(first, ends.end(), static_cast<int>(std::ceil(range.last)));
+    // Too dense to tell apart (zoomed far out): left out rather than greying the plot.
+    if (first == last || static_cast<double>(last - first) * 4.0 > l.plot.width()) return;
+    p.save();
+    p.setPen(QPen(kStepLine, 1.0, Qt::DashLine));
+    for (auto it = first; it != last; ++it) {
+        const double x = xOf(l, *it + 1);
+        if (x < l.plot.left() || x > l.plot.right()) continue;
+        p.drawLine(QPointF(x, l.plot.top()), QPointF(x, l.plot.bottom()));
+    }
     p.restore();
 }
 
@@ -627,21 +835,74 @@ void GanttChart::Impl::paintAxes(QPainter& p, const Layout& l, const QFontMetric
         if (y - lastY < fm.height()) continue;
         lastY = y;
         p.drawText(QRectF(0, y - fm.height() / 2, l.plot.left() - 6, fm.height()),
-                   Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("stage %1").arg(s));
+                   Qt::AlignRight | Qt::AlignVCenter, lanes.title(s - 1));
     }
     p.restore();
+}
+
+std::array<QString, 6> GanttChart::Impl::legendTexts(bool compact) const {
+    if (compact) {
+        return {QStringLiteral("F"), QStringLiteral("B"),     QStringLiteral("I"),
+                QStringLiteral("W"), QStringLiteral("stage"), QStringLiteral("step")};
+    }
+    return {QStringLiteral("F forward"),
+            QStringLiteral("B backward"),
+            QStringLiteral("I input grad"),
+            QStringLiteral("W weight grad"),
+            QStringLiteral("shade: stage on the device"),
+            QStringLiteral("optimizer step")};
+}
+
+double GanttChart::Impl::legendNeed(const QFontMetricsF& fm, bool compact) const {
+    if (!timeline) return 0.0;
+    const double box = std::min(12.0, fm.height() - 2);
+    const std::array<QString, 6> texts = legendTexts(compact);
+    double need = 0.0;
+    auto entry = [&](const QString& text) { need += box + 4 + fm.horizontalAdvance(text) + 14; };
+    auto line = [&](const QString& text) { need += box + 2 + fm.horizontalAdvance(text) + 14; };
+    // An export's method name, in bold: about a tenth wider than plain.
+    if (exporting && !methodName.isEmpty()) need += fm.horizontalAdvance(methodName) * 1.08 + 14;
+    entry(texts[0]);
+    entry(texts[1]);
+    if (split) {
+        entry(texts[2]);
+        entry(texts[3]);
+    }
+    if (lanes.byDevice) entry(texts[4]);
+    entry(QStringLiteral("idle"));
+    if (!timeline->stepEndSlots.empty()) line(texts[5]);
+    if (cursor >= 0) line(legendCursorText(compact));
+    if (lanes.byDevice) {  // the chunk swatches are half boxes
+        int chunks = 0;
+        for (const auto& held : lanes.stagesOf)
+            chunks = std::min(4, std::max(chunks, static_cast<int>(held.size())));
+        need += chunks * (box / 2 + 1) - box;
+    }
+    return need;
 }
 
 void GanttChart::Impl::paintLegend(QPainter& p, const Layout& l, const QFontMetricsF& fm) const {
     p.save();
     const double box = std::min(12.0, fm.height() - 2);
-    const double y = l.legend.top() + (l.legend.height() - box) / 2;
+    const double rowHeight = std::ceil(fm.height() + 4);
+    const LegendForm form = legendForm(fm, l.legend.width());
+    const bool twoRows = form.rows == 2;
+    double rowTop = l.legend.top();
+    double y = rowTop + (rowHeight - box) / 2;
     double x = l.legend.left();
     auto label = [&](const QString& text) {
         p.setPen(QColor(40, 40, 40));
         const double w = fm.horizontalAdvance(text);
-        p.drawText(QRectF(x, l.legend.top(), w + 2, l.legend.height()), Qt::AlignVCenter, text);
+        p.drawText(QRectF(x, rowTop, w + 2, rowHeight), Qt::AlignVCenter, text);
         x += w + 14;
+    };
+    // On two rows: an entry `text` that would cross the right edge starts the second row.
+    auto room = [&](const QString& text) {
+        const double w = box + 4 + fm.horizontalAdvance(text);
+        if (!twoRows || x + w <= l.legend.right() || rowTop > l.legend.top()) return;
+        rowTop += rowHeight;
+        y += rowHeight;
+        x = l.legend.left();
     };
     auto swatch = [&](const QBrush& brush) {
         p.setPen(QColor(120, 120, 120));
@@ -667,45 +928,83 @@ void GanttChart::Impl::paintLegend(QPainter& p, const Layout& l, const QFontMetr
         const QFontMetricsF boldMetrics(bold);
         p.setPen(QColor(20, 20, 20));
         const double w = boldMetrics.horizontalAdvance(methodName);
-        p.drawText(QRectF(x, l.legend.top(), w + 2, l.legend.height()), Qt::AlignVCenter,
-                   methodName);
+        p.drawText(QRectF(x, rowTop, w + 2, rowHeight), Qt::AlignVCenter, methodName);
         p.restore();
         x += w + 14;
     }
+    int chunks = 0;  // the most stages one device holds
+    for (const auto& held : lanes.stagesOf)
+        chunks = std::min(4, std::max(chunks, static_cast<int>(held.size())));
+    const bool averages =
+        (timeline->params.kind == ScheduleKind::LocalSgd && timeline->params.replicas > 1) ||
+        !timeline->averagingSlots.empty();
+    const bool steps = !timeline->stepEndSlots.empty();
+    // The schedule family adds entries: where the full texts do not fit, the short ones.
+    const std::array<QString, 6> texts = legendTexts(form.compact);
+    const QString cursorLabel = legendCursorText(form.compact);
+    room(texts[0]);
     swatch(QColor(chart::kGanttForward));
-    label(QStringLiteral("F forward"));
+    label(texts[0]);
+    room(texts[1]);
     swatch(QColor(chart::kGanttBackward));
-    label(QStringLiteral("B backward"));
+    label(texts[1]);
+    if (split) {
+        room(texts[2]);
+        swatch(ganttOpColour(OpKind::InputGrad));
+        label(texts[2]);
+        room(texts[3]);
+        swatch(ganttOpColour(OpKind::WeightGrad));
+        label(texts[3]);
+    }
+    if (lanes.byDevice) {
+        room(texts[4]);
+        // The chunks' shades, on a forward: a device's first stage plain, its second darker, ...
+        for (int k = 0; k < chunks; ++k) {
+            p.setPen(QColor(120, 120, 120));
+            p.setBrush(ganttOpColour(OpKind::Forward, k));
+            p.drawRect(QRectF(x, y, box / 2 + 1, box));
+            x += box / 2 + 1;
+        }
+        x += 4;
+        label(texts[4]);
+    }
+    room(QStringLiteral("idle"));
     hatchedSwatch();
     label(QStringLiteral("idle"));
     // LocalSGD's averagings (none for one replica: sequential SGD never averages).
-    if ((timeline->params.kind == ScheduleKind::LocalSgd && timeline->params.replicas > 1) ||
-        !timeline->averagingSlots.empty()) {
+    if (averages) {
         lineSwatch(chart::kPurple);
         label(QStringLiteral("averaging"));
     }
+    if (steps) {
+        room(texts[5]);
+        p.setPen(QPen(kStepLine, 1.0, Qt::DashLine));
+        p.drawLine(QPointF(x + box / 2, y - 1), QPointF(x + box / 2, y + box + 1));
+        x += box + 2;
+        label(texts[5]);
+    }
     if (cursor >= 0) {
+        room(cursorLabel);
         lineSwatch(chart::kVermillion);
-        label(exporting ? QStringLiteral("slot %1").arg(cursor) : cursorText());
+        label(cursorLabel);
     }
     const double slotsPerPixel = range.span() / l.plot.width();
     if (!selection.empty()) {
         const QString note =
             fm.elidedText(selection.summary(), Qt::ElideRight, std::max(0.0, l.legend.right() - x));
         p.setPen(QColor(20, 20, 20));
-        p.drawText(QRectF(x, l.legend.top(), l.legend.right() - x, l.legend.height()),
+        p.drawText(QRectF(x, rowTop, l.legend.right() - x, rowHeight),
                    Qt::AlignVCenter | Qt::AlignLeft, note);
     } else if (slotsPerPixel > 1.0) {
-        const bool split = l.plot.height() / stages >= 4.0;
+        const bool halves = l.plot.height() / stages >= 4.0;
         const QString note = QStringLiteral("1 px \u2248 %1 slots: %2")
                                  .arg(slotsPerPixel, 0, 'f', slotsPerPixel < 10 ? 1 : 0)
-                                 .arg(split ? QStringLiteral("F share on top, B below")
-                                            : QStringLiteral("F and B colours mixed"));
+                                 .arg(halves ? QStringLiteral("F share on top, B below")
+                                             : QStringLiteral("F and B colours mixed"));
         const double w = fm.horizontalAdvance(note);
         if (x + w <= l.legend.right()) {
             p.setPen(QColor(100, 100, 100));
-            p.drawText(QRectF(l.legend.right() - w, l.legend.top(), w, l.legend.height()),
-                       Qt::AlignVCenter, note);
+            p.drawText(QRectF(l.legend.right() - w, rowTop, w, rowHeight), Qt::AlignVCenter, note);
         }
     }
     p.restore();
@@ -839,10 +1138,20 @@ QString GanttChart::cellDescription(int stage, int slot) const {
                              ? QStringLiteral("slot %1").arg(c->startSlot)
                              : QStringLiteral("slots %1\u2013%2").arg(c->startSlot).arg(c->endSlot);
     QString text = QStringLiteral("%1(m=%2) on stage %3, %4")
-                       .arg(forward ? QLatin1Char('F') : QLatin1Char('B'))
+                       .arg(opLetter(c->op))
                        .arg(c->microbatch)
                        .arg(c->stage + 1)
                        .arg(span);
+    if (c->op == OpKind::InputGrad || c->op == OpKind::WeightGrad)
+        text.insert(text.indexOf(QLatin1Char(' ')), QStringLiteral(" (%1)").arg(opName(c->op)));
+    if (d_->lanes.byDevice) text += QStringLiteral(", device %1").arg(d_->laneOf(c->stage) + 1);
+    if (isProgramKind(d_->timeline->params.kind)) {
+        // The engine's own memory figures: the TimelineIndex stash depth counts F against B and
+        // would miscount split backwards.
+        if (const int step = d_->stepOf(c->startSlot); step > 0)
+            text += QStringLiteral(", optimizer step %1").arg(step);
+        return text;
+    }
     if (d_->delays) {
         // B uses the copy its F stashed, so both read the same version.
         const int version = d_->delays->versionRead(c->microbatch, c->stage);
@@ -870,14 +1179,26 @@ int GanttChart::stashDepth(int stage, int slot) const {
     return d_->index.stashDepth(stage, slot);
 }
 
+int GanttChart::laneCount() const {
+    return d_->stages;
+}
+
+int GanttChart::laneOfStage(int stage) const {
+    return d_->laneOf(stage);
+}
+
+QString GanttChart::laneTitle(int lane) const {
+    return d_->lanes.title(lane);
+}
+
 bool GanttChart::cellAtPosition(const QPointF& position, int* stage, int* slot) const {
     if (d_->empty()) return false;
     const Layout l = d_->layout(size(), QFontMetricsF(font()));
     if (!l.plot.contains(position)) return false;
-    const int s = static_cast<int>((position.y() - l.plot.top()) / l.plot.height() * d_->stages);
+    const int lane = static_cast<int>((position.y() - l.plot.top()) / l.plot.height() * d_->stages);
     const int t = static_cast<int>(std::floor(d_->slotAtX(l, position.x())));
-    if (s < 0 || s >= d_->stages || t < 0 || t >= d_->slotCount) return false;
-    if (stage) *stage = s;
+    if (lane < 0 || lane >= d_->stages || t < 0 || t >= d_->slotCount) return false;
+    if (stage) *stage = d_->stageAt(lane, t);
     if (slot) *slot = t;
     return true;
 }

@@ -1,7 +1,10 @@
 #pragma once
 // The pipeline Gantt chart: stages (rows) by slots (columns). Forwards and backwards in distinct
-// colours with microbatch numbers, idle cells hatched, LocalSGD averaging barriers, startup /
-// steady / drain regions, a cursor at the current slot. Zoom (wheel) and pan (drag); when cells
+// colours with microbatch numbers (a split backward's input and weight gradients, I and W, in
+// colours of their own), idle cells hatched, LocalSGD averaging barriers, optimizer-step ends of
+// the program schedules, startup / steady / drain regions, a cursor at the current slot. Where a
+// device holds several stages (imported interleaved or V-shape schedules) the rows are devices
+// and each cell names its stage. Zoom (wheel) and pan (drag); when cells
 // get narrower than a pixel they are aggregated (a column shows the mix of F/B/idle it covers).
 // A click on a cell selects its microbatch: its F and B on every stage are outlined with the
 // weight version each read. Zoomed in, the view follows the cursor during playback.
@@ -77,7 +80,14 @@ class GanttChart : public RangeChart {
     void selectMicrobatch(int microbatch);
     int selectedMicrobatch() const;
     const MicrobatchSelection& selection() const;
-    // The cell (stage from 0, slot) under a widget position; false outside the plot.
+    // The rows: one per stage, or one per device when a device holds several stages
+    // (Timeline::stageRank). Their number, the row of `stage` (from 0) and a row's title
+    // ("stage 3", "device 2 (stages 2, 6)").
+    int laneCount() const;
+    int laneOfStage(int stage) const;
+    QString laneTitle(int lane) const;
+    // The cell (stage from 0, slot) under a widget position; false outside the plot. On a device
+    // row the stage is the busy cell's (the row's first stage where it is idle).
     bool cellAtPosition(const QPointF& position, int* stage, int* slot) const;
     void paintChart(QPainter& painter, const QSize& size, bool vectorCells = false) const override;
 

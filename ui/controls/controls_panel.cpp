@@ -185,6 +185,11 @@ void ControlsPanel::buildPipelineFields(QVBoxLayout* layout) {
     errors_.addRow(pipe, tr("Backward cost"), backwardSlots_,
                    tr("Slots one backward takes on a stage (the paper's model: 1; in practice "
                       "often 2, a backward computing two gradients)"));
+    weightSlots_ = spin(limits::kOpSlots);
+    errors_.addRow(pipe, tr("Weight-gradient cost"), weightSlots_,
+                   tr("Where a backward is split (ZB-H1, imported I/W schedules): slots its "
+                      "weight-gradient half W takes; the input-gradient half I takes the rest of "
+                      "the backward cost (at least 1)"));
     latencySlots_ = spin(limits::kLatencySlots);
     errors_.addRow(pipe, tr("Link latency"), latencySlots_,
                    tr("Slots between a stage finishing an operation and its neighbour being able "
@@ -350,6 +355,9 @@ void ControlsPanel::connectPipelineEdits() {
     connect(backwardSlots_, &QSpinBox::valueChanged, this, [this](int v) {
         apply(backwardSlots_, [v](ExperimentConfig& c) { c.costs.backwardSlots = v; });
     });
+    connect(weightSlots_, &QSpinBox::valueChanged, this, [this](int v) {
+        apply(weightSlots_, [v](ExperimentConfig& c) { c.costs.weightSlots = v; });
+    });
     connect(latencySlots_, &QSpinBox::valueChanged, this, [this](int v) {
         apply(latencySlots_, [v](ExperimentConfig& c) { c.costs.latencySlots = v; });
     });
@@ -457,7 +465,7 @@ void ControlsPanel::syncFromConfig() {
     const QSignalBlocker b1(objective_), b2(dataKind_), b3(rows_), b4(dim_), b5(dataSeed_),
         b6(stages_), b7(stagesSlider_), b8(batch_), b9(budgetKind_), b10(budget_), b11(compare_),
         b12(shuffle_), b13(device_), b14(precision_), b15(forwardSlots_), b16(backwardSlots_),
-        b17(latencySlots_), b18(budgetRule_);
+        b17(latencySlots_), b18(budgetRule_), b19(weightSlots_);
     const bool lm = c.languageModel();
     objective_->setCurrentIndex(
         objective_->findData(lm ? QStringLiteral("char_transformer")
@@ -493,6 +501,7 @@ void ControlsPanel::syncFromConfig() {
     batch_->setValue(c.batchSize);
     forwardSlots_->setValue(c.costs.forwardSlots);
     backwardSlots_->setValue(c.costs.backwardSlots);
+    weightSlots_->setValue(c.costs.weightSlots);
     latencySlots_->setValue(c.costs.latencySlots);
     QString kind = c.budget.totalSlots > 0     ? "slots"
                    : c.budget.microbatches > 0 ? "microbatches"

@@ -43,6 +43,7 @@ class ControlsPanel : public QWidget {
     QSpinBox* forwardCostField() const { return forwardSlots_; }
     QLineEdit* noiseField() const { return noise_; }
     QSpinBox* backwardCostField() const { return backwardSlots_; }
+    QSpinBox* weightCostField() const { return weightSlots_; }
     QSpinBox* latencyField() const { return latencySlots_; }
     QComboBox* budgetKindField() const { return budgetKind_; }
     QDoubleSpinBox* budgetField() const { return budget_; }
@@ -99,6 +100,7 @@ class ControlsPanel : public QWidget {
     QLineEdit* noise_ = nullptr;  // objective.gradient_noise (σ)
     QSpinBox* forwardSlots_ = nullptr;
     QSpinBox* backwardSlots_ = nullptr;
+    QSpinBox* weightSlots_ = nullptr;
     QSpinBox* latencySlots_ = nullptr;
     QComboBox* budgetKind_ = nullptr;
     QDoubleSpinBox* budget_ = nullptr;

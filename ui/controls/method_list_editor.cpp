@@ -2,13 +2,16 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QMenu>
-
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QSpinBox>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -29,6 +32,9 @@ bool sameMethods(const std::vector<MethodSpec>& a, const std::vector<MethodSpec>
 }
 
 QString methodTitle(const MethodSpec& m, int stages) {
+    // An imported schedule before its file is chosen (the core's label is the file's name).
+    if (m.label.empty() && m.method == Method::Imported && m.scheduleFile.empty())
+        return QObject::tr("Imported schedule (no file yet)");
     return QString::fromStdString(m.label.empty() ? defaultMethodLabel(m, stages) : m.label);
 }
 
@@ -109,7 +115,31 @@ MethodListEditor::MethodListEditor(ExperimentController* controller, QWidget* pa
                    tr("LocalSGD: local steps per replica between two averagings"));
     flushGroup_ = spin(limits::kFlushGroup, tr("S (default)"));
     errors_.addRow(form_, tr("Flush group"), flushGroup_,
-                   tr("Fill-drain: microbatches per flush (0 = S); the mean gradient is applied"));
+                   tr("Fill-drain, 1F1B and ZB-H1: microbatches per optimizer step (0 = S); "
+                      "their mean gradient is applied at the step's end"));
+    accumulation_ = spin(limits::kAccumulation, tr("S (default)"));
+    errors_.addRow(form_, tr("Accumulation m"), accumulation_,
+                   tr("PipeDream-2BW: microbatches whose gradients one update sums (0 = S; at "
+                      "least S); each group reads the weight version before the newest"));
+    scheduleFile_ = new QLineEdit(editor_);
+    scheduleFile_->setPlaceholderText(tr("a PyTorch schedule .csv"));
+    browseSchedule_ = new QPushButton(tr("Browse…"), editor_);
+    auto* fileRow = new QWidget(editor_);
+    auto* fileLayout = new QHBoxLayout(fileRow);
+    fileLayout->setContentsMargins(0, 0, 0, 0);
+    fileLayout->addWidget(scheduleFile_, 1);
+    fileLayout->addWidget(browseSchedule_);
+    errors_.addRow(form_, tr("Schedule file"), fileRow,
+                   tr("Imported: the PyTorch schedule CSV (one row per rank, one action per "
+                      "column) repeated as the optimizer step; relative paths are read from the "
+                      "config's folder"));
+    update_ = combo(editor_);
+    update_->addItem(tr("sync (one step per program)"), "sync");
+    update_->addItem(tr("async (each backward updates, stashing)"), "async");
+    errors_.addRow(form_, tr("Update"), update_,
+                   tr("Imported: sync applies the mean gradient once per program, as PyTorch "
+                      "does; async updates a block at each of its backwards, with weight "
+                      "stashing as PipeDream"));
 
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(add_);
@@ -189,7 +219,36 @@ MethodListEditor::MethodListEditor(ExperimentController* controller, QWidget* pa
             [this](int v) { editCurrent(localSteps_, [v](MethodSpec& m) { m.localSteps = v; }); });
     connect(flushGroup_, &QSpinBox::valueChanged, this,
             [this](int v) { editCurrent(flushGroup_, [v](MethodSpec& m) { m.flushGroup = v; }); });
+    connect(accumulation_, &QSpinBox::valueChanged, this, [this](int v) {
+        editCurrent(accumulation_, [v](MethodSpec& m) { m.accumulation = v; });
+    });
+    connect(scheduleFile_, &QLineEdit::editingFinished, this, [this] {
+        if (scheduleFile_->isModified()) setScheduleFile(scheduleFile_->text().trimmed());
+        scheduleFile_->setModified(false);
+    });
+    connect(browseSchedule_, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open a PyTorch schedule"), QFileInfo(scheduleFile_->text()).path(),
+            tr("Schedule CSV (*.csv);;All files (*)"));
+        if (!path.isEmpty()) setScheduleFile(path);
+    });
+    connect(update_, &QComboBox::currentIndexChanged, this, [this] {
+        const bool async = update_->currentData().toString() == QLatin1String("async");
+        editCurrent(update_, [async](MethodSpec& m) { m.asyncUpdate = async; });
+    });
     syncFromConfig();
+}
+
+void MethodListEditor::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    fitEditorHeight();
+}
+
+void MethodListEditor::fitEditorHeight() {
+    form_->invalidate();
+    if (!form_->hasHeightForWidth() || editor_->width() <= 0) return;
+    const int height = form_->totalHeightForWidth(editor_->width());
+    if (height > 0 && height != editor_->minimumHeight()) editor_->setMinimumHeight(height);
 }
 
 void MethodListEditor::setMessageArea(QLabel* area) {
@@ -244,8 +303,15 @@ void MethodListEditor::addMethod(Method method) {
     specs_.push_back(m);
     auto* item = new QListWidgetItem(methodTitle(m, controller_->config().stages), list_);
     item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-    item->setCheckState(Qt::Checked);
+    // The engine refuses an imported schedule without its file: it waits, unchecked, for one.
+    const bool waitsForFile = method == Method::Imported;
+    item->setCheckState(waitsForFile ? Qt::Unchecked : Qt::Checked);
     updating_ = false;
+    if (waitsForFile) {
+        list_->setCurrentRow(list_->count() - 1);
+        scheduleFile_->setFocus();
+        return;
+    }
     const QString error = commit(checkedSpecs());
     if (!error.isEmpty()) {
         updating_ = true;
@@ -267,6 +333,46 @@ void MethodListEditor::onItemChanged(QListWidgetItem* item) {
         updating_ = false;
         errors_.show(step_, tr("Cannot change the method list: %1").arg(error));
     }
+}
+
+void MethodListEditor::setScheduleFile(const QString& path) {
+    const int row = list_->currentRow();
+    if (updating_ || row < 0 || specs_[static_cast<size_t>(row)].method != Method::Imported) return;
+    QListWidgetItem* item = list_->item(row);
+    const std::string file = path.toStdString();
+    if (item->checkState() == Qt::Checked) {
+        editCurrent(scheduleFile_->parentWidget(),
+                    [&file](MethodSpec& m) { m.scheduleFile = file; });
+        showCurrent();  // a refused file: the field shows the one kept
+        return;
+    }
+    // Unchecked (just added): run it if the engine accepts the file.
+    MethodSpec& spec = specs_[static_cast<size_t>(row)];
+    const MethodSpec before = spec;
+    spec.scheduleFile = file;
+    updating_ = true;
+    item->setCheckState(Qt::Checked);
+    updating_ = false;
+    const QString error = commit(checkedSpecs());
+    if (!error.isEmpty()) {
+        updating_ = true;
+        item->setCheckState(Qt::Unchecked);
+        updating_ = false;
+        // Kept, so that the field shows what was refused; it runs once a file is accepted.
+        errors_.show(scheduleFile_->parentWidget(), error);
+        showCurrent();
+        return;
+    }
+    errors_.clearAll();
+    item->setText(methodTitle(spec, controller_->config().stages));
+    showCurrent();
+}
+
+bool MethodListEditor::rowShown(QWidget* field) const {
+    for (QWidget* w = field; w; w = w->parentWidget()) {
+        if (w->parentWidget() == editor_) return form_->isRowVisible(w);
+    }
+    return false;
 }
 
 double MethodListEditor::gridChoice(int row) const {
@@ -332,6 +438,10 @@ void MethodListEditor::showCurrent() {
     replicas_->setValue(m.replicas);
     localSteps_->setValue(m.localSteps);
     flushGroup_->setValue(m.flushGroup);
+    accumulation_->setValue(m.accumulation);
+    scheduleFile_->setText(QString::fromStdString(m.scheduleFile));
+    scheduleFile_->setModified(false);
+    update_->setCurrentIndex(update_->findData(m.asyncUpdate ? "async" : "sync"));
     form_->setRowVisible(noam_, m.method == Method::PipeDream);
     for (QWidget* w : {static_cast<QWidget*>(delayMode_), static_cast<QWidget*>(delta_),
                        static_cast<QWidget*>(order_)}) {
@@ -339,7 +449,13 @@ void MethodListEditor::showCurrent() {
     }
     form_->setRowVisible(replicas_, m.method == Method::LocalSgd);
     form_->setRowVisible(localSteps_, m.method == Method::LocalSgd);
-    form_->setRowVisible(flushGroup_, m.method == Method::FillDrain);
+    form_->setRowVisible(flushGroup_, m.method == Method::FillDrain ||
+                                          m.method == Method::OneFOneB ||
+                                          m.method == Method::ZeroBubbleH1);
+    form_->setRowVisible(accumulation_, m.method == Method::TwoBw);
+    form_->setRowVisible(scheduleFile_->parentWidget(), m.method == Method::Imported);
+    form_->setRowVisible(update_, m.method == Method::Imported);
+    fitEditorHeight();
     updating_ = wasUpdating;
 }
 

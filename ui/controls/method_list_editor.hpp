@@ -1,7 +1,8 @@
 #pragma once
 // The methods to compare: a checkable list (checked = in the experiment, in list order) and an
 // editor for the selected method's parameters (step size gamma on a log slider, NOAM, RPD's
-// delay mode and delta, LocalSGD's R and H, fill-drain's flush group). Unchecked methods are
+// delay mode and delta, LocalSGD's R and H, the flush group M of fill-drain, 1F1B and ZB-H1,
+// 2BW's accumulation m, an imported schedule's CSV file and update rule). Unchecked methods are
 // remembered here so they can be switched back on; the config only holds the checked ones.
 #include <QWidget>
 #include <functional>
@@ -14,6 +15,7 @@ class QCheckBox;
 class QComboBox;
 class QFormLayout;
 class QLabel;
+class QLineEdit;
 class QListWidget;
 class QListWidgetItem;
 class QPushButton;
@@ -41,14 +43,31 @@ class MethodListEditor : public QWidget {
     QSpinBox* deltaField() const { return delta_; }
     QSpinBox* replicasField() const { return replicas_; }
     QSpinBox* localStepsField() const { return localSteps_; }
+    QSpinBox* flushGroupField() const { return flushGroup_; }
+    QSpinBox* accumulationField() const { return accumulation_; }
+    QLineEdit* scheduleFileField() const { return scheduleFile_; }
+    QPushButton* scheduleBrowseButton() const { return browseSchedule_; }
+    QComboBox* updateField() const { return update_; }
+    // Whether `field`'s form row is shown for the selected method.
+    bool rowShown(QWidget* field) const;
     const FieldErrors& errors() const { return errors_; }
     // Shows this editor's refusals (γ's entry included) in `area` rather than under the fields.
     void setMessageArea(QLabel* area);
 
-    // Adds a method of the given kind, checked.
+    // Adds a method of the given kind, checked. An imported schedule has no file yet, so it is
+    // added unchecked until one is chosen (setScheduleFile).
     void addMethod(Method method);
+    // Sets the selected imported method's schedule CSV; an unchecked one is checked (run) if the
+    // engine accepts the file. What the line edit and "Browse…" do.
+    void setScheduleFile(const QString& path);
+
+  protected:
+    void resizeEvent(QResizeEvent* event) override;
 
   private:
+    // The form's height at its width as its minimum: a row wrapped onto two lines (the grid's,
+    // in a narrow dock) then gets its room instead of overlapping the next row.
+    void fitEditorHeight();
     std::vector<MethodSpec> checkedSpecs() const;
     // The γ a grid-tuned method's last run chose (the middle of the grid before it ran); a fixed
     // method's own γ.
@@ -76,6 +95,10 @@ class MethodListEditor : public QWidget {
     QSpinBox* replicas_;
     QSpinBox* localSteps_;
     QSpinBox* flushGroup_;
+    QSpinBox* accumulation_;
+    QLineEdit* scheduleFile_;
+    QPushButton* browseSchedule_;
+    QComboBox* update_;
     FieldErrors errors_;
     std::vector<MethodSpec> specs_;  // parallel to the list rows
     bool updating_ = false;
