@@ -362,6 +362,28 @@ class TestControls : public QObject {
 
     // The schedule family's parameters: each method shows its own fields, and edits go to the
     // config (refusals, such as 2BW's m < S, shown at the field with the engine's message).
+    void theInterleavedFieldsFollowTheMethod() {
+        ExperimentController c;
+        ExperimentConfig cfg = c.config();
+        cfg.costs = {4, 4, 0, 1};  // chunk ops of 4 / v slots
+        c.setConfig(cfg);
+        ControlsPanel panel(&c);
+        MethodListEditor* m = panel.methods();
+        m->addMethod(Method::Interleaved);
+        QCOMPARE(c.config().methods.back().method, Method::Interleaved);
+        QVERIFY(m->rowShown(m->virtualStagesField()));
+        QVERIFY(m->rowShown(m->flushGroupField()));
+        QVERIFY(!m->rowShown(m->accumulationField()));
+        m->virtualStagesField()->setValue(4);
+        QCOMPARE(c.config().methods.back().virtualStages, 4);
+        m->virtualStagesField()->setValue(3);  // 4 slots do not split into 3 chunk ops
+        QCOMPARE(c.config().methods.back().virtualStages, 4);
+        const QString refused = m->errors().message(m->virtualStagesField());
+        QVERIFY2(refused.contains("multiples of 3"), qPrintable(refused));
+        m->list()->setCurrentRow(0);  // PipeDream has no such field
+        QVERIFY(!m->rowShown(m->virtualStagesField()));
+    }
+
     void theScheduleFamilyFieldsFollowTheMethod() {
         ExperimentController c;
         ControlsPanel panel(&c);

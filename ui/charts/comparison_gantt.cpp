@@ -32,7 +32,8 @@ struct Group {
     double bubble = 0.0;
     int peak = 0;
     int peakStage = 0;
-    bool split = false;  // has I / W cells (a split backward)
+    bool split = false;     // has I / W cells (a split backward)
+    bool versions = false;  // a program schedule: `peak` counts weight versions, not stashes
 };
 
 // Where the parts go, in logical pixels: the legend row, then per group a header line and its
@@ -95,10 +96,11 @@ struct ComparisonGantt::Impl {
 namespace {
 
 QString statsText(const Group& g) {
-    return QStringLiteral(
-               "bubble %1% \u00b7 peak %2 stashed weight copies (stage %3) \u00b7 %4 slots")
+    return QStringLiteral("bubble %1% \u00b7 peak %2 %3 (stage %4) \u00b7 %5 slots")
         .arg(g.bubble * 100.0, 0, 'f', 1)
         .arg(g.peak)
+        .arg(g.versions ? QStringLiteral("weight versions")
+                        : QStringLiteral("stashed weight copies"))
         .arg(g.peakStage + 1)
         .arg(g.index.slotCount());
 }
@@ -415,7 +417,10 @@ void ComparisonGantt::setSnapshot(SnapshotPtr snapshot) {
             // The engine's numbers: its utilization (planned runs have it too) and peak stash.
             const auto& u = d_->snapshot->result(i).utilization;
             g.bubble = u ? u->bubbleFraction : utilization(*timeline).bubbleFraction;
-            const auto& peaks = timeline->peakStash;
+            // Program schedules hold their own weight versions (1 for a synchronous step, 2 for
+            // 2BW); peakStash is what a backend allocates for them, not what they hold.
+            g.versions = !timeline->weightVersions.empty();
+            const auto& peaks = g.versions ? timeline->weightVersions : timeline->peakStash;
             const auto top = std::max_element(peaks.begin(), peaks.end());
             g.peak = top == peaks.end() ? 0 : *top;
             g.peakStage = top == peaks.end() ? 0 : static_cast<int>(top - peaks.begin());

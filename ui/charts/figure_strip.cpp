@@ -407,7 +407,9 @@ void FigureStrip::fillStash(const RunSnapshot& s) {
         if (s.result(i).timeline) withTimeline.push_back(i);
     }
     const auto peaks = [&](size_t i) -> const std::vector<int>& {
-        return s.result(i).timeline->peakStash;
+        // Program schedules' own weight versions (peakStash is the backend's allocation).
+        const Timeline& tl = *s.result(i).timeline;
+        return tl.weightVersions.empty() ? tl.peakStash : tl.weightVersions;
     };
     for (size_t k = 0; k < withTimeline.size(); ++k) {
         const size_t i = withTimeline[k];

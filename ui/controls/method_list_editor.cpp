@@ -115,8 +115,13 @@ MethodListEditor::MethodListEditor(ExperimentController* controller, QWidget* pa
                    tr("LocalSGD: local steps per replica between two averagings"));
     flushGroup_ = spin(limits::kFlushGroup, tr("S (default)"));
     errors_.addRow(form_, tr("Flush group"), flushGroup_,
-                   tr("Fill-drain, 1F1B and ZB-H1: microbatches per optimizer step (0 = S); "
-                      "their mean gradient is applied at the step's end"));
+                   tr("Fill-drain, 1F1B, ZB-H1 and interleaved: microbatches per optimizer step "
+                      "(0 = S); their mean gradient is applied at the step's end"));
+    virtualStages_ = spin(limits::kVirtualStages);
+    errors_.addRow(form_, tr("Virtual stages v"), virtualStages_,
+                   tr("Interleaved 1F1B: model chunks per device; the model is split into S·v "
+                      "chunks and each chunk op costs 1/v of a stage op (forward and backward "
+                      "costs must be multiples of v)"));
     accumulation_ = spin(limits::kAccumulation, tr("S (default)"));
     errors_.addRow(form_, tr("Accumulation m"), accumulation_,
                    tr("PipeDream-2BW: microbatches whose gradients one update sums (0 = S; at "
@@ -219,6 +224,9 @@ MethodListEditor::MethodListEditor(ExperimentController* controller, QWidget* pa
             [this](int v) { editCurrent(localSteps_, [v](MethodSpec& m) { m.localSteps = v; }); });
     connect(flushGroup_, &QSpinBox::valueChanged, this,
             [this](int v) { editCurrent(flushGroup_, [v](MethodSpec& m) { m.flushGroup = v; }); });
+    connect(virtualStages_, &QSpinBox::valueChanged, this, [this](int v) {
+        editCurrent(virtualStages_, [v](MethodSpec& m) { m.virtualStages = v; });
+    });
     connect(accumulation_, &QSpinBox::valueChanged, this, [this](int v) {
         editCurrent(accumulation_, [v](MethodSpec& m) { m.accumulation = v; });
     });
@@ -439,6 +447,7 @@ void MethodListEditor::showCurrent() {
     localSteps_->setValue(m.localSteps);
     flushGroup_->setValue(m.flushGroup);
     accumulation_->setValue(m.accumulation);
+    virtualStages_->setValue(m.virtualStages);
     scheduleFile_->setText(QString::fromStdString(m.scheduleFile));
     scheduleFile_->setModified(false);
     update_->setCurrentIndex(update_->findData(m.asyncUpdate ? "async" : "sync"));
@@ -449,9 +458,10 @@ void MethodListEditor::showCurrent() {
     }
     form_->setRowVisible(replicas_, m.method == Method::LocalSgd);
     form_->setRowVisible(localSteps_, m.method == Method::LocalSgd);
-    form_->setRowVisible(flushGroup_, m.method == Method::FillDrain ||
-                                          m.method == Method::OneFOneB ||
-                                          m.method == Method::ZeroBubbleH1);
+    form_->setRowVisible(flushGroup_,
+                         m.method == Method::FillDrain || m.method == Method::OneFOneB ||
+                             m.method == Method::ZeroBubbleH1 || m.method == Method::Interleaved);
+    form_->setRowVisible(virtualStages_, m.method == Method::Interleaved);
     form_->setRowVisible(accumulation_, m.method == Method::TwoBw);
     form_->setRowVisible(scheduleFile_->parentWidget(), m.method == Method::Imported);
     form_->setRowVisible(update_, m.method == Method::Imported);

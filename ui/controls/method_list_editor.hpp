@@ -45,6 +45,7 @@ class MethodListEditor : public QWidget {
     QSpinBox* localStepsField() const { return localSteps_; }
     QSpinBox* flushGroupField() const { return flushGroup_; }
     QSpinBox* accumulationField() const { return accumulation_; }
+    QSpinBox* virtualStagesField() const { return virtualStages_; }
     QLineEdit* scheduleFileField() const { return scheduleFile_; }
     QPushButton* scheduleBrowseButton() const { return browseSchedule_; }
     QComboBox* updateField() const { return update_; }
@@ -96,6 +97,7 @@ class MethodListEditor : public QWidget {
     QSpinBox* localSteps_;
     QSpinBox* flushGroup_;
     QSpinBox* accumulation_;
+    QSpinBox* virtualStages_;
     QLineEdit* scheduleFile_;
     QPushButton* browseSchedule_;
     QComboBox* update_;

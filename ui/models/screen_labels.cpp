@@ -51,6 +51,7 @@ const QHash<QString, QString>& experimentLabels() {
         {"costs.forward_slots", tr("Forward cost")},
         {"costs.backward_slots", tr("Backward cost")},
         {"costs.latency_slots", tr("Link latency")},
+        {"costs.weight_slots", tr("Weight-gradient cost")},
         // The Sweep view's fields.
         {"axis.name", tr("Axis")},
         {"axis.values", tr("Axis values")},
@@ -74,6 +75,10 @@ const QHash<QString, QString>& methodLabels() {
         {"replicas", tr("R (replicas)")},
         {"local_steps", tr("H (local steps)")},
         {"flush_group", tr("Flush group")},
+        {"accumulation", tr("Accumulation m")},
+        {"schedule_file", tr("Schedule file")},
+        {"update", tr("Update")},
+        {"virtual_stages", tr("Virtual stages v")},
     };
     return labels;
 }
