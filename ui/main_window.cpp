@@ -25,6 +25,8 @@
 #include "charts/figure_strip.hpp"
 #include "charts/gantt_chart.hpp"
 #include "charts/loss_chart.hpp"
+#include "charts/memory_chart.hpp"
+#include "charts/schedule_comparison_view.hpp"
 #include "charts/staleness_heatmap.hpp"
 #include "charts/theorem_chart.hpp"
 #include "charts/widget_export.hpp"
@@ -169,6 +171,10 @@ void MainWindow::buildCentral() {
     besideLoss_->setDocumentMode(true);
     besideLoss_->addTab(titled(tr("<b>Staleness</b>"), heatmap_, nullptr, &heatmapTitle_),
                         tr("Staleness"));
+    // Schedules on equal terms: final value, time to target, bubble, peak memory per method.
+    schedules_ = new ScheduleComparisonView;
+    schedules_->setObjectName("scheduleComparison");
+    besideLoss_->addTab(schedules_, tr("Schedules"));
     middle_->addWidget(besideLoss_);
     middle_->setStretchFactor(0, 3);
     middle_->setStretchFactor(1, 2);
@@ -189,7 +195,18 @@ void MainWindow::buildCentral() {
     // has, the area scrolls.
     auto* pipelineArea = new FittingScrollArea(pipelineStack_, Qt::Vertical);
     pipelineArea->setObjectName("pipelineArea");
-    vertical_->addWidget(titled(tr("<b>Pipeline</b>"), pipelineArea, ganttHeader()));
+    // Memory per stage beside the Gantt chart: it reads the same method's timeline.
+    memory_ = new MemoryChart;
+    pipelineSplit_ = new QSplitter(Qt::Horizontal);
+    pipelineSplit_->setObjectName("pipelineSplitter");
+    pipelineSplit_->addWidget(titled(tr("<b>Pipeline</b>"), pipelineArea, ganttHeader()));
+    pipelineSplit_->addWidget(memory_);
+    // The Gantt chart the larger share; the memory view enough for its two lines in a roomy
+    // window (a small one leaves it its least width, lines elided with the whole as tooltip).
+    pipelineSplit_->setStretchFactor(0, 3);
+    pipelineSplit_->setStretchFactor(1, 2);
+    pipelineSplit_->setSizes({700, 440});
+    vertical_->addWidget(pipelineSplit_);
     vertical_->addWidget(middle_);
     // A narrow window scrolls the strip sideways rather than squeezing its figures.
     stripArea_ = new FittingScrollArea(figures_, Qt::Horizontal);
@@ -308,6 +325,8 @@ void MainWindow::restoreLayout() {
         restoreState(settings.value("window/state").toByteArray());
         vertical_->restoreState(settings.value("window/vertical").toByteArray());
         middle_->restoreState(settings.value("window/middle").toByteArray());
+        if (settings.contains("window/pipeline"))
+            pipelineSplit_->restoreState(settings.value("window/pipeline").toByteArray());
         showTheoremTab(loss_->theoremChartShown());  // the box is not saved: it decides
     }
     restoreChartsOnly();
@@ -320,6 +339,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     settings.setValue("window/state", saveState());
     settings.setValue("window/vertical", vertical_->saveState());
     settings.setValue("window/middle", middle_->saveState());
+    settings.setValue("window/pipeline", pipelineSplit_->saveState());
     controller_->cancel();
     sweep_->controller()->cancel();
     event->accept();
@@ -338,7 +358,15 @@ void MainWindow::listGanttMethods(const RunSnapshot& snapshot) {
             ganttMethod_->addItem(snapshot.label(i), static_cast<int>(i));
         }
     }
-    const int keep = ganttMethod_->findText(previous);
+    int keep = ganttMethod_->findText(previous);
+    if (showMethodOnce_ >= 0) {
+        // An imported schedule: shown once its timeline is here.
+        const int imported = ganttMethod_->findData(showMethodOnce_);
+        if (imported >= 0) {
+            keep = imported;
+            showMethodOnce_ = -1;
+        }
+    }
     ganttMethod_->setCurrentIndex(keep >= 0 ? keep : 0);
 }
 
@@ -359,6 +387,7 @@ void MainWindow::showSnapshotViews(const SnapshotPtr& snapshot) {
     figures_->setSnapshot(snapshot);
     showGanttMethod();
     compare_->setSnapshot(snapshot);
+    schedules_->setSnapshot(snapshot);
     setComparing(comparing());  // its least height for the new lanes
     // A new run's cursor jumps to its end; the Gantt chart stays where it was (a new run opens
     // on its start-up), it follows the cursor only during playback.
@@ -460,6 +489,7 @@ void MainWindow::showGanttMethod() {
     gantt_->setTimeline(index >= 0 ? timelineOf(snapshot_, static_cast<size_t>(index)) : nullptr,
                         index >= 0 ? delaysOf(snapshot_, static_cast<size_t>(index)) : nullptr);
     fitGanttLanes();
+    memory_->setSnapshot(snapshot_, index);
     // The heatmap follows the Gantt's method when it has delays, else the first that has.
     heatmapMethod_ = -1;
     if (snapshot_ && snapshot_->planOnly) {
@@ -752,7 +782,9 @@ void MainWindow::showLmComputing() {
     }
     gantt_->showPending(tr("Planning the language model's schedule (reading the corpus)…"));
     compare_->setSnapshot(nullptr);
+    schedules_->setSnapshot(nullptr);
     figures_->showPending(tr("Planning the language model's schedule…"));
+    memory_->showPending(tr("Planning the language model's schedule…"));
     loss_->setComputing(nullptr);
     heatmap_->setComputing();
     heatmapTitle_->setText(tr("<b>Staleness</b> — computing…"));

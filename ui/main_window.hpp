@@ -1,6 +1,7 @@
 #pragma once
 // The workbench window: controls on the left, the lesson below them (the Sweep view a tab
-// beside it), and in the middle the pipeline Gantt chart, the loss curves beside the staleness
+// beside it), and in the middle the pipeline Gantt chart with the memory per stage beside it,
+// the loss curves beside the staleness
 // heatmap (and, asked for, the theorem chart in a tab beside it), the strip of figures and the
 // playback bar. It fits 1024 x 700: what does not fit scrolls. It wires the
 // ExperimentController (the one owner of the config) to the views; the views only read.
@@ -33,7 +34,9 @@ class FittingScrollArea;
 class FigureStrip;
 class GanttChart;
 class LossChart;
+class MemoryChart;
 class PlaybackBar;
+class ScheduleComparisonView;
 class SamplesView;
 class StalenessHeatmap;
 class SweepView;
@@ -54,6 +57,9 @@ class MainWindow : public QMainWindow {
     bool comparing() const;
     void setComparing(bool on);
     StalenessHeatmap* heatmap() const { return heatmap_; }
+    // Memory per stage (or device) of the Gantt chart's method, beside the Gantt chart, with
+    // the memory budget.
+    MemoryChart* memoryChart() const { return memory_; }
     LossChart* lossChart() const { return loss_; }
     TheoremChart* theoremChart() const { return theorem_; }
     FigureStrip* figureStrip() const { return figures_; }
@@ -99,6 +105,14 @@ class MainWindow : public QMainWindow {
     // The results folder the CLI writes (summary.json, CSVs, timelines), written as `folder`
     // itself: an empty or new folder, or one PipeLens wrote (anything else is refused, unchanged).
     bool exportAllResults(const QString& folder, QString* error = nullptr);
+    // File > Export > Trace for Perfetto without its dialog: every pipeline method's timeline
+    // (with the loss once run) as Chrome trace JSON at `path`, written atomically.
+    bool exportTrace(const QString& path, QString* error = nullptr);
+    // File > Import schedule… without its dialog: adds {"method": "imported", "schedule_file":
+    // path, "update": "sync"} to the experiment with S set to the file's stages, and runs it
+    // (the Gantt chart shows it once planned). A file or config the engine refuses changes
+    // nothing: false, and `error` holds the engine's message.
+    bool importSchedule(const QString& path, QString* error = nullptr);
     // The status bar's run line, whole (not elided), e.g. "3 methods ran in 40 ms on cpu".
     QString statusText() const;
 
@@ -163,10 +177,15 @@ class MainWindow : public QMainWindow {
     ExperimentController* controller_;
     ControlsPanel* controls_ = nullptr;
     GanttChart* gantt_ = nullptr;
-    ComparisonGantt* compare_ = nullptr;       // the Pipeline area's "Compare" page
-    QStackedWidget* pipelineStack_ = nullptr;  // gantt_ or compare_
+    ComparisonGantt* compare_ = nullptr;           // the Pipeline area's "Compare" page
+    ScheduleComparisonView* schedules_ = nullptr;  // the "Schedules" tab: methods on equal terms
+    QStackedWidget* pipelineStack_ = nullptr;      // gantt_ or compare_
     QToolButton* compareButton_ = nullptr;
     StalenessHeatmap* heatmap_ = nullptr;
+    MemoryChart* memory_ = nullptr;       // beside the Pipeline area
+    QSplitter* pipelineSplit_ = nullptr;  // the Pipeline area | memory_
+    // The method an import added: the Gantt chart shows it when its schedule arrives.
+    int showMethodOnce_ = -1;
     LossChart* loss_ = nullptr;
     TheoremChart* theorem_ = nullptr;  // shown by the loss chart's "theorem chart" box
     SamplesView* samples_ = nullptr;   // a tab of besideLoss_ for the language model

@@ -29,6 +29,8 @@
 #include "experiment/output/chrome_trace.hpp"
 #include "experiment/output/results.hpp"
 #include "main_window.hpp"
+#include "schedule/program.hpp"
+#include "schedule/pytorch_csv.hpp"
 #include "sweep_view.hpp"
 #include "util/file_target.hpp"
 
@@ -50,6 +52,16 @@ void MainWindow::buildMenus() {
         if (!path.isEmpty()) openConfig(path);
     });
     recentMenu_ = file->addMenu(tr("Open &recent"));
+    file->addAction(tr("&Import schedule (PyTorch CSV)…"), this, [this] {
+        QSettings settings;
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Import a PyTorch pipeline schedule"), settings.value("import/dir").toString(),
+            tr("PyTorch schedule CSV (*.csv);;All files (*)"));
+        if (path.isEmpty()) return;
+        settings.setValue("import/dir", QFileInfo(path).absolutePath());
+        QString error;
+        if (!importSchedule(path, &error)) QMessageBox::warning(this, tr("Import schedule"), error);
+    });
     file->addAction(tr("&Save"), QKeySequence::Save, this, [this] {
         if (currentFile_.isEmpty()) {
             const QString path = QFileDialog::getSaveFileName(this, tr("Save experiment"),
@@ -105,13 +117,11 @@ void MainWindow::buildMenus() {
             this, tr("Trace for Perfetto"), dir + "/trace.json", tr("Chrome trace JSON (*.json)"));
         if (path.isEmpty()) return;
         settings.setValue("export/dir", QFileInfo(path).absolutePath());
-        try {
-            const std::string text = chromeTraceJson(snapshot_->experiment);
-            replaceFileAtomically(QFile::encodeName(path).toStdString(), text.data(), text.size());
+        QString error;
+        if (exportTrace(path, &error))
             status(tr("Exported %1: open it in ui.perfetto.dev or chrome://tracing").arg(path));
-        } catch (const std::exception& e) {
-            status(QString::fromStdString(e.what()), true);
-        }
+        else
+            status(error, true);
     });
     file->addAction(tr("Export &animation (GIF, MP4, PNG frames)…"), this, [this] {
         const AnimationExportOutcome outcome = exportAnimationInteractively(this);
@@ -291,6 +301,71 @@ bool MainWindow::exportAllResults(const QString& folder, QString* error) {
         return true;
     } catch (const std::exception& e) {
         return fail(QString::fromStdString(e.what()));
+    }
+}
+
+bool MainWindow::exportTrace(const QString& path, QString* error) {
+    if (!snapshot_) {
+        if (error) *error = tr("No schedule yet: nothing to trace");
+        return false;
+    }
+    try {
+        const std::string text = chromeTraceJson(snapshot_->experiment);
+        replaceFileAtomically(QFile::encodeName(path).toStdString(), text.data(), text.size());
+        return true;
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return false;
+    }
+}
+
+bool MainWindow::importSchedule(const QString& path, QString* error) {
+    try {
+        const std::string file =
+            QFile::encodeName(QFileInfo(path).absoluteFilePath()).toStdString();
+        // Read here first: a bad file is refused with the parser's message (rank, step, cell)
+        // before the config is touched.
+        const ProgramSummary summary = summarizeProgram(readPytorchScheduleCsv(file));
+        int added = -1;
+        const QString refused = controller_->tryModify([&](ExperimentConfig& c) {
+            c.stages = summary.stages;
+            MethodSpec m;
+            m.method = Method::Imported;
+            m.scheduleFile = file;
+            m.asyncUpdate = false;
+            // The step size of a synchronous flushing method where there is one (the same
+            // minibatch SGD), else the first method's, else 0.1.
+            m.step.value = 0.1;
+            const MethodSpec* like = nullptr;
+            for (const MethodSpec& other : c.methods) {
+                const bool flushes = other.method == Method::FillDrain ||
+                                     other.method == Method::OneFOneB ||
+                                     other.method == Method::ZeroBubbleH1;
+                if (!like || (flushes && !(like->method == Method::FillDrain ||
+                                           like->method == Method::OneFOneB ||
+                                           like->method == Method::ZeroBubbleH1)))
+                    like = &other;
+            }
+            if (like && (like->step.grid || like->step.value > 0.0)) m.step = like->step;
+            c.methods.push_back(m);
+            added = static_cast<int>(c.methods.size()) - 1;
+        });
+        if (!refused.isEmpty()) {
+            if (error) *error = refused;
+            status(refused, true);
+            return false;
+        }
+        showMethodOnce_ = added;
+        status(tr("Imported %1: %2 stages on %3 ranks, %4 microbatches a step")
+                   .arg(QFileInfo(path).fileName())
+                   .arg(summary.stages)
+                   .arg(summary.ranks)
+                   .arg(summary.microbatches));
+        return true;
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        status(QString::fromStdString(e.what()), true);
+        return false;
     }
 }
 

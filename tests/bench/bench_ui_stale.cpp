@@ -8,8 +8,11 @@
 // It proves what it drew: every view's S is the target, the run finished, PD's run is the
 // closed form 2N + 2(S − 1) slots long, and the finished curves hold the run's own data.
 //
-// Usage: QT_QPA_PLATFORM=offscreen bench_ui_stale [--reps N] [--grab DIR]
+// Usage: QT_QPA_PLATFORM=offscreen bench_ui_stale [--reps N] [--grab DIR] [--family]
 //   --grab DIR saves the window (PNG) during and after a slow S = 128 run, for the docs.
+//   --family runs the schedule family instead of the default preset's methods: PD, 1F1B with
+//   flush, ZB-H1, interleaved (v = 2) and 2BW, on costs F = 2, B = 4, W = 2 (interleaved's chunk
+//   ops 1, 2 and 1 slots), so every schedule's views are timed after the S edit (issue 31).
 #include <QApplication>
 #include <QChart>
 #include <QChartView>
@@ -107,12 +110,25 @@ int main(int argc, char** argv) {
         if (!std::strcmp(argv[i], "--reps")) reps = std::max(1, std::atoi(argv[i + 1]));
         if (!std::strcmp(argv[i], "--grab")) grab = QString::fromLocal8Bit(argv[i + 1]);
     }
+    bool family = false;
+    for (int i = 1; i < argc; ++i) family = family || !std::strcmp(argv[i], "--family");
     MainWindow w;
     w.resize(1500, 950);
     w.show();
     ExperimentConfig c = loadPreset("default").config;
     c.data.dim = 512;
     c.stages = 16;
+    if (family) {
+        c.costs = {2, 4, 0, 2};
+        std::vector<MethodSpec> methods;
+        for (const char* key : {"pd", "1f1b", "zb-h1", "interleaved", "2bw"}) {
+            MethodSpec m;
+            m.method = parseMethod(key);
+            m.step.value = 0.25;
+            methods.push_back(m);
+        }
+        c.methods = methods;
+    }
     w.controller()->setConfig(c);
     if (!w.waitForResults(120000)) fail("no results for the start config", 16);
     QSpinBox* field = w.controls()->stagesField();

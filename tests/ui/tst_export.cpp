@@ -21,6 +21,9 @@
 #include <QTest>
 #include <QXmlStreamReader>
 #include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "charts/chart_support.hpp"
 #include "charts/figure_strip.hpp"
@@ -32,6 +35,7 @@
 #include "controls/controls_panel.hpp"
 #include "controls/playback_bar.hpp"
 #include "main_window.hpp"
+#include "models/run_snapshot.hpp"
 #include "ui_test_support.hpp"
 
 using namespace pipelens;
@@ -488,6 +492,57 @@ class TestExport : public QObject {
         QVERIFY2(error.contains(QStringLiteral("choose a new folder")), qPrintable(error));
         QCOMPARE(QDir(other).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot),
                  QStringList{QStringLiteral("chapter1.tex")});
+    }
+
+    void traceForPerfettoHasEveryOpOfTheRun() {
+        // File > Export > Trace for Perfetto, without its dialog: one complete event per cell
+        // of every pipeline method's timeline, at its slot (1 slot = 1 ms), on its stage.
+        const QString path = dir_.filePath(QStringLiteral("trace.json"));
+        QString error;
+        QVERIFY2(window_->exportTrace(path, &error), qPrintable(error));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const nlohmann::json trace = nlohmann::json::parse(file.readAll().toStdString());
+        QCOMPARE(QString::fromStdString(trace.at("displayTimeUnit").get<std::string>()),
+                 QStringLiteral("ms"));
+        // "F 3 @ 2000+1000 stage 2" -> how many.
+        std::map<std::string, int> want;
+        std::map<std::string, int> got;
+        auto key = [](const std::string& name, long long ts, long long dur, int stage) {
+            return name + " @ " + std::to_string(ts) + "+" + std::to_string(dur) + " stage " +
+                   std::to_string(stage);
+        };
+        const SnapshotPtr snapshot = window_->controller()->latest();
+        QVERIFY(snapshot && !snapshot->planOnly);
+        long long cells = 0;
+        for (std::size_t i = 0; i < snapshot->runs().size(); ++i) {
+            const auto& timeline = snapshot->result(i).timeline;
+            if (!timeline) continue;
+            for (const TimelineCell& c : timeline->cells) {
+                const std::string name =
+                    (c.op == OpKind::Forward ? "F " : "B ") + std::to_string(c.microbatch);
+                ++want[key(name, c.startSlot * 1000LL, (c.endSlot - c.startSlot + 1) * 1000LL,
+                           c.stage + 1)];
+                ++cells;
+            }
+        }
+        QVERIFY(cells > 0);
+        long long complete = 0;
+        bool loss = false;
+        for (const nlohmann::json& e : trace.at("traceEvents")) {
+            const std::string ph = e.at("ph").get<std::string>();
+            if (ph == "C") loss = loss || e.at("name") == "loss";
+            if (ph != "X") continue;
+            ++complete;
+            ++got[key(e.at("name").get<std::string>(), e.at("ts").get<long long>(),
+                      e.at("dur").get<long long>(), e.at("args").at("stage").get<int>())];
+        }
+        QCOMPARE(complete, cells);
+        QVERIFY(got == want);
+        QVERIFY(loss);  // the run is done: its loss is a counter track
+        // A folder is no file to write: refused, named.
+        QVERIFY(!window_->exportTrace(dir_.path(), &error));
+        QVERIFY2(error.contains(dir_.path()), qPrintable(error));
     }
 
   private:

@@ -8,6 +8,8 @@
 #include <QChartView>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QFile>
+#include <QFileInfo>
 #include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -17,6 +19,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTabBar>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextBrowser>
@@ -30,6 +33,7 @@
 #include "charts/gantt_chart.hpp"
 #include "charts/loss_chart.hpp"
 #include "charts/method_colours.hpp"
+#include "charts/schedule_comparison_view.hpp"
 #include "charts/staleness_heatmap.hpp"
 #include "controllers/experiment_controller.hpp"
 #include "controllers/presets.hpp"
@@ -65,7 +69,11 @@ class TestMainWindow : public QObject {
         QVERIFY(w.gantt()->timeline() != nullptr);
         QCOMPARE(w.gantt()->timeline()->params.stages, c.stages);
         QVERIFY(!w.figureStrip()->values().empty());
-        QVERIFY(!w.lessonView()->toPlainText().trimmed().isEmpty());
+        // The Schedules tab: one row per method of the finished run, the run's own labels.
+        auto* schedules = w.findChild<ScheduleComparisonView*>("scheduleComparison");
+        QVERIFY(schedules);
+        QCOMPARE(schedules->table()->rowCount(), static_cast<int>(c.methods.size()));
+        QVERIFY(w.lessonView()->toPlainText().trimmed().size() > 0);
         QCOMPARE(w.playback()->cursor(), w.playback()->totalSlots());
         QVERIFY(w.windowTitle().contains("PipeLens"));
         // The Gantt chart opens on the start-up and first steady rounds (no preset saves a
@@ -443,6 +451,55 @@ class TestMainWindow : public QObject {
             QVERIFY2(l.contains('e'), qPrintable(l));  // 1e-01, not 0.1 / 0.0
         }
         QCOMPARE(QSet<QString>(labels.begin(), labels.end()).size(), labels.size());
+    }
+
+    void importScheduleAddsTheFileAsAMethodAndRunsIt() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.waitForResults(test::timeout(60000)));
+        const ExperimentConfig before = w.controller()->config();
+        QString error;
+        const QString file =
+            QStringLiteral(PIPELENS_SOURCE_DIR "/examples/schedules/interleaved_s4_m8_v2.csv");
+        QVERIFY2(w.importSchedule(file, &error), qPrintable(error));
+        const ExperimentConfig& c = w.controller()->config();
+        QCOMPARE(c.methods.size(), before.methods.size() + 1);
+        const MethodSpec& m = c.methods.back();
+        QCOMPARE(m.method, Method::Imported);
+        QCOMPARE(QString::fromStdString(m.scheduleFile), QFileInfo(file).absoluteFilePath());
+        QVERIFY(!m.asyncUpdate);  // update = sync, as PyTorch
+        QCOMPARE(c.stages, 8);    // the file's stages (4 ranks, 2 stages each)
+        QVERIFY(w.waitForResults(test::timeout(60000), &error));
+        // It ran, and the Gantt chart shows it.
+        const SnapshotPtr s = w.controller()->latest();
+        const std::size_t added = c.methods.size() - 1;
+        QVERIFY(s->result(added).timeline.has_value());
+        QCOMPARE(s->result(added).timeline->params.kind, ScheduleKind::Imported);
+        QVERIFY(!s->result(added).objectivePerSlot.empty());
+        QCOMPARE(w.ganttMethodIndex(), static_cast<int>(added));
+        QVERIFY(w.statusText().contains("method"));
+    }
+
+    void importingABadScheduleChangesNothing() {
+        MainWindow w;
+        w.show();
+        QVERIFY(w.waitForResults(test::timeout(60000)));
+        const ExperimentConfig before = w.controller()->config();
+        QTemporaryDir dir;
+        const QString bad = dir.filePath(QStringLiteral("bad.csv"));
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("0F0,0X0\n");
+        f.close();
+        QString error;
+        QVERIFY(!w.importSchedule(bad, &error));
+        // The core's message: the file, where and what.
+        QVERIFY2(error.contains("bad.csv") && error.contains("0X0"), qPrintable(error));
+        QVERIFY2(error.contains("rank 0") && error.contains("step 1"), qPrintable(error));
+        QVERIFY(w.controller()->config() == before);
+        QVERIFY(!w.importSchedule(dir.filePath(QStringLiteral("missing.csv")), &error));
+        QVERIFY2(error.contains("missing.csv"), qPrintable(error));
+        QVERIFY(w.controller()->config() == before);
     }
 };
 
