@@ -99,7 +99,8 @@ QString statsText(const Group& g) {
     return QStringLiteral("bubble %1% \u00b7 peak %2 %3 (stage %4) \u00b7 %5 slots")
         .arg(g.bubble * 100.0, 0, 'f', 1)
         .arg(g.peak)
-        .arg(g.versions ? QStringLiteral("weight versions")
+        .arg(g.versions ? (g.peak == 1 ? QStringLiteral("weight version")
+                                       : QStringLiteral("weight versions"))
                         : QStringLiteral("stashed weight copies"))
         .arg(g.peakStage + 1)
         .arg(g.index.slotCount());
@@ -339,6 +340,26 @@ void ComparisonGantt::Impl::paintLegend(QPainter& p, const Layout& l,
     const double box = std::min(12.0, fm.height() - 2);
     const double y = l.legend.top() + (l.legend.height() - box) / 2;
     double x = l.legend.left();
+    // The full names when they fit the row, else the letters alone (a narrow export).
+    const bool split =
+        std::any_of(groups.begin(), groups.end(), [](const Group& g) { return g.split; });
+    const bool finished = std::any_of(groups.begin(), groups.end(), [&](const Group& g) {
+        return g.index.slotCount() < slotCount;
+    });
+    const bool steps = std::any_of(groups.begin(), groups.end(), [](const Group& g) {
+        return !g.index.timeline()->stepEndSlots.empty();
+    });
+    QStringList full = {QStringLiteral("F forward"), QStringLiteral("B backward")};
+    if (split) full << QStringLiteral("I input grad") << QStringLiteral("W weight grad");
+    full << QStringLiteral("idle");
+    if (finished) full << QStringLiteral("finished");
+    if (steps) full << QStringLiteral("optimizer step");
+    double needed = 0.0;
+    for (const QString& t : full) needed += box + 4 + fm.horizontalAdvance(t) + 14;
+    const bool shortNames = needed > l.legend.width() * 0.8;  // room left for averaging
+    const auto name = [&](const char* longName, const char* shortName) {
+        return QString::fromUtf8(shortNames ? shortName : longName);
+    };
     auto entry = [&](const QBrush& brush, const QString& text) {
         p.setPen(QColor(120, 120, 120));
         p.setBrush(brush.style() == Qt::NoBrush ? QBrush(Qt::white) : brush);
@@ -351,25 +372,22 @@ void ComparisonGantt::Impl::paintLegend(QPainter& p, const Layout& l,
         p.drawText(QRectF(x, l.legend.top(), w + 2, l.legend.height()), Qt::AlignVCenter, text);
         x += w + 14;
     };
-    entry(QColor(chart::kGanttForward), QStringLiteral("F forward"));
-    entry(QColor(chart::kGanttBackward), QStringLiteral("B backward"));
-    if (std::any_of(groups.begin(), groups.end(), [](const Group& g) { return g.split; })) {
-        entry(ganttOpColour(OpKind::InputGrad), QStringLiteral("I input grad"));
-        entry(ganttOpColour(OpKind::WeightGrad), QStringLiteral("W weight grad"));
+    entry(QColor(chart::kGanttForward), name("F forward", "F"));
+    entry(QColor(chart::kGanttBackward), name("B backward", "B"));
+    if (split) {
+        entry(ganttOpColour(OpKind::InputGrad), name("I input grad", "I"));
+        entry(ganttOpColour(OpKind::WeightGrad), name("W weight grad", "W"));
     }
     entry(QBrush(Qt::NoBrush), QStringLiteral("idle"));
     // Shown when some run ends before the longest one.
-    if (std::any_of(groups.begin(), groups.end(),
-                    [&](const Group& g) { return g.index.slotCount() < slotCount; }))
-        entry(kPastRun, QStringLiteral("finished"));
+    if (finished) entry(kPastRun, QStringLiteral("finished"));
     // Program schedules: their optimizer steps' ends.
-    if (std::any_of(groups.begin(), groups.end(),
-                    [](const Group& g) { return !g.index.timeline()->stepEndSlots.empty(); })) {
+    if (steps) {
         p.setPen(QPen(QColor(50, 50, 50), 1.0, Qt::DashLine));
         p.drawLine(QPointF(x + box / 2, y - 1), QPointF(x + box / 2, y + box + 1));
         x += box + 2;
         p.setPen(QColor(40, 40, 40));
-        const QString text = QStringLiteral("optimizer step");
+        const QString text = name("optimizer step", "step");
         const double w = fm.horizontalAdvance(text);
         p.drawText(QRectF(x, l.legend.top(), w + 2, l.legend.height()), Qt::AlignVCenter, text);
         x += w + 14;
