@@ -37,6 +37,7 @@
 #include "controllers/presets.hpp"
 #include "controls/controls_panel.hpp"
 #include "main_window.hpp"
+#include "schedule/delays.hpp"
 
 using namespace pipelens;
 using namespace pipelens::ui;
@@ -86,7 +87,8 @@ void checkFinished(MainWindow& w, int S) {
     for (size_t i = 0; i < s->runs().size(); ++i) {
         const RunResult& r = s->result(i);
         if (!r.finished && !r.divergence.diverged) fail("a method did not finish", S);
-        if (r.method == Method::PipeDream &&
+        // (with unit costs: --family runs F = 2, B = 4, whose PD run the simulator times)
+        if (r.method == Method::PipeDream && pipeDreamFormulaApplies(r.timeline->params) &&
             r.timeline->totalSlots != pipeDreamSlotsFormula(S, static_cast<int>(r.microbatches)))
             fail("PD's run is not 2N + 2(S - 1) slots", S);
         // The drawn curve is the run's own f - f* (first and last slot).
