@@ -13,6 +13,7 @@
 #include "compute/cpu_backend.hpp"
 #include "data/synthetic.hpp"
 #include "errors.hpp"
+#include "family_params.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "schedule/delays.hpp"
 #include "schedule/program_schedules.hpp"
@@ -41,13 +42,7 @@ std::shared_ptr<LinearObjective> objective(LossKind loss) {
 }
 
 ScheduleParams params(ScheduleKind kind, int S, int N, int group) {
-    ScheduleParams p;
-    p.kind = kind;
-    p.stages = S;
-    p.microbatches = N;
-    p.flushGroup = group;
-    if (kind == ScheduleKind::ZeroBubbleH1) p.costs.backwardSlots = 2;  // F = I = W = 1
-    return p;
+    return test::familyParams(kind, S, N, group);
 }
 
 struct Ran {

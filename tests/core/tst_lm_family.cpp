@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "family_params.hpp"
 #include "lm_builtin_problem.hpp"
 #include "method.hpp"
 #include "objective/lm/lm_model.hpp"
@@ -34,13 +35,7 @@ std::shared_ptr<const CharTransformerProblem> problemIn(LmPrecision precision) {
 }
 
 ScheduleParams params(ScheduleKind kind, int S, int N, int group) {
-    ScheduleParams p;
-    p.kind = kind;
-    p.stages = S;
-    p.microbatches = N;
-    p.flushGroup = group;
-    if (kind == ScheduleKind::ZeroBubbleH1) p.costs.backwardSlots = 2;  // F = I = W = 1
-    return p;
+    return test::familyParams(kind, S, N, group);
 }
 
 std::unique_ptr<LmReplay> runLm(const std::shared_ptr<const CharTransformerProblem>& problem,
