@@ -51,11 +51,15 @@ ActionCosts stepActionCosts(const ScheduleParams& p) {
     return a;
 }
 
-FlushScheduleParams interleavedParams(const ScheduleParams& p, int microbatches) {
+// The flushing family's parameters of a step of `microbatches` (1F1B, ZB-H1, interleaved):
+// `stages` counts the model's chunks, v per device for interleaved.
+FlushScheduleParams flushParams(const ScheduleParams& p, int microbatches) {
     FlushScheduleParams f;
-    f.kind = FlushKind::Interleaved;
-    f.virtualStages = p.virtualStages;
-    f.devices = p.stages / std::max(1, p.virtualStages);
+    f.kind = p.kind == ScheduleKind::OneFOneB       ? FlushKind::OneFOneB
+             : p.kind == ScheduleKind::ZeroBubbleH1 ? FlushKind::ZeroBubbleH1
+                                                    : FlushKind::Interleaved;
+    f.virtualStages = p.kind == ScheduleKind::Interleaved ? p.virtualStages : 1;
+    f.devices = p.stages / std::max(1, f.virtualStages);
     f.microbatches = microbatches;
     return f;
 }
@@ -338,32 +342,21 @@ void validateProgramSchedule(const ScheduleParams& p) {
                 ", backward_slots = " + std::to_string(2 * v) +
                 ", with the other methods' costs the same for equal terms)");
         }
-        validateFlushScheduleParams(interleavedParams(p, std::max(1, p.flushGroup)));
     }
-    if (p.kind == ScheduleKind::OneFOneB || p.kind == ScheduleKind::ZeroBubbleH1) {
-        FlushScheduleParams f;
-        f.kind = p.kind == ScheduleKind::OneFOneB ? FlushKind::OneFOneB : FlushKind::ZeroBubbleH1;
-        f.devices = p.stages;
-        f.microbatches = std::max(1, p.flushGroup);
-        validateFlushScheduleParams(f);
-    }
+    if (p.kind == ScheduleKind::OneFOneB || p.kind == ScheduleKind::ZeroBubbleH1 ||
+        p.kind == ScheduleKind::Interleaved)
+        validateFlushScheduleParams(flushParams(p, std::max(1, p.flushGroup)));
 }
 
 PipelineProgram stepProgram(const ScheduleParams& p, int microbatches) {
     switch (p.kind) {
         case ScheduleKind::OneFOneB:
-        case ScheduleKind::ZeroBubbleH1: {
-            FlushScheduleParams f;
-            f.kind =
-                p.kind == ScheduleKind::OneFOneB ? FlushKind::OneFOneB : FlushKind::ZeroBubbleH1;
-            f.devices = p.stages;
-            f.microbatches = microbatches;
-            return buildFlushProgram(f);
-        }
+        case ScheduleKind::ZeroBubbleH1:
+            return buildFlushProgram(flushParams(p, microbatches));
         case ScheduleKind::Interleaved: {
             // A step needs a multiple of the devices: a last, partial step is the full step's
             // program without the microbatches it lacks.
-            const PipelineProgram full = buildFlushProgram(interleavedParams(p, stepSize(p)));
+            const PipelineProgram full = buildFlushProgram(flushParams(p, stepSize(p)));
             return microbatches >= stepSize(p) ? full : restrictProgram(full, microbatches);
         }
         case ScheduleKind::Imported:
