@@ -7,7 +7,8 @@
 namespace pipelens {
 
 // Sets r.timeline, r.utilization and, when `withDelays` (single-replica runs), r.delays,
-// r.delayStats (second half of the updates) and r.maxDelay.
-void fillScheduleViews(RunResult& r, const Timeline& timeline, bool withDelays);
+// r.delayStats (second half of the updates) and r.maxDelay. (By value: a caller done with its
+// timeline moves it in, 10^5 cells at S = 128, instead of copying.)
+void fillScheduleViews(RunResult& r, Timeline timeline, bool withDelays);
 
 }  // namespace pipelens

@@ -1,8 +1,12 @@
 #include "schedule/program_schedules.hpp"
 
 #include <algorithm>
+#include <compare>
+#include <deque>
 #include <limits>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "errors.hpp"
@@ -22,16 +26,20 @@ int stepSize(const ScheduleParams& p) {
 // The program restricted to microbatches below `keep` (the last, partial step of an imported
 // schedule): dropping whole microbatches keeps every dependency of the rest.
 PipelineProgram restrictProgram(const PipelineProgram& full, int keep) {
-    PipelineProgram out = full;
-    for (auto& row : out.ranks) {
-        for (ProgramStep& step : row) {
+    PipelineProgram out;
+    out.ignoredActions = full.ignoredActions;
+    out.ranks.resize(full.ranks.size());
+    for (size_t r = 0; r < full.ranks.size(); ++r) {
+        // Steps left empty are dropped: the timing skips idle steps of an order-only program.
+        std::vector<ProgramStep>& row = out.ranks[r];
+        for (const ProgramStep& step : full.ranks[r]) {
             ProgramStep kept;
             for (int i = 0; i < step.count; ++i) {
                 if (step.actions[static_cast<size_t>(i)].microbatch < keep)
                     kept.actions[static_cast<size_t>(kept.count++)] =
                         step.actions[static_cast<size_t>(i)];
             }
-            step = kept;
+            if (kept.count > 0) row.push_back(kept);
         }
     }
     out.orderOnly = true;  // idle steps left behind are not times: timeProgram places the rest
@@ -62,6 +70,173 @@ FlushScheduleParams flushParams(const ScheduleParams& p, int microbatches) {
     f.devices = p.stages / std::max(1, f.virtualStages);
     f.microbatches = microbatches;
     return f;
+}
+
+// One step's timing depends only on these (not on the run's microbatches): the cache's key.
+// An imported program is told apart by its address, kept alive while it is a key.
+struct StepKey {
+    ScheduleKind kind = ScheduleKind::OneFOneB;
+    int stages = 0;
+    int virtualStages = 1;
+    int stepMicrobatches = 0;  // M, the full step's
+    int forward = 0;
+    int backward = 0;
+    int weight = 0;
+    const PipelineProgram* program = nullptr;
+    bool async = false;    // imported, update = async (where its updates land)
+    int microbatches = 0;  // this step's, at most M
+    // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads a defaulted <=>
+    auto operator<=>(const StepKey&) const = default;
+};
+
+struct StepTemplate {
+    std::shared_ptr<const ProgramTiming> timing;
+    std::vector<TimelineCell> cells;
+    std::vector<ReplayEvent> events;
+};
+StepTemplate makeStepTemplate(const ScheduleParams& p, int microbatches);
+
+// Timings of steps, shared by every plan, budget fit and timeline of the process (the app plans
+// on the GUI thread as S is dragged, its worker plans the same config again, and a budget fit
+// asks for many run lengths): each step is timed once. Lengths are kept for up to 16384 steps,
+// whole steps (timing, cells and events a timeline copies) for the last 8, at most about 5 MB
+// each at S = 128. Thread-safe; a step timed twice at once by two threads is merely timed twice.
+class StepTimings {
+  public:
+    // The step's timing, cells and events (makeStepTemplate).
+    std::shared_ptr<const StepTemplate> step(const ScheduleParams& p, int microbatches) {
+        const StepKey key = keyOf(p, microbatches);
+        {
+            const std::lock_guard lock(mutex_);
+            for (auto it = timings_.begin(); it != timings_.end(); ++it) {
+                if (it->first == key) {
+                    auto found = it->second;
+                    timings_.erase(it);
+                    timings_.emplace_front(key, found);
+                    return found;
+                }
+            }
+        }
+        auto made = std::make_shared<const StepTemplate>(makeStepTemplate(p, microbatches));
+        const std::lock_guard lock(mutex_);
+        keep(p);
+        lengths_[lengthKey(key)] = made->timing->length;
+        timings_.emplace_front(key, made);
+        if (timings_.size() > kTimings) timings_.pop_back();
+        return made;
+    }
+
+    long long length(const ScheduleParams& p, int microbatches) {
+        const StepKey key = lengthKey(keyOf(p, microbatches));
+        {
+            const std::lock_guard lock(mutex_);
+            if (auto it = lengths_.find(key); it != lengths_.end()) return it->second;
+        }
+        // A whole step is what every timeline of the schedule copies: made whole at once.
+        if (microbatches == stepSize(p)) return step(p, microbatches)->timing->length;
+        const long long made = timingOf(p, microbatches)->length;
+        const std::lock_guard lock(mutex_);
+        if (lengths_.size() >= kLengths) {
+            // All at once: the keys of every table may name the programs kept alive.
+            lengths_.clear();
+            timings_.clear();
+            programsOfSteps_.clear();
+            recent_.clear();
+            programs_.clear();
+        }
+        keep(p);
+        lengths_[key] = made;
+        return made;
+    }
+
+    // The timing of a step; the last 4 are kept, so that the partial step a budget fit chose is
+    // not timed again when the run's timeline is built from it (makeStepTemplate).
+    std::shared_ptr<const ProgramTiming> timingOf(const ScheduleParams& p, int microbatches) {
+        const StepKey key = lengthKey(keyOf(p, microbatches));
+        {
+            const std::lock_guard lock(mutex_);
+            for (const auto& [k, t] : recent_) {
+                if (k == key) return t;
+            }
+        }
+        auto made = std::make_shared<const ProgramTiming>(
+            timeProgram(*program(p, microbatches), stepActionCosts(p)));
+        const std::lock_guard lock(mutex_);
+        keep(p);
+        recent_.emplace_front(key, made);
+        if (recent_.size() > 4) recent_.pop_back();
+        return made;
+    }
+
+    // The program of a step: a partial step of interleaved or an imported file is the whole
+    // step's program less the missing microbatches, so the whole step's program is kept (the
+    // last 4) rather than rebuilt for every partial step a budget fit tries.
+    std::shared_ptr<const PipelineProgram> program(const ScheduleParams& p, int microbatches) {
+        const int M = stepSize(p);
+        const bool restricted = microbatches < M && (p.kind == ScheduleKind::Interleaved ||
+                                                     p.kind == ScheduleKind::Imported);
+        if (!restricted)
+            return std::make_shared<const PipelineProgram>(stepProgram(p, microbatches));
+        const StepKey key = lengthKey(keyOf(p, M));
+        std::shared_ptr<const PipelineProgram> whole;
+        {
+            const std::lock_guard lock(mutex_);
+            for (const auto& [k, prog] : programsOfSteps_) {
+                if (k == key) whole = prog;
+            }
+        }
+        if (!whole) {
+            whole = std::make_shared<const PipelineProgram>(stepProgram(p, M));
+            const std::lock_guard lock(mutex_);
+            keep(p);
+            programsOfSteps_.emplace_front(key, whole);
+            if (programsOfSteps_.size() > 4) programsOfSteps_.pop_back();
+        }
+        return std::make_shared<const PipelineProgram>(restrictProgram(*whole, microbatches));
+    }
+
+  private:
+    static constexpr std::size_t kTimings = 8;
+    static constexpr std::size_t kLengths = 16384;
+
+    static StepKey keyOf(const ScheduleParams& p, int microbatches) {
+        StepKey k;
+        k.kind = p.kind;
+        k.stages = p.stages;
+        k.virtualStages = p.kind == ScheduleKind::Interleaved ? p.virtualStages : 1;
+        k.stepMicrobatches = stepSize(p);
+        k.forward = p.costs.forwardSlots;
+        k.backward = p.costs.backwardSlots;
+        k.weight = p.costs.weightSlots;
+        k.program = p.kind == ScheduleKind::Imported ? p.program.get() : nullptr;
+        k.async = p.kind == ScheduleKind::Imported && p.asyncUpdate;
+        k.microbatches = microbatches;
+        return k;
+    }
+    // A length does not depend on where updates land.
+    static StepKey lengthKey(StepKey k) {
+        k.async = false;
+        return k;
+    }
+
+    // Under mutex_: an imported program stays alive (its address unique) while it is a key.
+    void keep(const ScheduleParams& p) {
+        if (p.kind != ScheduleKind::Imported || !p.program) return;
+        if (std::find(programs_.begin(), programs_.end(), p.program) == programs_.end())
+            programs_.push_back(p.program);
+    }
+
+    std::mutex mutex_;
+    std::map<StepKey, long long> lengths_;
+    std::deque<std::pair<StepKey, std::shared_ptr<const StepTemplate>>> timings_;
+    std::vector<std::shared_ptr<const PipelineProgram>> programs_;
+    std::deque<std::pair<StepKey, std::shared_ptr<const PipelineProgram>>> programsOfSteps_;
+    std::deque<std::pair<StepKey, std::shared_ptr<const ProgramTiming>>> recent_;
+};
+
+StepTimings& stepTimings() {
+    static StepTimings cache;
+    return cache;
 }
 
 OpKind opOf(ActionKind kind) {
@@ -113,14 +288,57 @@ void requireCells(long long cells) {
     }
 }
 
-// 1F1B, ZB-H1 and imported: the step's program repeated.
+// One step of `microbatches` as a run holds it, the step starting at slot 0 with microbatches
+// from 0: its cells in (startSlot, stage) order and its events in the replay's order (async:
+// forwards and updates as PipeDream processes them; sync: forwards, then the step's updates in
+// its last slot). Step q of a run is the same shifted by its start slot and q·M: sorting is
+// unchanged by that shift, so a run copies its steps instead of sorting each.
+StepTemplate makeStepTemplate(const ScheduleParams& p, int microbatches) {
+    StepTemplate out;
+    out.timing = stepTimings().timingOf(p, microbatches);
+    const ProgramTiming& t = *out.timing;
+    const bool async = p.kind == ScheduleKind::Imported && p.asyncUpdate;
+    const int S = static_cast<int>(t.peakActivations.size());
+    const long long last = t.length - 1;
+    if (last > std::numeric_limits<int>::max() - 2) {
+        throw ConfigError(kindName(p) + ": one step would exceed 2147483647 slots");
+    }
+    out.cells.reserve(t.actions.size());
+    for (const TimedAction& a : t.actions) {
+        const int m = a.action.microbatch;
+        const auto start = static_cast<int>(a.start);
+        const auto end = static_cast<int>(a.end - 1);
+        out.cells.push_back({start, end, a.action.stage, opOf(a.action.kind), m});
+        if (a.action.kind == ActionKind::Forward) {
+            out.events.push_back({start, a.action.stage, OpKind::Forward, m});
+        } else if (async && updatesBlock(a.action.kind)) {
+            out.events.push_back({end, a.action.stage, OpKind::Backward, m});
+        }
+    }
+    if (async) {
+        sortAsPipeDream(out.events);
+    } else {
+        sortEvents(out.events);
+        // The optimizer step: every update of the step in its last slot.
+        for (int s = S - 1; s >= 0; --s) {
+            for (int m = 0; m < microbatches; ++m)
+                out.events.push_back({static_cast<int>(last), s, OpKind::Backward, m});
+        }
+    }
+    std::stable_sort(out.cells.begin(), out.cells.end(), [](const auto& a, const auto& b) {
+        return a.startSlot != b.startSlot ? a.startSlot < b.startSlot : a.stage < b.stage;
+    });
+    return out;
+}
+
+// 1F1B, ZB-H1, interleaved and imported: the step's program repeated.
 Timeline repeatedProgram(const ScheduleParams& p,
                          const std::function<void(const TimelineCell&)>* visit) {
     const int M = stepSize(p);
     const int N = p.microbatches;
     const int steps = (N + M - 1) / M;
-    const ActionCosts costs = stepActionCosts(p);
-    const ProgramTiming full = timeProgram(stepProgram(p, M), costs);
+    const std::shared_ptr<const StepTemplate> fullStep = stepTimings().step(p, M);
+    const ProgramTiming& full = *fullStep->timing;
     const int S = static_cast<int>(full.peakActivations.size());
     requireCells(static_cast<long long>(full.actions.size()) * steps);
 
@@ -134,69 +352,52 @@ Timeline repeatedProgram(const ScheduleParams& p,
     const bool async = p.kind == ScheduleKind::Imported && p.asyncUpdate;
     if (!visit) {
         tl.cells.reserve(full.actions.size() * static_cast<size_t>(steps));
-        tl.events.reserve(static_cast<size_t>(2) * S * N);
+        tl.events.reserve(fullStep->events.size() * static_cast<size_t>(steps));
     }
-    std::vector<TimelineCell> stepCells;
-    std::vector<ReplayEvent> stepEvents;
     // Per stage, the stashes (async) held at once: forwards minus updates in time order.
     std::vector<int> held(static_cast<size_t>(S), 0);
     std::vector<int> peakHeld(static_cast<size_t>(S), 0);
     long long offset = 0;
     for (int q = 0; q < steps; ++q) {
         const int here = std::min(M, N - q * M);
-        ProgramTiming partial;
-        if (here < M) partial = timeProgram(stepProgram(p, here), costs);
-        const ProgramTiming& t = here < M ? partial : full;
+        const std::shared_ptr<const StepTemplate> partial =
+            here < M ? stepTimings().step(p, here) : nullptr;
+        const StepTemplate& step = here < M ? *partial : *fullStep;
+        const ProgramTiming& t = *step.timing;
         for (int s = 0; s < S; ++s)
             tl.peakActivations[s] = std::max(tl.peakActivations[s], t.peakActivations[s]);
-        stepCells.clear();
-        stepEvents.clear();
         const long long last = offset + t.length - 1;
         if (last > std::numeric_limits<int>::max() - 2) {
             throw ConfigError("microbatches = " + std::to_string(N) + " is not allowed with " +
                               kindName(p) + ": the run would exceed 2147483647 slots");
         }
-        for (const TimedAction& a : t.actions) {
-            const int m = q * M + a.action.microbatch;
-            const int start = static_cast<int>(offset + a.start);
-            const int end = static_cast<int>(offset + a.end - 1);
-            stepCells.push_back({start, end, a.action.stage, opOf(a.action.kind), m});
-            if (a.action.kind == ActionKind::Forward) {
-                stepEvents.push_back({start, a.action.stage, OpKind::Forward, m});
-            } else if (async && updatesBlock(a.action.kind)) {
-                stepEvents.push_back({end, a.action.stage, OpKind::Backward, m});
-            }
-        }
-        if (async) {
-            sortAsPipeDream(stepEvents);
-        } else {
-            sortEvents(stepEvents);
-        }
-        if (!async) {
-            // The optimizer step: every update of the step in its last slot.
-            for (int s = S - 1; s >= 0; --s) {
-                for (int m = 0; m < here; ++m)
-                    stepEvents.push_back({static_cast<int>(last), s, OpKind::Backward, q * M + m});
-            }
-        } else {
-            for (const ReplayEvent& e : stepEvents) {
-                int& h = held[static_cast<size_t>(e.stage)];
-                h += e.op == OpKind::Forward ? 1 : -1;
-                peakHeld[static_cast<size_t>(e.stage)] =
-                    std::max(peakHeld[static_cast<size_t>(e.stage)], h);
-            }
-        }
-        std::stable_sort(stepCells.begin(), stepCells.end(), [](const auto& a, const auto& b) {
-            return a.startSlot != b.startSlot ? a.startSlot < b.startSlot : a.stage < b.stage;
-        });
-        for (const TimelineCell& c : stepCells) {
+        const auto shift = static_cast<int>(offset);
+        const int first = q * M;
+        for (TimelineCell c : step.cells) {
+            c.startSlot += shift;
+            c.endSlot += shift;
+            c.microbatch += first;
             if (visit) {
                 (*visit)(c);
             } else {
                 tl.cells.push_back(c);
             }
         }
-        if (!visit) tl.events.insert(tl.events.end(), stepEvents.begin(), stepEvents.end());
+        if (async) {
+            for (const ReplayEvent& e : step.events) {
+                int& h = held[static_cast<size_t>(e.stage)];
+                h += e.op == OpKind::Forward ? 1 : -1;
+                peakHeld[static_cast<size_t>(e.stage)] =
+                    std::max(peakHeld[static_cast<size_t>(e.stage)], h);
+            }
+        }
+        if (!visit) {
+            for (ReplayEvent e : step.events) {
+                e.slot += shift;
+                e.microbatch += first;
+                tl.events.push_back(e);
+            }
+        }
         tl.stepEndSlots.push_back(static_cast<int>(last));
         offset += t.length;
     }
@@ -384,13 +585,56 @@ long long programRunLength(const ScheduleParams& p) {
         return simulateSchedule(pd, [](const TimelineCell&) {}).totalSlots;
     }
     const int M = stepSize(p);
-    const ActionCosts costs = stepActionCosts(p);
-    const long long full = timeProgram(stepProgram(p, M), costs).length;
     const long long whole = p.microbatches / M;
-    long long total = whole * full;
-    if (const int rest = p.microbatches % M; rest > 0)
-        total += timeProgram(stepProgram(p, rest), costs).length;
+    long long total = whole > 0 ? whole * stepTimings().length(p, M) : 0;
+    if (const int rest = p.microbatches % M; rest > 0) total += stepTimings().length(p, rest);
     return total;
+}
+
+std::optional<long long> programBudgetFit(const ScheduleParams& p, long long slotBudget) {
+    validateProgramSchedule(p);
+    if (p.kind == ScheduleKind::TwoBw) return std::nullopt;
+    if (slotBudget <= 0) return 0;
+    // Steps run back to back, so N = q·M + r lasts q·full + partial(r): as many whole steps as
+    // fit, then the largest partial step (r < M) in what is left. A partial step lasts no
+    // longer than a whole one and grows with r; its length is nearly linear in r, so the probe
+    // is interpolated (bisecting whenever that did not halve the interval).
+    const int M = stepSize(p);
+    const long long full = stepTimings().length(p, M);
+    const long long whole = slotBudget / full;
+    const long long left = slotBudget - whole * full;
+    int lo = 0;  // fits: partial(0) = 0
+    long long lengthLo = 0;
+    int hi = M;  // does not: partial(M) = full > left
+    long long lengthHi = full;
+    // A partial step is a fill and drain plus a share per microbatch: interpolate from one
+    // microbatch's step, not from zero.
+    if (M > 1) {
+        const long long one = stepTimings().length(p, 1);
+        if (one > left) return whole * M;
+        lo = 1;
+        lengthLo = one;
+    }
+    bool bisect = false;
+    while (hi - lo > 1) {
+        int probe = lo + (hi - lo) / 2;
+        if (!bisect && lengthHi > lengthLo) {
+            const double t =
+                static_cast<double>(left - lengthLo) / static_cast<double>(lengthHi - lengthLo);
+            probe = std::clamp(lo + static_cast<int>(t * (hi - lo)), lo + 1, hi - 1);
+        }
+        const int width = hi - lo;
+        const long long l = stepTimings().length(p, probe);
+        if (l <= left) {
+            lo = probe;
+            lengthLo = l;
+        } else {
+            hi = probe;
+            lengthHi = l;
+        }
+        bisect = !bisect && 2 * (hi - lo) > width;
+    }
+    return whole * M + lo;
 }
 
 std::optional<std::string> backpropOrderViolation(const Timeline& tl) {

@@ -46,8 +46,14 @@ PipelineProgram stepProgram(const ScheduleParams& params, int microbatches);
 Timeline buildProgramTimeline(const ScheduleParams& params,
                               const std::function<void(const TimelineCell&)>* visit = nullptr);
 
-// Run length in slots without building cells.
+// Run length in slots without building cells. Each step's timing is cached for the process,
+// so asking again, or for another N of the same schedule, costs no new timing.
 long long programRunLength(const ScheduleParams& params);
+
+// The largest N whose run lasts at most slotBudget slots (0 when none fits), found from the
+// cached step lengths: whole steps, then the longest partial step that still fits. nullopt for
+// 2BW (PipeDream's timeline: fitBudget searches it as PipeDream's). Not capped.
+std::optional<long long> programBudgetFit(const ScheduleParams& params, long long slotBudget);
 
 // The language model backpropagates from stage s + 1 to stage s inside one update: its replay
 // needs every update of (m, s + 1) processed before that of (m, s). The first pair that breaks

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
 #include <string_view>
 #include <vector>
 
@@ -314,18 +317,58 @@ PipelineProgram parsePytorchScheduleCsv(std::string_view text, const std::string
     }
 }
 
-PipelineProgram readPytorchScheduleCsv(const std::string& path) {
+namespace {
+
+std::string readScheduleText(const std::string& path) {
     // Each byte of the text may become a 28-byte step, a row (an empty line) or an entry of the
     // checks' tables: a 64th of the memory PipeLens may use bounds the file, and 1 GiB keeps
     // every step index within an int (about 10^8 actions, far beyond any real schedule).
     constexpr std::uint64_t kMaxBytes = kMaxTextBytes;
     const std::uint64_t cap = std::min(kMaxBytes, memoryLimitBytes() / 64);
-    const std::string text = readInputFile(
-        path, "schedule CSV", &throwAs<ConfigError>, cap,
-        cap == kMaxBytes ? std::string("a schedule CSV may hold at most 1 GiB")
-                         : "a schedule CSV may use at most a 64th of the " +
-                               formatBytes(memoryLimitBytes()) + " of memory PipeLens may use");
-    return parsePytorchScheduleCsv(text, path);
+    return readInputFile(path, "schedule CSV", &throwAs<ConfigError>, cap,
+                         cap == kMaxBytes
+                             ? std::string("a schedule CSV may hold at most 1 GiB")
+                             : "a schedule CSV may use at most a 64th of the " +
+                                   formatBytes(memoryLimitBytes()) + " of memory PipeLens may use");
+}
+
+}  // namespace
+
+PipelineProgram readPytorchScheduleCsv(const std::string& path) {
+    return parsePytorchScheduleCsv(readScheduleText(path), path);
+}
+
+std::shared_ptr<const PipelineProgram> readPytorchScheduleCsvShared(const std::string& path) {
+    struct Entry {
+        std::string path;
+        std::string text;
+        std::shared_ptr<const PipelineProgram> program;
+    };
+    static std::mutex mutex;
+    static std::deque<Entry> entries;  // most recent first
+    std::string text = readScheduleText(path);
+    {
+        const std::lock_guard lock(mutex);
+        for (const Entry& e : entries) {
+            if (e.path == path && e.text == text) return e.program;
+        }
+    }
+    auto program = std::make_shared<const PipelineProgram>(parsePytorchScheduleCsv(text, path));
+    constexpr std::size_t kMaxEntries = 4;
+    constexpr std::size_t kMaxText = std::size_t{64} << 20;
+    const std::lock_guard lock(mutex);
+    if (text.size() <= kMaxText) {
+        entries.push_front({path, std::move(text), program});
+        std::size_t kept = 0;
+        std::size_t total = 0;
+        while (kept < entries.size() && kept < kMaxEntries &&
+               total + entries[kept].text.size() <= kMaxText) {
+            total += entries[kept].text.size();
+            ++kept;
+        }
+        entries.resize(kept);
+    }
+    return program;
 }
 
 namespace {

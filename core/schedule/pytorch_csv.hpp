@@ -7,6 +7,7 @@
 // UNSHARD, RESHARD, REDUCE_GRAD without) are accepted and dropped: they are counted in
 // `ignoredActions`, and a dropped cell leaves no idle step behind, so the rows of such a file are
 // per-rank orders (`orderOnly`), timed by `timeProgram`. Messages name the file's own column.
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,12 @@ PipelineProgram parsePytorchScheduleCsv(std::string_view text, const std::string
 // Reads the file (a FIFO, a folder or a device is refused; the size is capped), then parses and
 // validates it.
 PipelineProgram readPytorchScheduleCsv(const std::string& path);
+
+// The same, shared: a file whose text is byte for byte one read before (the last 4 files, up to
+// 64 MiB of text) gives back that read's program without parsing or validating it again. A
+// config names its file once, but it is read at every plan (the app plans at every edit), and
+// the schedule's cached step timings (program_schedules.cpp) are found by the program's address.
+std::shared_ptr<const PipelineProgram> readPytorchScheduleCsvShared(const std::string& path);
 
 // Writes the format, one line per rank ending in `\n`, one cell per step (a row keeps its
 // trailing idle steps), so that parsePytorchScheduleCsv gives back the same program. An

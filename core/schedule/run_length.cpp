@@ -74,6 +74,14 @@ long long runLengthSlots(const ScheduleParams& p) {
 
 BudgetFit fitBudget(ScheduleParams p, long long slotBudget) {
     const int cap = maxMicrobatches(p.stages);
+    if (isProgramKind(p.kind)) {
+        if (const std::optional<long long> n = programScheduleBudgetFit(p, slotBudget)) {
+            BudgetFit fit;
+            fit.microbatches = static_cast<int>(std::min<long long>(*n, cap));
+            fit.capped = *n > cap;
+            return fit;
+        }
+    }
     auto fits = [&](int n) {
         p.microbatches = n;
         return runLengthSlots(p) <= slotBudget;

@@ -296,6 +296,12 @@ long long programScheduleRunLength(const ScheduleParams& params) {
     return programRunLength(resolved(params));
 }
 
+std::optional<long long> programScheduleBudgetFit(const ScheduleParams& params,
+                                                  long long slotBudget) {
+    validateScheduleParams(params);
+    return programBudgetFit(resolved(params), slotBudget);
+}
+
 Utilization utilization(const Timeline& tl) {
     Utilization u;
     int S = tl.params.stages;

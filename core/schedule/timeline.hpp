@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,10 @@ Timeline simulateSchedule(const ScheduleParams& params,
 void validateScheduleParams(const ScheduleParams& params);
 // runLengthSlots of a program schedule (isProgramKind), flushGroup resolved here.
 long long programScheduleRunLength(const ScheduleParams& params);
+// programBudgetFit of a program schedule, flushGroup resolved here (nullopt: search it as any
+// other schedule).
+std::optional<long long> programScheduleBudgetFit(const ScheduleParams& params,
+                                                  long long slotBudget);
 
 // Throws ResourceError when building (keepCells) or simulating the schedule of these (resolved)
 // parameters needs more memory than memoryLimitBytes(); buildTimeline and simulateSchedule

@@ -13,6 +13,8 @@
 #include "experiment/config/config.hpp"
 #include "experiment/run/budget_checks.hpp"
 #include "experiment/run/experiment.hpp"
+#include "schedule/program_schedules.hpp"
+#include "schedule/pytorch_csv.hpp"
 #include "schedule/run_length.hpp"
 #include "schedule/timeline.hpp"
 
@@ -193,6 +195,117 @@ class TestBudgetChecks : public QObject {
             }
         }
         QCOMPARE(compared, 4 * 13 * 7);
+    }
+
+    // The schedule family's fit (whole steps, then the longest partial step that fits, from
+    // cached step timings) finds what trying every count finds, each count's length the sum
+    // of its steps timed afresh here (timeProgram of each step's program, not the cache).
+    void programFitAgreesWithTryingEveryCount() {
+        const std::string dir = std::string(PIPELENS_SOURCE_DIR) + "/examples/schedules/";
+        std::vector<ScheduleParams> cases;
+        for (int stages : {2, 4, 6}) {
+            for (ScheduleKind kind : {ScheduleKind::OneFOneB, ScheduleKind::ZeroBubbleH1}) {
+                for (int group : {0, 3, 8}) {
+                    ScheduleParams p;
+                    p.kind = kind;
+                    p.stages = stages;
+                    p.flushGroup = group;
+                    p.costs = {1, 2, 0, 1};
+                    cases.push_back(p);
+                }
+            }
+            ScheduleParams v;
+            v.kind = ScheduleKind::Interleaved;
+            v.stages = 2 * stages;  // the model's chunks, two per device
+            v.virtualStages = 2;
+            v.flushGroup = 2 * stages;
+            v.costs = {2, 4, 0, 2};
+            cases.push_back(v);
+        }
+        for (bool async : {false, true}) {
+            for (const char* file : {"1f1b_s4_m8.csv", "zb_h1_s4_m8.csv"}) {
+                ScheduleParams p;
+                p.kind = ScheduleKind::Imported;
+                p.stages = 4;
+                p.asyncUpdate = async;
+                p.program =
+                    std::make_shared<const PipelineProgram>(readPytorchScheduleCsv(dir + file));
+                cases.push_back(p);
+            }
+        }
+        // A step's program and its cost per action, as program_schedules.cpp documents them.
+        auto stepLength = [](ScheduleParams p, int microbatches) {
+            if (p.kind == ScheduleKind::Imported) p.flushGroup = programStepMicrobatches(p);
+            ActionCosts c = programActionCosts(p.costs);
+            if (p.kind == ScheduleKind::Interleaved) {
+                c.forward /= p.virtualStages;
+                c.backward /= p.virtualStages;
+                c.inputGrad = std::max(1, c.inputGrad / p.virtualStages);
+                c.weightGrad = std::max(1, c.weightGrad / p.virtualStages);
+            }
+            return timeProgram(stepProgram(p, microbatches), c).length;
+        };
+        int compared = 0;
+        for (const ScheduleParams& p : cases) {
+            ScheduleParams r = p;
+            if (r.flushGroup == 0)
+                r.flushGroup =
+                    r.kind == ScheduleKind::Imported ? programStepMicrobatches(r) : r.stages;
+            const int M = r.flushGroup;
+            for (long long budget : {5LL, 23LL, 64LL, 101LL, 257LL}) {
+                int best = 0;
+                for (int n = 1; n <= budget; ++n) {
+                    long long length = (n / M) * stepLength(r, M);
+                    if (n % M > 0) length += stepLength(r, n % M);
+                    if (length <= budget) best = n;
+                }
+                const BudgetFit fit = fitBudget(p, budget);
+                QVERIFY2(fit.microbatches == best,
+                         qPrintable(QStringLiteral("%1, S = %2, M = %3, budget %4: the fit found "
+                                                   "%5, every count %6")
+                                        .arg(QString::fromStdString(scheduleKindName(p.kind)))
+                                        .arg(p.stages)
+                                        .arg(M)
+                                        .arg(budget)
+                                        .arg(fit.microbatches)
+                                        .arg(best)));
+                // The run of that N (built through the same step cache) lasts what was summed.
+                if (best > 0) {
+                    ScheduleParams q = p;
+                    q.microbatches = best;
+                    long long length = (best / M) * stepLength(r, M);
+                    if (best % M > 0) length += stepLength(r, best % M);
+                    QCOMPARE(static_cast<long long>(buildTimeline(q).totalSlots), length);
+                    QCOMPARE(runLengthSlots(q), length);
+                }
+                ++compared;
+            }
+        }
+        QCOMPARE(compared, (3 * 7 + 4) * 5);
+    }
+
+    // Step timings are cached by what they depend on: two imported files with the same stages
+    // and step size, read twice each (new programs, new addresses), keep their own lengths.
+    void stepCacheKeepsImportedFilesApart() {
+        const std::string dir = std::string(PIPELENS_SOURCE_DIR) + "/examples/schedules/";
+        for (int round = 0; round < 2; ++round) {
+            for (const char* file : {"1f1b_s4_m8.csv", "zb_h1_s4_m8.csv"}) {
+                ScheduleParams p;
+                p.kind = ScheduleKind::Imported;
+                p.stages = 4;
+                p.costs = {1, 2, 0, 1};
+                p.microbatches = 20;  // two whole steps of 8 and one of 4
+                const PipelineProgram program = readPytorchScheduleCsv(dir + file);
+                p.program = std::make_shared<const PipelineProgram>(program);
+                const ActionCosts c = programActionCosts(p.costs);
+                ScheduleParams r = p;
+                r.flushGroup = 8;
+                const long long expected =
+                    2 * timeProgram(program, c).length + timeProgram(stepProgram(r, 4), c).length;
+                QCOMPARE(static_cast<long long>(buildTimeline(p).totalSlots), expected);
+                QCOMPARE(runLengthSlots(p), expected);
+            }
+        }
     }
 
     // Budget rule reach rests on this: adding a microbatch never shortens a run.

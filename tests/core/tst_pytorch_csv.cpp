@@ -500,6 +500,36 @@ class TestPytorchCsv : public QObject {
         expectError<ConfigError>([&] { (void)readPytorchScheduleCsv(path); },
                                  {"bad.csv", "rank 1 (row 1), step 4 (column 4)", "'2BW1'"});
     }
+
+    // The shared reader gives one program for one text (a plan reads its file at every edit),
+    // a new one as soon as the file's text changes, and refuses what the plain reader refuses.
+    void sharedReadsFollowTheFile() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::string path = dir.filePath("s.csv").toStdString();
+        auto write = [&](const char* text) {
+            std::ofstream out(path, std::ios::binary | std::ios::trunc);
+            out << text;
+        };
+        write("0F0,0F1,,0B0,,0B1\n,1F0,1B0,1F1,1B1\n");
+        const auto a = readPytorchScheduleCsvShared(path);
+        const auto b = readPytorchScheduleCsvShared(path);
+        QCOMPARE(a.get(), b.get());
+        QCOMPARE(summarizeProgram(*a).microbatches, 2);
+        QVERIFY(a->ranks == readPytorchScheduleCsv(path).ranks);
+        // Same size, other text: read again.
+        write("0F0,,0F1,0B0,,0B1\n,1F0,1B0,1F1,1B1\n");
+        const auto c = readPytorchScheduleCsvShared(path);
+        QVERIFY(c.get() != a.get());
+        QVERIFY(c->ranks == readPytorchScheduleCsv(path).ranks);
+        QVERIFY(c->ranks != a->ranks);
+        write("0F0,0F1,,0B0,,0B1\r\n,1F0,1B0,1F1,2BW1\r\n");
+        expectError<ConfigError>([&] { (void)readPytorchScheduleCsvShared(path); },
+                                 {"s.csv", "'2BW1'"});
+        expectError<ConfigError>(
+            [&] { (void)readPytorchScheduleCsvShared(sourceFile("examples/schedules")); },
+            {"folder"});
+    }
 };
 
 QTEST_APPLESS_MAIN(TestPytorchCsv)

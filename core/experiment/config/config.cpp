@@ -695,8 +695,7 @@ int accumulationFor(const MethodSpec& m, int stages) {
 
 std::shared_ptr<const PipelineProgram> importedProgram(const ExperimentConfig& c,
                                                        const MethodSpec& m) {
-    return std::make_shared<const PipelineProgram>(
-        readPytorchScheduleCsv(resolveDataPath(c, m.scheduleFile)));
+    return readPytorchScheduleCsvShared(resolveDataPath(c, m.scheduleFile));
 }
 
 long long deltaFor(const MethodSpec& m, int stages) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "schedule/stage_memory.hpp"
 #include "util/csv_writer.hpp"
 
 namespace pipelens {
@@ -46,49 +47,10 @@ int timeToTarget(const ExperimentResult& r, const MethodRun& m, double target) {
 
 }  // namespace
 
-std::vector<int> stageActivations(const Timeline& tl) {
-    const int S = tl.params.stages;
-    const bool split = std::any_of(tl.cells.begin(), tl.cells.end(), [](const TimelineCell& c) {
-        return c.op == OpKind::WeightGrad;
-    });
-    // Per stage, +1 when a forward starts, -1 after the op that frees it ends; at equal times
-    // frees come first (a slot's backward ends before the next slot's forward starts).
-    std::vector<std::vector<std::pair<int, int>>> changes(static_cast<std::size_t>(std::max(S, 0)));
-    for (const TimelineCell& c : tl.cells) {
-        if (c.stage < 0 || c.stage >= S) continue;
-        auto& list = changes[static_cast<std::size_t>(c.stage)];
-        if (c.op == OpKind::Forward) list.emplace_back(c.startSlot, +1);
-        const bool frees = split ? c.op == OpKind::WeightGrad : c.op == OpKind::Backward;
-        if (frees) list.emplace_back(c.endSlot + 1, -1);
-    }
-    std::vector<int> peak(changes.size(), 0);
-    for (std::size_t s = 0; s < changes.size(); ++s) {
-        std::sort(changes[s].begin(), changes[s].end());
-        int held = 0;
-        for (const auto& [slot, delta] : changes[s]) {
-            held += delta;
-            peak[s] = std::max(peak[s], held);
-        }
-    }
-    return peak;
-}
-
 int peakStageMemoryUnits(const Timeline& tl) {
-    const auto S = static_cast<std::size_t>(std::max(tl.params.stages, 0));
-    const bool program = isProgramKind(tl.params.kind);
-    const std::vector<int> activations =
-        program && tl.peakActivations.size() == S ? tl.peakActivations : stageActivations(tl);
-    int peak = 0;
-    for (std::size_t s = 0; s < S; ++s) {
-        int weights = 1;
-        if (program && s < tl.weightVersions.size()) {
-            weights = tl.weightVersions[s];
-        } else if (tl.params.kind == ScheduleKind::PipeDream && s < tl.peakStash.size()) {
-            weights = std::max(1, tl.peakStash[s]);
-        }
-        peak = std::max(peak, weights + (s < activations.size() ? activations[s] : 0));
-    }
-    return peak;
+    double peak = 0.0;
+    for (const StageMemory& m : stageMemory(tl)) peak = std::max(peak, m.total);
+    return static_cast<int>(std::lround(peak));
 }
 
 ScheduleStats scheduleStats(Method method, const Timeline& tl) {

@@ -17,11 +17,9 @@ namespace pipelens {
 // ScheduleStats (what a method's schedule alone decides) is in sweep/point_result.hpp: a
 // schedule sweep's point files keep it.
 
-// Activations held at once on each stage: from a forward's first slot to the end of its full
-// backward, or of its weight gradient W where the backward is split.
-std::vector<int> stageActivations(const Timeline& timeline);
-// Weight versions + activations, max over stages: Timeline::weightVersions and peakActivations
-// for program kinds, peakStash as weights for PipeDream, one weight version otherwise.
+// Weight versions + activations held at once, max over stages, one unit each: stageMemory's
+// rule (schedule/stage_memory.hpp), the same numbers the memory view beside the Gantt chart
+// draws (LocalSGD's R replicas hold R copies of each stage's weights).
 int peakStageMemoryUnits(const Timeline& timeline);
 ScheduleStats scheduleStats(Method method, const Timeline& timeline);
 // Of a planned or run pipeline method (its run's timeline, else the plan's); nullopt for RPD.

@@ -528,10 +528,10 @@ void fillPlannedViews(ExperimentResult& planned) {
             r.updates = run.updates;
             continue;
         }
-        const Timeline tl = plannedTimeline(run);
+        Timeline tl = plannedTimeline(run);
         r.microbatches = tl.params.microbatches;
         r.totalSlots = tl.totalSlots;
-        fillScheduleViews(r, tl, run.replicas == 1);
+        fillScheduleViews(r, std::move(tl), run.replicas == 1);
     }
 }
 
