@@ -365,4 +365,12 @@ void chooseEngine(const ExperimentConfig& config, RunOptions& options,
     options.backendName = std::move(choice.name);
 }
 
+ExperimentResult runOnChosenEngine(const ExperimentConfig& config, RunOptions& options) {
+    std::vector<std::string> notices;
+    chooseEngine(config, options, notices);
+    ExperimentResult result = runExperiment(config, options);
+    result.notices.insert(result.notices.begin(), notices.begin(), notices.end());
+    return result;
+}
+
 }  // namespace pipelens

@@ -55,4 +55,9 @@ void chooseEngine(const ExperimentConfig& config, RunOptions& options,
                   std::vector<std::string>& notices,
                   std::function<void(const std::string&)> runtimeNotice = {});
 
+// A run as `pipelens-cli run`, `animate` and Python's `pipelens.run` make it: chooseEngine fills
+// `options`' engine fields, runExperiment runs, and the result's notices are the engine choice's
+// followed by the run's own (a method moved to the CPU engine, for example).
+ExperimentResult runOnChosenEngine(const ExperimentConfig& config, RunOptions& options);
+
 }  // namespace pipelens

@@ -706,20 +706,17 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err, const RunFigureW
     }
     const int threads = a.integer("threads", 0, 0, 256);
     const bool quiet = a.has("quiet");
-    std::vector<std::string> notices;
     // Notices (e.g. "no OpenCL device: CPU engine") are reported with the results, in the
     // summary and summary.json, so a run that fails prints its one-line reason and nothing else.
     RunOptions opt;
-    chooseEngine(config, opt, notices);
     opt.threads = threads;
     std::optional<SlowStepReporter> reporter;
     reportProgress(opt, reporter, quiet, err);
     const auto start = std::chrono::steady_clock::now();
-    ExperimentResult result = runExperiment(config, opt);
+    ExperimentResult result = runOnChosenEngine(config, opt);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     reporter.reset();
-    result.notices = notices;
     ExtraResultFiles extra;
     if (a.has("figures")) {
         extra = [&](const std::filesystem::path& tmp) {

@@ -10,4 +10,11 @@ void ComputeBackend::setGradientNoise(double sigma, const NumpyRandom& /*stream*
                       " backend: use the CPU engine (backend = \"cpu\")");
 }
 
+void ComputeBackend::setOptimizer(const OptimizerSpec& spec, double /*gradientScale*/) {
+    if (spec.plain()) return;
+    throw ConfigError("optimizer.kind = \"" + std::string(enumName(kOptimizerKinds, spec.kind)) +
+                      "\" (or a weight_decay) is not supported by the " + name() +
+                      " backend: plain sgd only; use the CPU engine (backend = \"cpu\")");
+}
+
 }  // namespace pipelens

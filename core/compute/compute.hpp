@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "compute/optimizer.hpp"
 #include "objective/linear_objective.hpp"
 #include "schedule/timeline.hpp"
 
@@ -23,7 +24,7 @@ class NumpyRandom;
 //            on the first stage act is reset first; on the last stage the output gradient
 //            grad[actSlot] = dloss/da / b is computed as well.
 //  Backward: g = X_batch[:, block]^T grad[actSlot] + l2 * stash[stage][stashSlot];
-//            w_r(stage) -= stepSize * g.
+//            w_r(stage) -= stepSize * g (with an optimizer set: its update, see setOptimizer).
 struct PipelineOp {
     OpKind op = OpKind::Forward;
     int stage = 0;
@@ -31,6 +32,9 @@ struct PipelineOp {
     int replica = 0;    // weight copy acted on (0 unless LocalSGD)
     int stashSlot = 0;  // per-stage stash index, < stashSlots[stage]
     int actSlot = 0;    // in-flight microbatch index, < activationSlots
+    // Backward only, read only with a stateful optimizer on a synchronous step: false adds g to
+    // the block's pending sum and leaves the weights; true applies the step (setOptimizer).
+    bool endsStep = true;
 };
 
 // What a backend reports after each block update when asked.
@@ -75,6 +79,13 @@ class ComputeBackend {
     // step draws for blocks S-1 ... stage and uses only its own. Called only with sigma > 0,
     // after prepare*. The default refuses (ConfigError naming the backend).
     virtual void setGradientNoise(double sigma, const NumpyRandom& stream);
+    // The optimizer of the rest of the run (compute/optimizer.hpp), after prepare*. Unset (or
+    // plain()): w -= stepSize * g. Otherwise a backward (or RPD step) applies the optimizer's
+    // update with step size stepSize to the block's current weights with its state; in
+    // pipelines, a backward whose op has endsStep = false only adds g to a pending sum, and the
+    // step's last one applies the optimizer to gradientScale * (sum + g). The default refuses
+    // a spec that is not plain() (ConfigError naming the backend).
+    virtual void setOptimizer(const OptimizerSpec& spec, double gradientScale);
 
     // Queries at the current point (replica average for pipelines, w_k for RPD).
     virtual double objective() = 0;

@@ -20,6 +20,7 @@ void CpuBackend::preparePipeline(const LinearObjective& objective, const Pipelin
     blocks_ = layout.blocks;
     rpdMode_ = false;
     noise_.reset();
+    optimizer_.reset();
     const int b = objective.batchSize();
     weights_ = w0.replicate(1, layout.replicas);
     average_ = w0;
@@ -81,7 +82,13 @@ void CpuBackend::runOps(std::span<const PipelineOp> ops, double stepSize, bool s
             blockGrad_.noalias() = Xb.transpose() * outputGrad_.col(op.actSlot);
             if (l2 != 0.0) blockGrad_ += l2 * stash;
             if (noise_) noise_->addTo(blockGrad_);
-            delta_.noalias() = -stepSize * blockGrad_;
+            if (!optimizer_) {
+                delta_.noalias() = -stepSize * blockGrad_;
+            } else if (!optimizerDelta(op, stepSize)) {
+                // Part of a synchronous step: summed, the weights wait for the step's end.
+                samples.push_back({sample ? sampleObjective() : 0.0, blockGrad_.squaredNorm()});
+                continue;
+            }
             weights_.col(op.replica).segment(blk.offset, blk.size) += delta_;
             applyBlockUpdate(op.stage, delta_, replicaWeight);
             samples.push_back({sample ? sampleObjective() : 0.0, blockGrad_.squaredNorm()});
@@ -89,7 +96,24 @@ void CpuBackend::runOps(std::span<const PipelineOp> ops, double stepSize, bool s
     }
 }
 
+bool CpuBackend::optimizerDelta(const PipelineOp& op, double stepSize) {
+    const BlockRange& blk = blocks_[op.stage];
+    auto w = weights_.col(op.replica).segment(blk.offset, blk.size);
+    if (pending_.size() == 0) {
+        optimizer_->step(op.replica, op.stage, w, blockGrad_, stepSize, delta_);
+        return true;
+    }
+    auto pending = pending_.col(op.replica).segment(blk.offset, blk.size);
+    pending += blockGrad_;
+    if (!op.endsStep) return false;
+    stepGrad_ = gradientScale_ * pending;
+    pending.setZero();
+    optimizer_->step(op.replica, op.stage, w, stepGrad_, stepSize, delta_);
+    return true;
+}
+
 void CpuBackend::averageReplicas() {
+    if (optimizer_) optimizer_->averageReplicas();
     Eigen::VectorXd mean = weights_.rowwise().mean();
     weights_.colwise() = mean;
     average_ = mean;
@@ -103,6 +127,7 @@ void CpuBackend::prepareRpd(const LinearObjective& objective, const std::vector<
     blocks_ = blocks;
     rpdMode_ = true;
     noise_.reset();
+    optimizer_.reset();
     // Each block keeps at most depth versions: enough even if every one of the last depth
     // iterates updated it. Memory is depth * d, independent of the number of updates.
     rings_.assign(blocks.size(), {});
@@ -165,10 +190,14 @@ UpdateSample CpuBackend::rpdStep(std::span<const int> delays, int stage, int bat
             noise_->skip(blocks_[j].size);
         noise_->addTo(blockGrad_);
     }
-    delta_.noalias() = -stepSize * blockGrad_;
     // w_{k+1}: block `stage` of w_k plus delta becomes the newest version of that block.
     BlockRing& r = rings_[stage];
     const int newest = (r.start + r.count - 1) % ringDepth_;
+    if (optimizer_) {
+        optimizer_->step(0, stage, r.values.col(newest), blockGrad_, stepSize, delta_);
+    } else {
+        delta_.noalias() = -stepSize * blockGrad_;
+    }
     int slot = 0;
     if (r.count < ringDepth_) {
         slot = (r.start + r.count) % ringDepth_;
@@ -190,6 +219,20 @@ UpdateSample CpuBackend::rpdStep(std::span<const int> delays, int stage, int bat
 
 void CpuBackend::setGradientNoise(double sigma, const NumpyRandom& stream) {
     if (sigma > 0.0) noise_.emplace(sigma, stream);
+}
+
+void CpuBackend::setOptimizer(const OptimizerSpec& spec, double gradientScale) {
+    optimizer_.reset();
+    pending_.resize(0, 0);
+    gradientScale_ = gradientScale;
+    if (spec.plain()) return;
+    const int replicas = rpdMode_ ? 1 : static_cast<int>(weights_.cols());
+    optimizer_.emplace();
+    optimizer_->prepare(spec, blocks_, replicas);
+    // A pipeline's synchronous step (gradientScale != 1) sums its gradients before the update.
+    if (!rpdMode_ && gradientScale != 1.0) {
+        pending_ = Eigen::MatrixXd::Zero(weights_.rows(), weights_.cols());
+    }
 }
 
 double CpuBackend::objective() {

@@ -21,6 +21,7 @@ class CpuBackend final : public ComputeBackend {
     UpdateSample rpdStep(std::span<const int> delays, int stage, int batch, double stepSize,
                          bool sample) override;
     void setGradientNoise(double sigma, const NumpyRandom& stream) override;
+    void setOptimizer(const OptimizerSpec& spec, double gradientScale) override;
     double objective() override;
     double gradientNormSquared() override;
     Eigen::VectorXd weights() override;
@@ -29,6 +30,7 @@ class CpuBackend final : public ComputeBackend {
     void applyBlockUpdate(int stage, const Eigen::VectorXd& delta, double averageWeight);
     double sampleObjective();
     double regularisation() const;
+    bool optimizerDelta(const PipelineOp& op, double stepSize);
 
     const LinearObjective* objective_ = nullptr;
     std::vector<BlockRange> blocks_;
@@ -56,6 +58,11 @@ class CpuBackend final : public ComputeBackend {
     Eigen::VectorXd scratchA_, scratchG_, blockGrad_, delta_;
     long long updatesSinceResync_ = 0;
     std::optional<GradientNoise> noise_;
+    // Set only for an optimizer that is not plain SGD (the plain update keeps its own path).
+    std::optional<OptimizerState> optimizer_;
+    double gradientScale_ = 1.0;
+    Eigen::MatrixXd pending_;  // synchronous steps: the step's gradient sum so far, d x replicas
+    Eigen::VectorXd stepGrad_;
 };
 
 }  // namespace pipelens

@@ -36,8 +36,34 @@ PipelineReplay::PipelineReplay(std::shared_ptr<const LinearObjective> objective,
     Eigen::VectorXd w0 = Eigen::VectorXd::Zero(objective_->dim());
     backend_->preparePipeline(*objective_, layout, w0);
     startNoise(*backend_, config_.noise);
+    backend_->setOptimizer(config_.optimizer, config_.stepScale);
 
     events_ = replayOrder(tl);
+    if (!config_.optimizer.plain() && config_.stepScale != 1.0) {
+        // A synchronous step of M = 1 / stepScale microbatches: its backwards on a block close
+        // the step at the M-th, or where the block is read next (or the run ends) first. Both:
+        // 2BW reads the next step's forwards before this step's updates, so the last two steps'
+        // updates meet with no read between them.
+        const long long M = std::max(1LL, std::llround(1.0 / config_.stepScale));
+        endsStep_.assign(events_.size(), 1);
+        std::vector<char> nextIsBackward(static_cast<size_t>(config_.replicas) * S, 0);
+        for (size_t i = events_.size(); i-- > 0;) {
+            const ReplayEvent& e = events_[i];
+            const size_t key = static_cast<size_t>(e.microbatch % config_.replicas) * S + e.stage;
+            const bool backward = e.op == OpKind::Backward;
+            if (backward) endsStep_[i] = nextIsBackward[key] ? 0 : 1;
+            nextIsBackward[key] = backward ? 1 : 0;
+        }
+        std::vector<long long> inStep(static_cast<size_t>(config_.replicas) * S, 0);
+        for (size_t i = 0; i < events_.size(); ++i) {
+            const ReplayEvent& e = events_[i];
+            if (e.op != OpKind::Backward) continue;
+            long long& n =
+                inStep[static_cast<size_t>(e.microbatch % config_.replicas) * S + e.stage];
+            if (++n == M) endsStep_[i] = 1;
+            if (endsStep_[i] != 0) n = 0;
+        }
+    }
     blockVersion_.assign(static_cast<size_t>(config_.replicas) * S, 0);
     versionAtForward_.assign(static_cast<size_t>(N) * S, -1);
     stashOwner_.resize(S);
@@ -69,7 +95,9 @@ long long PipelineReplay::advance(long long maxSlots) {
     if (done()) return 0;
     const Timeline& tl = config_.timeline;
     const int S = tl.params.stages;
-    const double step = config_.stepSize * config_.stepScale;
+    // An optimizer other than plain SGD takes stepScale as its gradient's scale (setOptimizer).
+    const double step =
+        config_.optimizer.plain() ? config_.stepSize * config_.stepScale : config_.stepSize;
     long long taken = 0;
     while (taken < maxSlots && slot_ < tl.totalSlots) {
         if (cancelRequested()) {
@@ -101,7 +129,8 @@ long long PipelineReplay::advance(long long maxSlots) {
                 ++result_.versionChecks;
             }
             ops_.push_back({e.op, e.stage, config_.batchOf[static_cast<size_t>(e.microbatch)],
-                            replica, stash, e.microbatch % activationSlots_});
+                            replica, stash, e.microbatch % activationSlots_,
+                            endsStep_.empty() || endsStep_[nextEvent_] != 0});
         }
         samples_.clear();
         const bool anyUpdate = std::any_of(ops_.begin(), ops_.end(),

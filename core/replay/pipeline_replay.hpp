@@ -41,6 +41,9 @@ class PipelineReplay final : public Replay {
     std::vector<int> blockVersion_;             // per replica * S + stage
     std::vector<int> versionAtForward_;         // per microbatch * S + stage
     std::vector<std::vector<int>> stashOwner_;  // per stage, per stash slot: microbatch or -1
+    // Stateful optimizer on a synchronous step: per event, whether a backward is its block's
+    // last before the block is read again (the step's end). Empty otherwise.
+    std::vector<char> endsStep_;
     std::vector<PipelineOp> ops_;
     std::vector<UpdateSample> samples_;
 };

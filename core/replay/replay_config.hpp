@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compute/optimizer.hpp"
 #include "method.hpp"
 #include "schedule/delays.hpp"
 #include "schedule/timeline.hpp"
@@ -33,6 +34,9 @@ struct PipelineRunConfig {
     // the synchronous steps of the program schedules, so a step applies the mean gradient.
     double stepScale = 1.0;
     std::vector<int> batchOf;  // data batch of each microbatch (empty: m mod M)
+    // Per block update (docs/correctors.md). Not plain: a synchronous step (stepScale != 1)
+    // applies it once to stepScale * (the step's gradient sum), with step size stepSize.
+    OptimizerSpec optimizer;
 };
 
 // Randomized PipeDream (SPEC section 4): K block updates with drawn delays and stage order.
@@ -47,6 +51,7 @@ struct RpdRunConfig {
     // Needed for DelayMode::PipeDream or StageOrder::PipeDream.
     std::shared_ptr<const DelayTable> pipeDream;
     std::vector<int> batchOf;  // PD's batch schedule (data batch of each PD microbatch)
+    OptimizerSpec optimizer;   // one optimizer step per update (docs/correctors.md)
 };
 
 }  // namespace pipelens

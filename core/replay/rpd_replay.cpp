@@ -132,6 +132,7 @@ RpdReplay::RpdReplay(std::shared_ptr<const LinearObjective> objective,
     backend_->prepareRpd(*objective_, blocks, static_cast<int>(config_.maxDelay + 1),
                          Eigen::VectorXd::Zero(objective_->dim()));
     startNoise(*backend_, config_.noise);
+    backend_->setOptimizer(config_.optimizer, 1.0);
 
     result_.method = Method::RandomizedPipeDream;
     result_.label = config_.label.empty() ? methodName(result_.method) : config_.label;

@@ -90,12 +90,11 @@ int runAnimateCommand(int argc, char** argv, std::ostream& out, std::ostream& er
         if (a == "--help" || a == "-h") return out << kHelp, 0;
     }
     Options o = parse(argc, argv);
-    std::vector<std::string> notices;
     RunOptions run;
-    chooseEngine(o.config, run, notices);
     run.threads = o.threads;
     const auto start = std::chrono::steady_clock::now();
-    ExperimentResult result = runExperiment(o.config, run);
+    ExperimentResult result = runOnChosenEngine(o.config, run);
+    const std::vector<std::string> notices = result.notices;
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

@@ -117,6 +117,42 @@ json stepJson(const StepSpec& s) {
     return s.value;
 }
 
+}  // namespace
+
+OptimizerSpec readOptimizer(const json& v, const std::string& path) {
+    ObjectReader r(v, path);
+    OptimizerSpec o;
+    if (!r.has("kind")) {
+        throw ConfigError(path + ".kind is missing: one of " + enumNameList(kOptimizerKinds));
+    }
+    o.kind = r.choice("kind", OptimizerKind::Sgd, kOptimizerKinds);
+    // Only the kind's own keys are read: another kind's key is refused as unknown, listing these.
+    if (o.kind == OptimizerKind::Momentum || o.kind == OptimizerKind::Nesterov) {
+        o.beta = r.number("beta", o.beta, limits::kOptimizerBeta);
+    } else if (o.kind == OptimizerKind::Adam || o.kind == OptimizerKind::AdamW) {
+        o.beta1 = r.number("beta1", o.beta1, limits::kOptimizerBeta);
+        o.beta2 = r.number("beta2", o.beta2, limits::kOptimizerBeta);
+        o.eps = r.number("eps", o.eps, limits::kOptimizerEps);
+    }
+    o.weightDecay = r.number("weight_decay", defaultWeightDecay(o.kind), limits::kWeightDecay);
+    r.rejectUnknown();
+    return o;
+}
+
+json optimizerJson(const OptimizerSpec& o) {
+    json j{{"kind", enumName(kOptimizerKinds, o.kind)}};
+    if (o.kind == OptimizerKind::Momentum || o.kind == OptimizerKind::Nesterov) j["beta"] = o.beta;
+    if (o.kind == OptimizerKind::Adam || o.kind == OptimizerKind::AdamW) {
+        j["beta1"] = o.beta1;
+        j["beta2"] = o.beta2;
+        j["eps"] = o.eps;
+    }
+    j["weight_decay"] = o.weightDecay;
+    return j;
+}
+
+namespace {
+
 MethodSpec readMethod(const json& v, const std::string& path) {
     ObjectReader r(v, path);
     MethodSpec m;
@@ -157,6 +193,7 @@ MethodSpec readMethod(const json& v, const std::string& path) {
         m.order = parseStageOrder(r.text("order", "uniform", {"uniform", "pd"}));
         m.seed = static_cast<std::uint64_t>(r.integer("seed", 0, limits::kSeed));
     }
+    if (r.has("optimizer")) m.optimizer = readOptimizer(r.at("optimizer"), r.field("optimizer"));
     r.rejectUnknown();
     return m;
 }
@@ -198,6 +235,14 @@ std::string defaultMethodLabel(const MethodSpec& m, int stages) {
     } else {
         s << "Fill-drain (G=" << flushGroupFor(m, stages) << ")";
     }
+    const OptimizerSpec& o = m.optimizer;
+    if (o.kind == OptimizerKind::Momentum || o.kind == OptimizerKind::Nesterov) {
+        s << " + " << (o.kind == OptimizerKind::Momentum ? "momentum" : "Nesterov")
+          << " (beta=" << o.beta << ")";
+    } else if (o.kind == OptimizerKind::Adam || o.kind == OptimizerKind::AdamW) {
+        s << " + " << (o.kind == OptimizerKind::Adam ? "Adam" : "AdamW");
+    }
+    if (o.weightDecay != defaultWeightDecay(o.kind)) s << " (wd=" << o.weightDecay << ")";
     return s.str();
 }
 
@@ -510,6 +555,12 @@ void checkMethod(const MethodSpec& m, const std::string& path) {
                   limits::kVirtualStages);
     requireWithin(path + ".delta", m.delta, limits::kDelta);
     requireWithin(path + ".seed", m.seed, limits::kSeed);
+    const OptimizerSpec& o = m.optimizer;
+    requireWithin(path + ".optimizer.beta", o.beta, limits::kOptimizerBeta);
+    requireWithin(path + ".optimizer.beta1", o.beta1, limits::kOptimizerBeta);
+    requireWithin(path + ".optimizer.beta2", o.beta2, limits::kOptimizerBeta);
+    requireWithin(path + ".optimizer.eps", o.eps, limits::kOptimizerEps);
+    requireWithin(path + ".optimizer.weight_decay", o.weightDecay, limits::kWeightDecay);
 }
 
 void checkCommonFields(const ExperimentConfig& c) {
@@ -584,9 +635,36 @@ void checkProgramMethods(const ExperimentConfig& c) {
 
 }  // namespace
 
+std::string optimizerSetting(const MethodSpec& m, size_t index) {
+    const std::string path = "methods[" + std::to_string(index) + "].optimizer";
+    if (m.optimizer.kind == OptimizerKind::Sgd) {
+        return path + ".weight_decay = " + show(json(m.optimizer.weightDecay));
+    }
+    return path + ".kind = " + show(json(enumName(kOptimizerKinds, m.optimizer.kind)));
+}
+
+void requireOptimizerEngine(const ExperimentConfig& c) {
+    for (size_t i = 0; i < c.methods.size(); ++i) {
+        const MethodSpec& m = c.methods[i];
+        if (m.optimizer.plain()) continue;
+        const std::string allowed =
+            " is not allowed: sgd without weight_decay (optimizers with state run on the "
+            "linear objectives' CPU engine only";
+        if (c.languageModel()) {
+            throw ConfigError(optimizerSetting(m, i) +
+                              " with objective.kind = \"char_transformer\"" + allowed + ")");
+        }
+        if (c.backend == BackendKind::OpenCl) {
+            throw ConfigError(optimizerSetting(m, i) + " with backend = \"opencl\"" + allowed +
+                              "; use backend \"cpu\" or \"auto\")");
+        }
+    }
+}
+
 void ExperimentConfig::validate() const {
     checkCommonFields(*this);
     checkProgramMethods(*this);
+    requireOptimizerEngine(*this);
     if (languageModel()) {
         validateLanguageModel(*this);
         checkBudgetSet();
@@ -610,6 +688,7 @@ MethodSpec normalizedMethod(const MethodSpec& m) {
     MethodSpec n;
     n.method = m.method;
     n.label = m.label;
+    n.optimizer = normalizedOptimizer(m.optimizer);
     if (m.step.grid) {
         n.step.grid = true;
         n.step.gridMin = m.step.gridMin;
@@ -791,6 +870,9 @@ json ExperimentConfig::toJson() const {
             o["order"] = stageOrderName(m.order);
             o["seed"] = m.seed;
         }
+        // Left out at the default, so configs and results without an optimizer stay as they were.
+        const OptimizerSpec optimizer = normalizedOptimizer(m.optimizer);
+        if (optimizer != OptimizerSpec{}) o["optimizer"] = optimizerJson(optimizer);
         ms.push_back(o);
     }
     j["methods"] = ms;

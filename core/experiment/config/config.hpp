@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "compute/optimizer.hpp"
 #include "experiment/config/lm_config.hpp"
 #include "experiment/config/view_state.hpp"
 #include "experiment/step_size/step_rules.hpp"
@@ -105,6 +106,7 @@ struct MethodSpec {
     long long delta = -1;                      // rpd: -1 = PD's max delay S^2 - S/2
     StageOrder order = StageOrder::Uniform;    // rpd
     std::uint64_t seed = 0;                    // rpd: draws (0 = the experiment seed)
+    OptimizerSpec optimizer;                   // every method: per block update (default plain SGD)
 
     bool operator==(const MethodSpec&) const = default;
 };
@@ -187,6 +189,18 @@ constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;
 nlohmann::json parseConfigText(std::string_view text, const std::string& source);
 
 std::string defaultMethodLabel(const MethodSpec& m, int stages);
+// The optimizer as written in a config ({"kind": ...} with the keys its kind uses), and its
+// reader: a ConfigError names the key under `path`, the value and what is allowed.
+nlohmann::json optimizerJson(const OptimizerSpec& o);
+OptimizerSpec readOptimizer(const nlohmann::json& v, const std::string& path);
+// Optimizers other than plain SGD run on the linear objectives' CPU engine only (for now): a
+// ConfigError for one with backend = opencl or on the language model, naming the method's
+// optimizer field, its value and what is allowed. validate() calls it; so does runExperiment,
+// after a --backend override. (backend = auto runs such a method on the CPU engine.)
+void requireOptimizerEngine(const ExperimentConfig& config);
+// "methods[i].optimizer.kind = \"adam\"" (or, for sgd with decay, its weight_decay): the setting
+// that makes method i's optimizer not plain, for messages.
+std::string optimizerSetting(const MethodSpec& m, size_t index);
 // The method's parameters with the rest at their defaults (see ExperimentConfig::normalize).
 MethodSpec normalizedMethod(const MethodSpec& m);
 

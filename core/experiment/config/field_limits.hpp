@@ -81,6 +81,10 @@ inline constexpr IntLimit kAccumulation{
 inline constexpr IntLimit kVirtualStages{2, 64, "an integer in [2, 64] (chunks per device)"};
 inline constexpr IntLimit kDelta{-1, 10'000'000,
                                  "-1 (meaning S^2 - S/2) or an integer in [0, 10000000]"};
+// methods[i].optimizer. [0, 1) is written as [0, 1 - 2^-53]: the largest double below 1.
+inline constexpr RealLimit kOptimizerBeta{0.0, 1.0 - 0x1p-53, false, "a number in [0, 1)"};
+inline constexpr RealLimit kOptimizerEps{0.0, 1.0, true, "a number in (0, 1]"};
+inline constexpr RealLimit kWeightDecay{0.0, 1e6, false, "a number in [0, 1e6]"};
 // view
 inline constexpr IntLimit kCursor{-1, kBig,
                                   "-1 (the end of the run) or a slot count in [0, 1000000000]"};

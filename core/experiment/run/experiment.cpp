@@ -372,6 +372,7 @@ void fillPipelineConfig(PipelineRunConfig& cfg, const MethodRun& plan, double st
     cfg.replicas = plan.replicas;
     cfg.stepSize = stepSize;
     cfg.stepScale = plan.stepScale;
+    cfg.optimizer = plan.spec.optimizer;
 }
 
 void fillRpdConfig(RpdRunConfig& cfg, const ExperimentConfig& c, const MethodRun& plan,
@@ -383,6 +384,7 @@ void fillRpdConfig(RpdRunConfig& cfg, const ExperimentConfig& c, const MethodRun
     cfg.maxDelay = plan.delta;
     cfg.order = plan.spec.order;
     cfg.seed = plan.spec.seed != 0 ? plan.spec.seed : c.seed;
+    cfg.optimizer = plan.spec.optimizer;
     if (cfg.delayMode == DelayMode::PipeDream || cfg.order == StageOrder::PipeDream) {
         cfg.pipeDream = plan.sharedPipeDreamTable ? plan.sharedPipeDreamTable
                                                   : pipeDreamDelayTable(c, plan.updates);
@@ -470,7 +472,9 @@ MethodRun runMethod(const ExperimentConfig& c, const MethodRun& planned,
                     size_t method) {
     MethodRun out = planned;
     out.noiseStarts.clear();  // the plan's, not the result's
-    BackendProvider backend = options.backend ? options.backend : cpuBackendProvider();
+    // Optimizers with state run on the CPU engine only (runExperiment's notice says so).
+    BackendProvider backend =
+        options.backend && planned.spec.optimizer.plain() ? options.backend : cpuBackendProvider();
     const StepSpec& step = planned.spec.step;
     const std::vector<double> steps = stepSizesOf(step);
     const int seeds = std::max(1, c.seeds);
@@ -630,12 +634,22 @@ std::unique_ptr<ObjectiveRun> linearModelRun(const ExperimentConfig& config,
 }
 
 ExperimentResult runExperiment(const ExperimentConfig& c, const RunOptions& options) {
+    // Again here: a --backend override comes after the file's validate().
+    requireOptimizerEngine(c);
     const std::unique_ptr<ObjectiveRun> objective =
         c.languageModel() ? languageModelRun(c, options) : linearModelRun(c, options);
     ExperimentResult res;
     res.config = c;
     res.backendName = options.backendName;
     res.engine = options.engine;
+    if (options.backendName != "cpu") {
+        for (size_t i = 0; i < c.methods.size(); ++i) {
+            if (c.methods[i].optimizer.plain()) continue;
+            res.notices.push_back(optimizerSetting(c.methods[i], i) +
+                                  ": this method runs on the CPU engine (the OpenCL backend "
+                                  "applies plain sgd only)");
+        }
+    }
     ExperimentPlan plan = objective->prepare(res);
     res.budget = plan.budget;
     res.methods = std::move(plan.runs);
