@@ -14,6 +14,9 @@ packages=(
   libopenmpi-dev openmpi-bin
   xvfb xauth fonts-dejavu-core
   libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
+  # import pipelens (docs/python.md): the module, its tests and the tour notebook
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-nbconvert python3-ipykernel
+  python3-matplotlib
 )
 bash "$here/scripts/install_missing.sh" "${packages[@]}"
 
