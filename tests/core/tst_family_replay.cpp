@@ -21,6 +21,7 @@
 #include "schedule/run_length.hpp"
 #include "schedule/timeline.hpp"
 #include "schedule/timeline_program.hpp"
+#include "small_objective.hpp"
 
 using namespace pipelens;
 using Eigen::VectorXd;
@@ -28,17 +29,7 @@ using Eigen::VectorXd;
 namespace {
 
 std::shared_ptr<LinearObjective> objective(LossKind loss) {
-    SyntheticSpec spec;
-    spec.kind = loss == LossKind::Logistic ? "logistic" : "random";
-    spec.rows = 60;
-    spec.dim = 11;
-    spec.seed = 5;
-    spec.labelNoise = loss == LossKind::Logistic ? 0.0 : 0.1;
-    auto obj = std::make_shared<LinearObjective>(makeSynthetic(spec), loss,
-                                                 loss == LossKind::Logistic ? 0.01 : 0.0, 5);
-    obj->optimum();
-    obj->smoothness();
-    return obj;
+    return test::smallObjective(loss, 60, 11);
 }
 
 ScheduleParams params(ScheduleKind kind, int S, int N, int group) {

@@ -22,6 +22,7 @@
 #include "schedule/program_schedules.hpp"
 #include "schedule/pytorch_csv.hpp"
 #include "schedule/timeline.hpp"
+#include "small_objective.hpp"
 
 using namespace pipelens;
 using Eigen::VectorXd;
@@ -30,17 +31,7 @@ using nlohmann::json;
 namespace {
 
 std::shared_ptr<LinearObjective> makeObjective(LossKind loss) {
-    SyntheticSpec spec;
-    spec.kind = loss == LossKind::Logistic ? "logistic" : "random";
-    spec.rows = 40;
-    spec.dim = 7;
-    spec.seed = 5;
-    spec.labelNoise = loss == LossKind::Logistic ? 0.0 : 0.1;
-    const double l2 = loss == LossKind::Logistic ? 0.01 : 0.0;
-    auto obj = std::make_shared<LinearObjective>(makeSynthetic(spec), loss, l2, 5);
-    obj->optimum();
-    obj->smoothness();
-    return obj;
+    return test::smallObjective(loss, 40, 7);
 }
 
 // Block `blk` of the gradient of batch `batch`'s loss at z, from the model's definition:
