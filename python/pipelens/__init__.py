@@ -586,9 +586,11 @@ def schedule(
     weight_slots: int = 1,
     latency_slots: int = 0,
 ) -> Schedule:
-    """The slot timeline of a schedule (``pipelens-cli schedule``): kind pd, fill-drain,
-    localsgd, 1f1b, zb-h1, 2bw or interleaved; None for noam, replicas and flush_group means
-    "from S" as in a config. Bad values raise ValueError naming the field::
+    """The slot timeline of a run of ``microbatches`` microbatches, as a config's method runs
+    them: kind pd, fill-drain, localsgd, 1f1b, zb-h1, 2bw or interleaved; None for noam,
+    replicas and flush_group means "from S" as in a config (the flushing kinds repeat steps of
+    flush_group microbatches; ``pipelens-cli schedule --kind 1f1b`` prints one flush of N, which
+    is ``flush_group=microbatches`` here). Bad values raise ValueError naming the field::
 
         s = pipelens.schedule("pd", stages=4, microbatches=8)
         s.cells[s.cells["op"] == "B"]["staleness"]
