@@ -4,7 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
 
+#include "errors.hpp"
 #include "util/task_team.hpp"
 
 namespace pipelens {
@@ -19,6 +21,88 @@ Real* LmBufferPool<Real>::acquire(int key) {
 template <typename Real>
 Real* LmBufferPool<Real>::get(int key) {
     return buffers_[static_cast<std::size_t>(slots_.get(key))].data();
+}
+
+namespace {
+
+// The optimizer steps a block in chunks of this many numbers, so that its temporaries (the
+// widened weights and gradient, the update) stay in cache: only the state streams from memory.
+// Each chunk's step count moves with its block's, so the result is the whole block's.
+constexpr long long kOptimizerChunk = 4096;
+
+// The n numbers at x in double: in place for double, widened into `buffer` for float.
+template <typename T>
+Eigen::Ref<const Eigen::VectorXd> widened(const T* x, Eigen::Index n, Eigen::VectorXd& buffer) {
+    if constexpr (std::is_same_v<T, double>) {
+        return Eigen::Map<const Eigen::VectorXd>(x, n);
+    } else {
+        buffer =
+            Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>(x, n).template cast<double>();
+        return buffer;
+    }
+}
+
+}  // namespace
+
+template <typename Real>
+void LmBlockOptimizer<Real>::prepare(const OptimizerSpec& spec, const LmLayout& layout,
+                                     int replicas, double gradientScale, bool synchronous) {
+    layout_ = &layout;
+    if (layout.size() > std::numeric_limits<int>::max()) {
+        throw ConfigError("the language model has " + std::to_string(layout.size()) +
+                          " parameters: optimizers with state allow at most " +
+                          std::to_string(std::numeric_limits<int>::max()));
+    }
+    std::vector<BlockRange> chunks;
+    firstChunk_.clear();
+    for (int s = 0; s < layout.stages(); ++s) {
+        const auto& b = layout.stage(s);
+        firstChunk_.push_back(static_cast<int>(chunks.size()));
+        for (long long at = 0; at < b.size; at += kOptimizerChunk) {
+            chunks.push_back({static_cast<int>(b.offset + at),
+                              static_cast<int>(std::min(kOptimizerChunk, b.size - at))});
+        }
+    }
+    firstChunk_.push_back(static_cast<int>(chunks.size()));
+    state_.prepare(spec, chunks, replicas);
+    chunks_ = std::move(chunks);
+    gradientScale_ = gradientScale;
+    pending_ = synchronous ? Eigen::MatrixXd::Zero(layout.size(), replicas) : Eigen::MatrixXd();
+}
+
+template <typename Real>
+bool LmBlockOptimizer<Real>::update(int replica, int stage, const Real* from, const Real* g,
+                                    double stepSize, bool endsStep, Real* to) {
+    if (pending_.size() == 0) {
+        apply(replica, stage, from, g, stepSize, to);
+        return true;
+    }
+    const auto& block = layout_->stage(stage);
+    const auto n = static_cast<Eigen::Index>(block.size);
+    auto sum = pending_.col(replica).segment(block.offset, n);
+    sum += Eigen::Map<const Eigen::Matrix<Real, Eigen::Dynamic, 1>>(g, n).template cast<double>();
+    if (!endsStep) return false;
+    stepGrad_ = gradientScale_ * sum;
+    sum.setZero();
+    apply(replica, stage, from, stepGrad_.data(), stepSize, to);
+    return true;
+}
+
+template <typename Real>
+template <typename G>
+void LmBlockOptimizer<Real>::apply(int replica, int stage, const Real* from, const G* g,
+                                   double stepSize, Real* to) {
+    const long long offset = layout_->stage(stage).offset;
+    const auto su = static_cast<std::size_t>(stage);
+    for (int c = firstChunk_[su]; c < firstChunk_[su + 1]; ++c) {
+        const BlockRange& chunk = chunks_[static_cast<std::size_t>(c)];
+        const long long at = chunk.offset - offset;
+        const Eigen::Ref<const Eigen::VectorXd> w = widened(from + at, chunk.size, weights_);
+        state_.step(replica, c, w, widened(g + at, chunk.size, grad_), stepSize, delta_);
+        // Coefficient-wise, so `to` may be `from`; float rounds the new weights once.
+        Eigen::Map<Eigen::Matrix<Real, Eigen::Dynamic, 1>>(to + at, chunk.size) =
+            (w + delta_).template cast<Real>();
+    }
 }
 
 template <typename Real>
@@ -94,11 +178,33 @@ double LmCpuPipelineExecutor<Real>::forward(int m, int s, int replica, int batch
 
 template <typename Real>
 void LmCpuPipelineExecutor<Real>::backward(int m, int s, int replica, int batch, double stepSize) {
+    backwardStep(m, s, replica, batch, stepSize, true);
+}
+
+template <typename Real>
+void LmCpuPipelineExecutor<Real>::backwardOp(const LmSlotOp& op, double stepSize) {
+    backwardStep(op.microbatch, op.stage, op.replica, op.batch, stepSize, op.endsStep);
+}
+
+template <typename Real>
+void LmCpuPipelineExecutor<Real>::applyUpdate(const LmSlotOp& op, const Real* g, double stepSize) {
+    const auto& block = problem_->layout.stage(op.stage);
+    Real* w = replicas_[static_cast<std::size_t>(op.replica)].data() + block.offset;
+    if (optimizer_) {
+        optimizer_->update(op.replica, op.stage, w, g, stepSize, op.endsStep, w);
+        return;
+    }
+    const auto step = static_cast<Real>(stepSize);
+    for (long long i = 0; i < block.size; ++i) w[i] -= step * g[i];
+}
+
+template <typename Real>
+void LmCpuPipelineExecutor<Real>::backwardStep(int m, int s, int replica, int batch,
+                                               double stepSize, bool endsStep) {
     const CharTransformerProblem& p = *problem_;
     const LmDims& d = p.layout.dims();
     const int S = p.layout.stages();
     const auto su = static_cast<std::size_t>(s);
-    const auto& block = p.layout.stage(s);
     // Weight stashing: the backward reads exactly the copy its forward used (get() throws if
     // F(m, s) left none).
     const Real* stash = stash_[su].get(m);
@@ -118,9 +224,7 @@ void LmCpuPipelineExecutor<Real>::backward(int m, int s, int replica, int batch,
     }
     Real* gradIn = s == 0 ? nullptr : gradOut_[su - 1].acquire(m);
     model_.stage(s).backward(stash, gradOut, gradW_.data(), gradIn);
-    Real* w = replicas_[static_cast<std::size_t>(replica)].data() + block.offset;
-    const auto step = static_cast<Real>(stepSize);
-    for (long long i = 0; i < block.size; ++i) w[i] -= step * gradW_[static_cast<std::size_t>(i)];
+    applyUpdate({false, m, s, replica, batch, endsStep}, gradW_.data(), stepSize);
     stash_[su].release(m);
     if (s > 0) input_[su].release(m);
     if (s < S - 1) gradOut_[su].release(m);
@@ -223,17 +327,13 @@ bool LmCpuPipelineExecutor<Real>::runSlotSideBySide(const std::vector<LmSlotOp>&
     });
 
     bool ok = true;
-    const auto step = static_cast<Real>(stepSize);
     for (std::size_t k = 0; ok && k < ops.size(); ++k) {
         const LmSlotOp& e = ops[k];
         double loss = std::numeric_limits<double>::quiet_NaN();
         if (e.forward) {
             if (e.stage == S - 1) loss = slotBuffers_[k].loss;
         } else {
-            const auto& block = p.layout.stage(e.stage);
-            Real* w = replicas_[static_cast<std::size_t>(e.replica)].data() + block.offset;
-            const Real* g = stageGradW_[static_cast<std::size_t>(e.stage)].data();
-            for (long long i = 0; i < block.size; ++i) w[i] -= step * g[i];
+            applyUpdate(e, stageGradW_[static_cast<std::size_t>(e.stage)].data(), stepSize);
         }
         ok = done(k, loss);
     }
@@ -244,7 +344,17 @@ bool LmCpuPipelineExecutor<Real>::runSlotSideBySide(const std::vector<LmSlotOp>&
 }
 
 template <typename Real>
+void LmCpuPipelineExecutor<Real>::setOptimizer(const OptimizerSpec& spec, double gradientScale) {
+    optimizer_.reset();
+    if (spec.plain()) return;
+    optimizer_.emplace();
+    optimizer_->prepare(spec, problem_->layout, static_cast<int>(replicas_.size()), gradientScale,
+                        gradientScale != 1.0);
+}
+
+template <typename Real>
 void LmCpuPipelineExecutor<Real>::averageReplicas() {
+    if (optimizer_) optimizer_->averageReplicas();
     const Real* avg = currentPoint();
     for (auto& w : replicas_) std::copy(avg, avg + w.size(), w.begin());
 }
@@ -284,6 +394,8 @@ std::unique_ptr<LmPipelineExecutor> makeLmCpuPipelineExecutor(
     return std::make_unique<LmCpuPipelineExecutor<double>>(std::move(problem), replicas);
 }
 
+template class LmBlockOptimizer<double>;
+template class LmBlockOptimizer<float>;
 template class LmBufferPool<double>;
 template class LmBufferPool<float>;
 template class LmCpuPipelineExecutor<double>;

@@ -4,6 +4,7 @@
 // problem's precision Real. Given a team, runSlot runs the ops of one slot side by side,
 // bit-identical to one after the other.
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "compute/lm_pipeline_executor.hpp"
@@ -30,6 +31,37 @@ class LmBufferPool {
     std::vector<std::vector<Real>> buffers_;
 };
 
+// An optimizer with state (OptimizerState, in double) on the language model's blocks in Real: a
+// block is one stage's parameters (LmLayout). Shared by the CPU executors of PD/LocalSGD and RPD.
+template <typename Real>
+class LmBlockOptimizer {
+  public:
+    // `synchronous`: a step sums its backwards' gradients (LmSlotOp::endsStep) and applies
+    // gradientScale times the sum; otherwise every update applies its own gradient.
+    void prepare(const OptimizerSpec& spec, const LmLayout& layout, int replicas,
+                 double gradientScale, bool synchronous);
+    // `to` (the block's next weights; may be `from`) = `from` (its current weights) plus the
+    // optimizer's update for gradient g with step size stepSize. false (nothing written): the
+    // op is part of a synchronous step that has not ended (endsStep false).
+    bool update(int replica, int stage, const Real* from, const Real* g, double stepSize,
+                bool endsStep, Real* to);
+    void averageReplicas() { state_.averageReplicas(); }
+
+  private:
+    // The update of block `stage`, chunk by chunk, from gradient g (Real, or double: a sum).
+    template <typename G>
+    void apply(int replica, int stage, const Real* from, const G* g, double stepSize, Real* to);
+
+    const LmLayout* layout_ = nullptr;
+    OptimizerState state_;  // its blocks are the chunks of the stages
+    std::vector<BlockRange> chunks_;
+    std::vector<int> firstChunk_;  // per stage, and the total at the end
+    double gradientScale_ = 1.0;
+    Eigen::MatrixXd pending_;  // synchronous steps: the step's gradient sum, d x replicas
+    Eigen::VectorXd grad_, weights_, delta_;  // one chunk; grad_, weights_: float's widened
+    Eigen::VectorXd stepGrad_;                // a synchronous step's scaled sum
+};
+
 template <typename Real>
 class LmCpuPipelineExecutor final : public LmPipelineExecutor {
   public:
@@ -39,14 +71,22 @@ class LmCpuPipelineExecutor final : public LmPipelineExecutor {
     void backward(int m, int s, int replica, int batch, double stepSize) override;
     bool runSlot(const std::vector<LmSlotOp>& ops, double stepSize, TaskTeam* team,
                  const LmSlotDone& done) override;
+    void setOptimizer(const OptimizerSpec& spec, double gradientScale) override;
     void averageReplicas() override;
     double meanLoss(const TokenBatches& batches) override;
     Eigen::VectorXd weights() const override;
     std::vector<int> peakStashedWeights() const override;
     std::vector<int> peakKeptInputs() const override;
 
+  protected:
+    void backwardOp(const LmSlotOp& op, double stepSize) override;
+
   private:
     const Real* currentPoint();  // the replica average (or the only replica)
+    // B's weight update of `op`'s block from the stage's gradient g.
+    void applyUpdate(const LmSlotOp& op, const Real* g, double stepSize);
+    // backward(), with the op's endsStep.
+    void backwardStep(int m, int s, int replica, int batch, double stepSize, bool endsStep);
     bool runSlotSideBySide(const std::vector<LmSlotOp>& ops, double stepSize, TaskTeam& team,
                            const LmSlotDone& done);
 
@@ -65,6 +105,7 @@ class LmCpuPipelineExecutor final : public LmPipelineExecutor {
     std::vector<SlotBuffers> slotBuffers_;
     std::vector<std::size_t> slotOrder_;                        // ops indices, costliest first
     std::vector<std::vector<Real>> stageGradW_, stageScratch_;  // per stage (made on first use)
+    std::optional<LmBlockOptimizer<Real>> optimizer_;  // set only for one that is not plain()
 };
 
 // The CPU executor in the problem's precision.

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "errors.hpp"
+
 namespace pipelens {
 
 int LmSlotPool::acquire(int key) {
@@ -62,11 +64,27 @@ bool LmPipelineExecutor::runSlot(const std::vector<LmSlotOp>& ops, double stepSi
         if (op.forward) {
             loss = forward(op.microbatch, op.stage, op.replica, op.batch);
         } else {
-            backward(op.microbatch, op.stage, op.replica, op.batch, stepSize);
+            backwardOp(op, stepSize);
         }
         if (!done(k, loss)) return false;
     }
     return true;
+}
+
+void LmPipelineExecutor::backwardOp(const LmSlotOp& op, double stepSize) {
+    backward(op.microbatch, op.stage, op.replica, op.batch, stepSize);
+}
+
+void LmPipelineExecutor::setOptimizer(const OptimizerSpec& spec, double /*gradientScale*/) {
+    refuseLmOptimizer(spec, describe());
+}
+
+void refuseLmOptimizer(const OptimizerSpec& spec, const std::string& executor) {
+    if (spec.plain()) return;
+    throw ConfigError("optimizer.kind = \"" + std::string(enumName(kOptimizerKinds, spec.kind)) +
+                      "\" (or a weight_decay) is not supported by the language model's " +
+                      executor +
+                      " executor: plain sgd only; use the CPU engine (backend = \"cpu\")");
 }
 
 }  // namespace pipelens

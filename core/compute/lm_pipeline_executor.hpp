@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "compute/optimizer.hpp"
 #include "data/text_corpus.hpp"
 
 namespace pipelens {
@@ -27,6 +28,9 @@ struct LmSlotOp {
     int stage = 0;
     int replica = 0;
     int batch = 0;
+    // Backward only, read only with a stateful optimizer on a synchronous step: false adds the
+    // gradient to the block's pending sum and leaves the weights (setOptimizer).
+    bool endsStep = true;
 };
 
 // Called for op `op` (an index into the slot's ops) in the slot's order once it has taken
@@ -76,7 +80,14 @@ class LmPipelineExecutor {
     // executor). This default runs forward() and backward() one after the other.
     virtual bool runSlot(const std::vector<LmSlotOp>& ops, double stepSize, TaskTeam* team,
                          const LmSlotDone& done);
-    // Every replica becomes the replicas' mean (LocalSGD).
+    // The optimizer of the run (compute/optimizer.hpp, docs/correctors.md), before the first
+    // op. plain(): w -= stepSize g. Otherwise a backward applies the optimizer's update with
+    // step size stepSize to the replica's current block with that block's state; a backward
+    // whose op has endsStep = false only adds its gradient to a pending sum, and the step's last
+    // one applies the optimizer to gradientScale * (sum + g). The default refuses a spec that is
+    // not plain() (ConfigError naming the executor).
+    virtual void setOptimizer(const OptimizerSpec& spec, double gradientScale);
+    // Every replica becomes the replicas' mean (LocalSGD), and so does the optimizer's state.
     virtual void averageReplicas() = 0;
     // Mean batch loss over `batches` at the replica average (the full or held-out objective).
     virtual double meanLoss(const TokenBatches& batches) = 0;
@@ -85,7 +96,14 @@ class LmPipelineExecutor {
     // Peak copies held at once per stage: stashed weights; kept inputs (stage 0: its stashes).
     virtual std::vector<int> peakStashedWeights() const = 0;
     virtual std::vector<int> peakKeptInputs() const = 0;
+
+  protected:
+    // What runSlot's default does for a backward op: backward() (which has no endsStep).
+    virtual void backwardOp(const LmSlotOp& op, double stepSize);
 };
+
+// The ConfigError of an executor that applies plain SGD only, for a spec that is not plain().
+void refuseLmOptimizer(const OptimizerSpec& spec, const std::string& executor);
 
 // Makes the executor of a run: the problem (its precision decides the executor's) and R.
 using LmExecutorFactory = std::function<std::unique_ptr<LmPipelineExecutor>(

@@ -1,11 +1,18 @@
 #include "compute/lm_rpd_executor.hpp"
 
 #include <algorithm>
+#include <optional>
 
+#include "compute/lm_cpu_pipeline_executor.hpp"
 #include "objective/lm/char_transformer.hpp"
 #include "objective/lm/lm_model.hpp"
 
 namespace pipelens {
+
+void LmRpdExecutor::setOptimizer(const OptimizerSpec& spec) {
+    refuseLmOptimizer(spec, describe());
+}
+
 namespace {
 
 template <typename Real>
@@ -44,9 +51,20 @@ class LmCpuRpdExecutor final : public LmRpdExecutor {
         std::vector<Real>& next = buffer(stage, to);  // may grow the list: before `old`
         const std::vector<Real>& old = buffer(stage, from);
         next.resize(old.size());
+        if (optimizer_) {
+            optimizer_->update(0, stage, old.data(), grad_.data(), stepSize, true, next.data());
+            return loss;
+        }
         const auto g = static_cast<Real>(stepSize);
         for (std::size_t i = 0; i < next.size(); ++i) next[i] = old[i] - g * grad_[i];
         return loss;
+    }
+
+    void setOptimizer(const OptimizerSpec& spec) override {
+        optimizer_.reset();
+        if (spec.plain()) return;
+        optimizer_.emplace();
+        optimizer_->prepare(spec, problem_->layout, 1, 1.0, false);
     }
 
     double meanLoss(const std::vector<int>& point, const TokenBatches& batches) override {
@@ -95,6 +113,7 @@ class LmCpuRpdExecutor final : public LmRpdExecutor {
     std::vector<std::vector<std::vector<Real>>> buffers_;  // block, buffer index
     std::vector<const Real*> stageWeights_;
     std::vector<Real> grad_, flat_;
+    std::optional<LmBlockOptimizer<Real>> optimizer_;  // set only for one that is not plain()
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "compute/optimizer.hpp"
 #include "data/text_corpus.hpp"
 
 namespace pipelens {
@@ -30,6 +31,10 @@ class LmRpdExecutor {
     // `point` reads). Returns the forward's mean next-character loss.
     virtual double step(const std::vector<int>& point, int stage, int batch, int from, int to,
                         double stepSize) = 0;
+    // The optimizer of the run, before the first step (docs/correctors.md): not plain(), step()
+    // makes buffer `to` buffer `from` plus the optimizer's update of the block's gradient, with
+    // the block's state. The default refuses a spec that is not plain() (refuseLmOptimizer).
+    virtual void setOptimizer(const OptimizerSpec& spec);
     // Mean batch loss over `batches` at `point` (the full or held-out objective).
     virtual double meanLoss(const std::vector<int>& point, const TokenBatches& batches) = 0;
     // The weights at `point` in double.

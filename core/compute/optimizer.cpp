@@ -1,5 +1,6 @@
 #include "compute/optimizer.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace pipelens {
@@ -43,7 +44,8 @@ void OptimizerState::prepare(const OptimizerSpec& spec, const std::vector<BlockR
 }
 
 void OptimizerState::step(int replica, int stage, const Eigen::Ref<const Eigen::VectorXd>& w,
-                          const Eigen::VectorXd& g, double stepSize, Eigen::VectorXd& delta) {
+                          const Eigen::Ref<const Eigen::VectorXd>& g, double stepSize,
+                          Eigen::VectorXd& delta) {
     const BlockRange& blk = blocks_[static_cast<size_t>(stage)];
     const long long t = ++steps_[static_cast<size_t>(replica) * blocks_.size() + stage];
     const double wd = spec_.weightDecay;
@@ -87,6 +89,30 @@ void OptimizerState::step(int replica, int stage, const Eigen::Ref<const Eigen::
 void OptimizerState::averageReplicas() {
     if (first_.cols() > 1) first_.colwise() = Eigen::VectorXd(first_.rowwise().mean());
     if (second_.cols() > 1) second_.colwise() = Eigen::VectorXd(second_.rowwise().mean());
+}
+
+std::vector<char> synchronousStepEnds(const std::vector<ReplayEvent>& events, int stages,
+                                      int replicas, double stepScale) {
+    const long long M = std::max(1LL, std::llround(1.0 / stepScale));
+    const auto key = [&](const ReplayEvent& e) {
+        return static_cast<size_t>(e.microbatch % replicas) * static_cast<size_t>(stages) +
+               static_cast<size_t>(e.stage);
+    };
+    std::vector<char> ends(events.size(), 1);
+    std::vector<char> nextIsBackward(static_cast<size_t>(replicas) * stages, 0);
+    for (size_t i = events.size(); i-- > 0;) {
+        const bool backward = events[i].op == OpKind::Backward;
+        if (backward) ends[i] = nextIsBackward[key(events[i])] ? 0 : 1;
+        nextIsBackward[key(events[i])] = backward ? 1 : 0;
+    }
+    std::vector<long long> inStep(static_cast<size_t>(replicas) * stages, 0);
+    for (size_t i = 0; i < events.size(); ++i) {
+        if (events[i].op != OpKind::Backward) continue;
+        long long& n = inStep[key(events[i])];
+        if (++n == M) ends[i] = 1;
+        if (ends[i] != 0) n = 0;
+    }
+    return ends;
 }
 
 }  // namespace pipelens

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "objective/linear_objective.hpp"
+#include "schedule/timeline.hpp"
 #include "util/named_enum.hpp"
 
 namespace pipelens {
@@ -46,7 +47,7 @@ class OptimizerState {
     // delta = the change of block `stage` of `replica` for gradient g (already including the
     // objective's l2 and any gradient noise) at the block's current weights w, step size `step`.
     void step(int replica, int stage, const Eigen::Ref<const Eigen::VectorXd>& w,
-              const Eigen::VectorXd& g, double stepSize, Eigen::VectorXd& delta);
+              const Eigen::Ref<const Eigen::VectorXd>& g, double stepSize, Eigen::VectorXd& delta);
     // LocalSGD's averaging: the state vectors are averaged over replicas (the counts stay).
     void averageReplicas();
     const OptimizerSpec& spec() const { return spec_; }
@@ -59,5 +60,14 @@ class OptimizerState {
     std::vector<long long> steps_;  // per replica * S + stage
     Eigen::VectorXd scratch_;
 };
+
+// A stateful optimizer on synchronous steps of M = 1 / stepScale microbatches (stepScale != 1):
+// per event of `events` (replayOrder), whether a backward closes its block's step (1) or only
+// adds its gradient to the step's sum (0). A step closes at its M-th backward on a block, or
+// where that block (of the same replica, microbatch mod replicas) is read next or the run ends,
+// whichever comes first: 2BW reads the next step's forwards before this step's updates, so the
+// last two steps' updates meet with no read between them. Forwards are marked 1.
+std::vector<char> synchronousStepEnds(const std::vector<ReplayEvent>& events, int stages,
+                                      int replicas, double stepScale);
 
 }  // namespace pipelens

@@ -38,7 +38,12 @@ LmPipelineReplay<Real>::LmPipelineReplay(std::shared_ptr<const CharTransformerPr
         config_.batchOf = batchSequence(N, p.train.batches(), false, 0);
     }
     if (!executor_) executor_ = makeLmCpuPipelineExecutor(this->problem_, config_.replicas);
+    // Not plain: stepScale (a synchronous step's 1 / M) scales the step's gradient sum instead.
+    executor_->setOptimizer(config_.optimizer, config_.stepScale);
     events_ = replayOrder(tl);
+    if (!config_.optimizer.plain() && config_.stepScale != 1.0) {
+        endsStep_ = synchronousStepEnds(events_, S, config_.replicas, config_.stepScale);
+    }
     if (isProgramKind(tl.params.kind)) {
         if (auto bad = backpropOrderViolation(tl)) {
             throw ConfigError("the " + scheduleKindName(tl.params.kind) +
@@ -118,6 +123,9 @@ long long LmPipelineReplay<Real>::advance(long long maxSlots) {
     if (this->done()) return 0;
     const Timeline& tl = config_.timeline;
     RunResult& r = this->result_;
+    // An optimizer other than plain SGD takes stepScale as its gradient's scale (setOptimizer).
+    const double stepSize =
+        config_.optimizer.plain() ? config_.stepSize * config_.stepScale : config_.stepSize;
     long long taken = 0;
     while (taken < maxSlots && slot_ < tl.totalSlots) {
         if (this->cancelRequested()) {
@@ -129,16 +137,17 @@ long long LmPipelineReplay<Real>::advance(long long maxSlots) {
             const ReplayEvent& e = events_[nextEvent_];
             slotOps_.push_back({e.op == OpKind::Forward, e.microbatch, e.stage,
                                 e.microbatch % config_.replicas,
-                                config_.batchOf[static_cast<std::size_t>(e.microbatch)]});
+                                config_.batchOf[static_cast<std::size_t>(e.microbatch)],
+                                endsStep_.empty() || endsStep_[nextEvent_] != 0});
         }
         // Ops side by side on the slot threads take the cores: no op splits itself as well.
         std::optional<lmk::ScopedThreads> serialOps;
         if (team_) serialOps.emplace(1);
-        bool ok = executor_->runSlot(slotOps_, config_.stepSize * config_.stepScale, team_.get(),
-                                     [this](std::size_t k, double loss) {
-                                         const LmSlotOp& op = slotOps_[k];
-                                         return op.forward ? forwardDone(op, loss) : backwardDone();
-                                     });
+        bool ok =
+            executor_->runSlot(slotOps_, stepSize, team_.get(), [this](std::size_t k, double loss) {
+                const LmSlotOp& op = slotOps_[k];
+                return op.forward ? forwardDone(op, loss) : backwardDone();
+            });
         if (ok && nextAveraging_ < tl.averagingSlots.size() &&
             tl.averagingSlots[nextAveraging_] == slot_) {
             executor_->averageReplicas();

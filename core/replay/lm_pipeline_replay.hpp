@@ -48,6 +48,9 @@ class LmPipelineReplay final : public LmReplayBase<Real> {
 
     LmPipelineConfig config_;
     std::vector<ReplayEvent> events_;
+    // Stateful optimizer on a synchronous step: per event, whether a backward ends its block's
+    // step (synchronousStepEnds). Empty otherwise.
+    std::vector<char> endsStep_;
     std::size_t nextEvent_ = 0;
     std::size_t nextAveraging_ = 0;
     int slot_ = 0;

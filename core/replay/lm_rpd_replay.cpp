@@ -30,6 +30,7 @@ LmRpdReplay<Real>::LmRpdReplay(std::shared_ptr<const CharTransformerProblem> pro
         config_.batchOf = batchSequence(pdMicrobatches, p.train.batches(), false, 0);
     }
     if (!executor_) executor_ = makeLmCpuRpdExecutor(this->problem_);
+    executor_->setOptimizer(config_.optimizer);  // one optimizer step per update
     // Buffer 0 of every block is w0's block (LmRpdExecutor).
     history_.assign(static_cast<std::size_t>(S), std::deque<Version>{{0, 0}});
     spare_.resize(static_cast<std::size_t>(S));

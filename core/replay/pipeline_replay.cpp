@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "compute/optimizer.hpp"
 #include "errors.hpp"
 #include "random/numpy_random.hpp"
 #include "replay/replay_checks.hpp"
@@ -40,29 +41,8 @@ PipelineReplay::PipelineReplay(std::shared_ptr<const LinearObjective> objective,
 
     events_ = replayOrder(tl);
     if (!config_.optimizer.plain() && config_.stepScale != 1.0) {
-        // A synchronous step of M = 1 / stepScale microbatches: its backwards on a block close
-        // the step at the M-th, or where the block is read next (or the run ends) first. Both:
-        // 2BW reads the next step's forwards before this step's updates, so the last two steps'
-        // updates meet with no read between them.
-        const long long M = std::max(1LL, std::llround(1.0 / config_.stepScale));
-        endsStep_.assign(events_.size(), 1);
-        std::vector<char> nextIsBackward(static_cast<size_t>(config_.replicas) * S, 0);
-        for (size_t i = events_.size(); i-- > 0;) {
-            const ReplayEvent& e = events_[i];
-            const size_t key = static_cast<size_t>(e.microbatch % config_.replicas) * S + e.stage;
-            const bool backward = e.op == OpKind::Backward;
-            if (backward) endsStep_[i] = nextIsBackward[key] ? 0 : 1;
-            nextIsBackward[key] = backward ? 1 : 0;
-        }
-        std::vector<long long> inStep(static_cast<size_t>(config_.replicas) * S, 0);
-        for (size_t i = 0; i < events_.size(); ++i) {
-            const ReplayEvent& e = events_[i];
-            if (e.op != OpKind::Backward) continue;
-            long long& n =
-                inStep[static_cast<size_t>(e.microbatch % config_.replicas) * S + e.stage];
-            if (++n == M) endsStep_[i] = 1;
-            if (endsStep_[i] != 0) n = 0;
-        }
+        // Where each block's synchronous step closes (optimizer.hpp, synchronousStepEnds).
+        endsStep_ = synchronousStepEnds(events_, S, config_.replicas, config_.stepScale);
     }
     blockVersion_.assign(static_cast<size_t>(config_.replicas) * S, 0);
     versionAtForward_.assign(static_cast<size_t>(N) * S, -1);

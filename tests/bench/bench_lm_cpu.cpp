@@ -12,8 +12,12 @@
 //   cmake --build build -j2 --target bench_lm_cpu
 //   build/tests/bench/bench_lm_cpu [--steps-small 60] [--steps-paper 6] [--threads 2]
 //       [--corpus FILE] [--precision float|double|both] [--write-w0 DIR] [--torch DIR]
-//       [--json FILE]
+//       [--json FILE] [--optimizer sgd|momentum|nesterov|adam|adamw]
 // (default corpus: ../shared/corpora/tinyshakespeare.txt, else the built-in text)
+// --optimizer KIND (not sgd) adds the PipeDream loops with that optimizer (defaults of
+// docs/config.md; step 0.003 for adam/adamw, 0.125 (1 - beta) for momentum/nesterov, as plain
+// SGD's 0.125 would blow them up) and prints their tokens/s over plain SGD's (issue #33: Adam
+// within 1.2x SGD's tokens/s). Threaded runs with the optimizer must be bit-identical too.
 // --write-w0 DIR writes DIR/small_w0.npy and DIR/paper_w0.npy (float64, layout order) and stops;
 // --torch DIR reads DIR/{small,paper}_torch.csv (step,loss: PyTorch float32 sequential SGD from
 // that w0 on the same batches, scripts/compare_torch_lm.py) and fails unless the first steps'
@@ -32,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "compute/optimizer.hpp"
 #include "data/loaders.hpp"
 #include "objective/lm/char_transformer.hpp"
 #include "objective/lm/lm_kernels.hpp"
@@ -113,13 +118,14 @@ struct PdRun {
 // slotThreads: the stages of a slot side by side; opThreads: each op's products, heads and rows
 // split (lm_threads.hpp). One of the two is 1.
 PdRun pipeDream(const std::shared_ptr<const CharTransformerProblem>& p, int microbatches,
-                double step, int slotThreads, int opThreads) {
+                double step, int slotThreads, int opThreads, const OptimizerSpec& optimizer = {}) {
     lmk::ScopedThreads team(opThreads);
     LmPipelineConfig cfg;
     cfg.timeline = buildTimeline(ScheduleParams{
         ScheduleKind::PipeDream, p->params.stages, microbatches, 0, 0, 1, 0, {}, nullptr, false});
     cfg.stepSize = step;
     cfg.slotThreads = slotThreads;
+    cfg.optimizer = optimizer;
     auto run = makeLmPipelineReplay(p, cfg);
     const auto start = Clock::now();
     const double cpu0 = processCpuSeconds();
@@ -254,6 +260,7 @@ int main(int argc, char** argv) {
     std::string writeW0;
     std::string torchDir;
     std::string jsonPath;
+    OptimizerSpec optimizer;
     std::string corpus =
         std::string(PIPELENS_SOURCE_DIR) + "/../shared/corpora/tinyshakespeare.txt";
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -275,6 +282,14 @@ int main(int argc, char** argv) {
             torchDir = v;
         } else if (a == "--json") {
             jsonPath = v;
+        } else if (a == "--optimizer") {
+            const auto kind = parseEnum(kOptimizerKinds, v);
+            if (!kind) {
+                std::fprintf(stderr, "--optimizer %s is not allowed: one of %s\n", v.c_str(),
+                             enumNameList(kOptimizerKinds).c_str());
+                return 2;
+            }
+            optimizer.kind = *kind;
         } else {
             std::fprintf(stderr, "unknown option %s\n", a.c_str());
             return 2;
@@ -361,6 +376,32 @@ int main(int argc, char** argv) {
             const PdRun one = pipeDream(problem, c.steps, step, 1, 1);
             if (!report(c.name, pn, "PipeDream, 1 thread", one.measured, json["rows"])) {
                 failures.push_back(std::string(c.key) + " " + pn + " PD: loss did not fall");
+            }
+            if (!optimizer.plain()) {
+                const bool adam =
+                    optimizer.kind == OptimizerKind::Adam || optimizer.kind == OptimizerKind::AdamW;
+                const double optStep = adam ? 0.003 : step * (1.0 - optimizer.beta);
+                const std::string on = std::string(enumName(kOptimizerKinds, optimizer.kind));
+                const PdRun opt = pipeDream(problem, c.steps, optStep, 1, 1, optimizer);
+                if (!report(c.name, pn, "PD + " + on + ", 1 thr", opt.measured, json["rows"])) {
+                    failures.push_back(std::string(c.key) + " " + pn + " PD + " + on +
+                                       ": loss did not fall");
+                }
+                const double ratio = (one.measured.tokens / one.measured.wallSeconds) /
+                                     (opt.measured.tokens / opt.measured.wallSeconds);
+                std::printf("%s %s: PipeDream 1 thread, tokens/s of sgd / %s = %.3f\n", c.key, pn,
+                            on.c_str(), ratio);
+                json["optimizer_ratio"].push_back(
+                    {{"config", c.key}, {"real", pn}, {"optimizer", on}, {"sgd_over", ratio}});
+                if (threads > 1) {
+                    const PdRun slots = pipeDream(problem, c.steps, optStep, threads, 1, optimizer);
+                    report(c.name, pn, "PD + " + on + ", " + std::to_string(threads) + " slot thr",
+                           slots.measured, json["rows"]);
+                    if (slots.weights != opt.weights) {
+                        failures.push_back(std::string(c.key) + " " + pn + " PD + " + on +
+                                           ": slot threads not bit-identical to one thread");
+                    }
+                }
             }
             if (threads > 1) {
                 const PdRun slots = pipeDream(problem, c.steps, step, threads, 1);

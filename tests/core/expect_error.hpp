@@ -24,6 +24,17 @@ void expectError(const std::function<void()>& f, const QStringList& fragments) {
     QFAIL(qPrintable("no error; expected one mentioning " + fragments.join(", ")));
 }
 
+// The message of the E that `f` throws ("" when it throws none), for tests that compare it whole.
+template <typename E>
+std::string errorMessageOf(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const E& e) {
+        return e.what();
+    }
+    return {};
+}
+
 // Entries of `dir` named like a results temporary (".tmp-PID", ".old-PID").
 inline int resultsTemporaries(const std::filesystem::path& dir) {
     int n = 0;

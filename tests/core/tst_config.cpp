@@ -81,14 +81,7 @@ std::string writeText(const QTemporaryDir& dir, const QString& name, const std::
 }
 
 // The message of the ConfigError `f` throws ("" when it throws none).
-std::string configErrorOf(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const ConfigError& e) {
-        return e.what();
-    }
-    return {};
-}
+constexpr auto configErrorOf = &errorMessageOf<ConfigError>;
 
 // A linear config with every method kind, for the per-field cases below.
 json linearBase() {

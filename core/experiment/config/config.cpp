@@ -647,16 +647,12 @@ void requireOptimizerEngine(const ExperimentConfig& c) {
     for (size_t i = 0; i < c.methods.size(); ++i) {
         const MethodSpec& m = c.methods[i];
         if (m.optimizer.plain()) continue;
-        const std::string allowed =
-            " is not allowed: sgd without weight_decay (optimizers with state run on the "
-            "linear objectives' CPU engine only";
-        if (c.languageModel()) {
-            throw ConfigError(optimizerSetting(m, i) +
-                              " with objective.kind = \"char_transformer\"" + allowed + ")");
-        }
         if (c.backend == BackendKind::OpenCl) {
-            throw ConfigError(optimizerSetting(m, i) + " with backend = \"opencl\"" + allowed +
-                              "; use backend \"cpu\" or \"auto\")");
+            throw ConfigError(optimizerSetting(m, i) +
+                              " with backend = \"opencl\" is not allowed: sgd without "
+                              "weight_decay (optimizers with state run on the CPU engine only, "
+                              "for the linear objectives and the language model; use backend "
+                              "\"cpu\" or \"auto\")");
         }
     }
 }

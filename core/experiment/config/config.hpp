@@ -193,9 +193,9 @@ std::string defaultMethodLabel(const MethodSpec& m, int stages);
 // reader: a ConfigError names the key under `path`, the value and what is allowed.
 nlohmann::json optimizerJson(const OptimizerSpec& o);
 OptimizerSpec readOptimizer(const nlohmann::json& v, const std::string& path);
-// Optimizers other than plain SGD run on the linear objectives' CPU engine only (for now): a
-// ConfigError for one with backend = opencl or on the language model, naming the method's
-// optimizer field, its value and what is allowed. validate() calls it; so does runExperiment,
+// Optimizers other than plain SGD run on the CPU engine only (linear objectives and the language
+// model): a ConfigError for one with backend = opencl, naming the method's optimizer field, its
+// value and what is allowed. validate() calls it; so does runExperiment,
 // after a --backend override. (backend = auto runs such a method on the CPU engine.)
 void requireOptimizerEngine(const ExperimentConfig& config);
 // "methods[i].optimizer.kind = \"adam\"" (or, for sgd with decay, its weight_decay): the setting

@@ -44,16 +44,19 @@ std::unique_ptr<LmReplay> makeLmReplay(const ExperimentConfig& c, const MethodRu
                                        double stepSize, const Problem& problem,
                                        const LmExecutorFactory& executor,
                                        const LmRpdExecutorFactory& rpdExecutor) {
+    // Optimizers with state run on the CPU executors only (runExperiment's notice says so).
+    const bool cpuOnly = !plan.spec.optimizer.plain();
     if (plan.pipeline()) {
         LmPipelineConfig cfg;
         fillPipelineConfig(cfg, plan, stepSize);
         cfg.options = lmRunOptions(c, plan);
-        return makeLmPipelineReplay(problem, std::move(cfg), executor);
+        return makeLmPipelineReplay(problem, std::move(cfg),
+                                    cpuOnly ? LmExecutorFactory{} : executor);
     }
     LmRpdConfig cfg;
     fillRpdConfig(cfg, c, plan, stepSize);
     cfg.options = lmRunOptions(c, plan);
-    return makeLmRpdReplay(problem, std::move(cfg), rpdExecutor);
+    return makeLmRpdReplay(problem, std::move(cfg), cpuOnly ? LmRpdExecutorFactory{} : rpdExecutor);
 }
 
 LmRunOutcome runLmOnce(const ExperimentConfig& c, const MethodRun& plan, double stepSize,
@@ -273,7 +276,8 @@ class LanguageModelRun final : public ObjectiveRun {
         std::vector<std::string> out;
         if (options_.lmExecutor) {
             for (const MethodRun& run : res.methods) {
-                if (!run.pipeline() && !options_.lmRpdExecutor) {
+                // A method with an optimizer has runExperiment's notice already.
+                if (!run.pipeline() && !options_.lmRpdExecutor && run.spec.optimizer.plain()) {
                     out.push_back(run.label +
                                   ": RPD on the language model runs on the CPU "
                                   "engine (PD and LocalSGD run on " +

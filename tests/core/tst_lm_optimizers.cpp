@@ -1,0 +1,475 @@
+// Optimizers with state (docs/correctors.md, "Optimizers") on the language model's CPU engine,
+// against recursions written here: each walks the schedule's events (or PD's delay table for
+// RPD), takes each block's gradient from the model's own gradient function at the weights the
+// schedule says were read, and applies the formulas coordinate by coordinate. Never the
+// executor's code path.
+#include <QtTest>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "compute/lm_cpu_pipeline_executor.hpp"
+#include "errors.hpp"
+#include "expect_error.hpp"
+#include "experiment/config/config.hpp"
+#include "experiment/run/experiment.hpp"
+#include "experiment/run/lm_experiment.hpp"
+#include "ref_optimizer.hpp"
+#include "replay/lm_pipeline_replay.hpp"
+#include "replay/lm_rpd_replay.hpp"
+#include "schedule/delays.hpp"
+#include "schedule/program_schedules.hpp"
+#include "schedule/timeline.hpp"
+
+using namespace pipelens;
+using Eigen::VectorXd;
+using nlohmann::json;
+
+namespace {
+
+using Problem = std::shared_ptr<const CharTransformerProblem>;
+
+// The smallest model the sizes allow that still has a transformer block (S = 3) or two.
+Problem tinyProblem(int stages, LmPrecision precision = LmPrecision::Double, int width = 4) {
+    CharTransformerParams p;
+    p.stages = stages;
+    p.width = width;
+    p.heads = 2;
+    p.context = 4;
+    p.batch = 2;
+    p.builtInCharacters = 600;
+    p.initSeed = 3;
+    p.precision = precision;
+    return std::make_shared<const CharTransformerProblem>(makeCharTransformerProblem(p));
+}
+
+std::vector<int> batchesOf(const CharTransformerProblem& p, int microbatches) {
+    std::vector<int> out(static_cast<size_t>(microbatches));
+    for (int m = 0; m < microbatches; ++m) out[static_cast<size_t>(m)] = m % p.train.batches();
+    return out;
+}
+
+// The gradient of block `stage` of `batch`'s loss at the point whose block j is `point`'s
+// block j: the model's forward through every stage and backward down to `stage`.
+VectorXd stageGradient(const CharTransformerProblem& p, const VectorXd& point, int stage,
+                       int batch) {
+    CharTransformer<double> model(p.layout);
+    std::vector<const double*> blocks;
+    blocks.reserve(static_cast<size_t>(p.layout.stages()));
+    for (int j = 0; j < p.layout.stages(); ++j)
+        blocks.push_back(point.data() + p.layout.stage(j).offset);
+    VectorXd g(p.layout.stage(stage).size);
+    model.lossAndStageGradient(blocks, p.train.tokens(batch), p.train.targets(batch), stage,
+                               g.data());
+    return g;
+}
+
+using test::RefOptimizer;
+
+// A pipeline schedule from its events: F(m, s) stashes replica r's block s, B(m, s) takes the
+// gradient at m's stashed blocks. stepGroup > 1 (a synchronous step): a block's gradients are
+// summed and it steps once, on their mean, at the group's last backward. LocalSGD's replicas
+// (m mod R) average weights and state at the timeline's averaging slots.
+VectorXd refPipeline(const CharTransformerProblem& p, const Timeline& tl, int replicas,
+                     double gamma, const OptimizerSpec& spec, int stepGroup) {
+    const int S = tl.params.stages;
+    const auto batchOf = batchesOf(p, tl.params.microbatches);
+    std::vector<VectorXd> w(static_cast<size_t>(replicas), p.w0);
+    std::vector<VectorXd> stash(static_cast<size_t>(tl.params.microbatches), p.w0);
+    std::vector<std::vector<RefOptimizer>> opt(static_cast<size_t>(replicas),
+                                               std::vector<RefOptimizer>(S, RefOptimizer(spec)));
+    std::vector<VectorXd> sum(static_cast<size_t>(S));
+    std::vector<int> summed(static_cast<size_t>(S), 0);
+    size_t nextAverage = 0;
+    auto average = [&] {
+        VectorXd mean = VectorXd::Zero(p.w0.size());
+        for (const auto& x : w) mean += x;
+        mean /= replicas;
+        for (auto& x : w) x = mean;
+        test::averageStates(opt);
+    };
+    for (const ReplayEvent& e : replayOrder(tl)) {
+        while (nextAverage < tl.averagingSlots.size() && tl.averagingSlots[nextAverage] < e.slot) {
+            average();
+            ++nextAverage;
+        }
+        const int r = e.microbatch % replicas;
+        const auto& blk = p.layout.stage(e.stage);
+        if (e.op == OpKind::Forward) {
+            stash[e.microbatch].segment(blk.offset, blk.size) = w[r].segment(blk.offset, blk.size);
+            continue;
+        }
+        const VectorXd g = stageGradient(p, stash[e.microbatch], e.stage,
+                                         batchOf[static_cast<size_t>(e.microbatch)]);
+        auto block = w[r].segment(blk.offset, blk.size);
+        if (stepGroup <= 1) {
+            opt[r][e.stage].apply(block, g, gamma);
+            continue;
+        }
+        if (summed[e.stage] == 0) sum[e.stage] = VectorXd::Zero(blk.size);
+        sum[e.stage] += g;
+        if (++summed[e.stage] < stepGroup) continue;
+        summed[e.stage] = 0;
+        opt[r][e.stage].apply(block, sum[e.stage] / stepGroup, gamma);
+    }
+    while (nextAverage++ < tl.averagingSlots.size()) average();
+    VectorXd mean = VectorXd::Zero(p.w0.size());
+    for (const auto& x : w) mean += x;
+    return mean / replicas;
+}
+
+std::unique_ptr<LmReplay> enginePipeline(const Problem& p, const Timeline& tl, Method method,
+                                         int replicas, double gamma, const OptimizerSpec& spec,
+                                         double stepScale, int slotThreads = 1) {
+    LmPipelineConfig cfg;
+    cfg.method = method;
+    cfg.timeline = tl;
+    cfg.replicas = replicas;
+    cfg.stepSize = gamma;
+    cfg.stepScale = stepScale;
+    cfg.optimizer = spec;
+    cfg.batchOf = batchesOf(*p, tl.params.microbatches);
+    cfg.slotThreads = slotThreads;
+    auto run = makeLmPipelineReplay(p, cfg);
+    run->runToEnd();
+    if (!run->result().finished) throw std::runtime_error("the engine's run did not finish");
+    return run;
+}
+
+// max |a - b| / max(1, max |b|).
+double relError(const VectorXd& a, const VectorXd& b) {
+    return (a - b).cwiseAbs().maxCoeff() / std::max(1.0, b.cwiseAbs().maxCoeff());
+}
+
+bool sameBits(const VectorXd& a, const VectorXd& b) {
+    return a.size() == b.size() &&
+           std::memcmp(a.data(), b.data(), static_cast<size_t>(a.size()) * sizeof(double)) == 0;
+}
+
+OptimizerSpec optimizer(OptimizerKind kind, double weightDecay = 0.0) {
+    OptimizerSpec o;
+    o.kind = kind;
+    o.weightDecay = weightDecay;
+    o.beta = 0.8;
+    o.beta1 = 0.85;
+    o.beta2 = 0.97;
+    o.eps = 1e-6;
+    return o;
+}
+
+// Every kind, with and without decay, and its step size.
+void addOptimizerRows() {
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<double>("decay");
+    QTest::addColumn<double>("gamma");
+    const std::vector<std::pair<OptimizerKind, double>> kinds = {{OptimizerKind::Sgd, 0.1},
+                                                                 {OptimizerKind::Momentum, 0.05},
+                                                                 {OptimizerKind::Nesterov, 0.05},
+                                                                 {OptimizerKind::Adam, 0.01},
+                                                                 {OptimizerKind::AdamW, 0.01}};
+    for (const auto& [kind, gamma] : kinds) {
+        for (double decay : {0.0, 0.05}) {
+            if (kind == OptimizerKind::Sgd && decay == 0.0) continue;  // plain: the golden tests
+            const std::string name =
+                std::string(enumName(kOptimizerKinds, kind)) + (decay > 0 ? " decay" : "");
+            QTest::newRow(name.c_str()) << static_cast<int>(kind) << decay << gamma;
+        }
+    }
+}
+
+ScheduleParams schedule(ScheduleKind kind, int stages, int microbatches) {
+    ScheduleParams s;
+    s.kind = kind;
+    s.stages = stages;
+    s.microbatches = microbatches;
+    return s;
+}
+
+// The message of the ConfigError `f` throws ("" if none).
+constexpr auto configError = &errorMessageOf<ConfigError>;
+
+// An executor that is not the CPU's (as the OpenCL one): it keeps runSlot's and setOptimizer's
+// defaults and hands the work to a CPU executor.
+class OtherExecutor final : public LmPipelineExecutor {
+  public:
+    OtherExecutor(Problem p, int replicas)
+        : cpu_(makeLmCpuPipelineExecutor(std::move(p), replicas)) {}
+    std::string describe() const override { return "test device"; }
+    double forward(int m, int s, int r, int b) override { return cpu_->forward(m, s, r, b); }
+    void backward(int m, int s, int r, int b, double g) override { cpu_->backward(m, s, r, b, g); }
+    void averageReplicas() override { cpu_->averageReplicas(); }
+    double meanLoss(const TokenBatches& b) override { return cpu_->meanLoss(b); }
+    VectorXd weights() const override { return cpu_->weights(); }
+    std::vector<int> peakStashedWeights() const override { return cpu_->peakStashedWeights(); }
+    std::vector<int> peakKeptInputs() const override { return cpu_->peakKeptInputs(); }
+
+  private:
+    std::unique_ptr<LmPipelineExecutor> cpu_;
+};
+
+json lmConfig(const json& optimizerJson, const std::string& method) {
+    json j = {{"name", "lm-opt"},
+              {"seed", 1},
+              {"stages", 3},
+              {"batch_size", 2},
+              {"backend", "cpu"},
+              {"objective",
+               {{"kind", "char_transformer"},
+                {"width", 4},
+                {"heads", 2},
+                {"context", 4},
+                {"corpus_characters", 1000},
+                {"sample_lines", 0}}},
+              {"budget", {{"slots", 40}}},
+              {"methods", json::array({{{"method", method}, {"step_size", 0.01}}})}};
+    if (!optimizerJson.is_null()) j["methods"][0]["optimizer"] = optimizerJson;
+    return j;
+}
+
+}  // namespace
+
+class TestLmOptimizers : public QObject {
+    Q_OBJECT
+  private slots:
+    // PipeDream (S = 3 and 4): every optimizer against the recursion, to 1e-12 in double.
+    void pipeDreamMatchesTheRecursion_data() { addOptimizerRows(); }
+    void pipeDreamMatchesTheRecursion() {
+        QFETCH(int, kind);
+        QFETCH(double, decay);
+        QFETCH(double, gamma);
+        const OptimizerSpec spec = optimizer(static_cast<OptimizerKind>(kind), decay);
+        for (int S : {3, 4}) {
+            const Problem p = tinyProblem(S);
+            const Timeline tl = buildTimeline(schedule(ScheduleKind::PipeDream, S, 10));
+            const VectorXd ref = refPipeline(*p, tl, 1, gamma, spec, 1);
+            const auto run = enginePipeline(p, tl, Method::PipeDream, 1, gamma, spec, 1.0);
+            const double err = relError(run->weights(), ref);
+            qInfo("S = %d: max rel. error %.2g, moved %.2g", S, err, relError(ref, p->w0));
+            QVERIFY(err <= 1e-12);
+            QVERIFY(relError(ref, p->w0) > 1e-4);  // the run moved the weights
+            // Slot threads side by side: bit-identical.
+            const auto threaded = enginePipeline(p, tl, Method::PipeDream, 1, gamma, spec, 1.0, 3);
+            QVERIFY(sameBits(threaded->weights(), run->weights()));
+        }
+    }
+
+    // Sequential SGD and LocalSGD (R = 2, state averaged with the weights).
+    void sequentialAndLocalSgdMatchTheRecursion_data() { addOptimizerRows(); }
+    void sequentialAndLocalSgdMatchTheRecursion() {
+        QFETCH(int, kind);
+        QFETCH(double, decay);
+        QFETCH(double, gamma);
+        const OptimizerSpec spec = optimizer(static_cast<OptimizerKind>(kind), decay);
+        const Problem p = tinyProblem(3);
+        ScheduleParams seq = schedule(ScheduleKind::LocalSgd, 3, 6);
+        seq.replicas = 1;
+        seq.localSteps = 1 << 29;
+        const Timeline seqTl = buildTimeline(seq);
+        QVERIFY(relError(enginePipeline(p, seqTl, Method::Sgd, 1, gamma, spec, 1.0)->weights(),
+                         refPipeline(*p, seqTl, 1, gamma, spec, 1)) <= 1e-12);
+        ScheduleParams local = schedule(ScheduleKind::LocalSgd, 3, 12);
+        local.replicas = 2;
+        local.localSteps = 2;
+        const Timeline localTl = buildTimeline(local);
+        QVERIFY(!localTl.averagingSlots.empty());
+        const double err =
+            relError(enginePipeline(p, localTl, Method::LocalSgd, 2, gamma, spec, 1.0)->weights(),
+                     refPipeline(*p, localTl, 2, gamma, spec, 1));
+        qInfo("LocalSGD R = 2: max rel. error %.2g", err);
+        QVERIFY(err <= 1e-12);
+    }
+
+    // Synchronous steps (fill-drain, 1F1B): one optimizer step per block on the step's mean.
+    void synchronousStepsMatchTheRecursion_data() { addOptimizerRows(); }
+    void synchronousStepsMatchTheRecursion() {
+        QFETCH(int, kind);
+        QFETCH(double, decay);
+        QFETCH(double, gamma);
+        const OptimizerSpec spec = optimizer(static_cast<OptimizerKind>(kind), decay);
+        const Problem p = tinyProblem(3);
+        ScheduleParams fd = schedule(ScheduleKind::FillDrain, 3, 8);
+        fd.flushGroup = 4;
+        ScheduleParams ofob = schedule(ScheduleKind::OneFOneB, 3, 8);
+        ofob.flushGroup = 4;
+        for (const auto& [params, method] :
+             {std::pair{fd, Method::FillDrain}, std::pair{ofob, Method::OneFOneB}}) {
+            const Timeline tl = buildTimeline(params);
+            const double err =
+                relError(enginePipeline(p, tl, method, 1, gamma, spec, 1.0 / 4)->weights(),
+                         refPipeline(*p, tl, 1, gamma, spec, 4));
+            qInfo("%s: max rel. error %.2g", methodName(method).c_str(), err);
+            QVERIFY(err <= 1e-12);
+        }
+    }
+
+    // RPD with PipeDream's delays and order: one optimizer step per update on the newest block.
+    void rpdMatchesTheRecursion_data() { addOptimizerRows(); }
+    void rpdMatchesTheRecursion() {
+        QFETCH(int, kind);
+        QFETCH(double, decay);
+        QFETCH(double, gamma);
+        const OptimizerSpec spec = optimizer(static_cast<OptimizerKind>(kind), decay);
+        const int S = 3;
+        const Problem p = tinyProblem(S);
+        const auto table = std::make_shared<const DelayTable>(
+            buildTimeline(schedule(ScheduleKind::PipeDream, S, 8)));
+        const long long K = table->updates();
+        LmRpdConfig cfg;
+        cfg.updates = K;
+        cfg.stepSize = gamma;
+        cfg.delayMode = DelayMode::PipeDream;
+        cfg.order = StageOrder::PipeDream;
+        cfg.pipeDream = table;
+        cfg.maxDelay = table->maxDelay();
+        cfg.batchOf = batchesOf(*p, 8);
+        cfg.optimizer = spec;
+        auto run = makeLmRpdReplay(p, cfg);
+        run->runToEnd();
+        QVERIFY(run->result().finished);
+        // Every iterate kept: z_k's block j is iterate k - d_kj's.
+        std::vector<VectorXd> hist{p->w0};
+        std::vector<RefOptimizer> opt(S, RefOptimizer(spec));
+        for (long long k = 0; k < K; ++k) {
+            VectorXd z(p->w0.size());
+            for (int j = 0; j < S; ++j) {
+                const auto& b = p->layout.stage(j);
+                z.segment(b.offset, b.size) =
+                    hist[static_cast<size_t>(k - table->delay(k, j))].segment(b.offset, b.size);
+            }
+            const BlockUpdateInfo& u = table->update(k);
+            const VectorXd g = stageGradient(*p, z, u.stage, cfg.batchOf[u.microbatch]);
+            VectorXd next = hist.back();
+            const auto& b = p->layout.stage(u.stage);
+            opt[u.stage].apply(next.segment(b.offset, b.size), g, gamma);
+            hist.push_back(next);
+        }
+        const double err = relError(run->weights(), hist.back());
+        qInfo("RPD: max rel. error %.2g over %lld updates", err, K);
+        QVERIFY(err <= 1e-12);
+    }
+
+    // A transformer block of C = 32 (12,672 parameters) is updated in several chunks (the
+    // executor's cache-sized pieces): still the whole block's update.
+    void chunkedBlocksMatchTheRecursion() {
+        const Problem p = tinyProblem(3, LmPrecision::Double, 32);
+        QVERIFY(p->layout.stage(1).size > 3 * 4096);
+        for (OptimizerKind kind : {OptimizerKind::Nesterov, OptimizerKind::AdamW}) {
+            const OptimizerSpec spec = optimizer(kind, 0.05);
+            const Timeline pd = buildTimeline(schedule(ScheduleKind::PipeDream, 3, 6));
+            double err =
+                relError(enginePipeline(p, pd, Method::PipeDream, 1, 0.01, spec, 1.0)->weights(),
+                         refPipeline(*p, pd, 1, 0.01, spec, 1));
+            QVERIFY(err <= 1e-12);
+            ScheduleParams fd = schedule(ScheduleKind::FillDrain, 3, 6);
+            fd.flushGroup = 3;
+            const Timeline fdTl = buildTimeline(fd);
+            err = relError(
+                enginePipeline(p, fdTl, Method::FillDrain, 1, 0.01, spec, 1.0 / 3)->weights(),
+                refPipeline(*p, fdTl, 1, 0.01, spec, 3));
+            QVERIFY(err <= 1e-12);
+        }
+    }
+
+    // Adam on sequential SGD is the textbook Adam loop on the whole vector: g = the full
+    // gradient at w, one step per microbatch (every block's count is the microbatch's).
+    void adamOnSequentialSgdIsTextbookAdam() {
+        const Problem p = tinyProblem(4);
+        const OptimizerSpec spec = optimizer(OptimizerKind::Adam);
+        const double gamma = 0.01;
+        const int N = 7;
+        ScheduleParams seq = schedule(ScheduleKind::LocalSgd, 4, N);
+        seq.replicas = 1;
+        seq.localSteps = 1 << 29;
+        const auto run = enginePipeline(p, buildTimeline(seq), Method::Sgd, 1, gamma, spec, 1.0);
+        CharTransformer<double> model(p->layout);
+        VectorXd w = p->w0;
+        VectorXd m = VectorXd::Zero(w.size());
+        VectorXd v = VectorXd::Zero(w.size());
+        VectorXd g(w.size());
+        const auto batchOf = batchesOf(*p, N);
+        for (int t = 1; t <= N; ++t) {
+            const int batch = batchOf[static_cast<size_t>(t - 1)];
+            model.lossAndGradient(w.data(), p->train.tokens(batch), p->train.targets(batch),
+                                  g.data());
+            m = spec.beta1 * m + (1 - spec.beta1) * g;
+            v = spec.beta2 * v + (1 - spec.beta2) * g.cwiseProduct(g);
+            const VectorXd mHat = m / (1 - std::pow(spec.beta1, t));
+            const VectorXd vHat = v / (1 - std::pow(spec.beta2, t));
+            w -= gamma * (mHat.array() / (vHat.array().sqrt() + spec.eps)).matrix();
+        }
+        const double err = relError(run->weights(), w);
+        qInfo("sequential SGD + Adam vs textbook Adam: %.2g", err);
+        QVERIFY(err <= 1e-12);
+        QVERIFY(relError(w, p->w0) > 1e-3);
+    }
+
+    // Momentum with beta = 0 is plain SGD bit for bit on the asynchronous methods.
+    void momentumZeroIsPlainSgdBitForBit() {
+        OptimizerSpec zero = optimizer(OptimizerKind::Momentum);
+        zero.beta = 0.0;
+        for (int S : {3, 4}) {
+            const Problem p = tinyProblem(S);
+            const Timeline tl = buildTimeline(schedule(ScheduleKind::PipeDream, S, 10));
+            const auto plain = enginePipeline(p, tl, Method::PipeDream, 1, 0.1, {}, 1.0);
+            const auto momentum = enginePipeline(p, tl, Method::PipeDream, 1, 0.1, zero, 1.0);
+            QVERIFY(sameBits(plain->weights(), momentum->weights()));
+            QVERIFY(!sameBits(plain->weights(), p->w0));
+        }
+    }
+
+    // Float: the same run within float's rounding of the double one.
+    void floatFollowsDouble() {
+        const OptimizerSpec spec = optimizer(OptimizerKind::AdamW, 0.05);
+        const Timeline tl = buildTimeline(schedule(ScheduleKind::PipeDream, 3, 10));
+        const auto d = enginePipeline(tinyProblem(3), tl, Method::PipeDream, 1, 0.01, spec, 1.0);
+        const auto f = enginePipeline(tinyProblem(3, LmPrecision::Float), tl, Method::PipeDream, 1,
+                                      0.01, spec, 1.0);
+        const double err = relError(f->weights(), d->weights());
+        qInfo("float vs double: %.2g", err);
+        QVERIFY(err <= 1e-4);
+    }
+
+    // An executor other than the CPU's (OpenCL) refuses a stateful optimizer by name.
+    void otherExecutorsRefuseAnOptimizer() {
+        const Problem p = tinyProblem(3);
+        LmPipelineConfig cfg;
+        cfg.timeline = buildTimeline(schedule(ScheduleKind::PipeDream, 3, 4));
+        cfg.stepSize = 0.01;
+        cfg.optimizer = optimizer(OptimizerKind::Adam);
+        const LmExecutorFactory other = [](Problem q, int r) {
+            return std::make_unique<OtherExecutor>(std::move(q), r);
+        };
+        QCOMPARE(QString::fromStdString(configError([&] { makeLmPipelineReplay(p, cfg, other); })),
+                 QString(R"(optimizer.kind = "adam" (or a weight_decay) is not supported by the )"
+                         R"(language model's test device executor: plain sgd only; use the CPU )"
+                         R"(engine (backend = "cpu"))"));
+        cfg.optimizer = {};
+        QVERIFY(makeLmPipelineReplay(p, cfg, other) != nullptr);  // plain sgd is fine
+    }
+
+    // The config: the language model takes optimizers on the CPU; backend opencl refuses them.
+    void configAcceptsOptimizersOnTheLanguageModel() {
+        const json adam = {{"kind", "adam"}, {"beta2", 0.99}};
+        ExperimentConfig c = ExperimentConfig::fromJson(lmConfig(adam, "pd"));
+        QCOMPARE(c.methods[0].optimizer.kind, OptimizerKind::Adam);
+        const ExperimentResult res = runExperiment(c);
+        QCOMPARE(res.methods.size(), size_t(1));
+        QCOMPARE(QString::fromStdString(res.methods[0].label), QString("PipeDream + Adam"));
+        QVERIFY(res.methods[0].result.finished);
+        QVERIFY(std::isfinite(lmOf(res.methods[0]).finalLoss));
+        json j = lmConfig(adam, "rpd");
+        j["backend"] = "opencl";
+        QCOMPARE(QString::fromStdString(configError([&] { ExperimentConfig::fromJson(j); })),
+                 QString(R"(methods[0].optimizer.kind = "adam" with backend = "opencl" is not )"
+                         R"(allowed: sgd without weight_decay (optimizers with state run on the )"
+                         R"(CPU engine only, for the linear objectives and the language model; )"
+                         R"(use backend "cpu" or "auto"))"));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestLmOptimizers)
+#include "tst_lm_optimizers.moc"
