@@ -1,12 +1,15 @@
 #pragma once
-// The optimizers of docs/correctors.md written coordinate by coordinate from the formulas, for
-// the tests' reference recursions (tst_optimizers: linear objectives; tst_lm_optimizers: the
-// language model). Never the engine's code (compute/optimizer.cpp).
+// The optimizers of docs/correctors.md written coordinate by coordinate from the formulas, and
+// the pipeline walk that applies them, for the tests' reference recursions (tst_optimizers:
+// linear objectives; tst_lm_optimizers: the language model). Never the engine's code
+// (compute/optimizer.cpp, the replays).
 #include <Eigen/Dense>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "compute/optimizer.hpp"
+#include "schedule/timeline.hpp"
 
 namespace pipelens::test {
 
@@ -70,6 +73,62 @@ inline void averageStates(std::vector<std::vector<RefOptimizer>>& opt) {
             }
         }
     }
+}
+
+// A pipeline schedule replayed from its events: F(m, s) stashes replica r's block s, B(m, s)
+// takes the gradient at m's stashed point. With stepGroup > 1 (a synchronous step) a block's
+// gradients are summed and it steps once, on their mean, at the group's last backward. LocalSGD's
+// replicas (m mod R) average weights and state at the timeline's averaging slots. `blocks`: each
+// stage's (offset, size) in the weights; `gradient(point, stage, microbatch)`: that stage's block
+// of the gradient at `point`. Returns the replicas' final average.
+template <class Gradient>
+Eigen::VectorXd refPipelineWalk(const Timeline& tl, int replicas, const Eigen::VectorXd& w0,
+                                const std::vector<std::pair<Eigen::Index, Eigen::Index>>& blocks,
+                                const Gradient& gradient, double gamma, const OptimizerSpec& spec,
+                                int stepGroup) {
+    using Eigen::VectorXd;
+    const int S = tl.params.stages;
+    std::vector<VectorXd> w(static_cast<size_t>(replicas), w0);
+    std::vector<VectorXd> stash(static_cast<size_t>(tl.params.microbatches), w0);
+    std::vector<std::vector<RefOptimizer>> opt(static_cast<size_t>(replicas),
+                                               std::vector<RefOptimizer>(S, RefOptimizer(spec)));
+    std::vector<VectorXd> sum(static_cast<size_t>(S));
+    std::vector<int> summed(static_cast<size_t>(S), 0);
+    size_t nextAverage = 0;
+    auto average = [&] {
+        VectorXd mean = VectorXd::Zero(w0.size());
+        for (const auto& x : w) mean += x;
+        mean /= replicas;
+        for (auto& x : w) x = mean;
+        averageStates(opt);
+    };
+    for (const ReplayEvent& e : replayOrder(tl)) {
+        while (nextAverage < tl.averagingSlots.size() && tl.averagingSlots[nextAverage] < e.slot) {
+            average();
+            ++nextAverage;
+        }
+        const int r = e.microbatch % replicas;
+        const auto [offset, size] = blocks[static_cast<size_t>(e.stage)];
+        if (e.op == OpKind::Forward) {
+            stash[e.microbatch].segment(offset, size) = w[r].segment(offset, size);
+            continue;
+        }
+        const VectorXd g = gradient(stash[e.microbatch], e.stage, e.microbatch);
+        auto block = w[r].segment(offset, size);
+        if (stepGroup <= 1) {
+            opt[r][e.stage].apply(block, g, gamma);
+            continue;
+        }
+        if (summed[e.stage] == 0) sum[e.stage] = VectorXd::Zero(size);
+        sum[e.stage] += g;
+        if (++summed[e.stage] < stepGroup) continue;
+        summed[e.stage] = 0;
+        opt[r][e.stage].apply(block, sum[e.stage] / stepGroup, gamma);
+    }
+    while (nextAverage++ < tl.averagingSlots.size()) average();
+    VectorXd mean = VectorXd::Zero(w0.size());
+    for (const auto& x : w) mean += x;
+    return mean / replicas;
 }
 
 }  // namespace pipelens::test

@@ -70,56 +70,18 @@ VectorXd stageGradient(const CharTransformerProblem& p, const VectorXd& point, i
 
 using test::RefOptimizer;
 
-// A pipeline schedule from its events: F(m, s) stashes replica r's block s, B(m, s) takes the
-// gradient at m's stashed blocks. stepGroup > 1 (a synchronous step): a block's gradients are
-// summed and it steps once, on their mean, at the group's last backward. LocalSGD's replicas
-// (m mod R) average weights and state at the timeline's averaging slots.
+// The schedule's reference run (test::refPipelineWalk) on the model from its initial weights.
 VectorXd refPipeline(const CharTransformerProblem& p, const Timeline& tl, int replicas,
                      double gamma, const OptimizerSpec& spec, int stepGroup) {
-    const int S = tl.params.stages;
     const auto batchOf = batchesOf(p, tl.params.microbatches);
-    std::vector<VectorXd> w(static_cast<size_t>(replicas), p.w0);
-    std::vector<VectorXd> stash(static_cast<size_t>(tl.params.microbatches), p.w0);
-    std::vector<std::vector<RefOptimizer>> opt(static_cast<size_t>(replicas),
-                                               std::vector<RefOptimizer>(S, RefOptimizer(spec)));
-    std::vector<VectorXd> sum(static_cast<size_t>(S));
-    std::vector<int> summed(static_cast<size_t>(S), 0);
-    size_t nextAverage = 0;
-    auto average = [&] {
-        VectorXd mean = VectorXd::Zero(p.w0.size());
-        for (const auto& x : w) mean += x;
-        mean /= replicas;
-        for (auto& x : w) x = mean;
-        test::averageStates(opt);
+    std::vector<std::pair<Eigen::Index, Eigen::Index>> blocks;
+    blocks.reserve(static_cast<size_t>(p.layout.stages()));
+    for (int j = 0; j < p.layout.stages(); ++j)
+        blocks.emplace_back(p.layout.stage(j).offset, p.layout.stage(j).size);
+    const auto gradient = [&](const VectorXd& point, int stage, int microbatch) {
+        return stageGradient(p, point, stage, batchOf[static_cast<size_t>(microbatch)]);
     };
-    for (const ReplayEvent& e : replayOrder(tl)) {
-        while (nextAverage < tl.averagingSlots.size() && tl.averagingSlots[nextAverage] < e.slot) {
-            average();
-            ++nextAverage;
-        }
-        const int r = e.microbatch % replicas;
-        const auto& blk = p.layout.stage(e.stage);
-        if (e.op == OpKind::Forward) {
-            stash[e.microbatch].segment(blk.offset, blk.size) = w[r].segment(blk.offset, blk.size);
-            continue;
-        }
-        const VectorXd g = stageGradient(p, stash[e.microbatch], e.stage,
-                                         batchOf[static_cast<size_t>(e.microbatch)]);
-        auto block = w[r].segment(blk.offset, blk.size);
-        if (stepGroup <= 1) {
-            opt[r][e.stage].apply(block, g, gamma);
-            continue;
-        }
-        if (summed[e.stage] == 0) sum[e.stage] = VectorXd::Zero(blk.size);
-        sum[e.stage] += g;
-        if (++summed[e.stage] < stepGroup) continue;
-        summed[e.stage] = 0;
-        opt[r][e.stage].apply(block, sum[e.stage] / stepGroup, gamma);
-    }
-    while (nextAverage++ < tl.averagingSlots.size()) average();
-    VectorXd mean = VectorXd::Zero(p.w0.size());
-    for (const auto& x : w) mean += x;
-    return mean / replicas;
+    return test::refPipelineWalk(tl, replicas, p.w0, blocks, gradient, gamma, spec, stepGroup);
 }
 
 std::unique_ptr<LmReplay> enginePipeline(const Problem& p, const Timeline& tl, Method method,

@@ -59,59 +59,19 @@ VectorXd refBlockGradient(const LinearObjective& obj, int batch, const VectorXd&
 
 using test::RefOptimizer;
 
-// A pipeline schedule replayed from its events: F(m, s) stashes replica r's block s, B(m, s)
-// takes the gradient at m's stashed point. With stepGroup > 1 (a synchronous step) the gradients
-// of the step's microbatches (m / stepGroup) are averaged and the block steps once, when the
-// step's last one arrives. LocalSGD's replicas (m mod R) average weights and state at the
-// timeline's averaging slots.
+// The schedule's reference run (test::refPipelineWalk) on the linear objective from w = 0.
 VectorXd refPipeline(const LinearObjective& obj, const Timeline& tl, int replicas, double gamma,
                      const OptimizerSpec& spec, int stepGroup) {
-    const int S = tl.params.stages;
-    const int N = tl.params.microbatches;
-    const auto blocks = splitBlocks(obj.dim(), S);
-    std::vector<VectorXd> w(static_cast<size_t>(replicas), VectorXd::Zero(obj.dim()));
-    std::vector<VectorXd> stash(static_cast<size_t>(N), VectorXd::Zero(obj.dim()));
-    std::vector<std::vector<RefOptimizer>> opt(static_cast<size_t>(replicas),
-                                               std::vector<RefOptimizer>(S, RefOptimizer(spec)));
-    std::vector<VectorXd> sum(static_cast<size_t>(S));
-    std::vector<int> summed(static_cast<size_t>(S), 0);
-    size_t nextAverage = 0;
-    auto average = [&] {
-        VectorXd mean = VectorXd::Zero(obj.dim());
-        for (const auto& x : w) mean += x;
-        mean /= replicas;
-        for (auto& x : w) x = mean;
-        test::averageStates(opt);
+    std::vector<std::pair<Eigen::Index, Eigen::Index>> blocks;
+    for (const BlockRange& b : splitBlocks(obj.dim(), tl.params.stages))
+        blocks.emplace_back(b.offset, b.size);
+    const auto gradient = [&](const VectorXd& point, int stage, int microbatch) {
+        return refBlockGradient(obj, microbatch % obj.batches(), point,
+                                BlockRange{static_cast<int>(blocks[stage].first),
+                                           static_cast<int>(blocks[stage].second)});
     };
-    for (const ReplayEvent& e : replayOrder(tl)) {
-        while (nextAverage < tl.averagingSlots.size() && tl.averagingSlots[nextAverage] < e.slot) {
-            average();
-            ++nextAverage;
-        }
-        const int r = e.microbatch % replicas;
-        const BlockRange& blk = blocks[e.stage];
-        if (e.op == OpKind::Forward) {
-            stash[e.microbatch].segment(blk.offset, blk.size) = w[r].segment(blk.offset, blk.size);
-            continue;
-        }
-        const VectorXd g =
-            refBlockGradient(obj, e.microbatch % obj.batches(), stash[e.microbatch], blk);
-        VectorXd block = w[r].segment(blk.offset, blk.size);
-        if (stepGroup <= 1) {
-            opt[r][e.stage].apply(block, g, gamma);
-        } else {
-            if (summed[e.stage] == 0) sum[e.stage] = VectorXd::Zero(blk.size);
-            sum[e.stage] += g;
-            if (++summed[e.stage] < stepGroup) continue;
-            summed[e.stage] = 0;
-            opt[r][e.stage].apply(block, sum[e.stage] / stepGroup, gamma);
-        }
-        w[r].segment(blk.offset, blk.size) = block;
-    }
-    while (nextAverage++ < tl.averagingSlots.size()) average();
-    VectorXd mean = VectorXd::Zero(obj.dim());
-    for (const auto& x : w) mean += x;
-    return mean / replicas;
+    return test::refPipelineWalk(tl, replicas, VectorXd::Zero(obj.dim()), blocks, gradient, gamma,
+                                 spec, stepGroup);
 }
 
 // The engine's run of the same schedule; its final replica average.
