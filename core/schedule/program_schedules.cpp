@@ -73,7 +73,8 @@ FlushScheduleParams flushParams(const ScheduleParams& p, int microbatches) {
 }
 
 // One step's timing depends only on these (not on the run's microbatches): the cache's key.
-// An imported program is told apart by its address, kept alive while it is a key.
+// An imported program is told apart by its address, and held by the key so that the address
+// stays its own while the key is kept.
 struct StepKey {
     ScheduleKind kind = ScheduleKind::OneFOneB;
     int stages = 0;
@@ -82,7 +83,7 @@ struct StepKey {
     int forward = 0;
     int backward = 0;
     int weight = 0;
-    const PipelineProgram* program = nullptr;
+    std::shared_ptr<const PipelineProgram> program;
     bool async = false;    // imported, update = async (where its updates land)
     int microbatches = 0;  // this step's, at most M
     // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads a defaulted <=>
@@ -96,11 +97,40 @@ struct StepTemplate {
 };
 StepTemplate makeStepTemplate(const ScheduleParams& p, int microbatches);
 
+// At most `capacity` values, the least recently used dropped first (not thread-safe:
+// StepTimings locks).
+template <class Value>
+class RecentList {
+  public:
+    explicit RecentList(std::size_t capacity) : capacity_(capacity) {}
+    // The value of `key` (now the most recent), or null.
+    std::shared_ptr<const Value> find(const StepKey& key) {
+        for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+            if (it->first == key) {
+                auto found = std::move(*it);
+                entries_.erase(it);
+                entries_.push_front(found);
+                return found.second;
+            }
+        }
+        return nullptr;
+    }
+    void add(const StepKey& key, std::shared_ptr<const Value> value) {
+        entries_.emplace_front(key, std::move(value));
+        if (entries_.size() > capacity_) entries_.pop_back();
+    }
+
+  private:
+    std::size_t capacity_;
+    std::deque<std::pair<StepKey, std::shared_ptr<const Value>>> entries_;
+};
+
 // Timings of steps, shared by every plan, budget fit and timeline of the process (the app plans
 // on the GUI thread as S is dragged, its worker plans the same config again, and a budget fit
 // asks for many run lengths): each step is timed once. Lengths are kept for up to 16384 steps,
-// whole steps (timing, cells and events a timeline copies) for the last 8, at most about 5 MB
-// each at S = 128. Thread-safe; a step timed twice at once by two threads is merely timed twice.
+// whole steps (timing, cells and events a timeline copies) for the last 8 used, at most about
+// 5 MB each at S = 128. Thread-safe; a step timed twice at once by two threads is merely timed
+// twice.
 class StepTimings {
   public:
     // The step's timing, cells and events (makeStepTemplate).
@@ -108,21 +138,12 @@ class StepTimings {
         const StepKey key = keyOf(p, microbatches);
         {
             const std::lock_guard lock(mutex_);
-            for (auto it = timings_.begin(); it != timings_.end(); ++it) {
-                if (it->first == key) {
-                    auto found = it->second;
-                    timings_.erase(it);
-                    timings_.emplace_front(key, found);
-                    return found;
-                }
-            }
+            if (auto found = steps_.find(key)) return found;
         }
         auto made = std::make_shared<const StepTemplate>(makeStepTemplate(p, microbatches));
         const std::lock_guard lock(mutex_);
-        keep(p);
         lengths_[lengthKey(key)] = made->timing->length;
-        timings_.emplace_front(key, made);
-        if (timings_.size() > kTimings) timings_.pop_back();
+        steps_.add(key, made);
         return made;
     }
 
@@ -136,15 +157,7 @@ class StepTimings {
         if (microbatches == stepSize(p)) return step(p, microbatches)->timing->length;
         const long long made = timingOf(p, microbatches)->length;
         const std::lock_guard lock(mutex_);
-        if (lengths_.size() >= kLengths) {
-            // All at once: the keys of every table may name the programs kept alive.
-            lengths_.clear();
-            timings_.clear();
-            programsOfSteps_.clear();
-            recent_.clear();
-            programs_.clear();
-        }
-        keep(p);
+        if (lengths_.size() >= kLengths) lengths_.clear();
         lengths_[key] = made;
         return made;
     }
@@ -155,16 +168,12 @@ class StepTimings {
         const StepKey key = lengthKey(keyOf(p, microbatches));
         {
             const std::lock_guard lock(mutex_);
-            for (const auto& [k, t] : recent_) {
-                if (k == key) return t;
-            }
+            if (auto found = timings_.find(key)) return found;
         }
         auto made = std::make_shared<const ProgramTiming>(
             timeProgram(*program(p, microbatches), stepActionCosts(p)));
         const std::lock_guard lock(mutex_);
-        keep(p);
-        recent_.emplace_front(key, made);
-        if (recent_.size() > 4) recent_.pop_back();
+        timings_.add(key, made);
         return made;
     }
 
@@ -181,22 +190,17 @@ class StepTimings {
         std::shared_ptr<const PipelineProgram> whole;
         {
             const std::lock_guard lock(mutex_);
-            for (const auto& [k, prog] : programsOfSteps_) {
-                if (k == key) whole = prog;
-            }
+            whole = wholePrograms_.find(key);
         }
         if (!whole) {
             whole = std::make_shared<const PipelineProgram>(stepProgram(p, M));
             const std::lock_guard lock(mutex_);
-            keep(p);
-            programsOfSteps_.emplace_front(key, whole);
-            if (programsOfSteps_.size() > 4) programsOfSteps_.pop_back();
+            wholePrograms_.add(key, whole);
         }
         return std::make_shared<const PipelineProgram>(restrictProgram(*whole, microbatches));
     }
 
   private:
-    static constexpr std::size_t kTimings = 8;
     static constexpr std::size_t kLengths = 16384;
 
     static StepKey keyOf(const ScheduleParams& p, int microbatches) {
@@ -208,7 +212,7 @@ class StepTimings {
         k.forward = p.costs.forwardSlots;
         k.backward = p.costs.backwardSlots;
         k.weight = p.costs.weightSlots;
-        k.program = p.kind == ScheduleKind::Imported ? p.program.get() : nullptr;
+        if (p.kind == ScheduleKind::Imported) k.program = p.program;
         k.async = p.kind == ScheduleKind::Imported && p.asyncUpdate;
         k.microbatches = microbatches;
         return k;
@@ -219,19 +223,11 @@ class StepTimings {
         return k;
     }
 
-    // Under mutex_: an imported program stays alive (its address unique) while it is a key.
-    void keep(const ScheduleParams& p) {
-        if (p.kind != ScheduleKind::Imported || !p.program) return;
-        if (std::find(programs_.begin(), programs_.end(), p.program) == programs_.end())
-            programs_.push_back(p.program);
-    }
-
     std::mutex mutex_;
     std::map<StepKey, long long> lengths_;
-    std::deque<std::pair<StepKey, std::shared_ptr<const StepTemplate>>> timings_;
-    std::vector<std::shared_ptr<const PipelineProgram>> programs_;
-    std::deque<std::pair<StepKey, std::shared_ptr<const PipelineProgram>>> programsOfSteps_;
-    std::deque<std::pair<StepKey, std::shared_ptr<const ProgramTiming>>> recent_;
+    RecentList<StepTemplate> steps_{8};
+    RecentList<ProgramTiming> timings_{4};
+    RecentList<PipelineProgram> wholePrograms_{4};
 };
 
 StepTimings& stepTimings() {
