@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compute/corrector.hpp"
 #include "compute/optimizer.hpp"
 #include "method.hpp"
 #include "schedule/delays.hpp"
@@ -37,6 +38,9 @@ struct PipelineRunConfig {
     // Per block update (docs/correctors.md). Not plain: a synchronous step (stepScale != 1)
     // applies it once to stepScale * (the step's gradient sum), with step size stepSize.
     OptimizerSpec optimizer;
+    // Staleness correctors (compute/corrector.hpp); the experiment allows them only where
+    // stepScale = 1 (each block update is a step of its own).
+    CorrectorSpec correctors;
 };
 
 // Randomized PipeDream (SPEC section 4): K block updates with drawn delays and stage order.
@@ -52,6 +56,7 @@ struct RpdRunConfig {
     std::shared_ptr<const DelayTable> pipeDream;
     std::vector<int> batchOf;  // PD's batch schedule (data batch of each PD microbatch)
     OptimizerSpec optimizer;   // one optimizer step per update (docs/correctors.md)
+    CorrectorSpec correctors;  // delay_adaptive and dc only (compute/corrector.hpp)
 };
 
 }  // namespace pipelens

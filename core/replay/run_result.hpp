@@ -63,6 +63,10 @@ struct RunResult {
 
     std::optional<Timeline> timeline;
     std::optional<DelayTable> delays;
+    // Set where a corrector changes which updates take effect (accumulate, k > 1): the same
+    // updates k and blocks as `delays`, each delay counted in the updates that took effect
+    // between the read and the update that applied this gradient (docs/correctors.md).
+    std::optional<DelayTable> effectiveDelays;
     std::optional<DelayStats> delayStats;
     std::optional<Utilization> utilization;
 

@@ -151,6 +151,71 @@ json optimizerJson(const OptimizerSpec& o) {
     return j;
 }
 
+json correctorsJson(const CorrectorSpec& c) {
+    json list = json::array();
+    if (c.delayAdaptive) {
+        list.push_back({{"kind", "delay_adaptive"},
+                        {"tau_ref", c.tauRef},
+                        {"per_block", c.perBlock},
+                        {"unit", enumName(kDelayUnits, c.unit)}});
+    }
+    if (c.prediction) {
+        list.push_back({{"kind", "prediction"}, {"s", enumName(kPredictionSteps, c.steps)}});
+    }
+    if (c.dc) list.push_back({{"kind", "dc"}, {"lambda", c.lambda}});
+    if (c.lookahead) list.push_back({{"kind", "lookahead"}, {"beta", c.beta}});
+    if (c.accumulate > 1) list.push_back({{"kind", "accumulate"}, {"k", c.accumulate}});
+    return list;
+}
+
+CorrectorSpec readCorrectors(const json& v, const std::string& path) {
+    if (!v.is_array()) {
+        throw ConfigError(path + " = " + show(v) +
+                          " is not allowed: a list of correctors, each {\"kind\": one of " +
+                          enumNameList(kCorrectorKinds) + ", ...}");
+    }
+    CorrectorSpec c;
+    std::vector<CorrectorKind> seen;
+    for (size_t i = 0; i < v.size(); ++i) {
+        const std::string at = path + "[" + std::to_string(i) + "]";
+        ObjectReader r(v[i], at);
+        if (!r.has("kind")) {
+            throw ConfigError(at + ".kind is missing: one of " + enumNameList(kCorrectorKinds));
+        }
+        const CorrectorKind kind = r.choice("kind", CorrectorKind::DelayAdaptive, kCorrectorKinds);
+        if (std::find(seen.begin(), seen.end(), kind) != seen.end()) {
+            throw ConfigError(at + ".kind = " + show(json(enumName(kCorrectorKinds, kind))) +
+                              " is not allowed: each corrector at most once per method");
+        }
+        seen.push_back(kind);
+        switch (kind) {
+            case CorrectorKind::DelayAdaptive:
+                c.delayAdaptive = true;
+                c.tauRef = r.number("tau_ref", 0.0, limits::kTauRef);
+                c.perBlock = r.boolean("per_block", false);
+                c.unit = r.choice("unit", DelayUnit::BlockUpdates, kDelayUnits);
+                break;
+            case CorrectorKind::Prediction:
+                c.prediction = true;
+                c.steps = r.choice("s", PredictionSteps::Exact, kPredictionSteps);
+                break;
+            case CorrectorKind::DelayCompensation:
+                c.dc = true;
+                c.lambda = r.number("lambda", c.lambda, limits::kDcLambda);
+                break;
+            case CorrectorKind::Lookahead:
+                c.lookahead = true;
+                c.beta = r.number("beta", c.beta, limits::kOptimizerBeta);
+                break;
+            case CorrectorKind::Accumulate:
+                c.accumulate = static_cast<int>(r.integer("k", 2, limits::kAccumulateK));
+                break;
+        }
+        r.rejectUnknown();
+    }
+    return c;
+}
+
 namespace {
 
 MethodSpec readMethod(const json& v, const std::string& path) {
@@ -194,6 +259,9 @@ MethodSpec readMethod(const json& v, const std::string& path) {
         m.seed = static_cast<std::uint64_t>(r.integer("seed", 0, limits::kSeed));
     }
     if (r.has("optimizer")) m.optimizer = readOptimizer(r.at("optimizer"), r.field("optimizer"));
+    if (r.has("correctors")) {
+        m.correctors = readCorrectors(r.at("correctors"), r.field("correctors"));
+    }
     r.rejectUnknown();
     return m;
 }
@@ -243,6 +311,7 @@ std::string defaultMethodLabel(const MethodSpec& m, int stages) {
         s << " + " << (o.kind == OptimizerKind::Adam ? "Adam" : "AdamW");
     }
     if (o.weightDecay != defaultWeightDecay(o.kind)) s << " (wd=" << o.weightDecay << ")";
+    if (m.correctors.any()) s << " + " << correctorSummary(m.correctors);
     return s.str();
 }
 
@@ -561,6 +630,12 @@ void checkMethod(const MethodSpec& m, const std::string& path) {
     requireWithin(path + ".optimizer.beta2", o.beta2, limits::kOptimizerBeta);
     requireWithin(path + ".optimizer.eps", o.eps, limits::kOptimizerEps);
     requireWithin(path + ".optimizer.weight_decay", o.weightDecay, limits::kWeightDecay);
+    const CorrectorSpec& k = m.correctors;
+    requireWithin(path + ".correctors.tau_ref", k.tauRef, limits::kTauRef);
+    requireWithin(path + ".correctors.lambda", k.lambda, limits::kDcLambda);
+    requireWithin(path + ".correctors.beta", k.beta, limits::kOptimizerBeta);
+    requireWithin(path + ".correctors.k", static_cast<long long>(k.accumulate),
+                  limits::kAccumulateK);
 }
 
 void checkCommonFields(const ExperimentConfig& c) {
@@ -643,9 +718,88 @@ std::string optimizerSetting(const MethodSpec& m, size_t index) {
     return path + ".kind = " + show(json(enumName(kOptimizerKinds, m.optimizer.kind)));
 }
 
+namespace {
+
+// methods[index].correctors[j] for the entry of `kind` (its place in correctorsJson's list).
+std::string correctorPath(const MethodSpec& m, size_t index, CorrectorKind kind) {
+    const json list = correctorsJson(m.correctors);
+    size_t j = 0;
+    while (j < list.size() && list[j]["kind"] != enumName(kCorrectorKinds, kind)) ++j;
+    return "methods[" + std::to_string(index) + "].correctors[" + std::to_string(j) + "]";
+}
+
+}  // namespace
+
+void requireCorrectorsFit(const MethodSpec& m, size_t index) {
+    const CorrectorSpec& k = m.correctors;
+    if (!k.any()) return;
+    const json list = correctorsJson(k);
+    const CorrectorKind first = *parseEnum(kCorrectorKinds, list[0]["kind"].get<std::string>());
+    const std::string firstKind =
+        correctorPath(m, index, first) + ".kind = " + show(list[0]["kind"]);
+    const bool synchronousSteps = m.method == Method::FillDrain || m.method == Method::OneFOneB ||
+                                  m.method == Method::ZeroBubbleH1 ||
+                                  m.method == Method::Interleaved || m.method == Method::TwoBw ||
+                                  (m.method == Method::Imported && !m.asyncUpdate);
+    if (synchronousSteps) {
+        throw ConfigError(firstKind + " is not allowed with method \"" + methodName(m.method) +
+                          "\": correctors apply to the asynchronous methods (pd, localsgd, sgd, "
+                          "imported with update \"async\") and rpd; a synchronous step reads "
+                          "fresh weights");
+    }
+    if (m.method == Method::RandomizedPipeDream) {
+        for (const CorrectorKind kind :
+             {CorrectorKind::Prediction, CorrectorKind::Lookahead, CorrectorKind::Accumulate}) {
+            const bool on = kind == CorrectorKind::Prediction  ? k.prediction
+                            : kind == CorrectorKind::Lookahead ? k.lookahead
+                                                               : k.accumulate > 1;
+            if (!on) continue;
+            throw ConfigError(correctorPath(m, index, kind) + ".kind = \"" +
+                              std::string(enumName(kCorrectorKinds, kind)) +
+                              "\" is not allowed with method \"rpd\": delay_adaptive or dc (RPD "
+                              "draws its delays and has no forward pass to move)");
+        }
+        const std::string at = correctorPath(m, index, CorrectorKind::DelayAdaptive);
+        if (k.delayAdaptive && k.perBlock) {
+            throw ConfigError(at +
+                              ".per_block = true is not allowed with method \"rpd\": false "
+                              "(RPD draws its delays; a block has no steady delay)");
+        }
+        if (k.delayAdaptive && k.unit != DelayUnit::BlockUpdates) {
+            throw ConfigError(at + ".unit = " + show(json(enumName(kDelayUnits, k.unit))) +
+                              " is not allowed with method \"rpd\": \"block_updates\" (RPD's "
+                              "delays count block updates)");
+        }
+    }
+    if (k.prediction && k.lookahead) {
+        throw ConfigError(correctorPath(m, index, CorrectorKind::Lookahead) +
+                          ".kind = \"lookahead\" is not allowed together with prediction: one "
+                          "of them (both move the point a forward reads)");
+    }
+    if (k.lookahead && m.optimizer.kind != OptimizerKind::Sgd) {
+        throw ConfigError(correctorPath(m, index, CorrectorKind::Lookahead) +
+                          ".kind = \"lookahead\" is not allowed with optimizer.kind = " +
+                          show(json(enumName(kOptimizerKinds, m.optimizer.kind))) +
+                          ": optimizer sgd (lookahead is Nesterov momentum itself)");
+    }
+}
+
+bool cpuEngineOnly(const MethodSpec& m) {
+    return !m.optimizer.plain() || m.correctors.any();
+}
+
 void requireOptimizerEngine(const ExperimentConfig& c) {
     for (size_t i = 0; i < c.methods.size(); ++i) {
         const MethodSpec& m = c.methods[i];
+        requireCorrectorsFit(m, i);
+        if (m.correctors.any() && c.backend == BackendKind::OpenCl) {
+            const json list = correctorsJson(m.correctors);
+            throw ConfigError("methods[" + std::to_string(i) +
+                              "].correctors[0].kind = " + show(list[0]["kind"]) +
+                              " with backend = \"opencl\" is not allowed: no correctors "
+                              "(correctors run on the CPU engine only; use backend \"cpu\" or "
+                              "\"auto\")");
+        }
         if (m.optimizer.plain()) continue;
         if (c.backend == BackendKind::OpenCl) {
             throw ConfigError(optimizerSetting(m, i) +
@@ -685,6 +839,7 @@ MethodSpec normalizedMethod(const MethodSpec& m) {
     n.method = m.method;
     n.label = m.label;
     n.optimizer = normalizedOptimizer(m.optimizer);
+    n.correctors = normalizedCorrectors(m.correctors);
     if (m.step.grid) {
         n.step.grid = true;
         n.step.gridMin = m.step.gridMin;
@@ -869,6 +1024,7 @@ json ExperimentConfig::toJson() const {
         // Left out at the default, so configs and results without an optimizer stay as they were.
         const OptimizerSpec optimizer = normalizedOptimizer(m.optimizer);
         if (optimizer != OptimizerSpec{}) o["optimizer"] = optimizerJson(optimizer);
+        if (m.correctors.any()) o["correctors"] = correctorsJson(m.correctors);
         ms.push_back(o);
     }
     j["methods"] = ms;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "compute/corrector.hpp"
 #include "compute/optimizer.hpp"
 #include "experiment/config/lm_config.hpp"
 #include "experiment/config/view_state.hpp"
@@ -107,6 +108,7 @@ struct MethodSpec {
     StageOrder order = StageOrder::Uniform;    // rpd
     std::uint64_t seed = 0;                    // rpd: draws (0 = the experiment seed)
     OptimizerSpec optimizer;                   // every method: per block update (default plain SGD)
+    CorrectorSpec correctors;  // asynchronous methods and RPD: staleness correctors (default none)
 
     bool operator==(const MethodSpec&) const = default;
 };
@@ -203,6 +205,23 @@ void requireOptimizerEngine(const ExperimentConfig& config);
 std::string optimizerSetting(const MethodSpec& m, size_t index);
 // The method's parameters with the rest at their defaults (see ExperimentConfig::normalize).
 MethodSpec normalizedMethod(const MethodSpec& m);
+
+// The correctors as written in a config (a list of {"kind": ...}, in the order of
+// kCorrectorKinds, each with its keys; [] for none) and its reader: a ConfigError names the key
+// under `path` (methods[i].correctors[j].key), the value and what is allowed. The reader checks
+// each entry's own keys and ranges and that no kind is given twice; which methods take which
+// correctors is validate()'s (requireCorrectorsFit).
+nlohmann::json correctorsJson(const CorrectorSpec& c);
+CorrectorSpec readCorrectors(const nlohmann::json& v, const std::string& path);
+// Which correctors method `m` (methods[index]) may use, as docs/correctors.md says: none on the
+// synchronous step schedules (fill-drain, 1f1b, zb-h1, interleaved, 2bw, imported sync, whose
+// steps read fresh weights); RPD only delay_adaptive (unit block_updates, not per_block) and
+// dc; prediction and lookahead exclude each other; lookahead needs optimizer sgd. A ConfigError
+// names the setting, its value and what is allowed.
+void requireCorrectorsFit(const MethodSpec& m, size_t index);
+// The methods that must run on the CPU engine: an optimizer with state or any corrector (the
+// OpenCL backend applies neither). runMethod and the language model's replays ask this.
+bool cpuEngineOnly(const MethodSpec& m);
 
 // The parameters whose 0 (or -1) means "from S", resolved for `stages`: one place for the rule.
 int replicasFor(const MethodSpec& m, int stages);      // LocalSGD's R (0: S)

@@ -85,6 +85,9 @@ inline constexpr IntLimit kDelta{-1, 10'000'000,
 inline constexpr RealLimit kOptimizerBeta{0.0, 1.0 - 0x1p-53, false, "a number in [0, 1)"};
 inline constexpr RealLimit kOptimizerEps{0.0, 1.0, true, "a number in (0, 1]"};
 inline constexpr RealLimit kWeightDecay{0.0, 1e6, false, "a number in [0, 1e6]"};
+inline constexpr RealLimit kTauRef{0.0, 1e9, false, "0 (meaning S) or a number in (0, 1e9]"};
+inline constexpr RealLimit kDcLambda{0.0, 1e6, false, "a number in [0, 1e6]"};
+inline constexpr IntLimit kAccumulateK{1, 1024, "an integer in [1, 1024] (1 = off)"};
 // view
 inline constexpr IntLimit kCursor{-1, kBig,
                                   "-1 (the end of the run) or a slot count in [0, 1000000000]"};

@@ -373,6 +373,7 @@ void fillPipelineConfig(PipelineRunConfig& cfg, const MethodRun& plan, double st
     cfg.stepSize = stepSize;
     cfg.stepScale = plan.stepScale;
     cfg.optimizer = plan.spec.optimizer;
+    cfg.correctors = plan.spec.correctors;
 }
 
 void fillRpdConfig(RpdRunConfig& cfg, const ExperimentConfig& c, const MethodRun& plan,
@@ -385,6 +386,7 @@ void fillRpdConfig(RpdRunConfig& cfg, const ExperimentConfig& c, const MethodRun
     cfg.order = plan.spec.order;
     cfg.seed = plan.spec.seed != 0 ? plan.spec.seed : c.seed;
     cfg.optimizer = plan.spec.optimizer;
+    cfg.correctors = plan.spec.correctors;
     if (cfg.delayMode == DelayMode::PipeDream || cfg.order == StageOrder::PipeDream) {
         cfg.pipeDream = plan.sharedPipeDreamTable ? plan.sharedPipeDreamTable
                                                   : pipeDreamDelayTable(c, plan.updates);
@@ -472,9 +474,10 @@ MethodRun runMethod(const ExperimentConfig& c, const MethodRun& planned,
                     size_t method) {
     MethodRun out = planned;
     out.noiseStarts.clear();  // the plan's, not the result's
-    // Optimizers with state run on the CPU engine only (runExperiment's notice says so).
+    // Optimizers with state and correctors run on the CPU engine only (runExperiment's notice
+    // says so).
     BackendProvider backend =
-        options.backend && planned.spec.optimizer.plain() ? options.backend : cpuBackendProvider();
+        options.backend && !cpuEngineOnly(planned.spec) ? options.backend : cpuBackendProvider();
     const StepSpec& step = planned.spec.step;
     const std::vector<double> steps = stepSizesOf(step);
     const int seeds = std::max(1, c.seeds);
@@ -644,10 +647,13 @@ ExperimentResult runExperiment(const ExperimentConfig& c, const RunOptions& opti
     res.engine = options.engine;
     if (options.backendName != "cpu") {
         for (size_t i = 0; i < c.methods.size(); ++i) {
-            if (c.methods[i].optimizer.plain()) continue;
-            res.notices.push_back(optimizerSetting(c.methods[i], i) +
+            if (!cpuEngineOnly(c.methods[i])) continue;
+            const std::string setting = c.methods[i].optimizer.plain()
+                                            ? "methods[" + std::to_string(i) + "].correctors"
+                                            : optimizerSetting(c.methods[i], i);
+            res.notices.push_back(setting +
                                   ": this method runs on the CPU engine (the OpenCL backend "
-                                  "applies plain sgd only)");
+                                  "applies plain sgd without correctors only)");
         }
     }
     ExperimentPlan plan = objective->prepare(res);
