@@ -83,7 +83,7 @@ class DelayRanges {
             case DelayUnit::BlockUpdates:
                 break;
         }
-        return static_cast<std::int32_t>(k);
+        return static_cast<std::int32_t>(table_->appliedAt(k));
     }
     long long sumBefore(long long x) const;  // delaySum(0, x) from the bin prefix sums
     void directMax(long long lo, long long hi, std::int32_t* acc) const;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -138,6 +139,24 @@ long long DelayTable::delayIn(DelayUnit unit, long long k, int block) const {
     return delay(k, block);
 }
 
+DelayTable DelayTable::effective(const std::vector<char>& applies,
+                                 const std::vector<long long>& closing) const {
+    const auto K = static_cast<size_t>(updates());
+    if (applies.size() != K || closing.size() != K) {
+        throw std::invalid_argument("DelayTable::effective: one flag and one closing per update");
+    }
+    // before[t]: updates among the first t that took effect.
+    std::vector<long long> before(K + 1, 0);
+    for (size_t t = 0; t < K; ++t) before[t + 1] = before[t] + (applies[t] != 0 ? 1 : 0);
+    DelayTable out = *this;
+    for (long long& h : out.h_) h = before[static_cast<size_t>(h)];
+    out.appliedAt_.resize(K);
+    for (size_t k = 0; k < K; ++k) {
+        out.appliedAt_[k] = closing[k] < 0 ? before[K] : before[static_cast<size_t>(closing[k])];
+    }
+    return out;
+}
+
 long long DelayTable::maxDelay() const {
     // max over j of k - h(m, j) is k - min_j h(m, j): one pass over h, one over the updates
     // (O(N S + K) instead of O(K S), which cost tens of milliseconds at S = 128).
@@ -150,7 +169,7 @@ long long DelayTable::maxDelay() const {
     }
     long long best = 0;
     for (long long k = 0; k < updates(); ++k)
-        best = std::max(best, k - earliest[static_cast<size_t>(update(k).microbatch)]);
+        best = std::max(best, appliedAt(k) - earliest[static_cast<size_t>(update(k).microbatch)]);
     return best;
 }
 

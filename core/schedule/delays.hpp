@@ -52,8 +52,21 @@ class DelayTable {
         return h_[static_cast<size_t>(microbatch) * stages_ + stage];
     }
     long long delay(long long k, int block) const {
-        return k - forwardIndex(update(k).microbatch, block);
+        return appliedAt(k) - forwardIndex(update(k).microbatch, block);
     }
+    // Where update k's gradient lands, in the table's count of updates: k itself, except in an
+    // effective() table.
+    long long appliedAt(long long k) const {
+        return appliedAt_.empty() ? k : appliedAt_[static_cast<size_t>(k)];
+    }
+    // The same updates and reads counted in the updates that take effect (a corrector that
+    // accumulates gradients, docs/correctors.md): `applies[k]` says whether update k changes
+    // the weights, and `closing[k]` (>= k, or -1 for a gradient never applied) is the update
+    // that applies update k's gradient. delay(k, j) becomes the updates that took effect
+    // between F(m, j)'s read and update closing[k] (a gradient never applied: the run's end);
+    // the optimizer-step and slot units are the schedule's, unchanged.
+    DelayTable effective(const std::vector<char>& applies,
+                         const std::vector<long long>& closing) const;
     // Version of block `stage` read by F(m, stage): updates of that block before it.
     int versionRead(int microbatch, int stage) const {
         return version_[static_cast<size_t>(microbatch) * stages_ + stage];
@@ -84,6 +97,7 @@ class DelayTable {
     int stages_ = 0;
     int microbatches_ = 0;
     std::vector<long long> h_;
+    std::vector<long long> appliedAt_;  // effective() tables only: per update
     std::vector<int> version_;
     std::vector<BlockUpdateInfo> updates_;
     std::vector<int> readSlot_;
