@@ -784,6 +784,38 @@ void requireCorrectorsFit(const MethodSpec& m, size_t index) {
     }
 }
 
+OptimizerSpec readOptimizerOrKind(const json& v, const std::string& path) {
+    if (!v.is_string()) return readOptimizer(v, path);
+    return readOptimizer(json{{"kind", v}}, path);
+}
+
+CorrectorSpec readCorrectorsOrKind(const json& v, const std::string& path) {
+    if (v.is_string() && v.get<std::string>() == "none") return {};
+    if (v.is_string()) {
+        if (!parseEnum(kCorrectorKinds, v.get<std::string>())) {
+            throw ConfigError(path + " = " + show(v) + " is not allowed: \"none\", one of " +
+                              enumNameList(kCorrectorKinds) + " or a list of correctors");
+        }
+        return readCorrectors(json::array({json{{"kind", v}}}), path);
+    }
+    return readCorrectors(v, path);
+}
+
+int setCorrectorsWhereAllowed(ExperimentConfig& c, const CorrectorSpec& correctors) {
+    int set = 0;
+    for (size_t i = 0; i < c.methods.size(); ++i) {
+        MethodSpec& m = c.methods[i];
+        m.correctors = correctors;
+        try {
+            requireCorrectorsFit(m, i);
+            if (correctors.any()) ++set;
+        } catch (const ConfigError&) {
+            m.correctors = {};
+        }
+    }
+    return set;
+}
+
 bool cpuEngineOnly(const MethodSpec& m) {
     return !m.optimizer.plain() || m.correctors.any();
 }

@@ -219,6 +219,13 @@ CorrectorSpec readCorrectors(const nlohmann::json& v, const std::string& path);
 // dc; prediction and lookahead exclude each other; lookahead needs optimizer sgd. A ConfigError
 // names the setting, its value and what is allowed.
 void requireCorrectorsFit(const MethodSpec& m, size_t index);
+// Shorthands of the command line and the sweep axes: a bare kind name ("adam": its defaults)
+// or an optimizer object; "none", a bare corrector kind ("dc": [{"kind": "dc"}]) or a list.
+OptimizerSpec readOptimizerOrKind(const nlohmann::json& v, const std::string& path);
+CorrectorSpec readCorrectorsOrKind(const nlohmann::json& v, const std::string& path);
+// Every method that can take `correctors` (requireCorrectorsFit) gets them; the others get
+// none (synchronous schedules; rpd for a kind it refuses). Returns how many got them.
+int setCorrectorsWhereAllowed(ExperimentConfig& config, const CorrectorSpec& correctors);
 // The methods that must run on the CPU engine: an optimizer with state or any corrector (the
 // OpenCL backend applies neither). runMethod and the language model's replays ask this.
 bool cpuEngineOnly(const MethodSpec& m);
