@@ -163,6 +163,14 @@ Options:
   --budget-rule R    override the config's budget.rule: fit (the largest N whose run fits
                      in the slot budget), truncate (a longer run cut at the budget) or reach
                      (the smallest N whose run lasts at least the budget, run whole)
+  --optimizer O      every method's optimizer: sgd, momentum, nesterov, adam or adamw (its
+                     defaults) or a JSON object such as '{"kind": "adam", "beta1": 0.95}'
+                     (docs/correctors.md)
+  --correctors C     the staleness correctors of every method that can take them (pd,
+                     localsgd, sgd, imported async; rpd: delay_adaptive and dc); the others
+                     get none: none, one kind (delay_adaptive, prediction, dc, lookahead,
+                     accumulate) with its defaults, or a JSON list such as
+                     '[{"kind": "prediction", "s": "pipeoptim"}, {"kind": "dc"}]'
   --figures          also draw the run's figures into DIR with the desktop app's charts (no
                      display needed): gantt.png (the start-up, cells numbered), gantt-all.png,
                      heatmap.png, loss.png, figures.png, window.png, and index.html showing them
@@ -678,6 +686,35 @@ std::string checkTraceTarget(const std::string& path, const std::string& results
     return path;
 }
 
+// --optimizer / --correctors: a bare word is a name; text starting with { or [ is JSON.
+nlohmann::json shorthandOption(const Args& a, const std::string& name) {
+    const std::string text = a.get(name);
+    const auto first = text.find_first_not_of(" \t\n");
+    if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
+        return parseConfigText(text, "--" + name);
+    }
+    return nlohmann::json(text);
+}
+
+// The run's --optimizer and --correctors over the config, validated again.
+void applyOptimizerOptions(const Args& a, ExperimentConfig& config) {
+    if (a.has("optimizer")) {
+        const OptimizerSpec o = readOptimizerOrKind(shorthandOption(a, "optimizer"), "--optimizer");
+        for (MethodSpec& m : config.methods) m.optimizer = o;
+    }
+    if (a.has("correctors")) {
+        const CorrectorSpec k =
+            readCorrectorsOrKind(shorthandOption(a, "correctors"), "--correctors");
+        if (setCorrectorsWhereAllowed(config, k) == 0 && k.any()) {
+            throw ConfigError("--correctors = \"" + shown(a.get("correctors")) +
+                              "\" is not allowed here: no method of this experiment can take it "
+                              "(correctors apply to pd, localsgd, sgd, imported async and, "
+                              "delay_adaptive and dc only, rpd)");
+        }
+    }
+    if (a.has("optimizer") || a.has("correctors")) config.validate();
+}
+
 int cmdRun(const Args& a, std::ostream& out, std::ostream& err, const RunFigureWriter& figures) {
     if (!a.has("out")) throw ConfigError("--out is missing: the results folder");
     if (a.has("figures") && !figures) {
@@ -696,6 +733,7 @@ int cmdRun(const Args& a, std::ostream& out, std::ostream& err, const RunFigureW
             "their timelines, and rpd has none");
     }
     applyBackendOptions(a, config);
+    applyOptimizerOptions(a, config);
     if (a.has("step-rule")) {
         // Every method whose step size is a grid takes the rule (as a sweep's step_rule).
         const StepRuleSpec rule = parseStepRuleOption(a.get("step-rule"));

@@ -300,7 +300,7 @@ const std::vector<CommandSpec>& commandSpecs() {
         s.push_back({"run",
                      {value("out"), flag("default"), value("backend"), value("device"),
                       numeric("threads"), value("step-rule"), value("budget-rule"), flag("figures"),
-                      value("trace"), flag("quiet")},
+                      value("trace"), value("optimizer"), value("correctors"), flag("quiet")},
                      1,
                      "one config file (or --default)",
                      "",

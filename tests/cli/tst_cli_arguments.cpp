@@ -263,6 +263,60 @@ class TestCliArguments : public QObject {
         if (!animate.err.contains("this build has none")) expectRefused(animate, why);
     }
 
+    // --optimizer sets every method's optimizer; --correctors lands only on the methods that
+    // can take it (pd here, not 1f1b's synchronous steps, not rpd for prediction), as the
+    // written config.json and the labels show. Refusals name the option and what is allowed.
+    void optimizerAndCorrectorOptions() {
+        nlohmann::json config = ::smallConfig();
+        config["methods"] = nlohmann::json::array({{{"method", "pd"}, {"step_size", 0.05}},
+                                                   {{"method", "1f1b"}, {"step_size", 0.05}},
+                                                   {{"method", "rpd"}, {"step_size", 0.05}}});
+        const std::string file = path("opt.json").toStdString();
+        writeFile(file, config.dump());
+        const CliResult r =
+            runCli({"run", QString::fromStdString(file), "--out", path("opt"), "--quiet",
+                    "--optimizer", "adam", "--correctors", "prediction"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const nlohmann::json written =
+            nlohmann::json::parse(readFile(path("opt").toStdString() + "/config.json"));
+        for (int i = 0; i < 3; ++i) {
+            QCOMPARE(written["methods"][i]["optimizer"]["kind"].get<std::string>(),
+                     std::string("adam"));
+        }
+        QCOMPARE(written["methods"][0]["correctors"][0]["kind"].get<std::string>(),
+                 std::string("prediction"));
+        QVERIFY(!written["methods"][1].contains("correctors"));
+        QVERIFY(!written["methods"][2].contains("correctors"));
+        const nlohmann::json summary =
+            nlohmann::json::parse(readFile(path("opt").toStdString() + "/summary.json"));
+        QCOMPARE(summary["methods"][0]["label"].get<std::string>(),
+                 std::string("PipeDream + Adam + prediction (exact s)"));
+        // JSON forms, and refusals.
+        const CliResult json =
+            runCli({"run", QString::fromStdString(file), "--out", path("opt2"), "--quiet",
+                    "--optimizer", R"({"kind": "momentum", "beta": 0.5})", "--correctors",
+                    R"([{"kind": "dc", "lambda": 0.25}])"});
+        QVERIFY2(json.exitCode == 0, qPrintable(json.err));
+        const nlohmann::json written2 =
+            nlohmann::json::parse(readFile(path("opt2").toStdString() + "/config.json"));
+        QCOMPARE(written2["methods"][0]["optimizer"]["beta"].get<double>(), 0.5);
+        QCOMPARE(written2["methods"][2]["correctors"][0]["lambda"].get<double>(), 0.25);
+        expectRefused(runCli({"run", QString::fromStdString(file), "--out", path("bad"),
+                              "--correctors", "bogus"}),
+                      {"--correctors = \"bogus\" is not allowed",
+                       "\"none\", one of "
+                       "delay_adaptive"});
+        expectRefused(runCli({"run", QString::fromStdString(file), "--out", path("bad"),
+                              "--optimizer", R"({"kind": "adam", "beta1": 1})"}),
+                      {"--optimizer.beta1 = 1 is not allowed: a number in [0, 1)"});
+        config["methods"] = nlohmann::json::array({{{"method", "1f1b"}, {"step_size", 0.05}}});
+        writeFile(file, config.dump());
+        expectRefused(runCli({"run", QString::fromStdString(file), "--out", path("bad"),
+                              "--correctors", "dc"}),
+                      {"--correctors = \"dc\" is not allowed here: no method"});
+        QVERIFY(!QFileInfo::exists(path("bad")));
+    }
+
     void deviceValueIsEscaped() {
         const CliResult r =
             runCli({"run", smallConfig(), "--out", path("d"), "--device", "x\x1b]0;pwned\x07"});
