@@ -40,6 +40,7 @@ void FallbackBackend::switchToFallback(const std::exception& why) {
     } else if (mode_ == Mode::Rpd) {
         active_->prepareRpd(*objective_, blocks_, depth_, w0_);
     }
+    if (optimizer_) active_->setOptimizer(optimizer_->first, optimizer_->second);
     for (const Call& c : log_) {
         switch (c.kind) {
             case Call::Ops:
@@ -65,6 +66,7 @@ void FallbackBackend::preparePipeline(const LinearObjective& objective,
     layout_ = layout;
     w0_ = w0;
     log_.clear();
+    optimizer_.reset();
     // The log replays from this state; a failure here replays nothing.
     mode_ = Mode::None;
     guarded([&](ComputeBackend& b) { b.preparePipeline(objective, layout, w0); });
@@ -100,6 +102,7 @@ void FallbackBackend::prepareRpd(const LinearObjective& objective,
     depth_ = depth;
     w0_ = w0;
     log_.clear();
+    optimizer_.reset();
     mode_ = Mode::None;
     guarded([&](ComputeBackend& b) { b.prepareRpd(objective, blocks, depth, w0); });
     mode_ = Mode::Rpd;
@@ -119,6 +122,11 @@ UpdateSample FallbackBackend::rpdStep(std::span<const int> delays, int stage, in
         log_.push_back(std::move(c));
     }
     return s;
+}
+
+void FallbackBackend::setOptimizer(const OptimizerSpec& spec, double gradientScale) {
+    guarded([&](ComputeBackend& b) { b.setOptimizer(spec, gradientScale); });
+    if (!fellBack_) optimizer_.emplace(spec, gradientScale);
 }
 
 double FallbackBackend::objective() {

@@ -5,7 +5,9 @@
 // the failed call there. Used only when the person allowed a CPU fallback.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compute/compute.hpp"
@@ -29,6 +31,8 @@ class FallbackBackend final : public ComputeBackend {
                     int depth, const Eigen::VectorXd& w0) override;
     UpdateSample rpdStep(std::span<const int> delays, int stage, int batch, double stepSize,
                          bool sample) override;
+    // Forwarded, and set again on the fallback after its prepare call when it takes over.
+    void setOptimizer(const OptimizerSpec& spec, double gradientScale) override;
     double objective() override;
     double gradientNormSquared() override;
     Eigen::VectorXd weights() override;
@@ -59,6 +63,7 @@ class FallbackBackend final : public ComputeBackend {
     std::vector<BlockRange> blocks_;
     int depth_ = 1;
     Eigen::VectorXd w0_;
+    std::optional<std::pair<OptimizerSpec, double>> optimizer_;  // spec, gradientScale
     std::vector<Call> log_;
 };
 

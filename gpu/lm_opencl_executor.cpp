@@ -128,6 +128,27 @@ double LmOpenClExecutor<Real>::forward(int m, int s, int replica, int batch) {
 
 template <typename Real>
 void LmOpenClExecutor<Real>::backward(int m, int s, int replica, int batch, double stepSize) {
+    backwardStep(m, s, replica, batch, stepSize, true);
+}
+
+template <typename Real>
+void LmOpenClExecutor<Real>::backwardOp(const LmSlotOp& op, double stepSize) {
+    backwardStep(op.microbatch, op.stage, op.replica, op.batch, stepSize, op.endsStep);
+}
+
+template <typename Real>
+void LmOpenClExecutor<Real>::setOptimizer(const OptimizerSpec& spec, double gradientScale) {
+    optimizer_.reset();
+    if (spec.plain()) return;
+    joinQueues();
+    optimizer_ = std::make_unique<LmOpenClOptimizer<Real>>(ops_, spec, problem_->layout, replicas_,
+                                                           gradientScale, gradientScale != 1.0);
+    ops_.finish();
+}
+
+template <typename Real>
+void LmOpenClExecutor<Real>::backwardStep(int m, int s, int replica, int batch, double stepSize,
+                                          bool endsStep) {
     const LmLayout& layout = problem_->layout;
     const LmDims& d = layout.dims();
     const int S = layout.stages();
@@ -156,7 +177,13 @@ void LmOpenClExecutor<Real>::backward(int m, int s, int replica, int batch, doub
         gradOut = get(gradOut_[su], m);
     }
     model_.stage(s).backward(stash, gradOut, {&gradW_[su], 0}, gradIn);
-    ops_.sgd(replicaBlock(replica, s), {&gradW_[su], 0}, layout.stage(s).size, stepSize);
+    if (optimizer_) {
+        // On this stage's queue: the block's state is touched by this stage's ops only.
+        optimizer_->update(replica, s, replicaBlock(replica, s), {&gradW_[su], 0}, stepSize,
+                           endsStep);
+    } else {
+        ops_.sgd(replicaBlock(replica, s), {&gradW_[su], 0}, layout.stage(s).size, stepSize);
+    }
     const cl::Event done = stageQueues_ ? ops_.lastEvent() : cl::Event();
     if (s > 0 && stageQueues_) backwardDone_[su][m] = done;
     stash_[su].keys.release(m);
@@ -169,6 +196,8 @@ void LmOpenClExecutor<Real>::backward(int m, int s, int replica, int batch, doub
 template <typename Real>
 void LmOpenClExecutor<Real>::averageReplicas() {
     joinQueues();
+    // The state first, with the average's buffer as scratch (currentPoint rewrites it).
+    if (optimizer_ && replicas_ > 1) optimizer_->averageReplicas(average_);
     const DeviceRef avg = currentPoint();
     for (int r = 0; r < replicas_; ++r) ops_.copy(avg, {&weights_, r * size_}, toSize(size_));
     ops_.finish();

@@ -19,6 +19,7 @@
 
 #include "compute/lm_pipeline_executor.hpp"
 #include "lm_opencl_model.hpp"
+#include "lm_opencl_optimizer.hpp"
 #include "objective/lm/char_transformer.hpp"
 
 namespace pipelens::gpu {
@@ -34,6 +35,8 @@ class LmOpenClExecutor final : public LmPipelineExecutor {
     std::string describe() const override;
     double forward(int m, int s, int replica, int batch) override;
     void backward(int m, int s, int replica, int batch, double stepSize) override;
+    // Optimizers with state as the CPU executor applies them (LmOpenClOptimizer).
+    void setOptimizer(const OptimizerSpec& spec, double gradientScale) override;
     void averageReplicas() override;
     double meanLoss(const TokenBatches& batches) override;
     Eigen::VectorXd weights() const override;
@@ -44,7 +47,12 @@ class LmOpenClExecutor final : public LmPipelineExecutor {
     // The in-order queues the stages' ops go to: one per stage, or one.
     int queues() const { return model_.ops().queues(); }
 
+  protected:
+    void backwardOp(const LmSlotOp& op, double stepSize) override;
+
   private:
+    // backward() with the op's endsStep (a synchronous step's partial backward only sums).
+    void backwardStep(int m, int s, int replica, int batch, double stepSize, bool endsStep);
     // Equal-size device buffers owned by microbatch keys; per buffer, the end of the op that
     // read it last before it was released (null where that op ran on the queue that writes it
     // next, whose order suffices).
@@ -83,6 +91,7 @@ class LmOpenClExecutor final : public LmPipelineExecutor {
     // Per stage, by microbatch: the end of F(m, s) until F(m, s+1) has waited for it, and of
     // B(m, s) until B(m, s-1) has.
     std::vector<std::map<int, cl::Event>> forwardDone_, backwardDone_;
+    std::unique_ptr<LmOpenClOptimizer<Real>> optimizer_;  // set only for one that is not plain()
 };
 
 // An executor factory for makeLmPipelineReplay on `context` (the problem's precision).

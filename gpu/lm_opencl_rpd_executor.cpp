@@ -51,8 +51,21 @@ double LmOpenClRpdExecutor<Real>::step(const std::vector<int>& point, int stage,
     const long long size = problem_->layout.stage(stage).size;
     const DeviceRef next = buffer(stage, to);
     model_.ops().copy(buffer(stage, from), next, static_cast<std::size_t>(size));
-    model_.ops().sgd(next, {&gradW_, 0}, size, stepSize);
+    if (optimizer_) {
+        optimizer_->update(0, stage, next, {&gradW_, 0}, stepSize, true);
+    } else {
+        model_.ops().sgd(next, {&gradW_, 0}, size, stepSize);
+    }
     return loss;
+}
+
+template <typename Real>
+void LmOpenClRpdExecutor<Real>::setOptimizer(const OptimizerSpec& spec) {
+    optimizer_.reset();
+    if (spec.plain()) return;
+    optimizer_ = std::make_unique<LmOpenClOptimizer<Real>>(model_.ops(), spec, problem_->layout, 1,
+                                                           1.0, false);
+    model_.ops().finish();
 }
 
 template <typename Real>

@@ -11,6 +11,7 @@
 
 #include "compute/lm_rpd_executor.hpp"
 #include "lm_opencl_model.hpp"
+#include "lm_opencl_optimizer.hpp"
 
 namespace pipelens::gpu {
 
@@ -24,6 +25,8 @@ class LmOpenClRpdExecutor final : public LmRpdExecutor {
     std::string describe() const override;
     double step(const std::vector<int>& point, int stage, int batch, int from, int to,
                 double stepSize) override;
+    // Optimizers with state (LmOpenClOptimizer): one step per update, on buffer `from`'s copy.
+    void setOptimizer(const OptimizerSpec& spec) override;
     double meanLoss(const std::vector<int>& point, const TokenBatches& batches) override;
     Eigen::VectorXd weights(const std::vector<int>& point) const override;
 
@@ -34,6 +37,7 @@ class LmOpenClRpdExecutor final : public LmRpdExecutor {
     mutable LmOpenClModel<Real> model_;
     std::vector<std::deque<cl::Buffer>> versions_;  // block, buffer index (stable references)
     cl::Buffer gradW_;
+    std::unique_ptr<LmOpenClOptimizer<Real>> optimizer_;  // set only for one that is not plain()
 };
 
 // An executor factory for makeLmRpdReplay on `context` (the problem's precision).

@@ -47,10 +47,11 @@ struct LmOpenClOps<Real>::Kernels {
           attnBackwardColumns(makeKernel(p, "lm_attention_backward_columns")),
           crossEntropy(makeKernel(p, "lm_cross_entropy")),
           sgd(makeKernel(p, "lm_sgd")),
-          average(makeKernel(p, "lm_average")) {}
+          average(makeKernel(p, "lm_average")),
+          optimizer(makeKernel(p, "lm_optimizer")) {}
     cl::Kernel embedForward, embedBackward, lnForward, lnBackward, biasAdd, biasResidual,
         biasGeluForward, transposeSum, transpose, transposeFour, attnForward, attnBackwardRows,
-        attnBackwardColumns, crossEntropy, sgd, average;
+        attnBackwardColumns, crossEntropy, sgd, average, optimizer;
 };
 
 template <typename Real>
@@ -550,6 +551,19 @@ void LmOpenClOps<Real>::sgd(DeviceRef w, DeviceRef g, long long count, double st
     KernelArgs(k_->sgd, "lm_sgd", precision()) (*w.buffer)(cl_long{w.offset}) (*g.buffer)(
         cl_long{g.offset})(static_cast<int>(count))(RealArg{step});
     launch(k_->sgd, count, "lm_sgd");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::optimizerStep(DeviceRef w, DeviceRef g, long long count,
+                                      const cl::Buffer& first, const cl::Buffer& second,
+                                      const cl::Buffer& pending, long long stateOffset,
+                                      const OptimizerArgs& a) {
+    KernelArgs(k_->optimizer, "lm_optimizer",
+               precision()) (*w.buffer)(cl_long{w.offset}) (*g.buffer)(cl_long{g.offset})(
+        first)(second)(pending)(cl_long{stateOffset})(static_cast<int>(count))(a.mode)(a.kind)(
+        RealArg{a.step})(RealArg{a.beta})(RealArg{a.beta1})(RealArg{a.beta2})(RealArg{a.eps})(
+        RealArg{a.wd})(RealArg{a.c1})(RealArg{a.c2})(RealArg{a.gradScale});
+    launch(k_->optimizer, count, "lm_optimizer");
 }
 
 template <typename Real>

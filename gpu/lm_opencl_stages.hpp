@@ -132,6 +132,19 @@ class LmOpenClOps {
     void crossEntropyRows(DeviceRef logits, DeviceRef targets, int rows, int vocab,
                           DeviceRef rowLosses, const DeviceRef* gradLogits);
     void sgd(DeviceRef w, DeviceRef g, long long count, double step);
+    // The arguments of lm_optimizer (kernels/lm.cl) past the buffers: the optimizer, its step
+    // size and Adam's bias corrections, the pending sum's mode and scale.
+    struct OptimizerArgs {
+        int kind = 1;  // OPT_* in kernels/common.cl
+        int mode = 0;  // 0: g applies; 1: g joins the pending sum; 2: the step's sum applies
+        double step = 0.0, beta = 0.0, beta1 = 0.0, beta2 = 0.0, eps = 0.0, wd = 0.0;
+        double c1 = 1.0, c2 = 1.0, gradScale = 1.0;
+    };
+    // w (count reals, in place) moves by the optimizer's change for g; first, second, pending
+    // at stateOffset: the state and the synchronous step's sum of those weights.
+    void optimizerStep(DeviceRef w, DeviceRef g, long long count, const cl::Buffer& first,
+                       const cl::Buffer& second, const cl::Buffer& pending, long long stateOffset,
+                       const OptimizerArgs& a);
     // avg = mean of R replicas stored one after the other (R P reals) in `replicas`.
     void average(const cl::Buffer& replicas, int R, long long P, const cl::Buffer& avg);
 

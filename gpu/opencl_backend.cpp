@@ -20,6 +20,10 @@ namespace {
 // Rebuild z = X w from scratch this often, as CpuBackend does.
 constexpr long long kResyncUpdates = 4096;
 constexpr int kOpFields = 8;  // OP_FIELDS in kernels/common.cl
+// With an optimizer the table carries two more ints per op after the ops (pipeline.cl,
+// pipeline_slot_optimizer): whether it ends its step and the block's step count.
+constexpr int kOptimizerFields = 2;
+constexpr int kOpTableFields = kOpFields + kOptimizerFields;
 enum OpField { kStage = 0, kBatch, kReplica, kStash, kAct, kOffset, kSize, kKind };
 constexpr int kRowsPerGradientChunk = 256;
 constexpr int kSampleGroup = 16;  // work-items per group of sample_updates
@@ -32,7 +36,8 @@ std::string mib(std::uint64_t bytes) {
 
 struct OpenClBackend::Kernels {
     cl::Kernel slot, average, broadcast, sample, finish, matvec, lossPartials, reduce, blockSquares,
-        residuals, gradientPartials, gradientSquares, rpdForward, rpdBackward, rpdAdvance;
+        residuals, gradientPartials, gradientSquares, rpdForward, rpdBackward, rpdAdvance,
+        slotOptimizer, rpdBackwardOptimizer, averageInPlace;
 };
 
 struct OpenClBackend::Buffers {
@@ -40,6 +45,9 @@ struct OpenClBackend::Buffers {
     cl::Buffer weights;  // replicas (pipelines) or the ring of iterates (RPD)
     cl::Buffer stash, act, grad;
     cl::Buffer gradRows, gradPartial, gradSquares;  // gradientNormSquared(), made on first use
+    // The optimizer's state (v or m; s) and a synchronous step's pending sum, laid out like the
+    // weights (replicas x d; d for RPD); a one-element stand-in where the optimizer has none.
+    cl::Buffer first, second, pending;
 };
 
 OpenClBackend::OpenClBackend(std::shared_ptr<OpenClContext> context, OpenClBackendOptions options)
@@ -68,6 +76,9 @@ OpenClBackend::OpenClBackend(std::shared_ptr<OpenClContext> context, OpenClBacke
     k.rpdForward = makeKernel(program, "rpd_forward");
     k.rpdBackward = makeKernel(program, "rpd_backward");
     k.rpdAdvance = makeKernel(program, "rpd_advance");
+    k.slotOptimizer = makeKernel(program, "pipeline_slot_optimizer");
+    k.rpdBackwardOptimizer = makeKernel(program, "rpd_backward_optimizer");
+    k.averageInPlace = makeKernel(program, "average_in_place");
     buffers_ = std::make_unique<Buffers>();
 }
 
@@ -271,6 +282,7 @@ void OpenClBackend::prepareCommon(const LinearObjective& objective,
     }
     Buffers& b = *buffers_;
     b = Buffers{};
+    optimizer_.reset();  // as CpuBackend: a prepare starts plain, setOptimizer follows
     auto make = [&](std::uint64_t bytes, const std::string& what) {
         return context_->buffer(bytes, what);
     };
@@ -346,7 +358,7 @@ void OpenClBackend::preparePipeline(const LinearObjective& objective, const Pipe
     const std::uint64_t extra = static_cast<std::uint64_t>(replicas_) * objective.dim() * real +
                                 static_cast<std::uint64_t>(stashTotal) * real +
                                 2 * b * activationSlots_ * real +
-                                static_cast<std::uint64_t>(S) * kOpFields * sizeof(int);
+                                static_cast<std::uint64_t>(S) * kOpTableFields * sizeof(int);
     Buffers& buf = *buffers_;
     prepareCommon(objective, layout.blocks, w0, extra);
     auto make = [&](std::uint64_t bytes, const std::string& what) {
@@ -356,7 +368,7 @@ void OpenClBackend::preparePipeline(const LinearObjective& objective, const Pipe
     buf.stash = make(static_cast<std::uint64_t>(stashTotal) * real, "the stashed weights");
     buf.act = make(b * activationSlots_ * real, "the activations");
     buf.grad = make(b * activationSlots_ * real, "the output gradients");
-    buf.ops = make(static_cast<std::uint64_t>(S) * kOpFields * sizeof(int), "the op table");
+    buf.ops = make(static_cast<std::uint64_t>(S) * kOpTableFields * sizeof(int), "the op table");
     KernelArgs(kernels_->broadcast, "broadcast_vector",
                options_.precision)(buf.average)(dim_)(replicas_)(buf.weights);
     enqueue(kernels_->broadcast, static_cast<std::size_t>(dim_), 1, "broadcast_vector");
@@ -438,10 +450,17 @@ void OpenClBackend::runGroup(std::span<const PipelineOp> ops, double stepSize, b
         }
     }
     // Backwards first (in order: the objective samples follow it), then forwards.
-    table_.assign(ops.size() * kOpFields, 0);
+    table_.assign(ops.size() * (optimizer_ ? kOpTableFields : kOpFields), 0);
     int next[2] = {0, backwards};
     for (const PipelineOp& op : ops) {
         const int row = next[op.op == OpKind::Forward ? 1 : 0]++;
+        if (optimizer_ && op.op == OpKind::Backward) {
+            // A synchronous step's partial backward only adds to the sum: no step is counted.
+            const bool ends = !optimizer_->synchronous || op.endsStep;
+            int* info = &table_[ops.size() * kOpFields + static_cast<size_t>(row) * 2];
+            info[0] = ends ? 1 : 0;
+            info[1] = ends ? nextOptimizerStep(op.replica, op.stage) : 0;
+        }
         const BlockRange& blk = blocks_[static_cast<size_t>(op.stage)];
         int* e = &table_[static_cast<size_t>(row) * kOpFields];
         e[kStage] = op.stage;
@@ -456,12 +475,23 @@ void OpenClBackend::runGroup(std::span<const PipelineOp> ops, double stepSize, b
     }
     writeInts(b.ops, table_);
     const int logistic = logistic_ ? 1 : 0;
-    KernelArgs(k.slot, "pipeline_slot", options_.precision)(b.X)(b.y)(dim_)(batchSize_)(S - 1)(
-        logistic)(Real{l2_})(Real{stepSize})(Real{1.0 / replicas_})(b.ops)(b.weights)(b.stash)(
-        b.act)(b.grad)(b.average)(b.deltaAvg)(b.gradSq);
-    enqueue(k.slot,
-            static_cast<std::size_t>(std::max(forwards > 0 ? batchSize_ : 1, widestBackward)),
-            ops.size(), "pipeline_slot");
+    const auto width =
+        static_cast<std::size_t>(std::max(forwards > 0 ? batchSize_ : 1, widestBackward));
+    if (optimizer_) {
+        const OptimizerSpec& o = optimizer_->spec;
+        KernelArgs(k.slotOptimizer, "pipeline_slot_optimizer", options_.precision)(b.X)(b.y)(
+            dim_)(batchSize_)(S - 1)(logistic)(Real{l2_})(Real{stepSize})(Real{1.0 / replicas_})(
+            b.ops)(static_cast<int>(ops.size()))(b.weights)(b.stash)(b.act)(b.grad)(b.average)(
+            b.deltaAvg)(b.gradSq)(optimizerKernelKind())(Real{o.beta})(Real{o.beta1})(
+            Real{o.beta2})(Real{o.eps})(Real{o.weightDecay})(Real{optimizer_->gradientScale})(
+            optimizer_->synchronous ? 1 : 0)(b.first)(b.second)(b.pending);
+        enqueue(k.slotOptimizer, width, ops.size(), "pipeline_slot_optimizer");
+    } else {
+        KernelArgs(k.slot, "pipeline_slot", options_.precision)(b.X)(b.y)(dim_)(batchSize_)(S - 1)(
+            logistic)(Real{l2_})(Real{stepSize})(Real{1.0 / replicas_})(b.ops)(b.weights)(b.stash)(
+            b.act)(b.grad)(b.average)(b.deltaAvg)(b.gradSq);
+        enqueue(k.slot, width, ops.size(), "pipeline_slot");
+    }
     if (backwards == 0) return;  // forwards change no weights: the cached objective stands
     const auto local = Local{context_->workGroupSize() * realBytes()};
     KernelArgs(k.sample, "sample_updates", options_.precision)(b.X)(b.y)(
@@ -487,6 +517,18 @@ void OpenClBackend::runGroup(std::span<const PipelineOp> ops, double stepSize, b
 void OpenClBackend::averageReplicas() {
     if (!objective_ || rpdMode_) throw std::logic_error("averageReplicas before preparePipeline");
     countCall();
+    if (optimizer_ && replicas_ > 1) {
+        // The state is averaged with the weights; the step counts stay (CpuBackend).
+        for (cl::Buffer* state : {&buffers_->first, &buffers_->second}) {
+            std::size_t bytes = 0;
+            checkCl(state->getInfo(CL_MEM_SIZE, &bytes), "clGetMemObjectInfo");
+            if (bytes < static_cast<std::size_t>(replicas_) * dim_ * realBytes()) continue;
+            KernelArgs(kernels_->averageInPlace, "average_in_place",
+                       options_.precision) (*state)(replicas_)(dim_);
+            enqueue(kernels_->averageInPlace, static_cast<std::size_t>(dim_), 1,
+                    "average_in_place");
+        }
+    }
     KernelArgs(kernels_->average, "average_replicas",
                options_.precision)(buffers_->weights)(replicas_)(dim_)(buffers_->average);
     enqueue(kernels_->average, static_cast<std::size_t>(dim_), 1, "average_replicas");
@@ -553,10 +595,22 @@ UpdateSample OpenClBackend::rpdStep(std::span<const int> delays, int stage, int 
     KernelArgs(k.rpdForward, "rpd_forward", options_.precision)(b.X)(b.y)(
         dim_)(batchSize_)(batch)(S)(b.blocks)(b.ops)(b.weights)(logistic)(b.grad);
     enqueue(k.rpdForward, static_cast<std::size_t>(batchSize_), 1, "rpd_forward");
-    KernelArgs(k.rpdBackward, "rpd_backward",
-               options_.precision)(b.X)(dim_)(batchSize_)(batch)(blk.offset)(blk.size)(
-        col)(b.weights)(b.grad)(Real{l2_})(Real{stepSize})(b.deltaAvg)(b.gradSq);
-    enqueue(k.rpdBackward, static_cast<std::size_t>(blk.size), 1, "rpd_backward");
+    if (optimizer_) {
+        // One optimizer step per update, on the newest version of the block (w_k's).
+        const OptimizerSpec& o = optimizer_->spec;
+        KernelArgs(k.rpdBackwardOptimizer, "rpd_backward_optimizer",
+                   options_.precision)(b.X)(dim_)(batchSize_)(batch)(blk.offset)(blk.size)(
+            col)(cur)(b.weights)(b.grad)(Real{l2_})(Real{stepSize})(b.deltaAvg)(b.gradSq)(
+            optimizerKernelKind())(Real{o.beta})(Real{o.beta1})(Real{o.beta2})(Real{o.eps})(
+            Real{o.weightDecay})(nextOptimizerStep(0, stage))(b.first)(b.second);
+        enqueue(k.rpdBackwardOptimizer, static_cast<std::size_t>(blk.size), 1,
+                "rpd_backward_optimizer");
+    } else {
+        KernelArgs(k.rpdBackward, "rpd_backward",
+                   options_.precision)(b.X)(dim_)(batchSize_)(batch)(blk.offset)(blk.size)(
+            col)(b.weights)(b.grad)(Real{l2_})(Real{stepSize})(b.deltaAvg)(b.gradSq);
+        enqueue(k.rpdBackward, static_cast<std::size_t>(blk.size), 1, "rpd_backward");
+    }
     KernelArgs(k.rpdAdvance, "rpd_advance", options_.precision)(b.weights)(
         dim_)(cur)(nextCol)(blk.offset)(blk.size)(b.deltaAvg)(b.average);
     enqueue(k.rpdAdvance, static_cast<std::size_t>(dim_), 1, "rpd_advance");
@@ -573,6 +627,58 @@ UpdateSample OpenClBackend::rpdStep(std::span<const int> delays, int stage, int 
     ++rpdIndex_;
     if (++updatesSinceResync_ >= kResyncUpdates) recomputeActivation();
     return {sample ? f : 0.0, scratch_[1]};
+}
+
+int OpenClBackend::optimizerKernelKind() const {
+    switch (optimizer_->spec.kind) {
+        case OptimizerKind::Sgd:
+            return 1;
+        case OptimizerKind::Momentum:
+            return 2;
+        case OptimizerKind::Nesterov:
+            return 3;
+        case OptimizerKind::Adam:
+            return 4;
+        case OptimizerKind::AdamW:
+            return 5;
+    }
+    return 1;
+}
+
+int OpenClBackend::nextOptimizerStep(int replica, int stage) {
+    long long& t =
+        optimizer_
+            ->steps[static_cast<size_t>(replica) * blocks_.size() + static_cast<size_t>(stage)];
+    ++t;
+    if (t > INT_MAX) throw std::overflow_error("OpenClBackend: optimizer step count overflow");
+    return static_cast<int>(t);
+}
+
+void OpenClBackend::setOptimizer(const OptimizerSpec& spec, double gradientScale) {
+    if (!objective_) throw std::logic_error("setOptimizer before a prepare call");
+    optimizer_.reset();
+    if (spec.plain()) return;
+    Optimizer o;
+    o.spec = spec;
+    o.gradientScale = gradientScale;
+    // A pipeline's synchronous step (gradientScale != 1) sums its gradients before the update.
+    o.synchronous = !rpdMode_ && gradientScale != 1.0;
+    o.steps.assign(static_cast<size_t>(replicas_) * blocks_.size(), 0);
+    const bool adam = spec.kind == OptimizerKind::Adam || spec.kind == OptimizerKind::AdamW;
+    const bool momentum = spec.kind != OptimizerKind::Sgd;
+    const std::size_t full = static_cast<std::size_t>(replicas_) * dim_ * realBytes();
+    Buffers& b = *buffers_;
+    auto zeroed = [&](bool needed, const std::string& what) {
+        const std::size_t bytes = needed ? full : realBytes();
+        cl::Buffer buffer = context_->buffer(bytes, what);
+        checkCl(queue_.enqueueFillBuffer(buffer, cl_uchar{0}, 0, bytes), "clEnqueueFillBuffer");
+        return buffer;
+    };
+    b.first = zeroed(momentum, "the optimizer state (momentum or Adam's m)");
+    b.second = zeroed(adam, "the optimizer state (Adam's s)");
+    b.pending = zeroed(o.synchronous, "the synchronous steps' gradient sums");
+    checkCl(queue_.finish(), "clFinish", "preparing the optimizer state");
+    optimizer_ = std::move(o);
 }
 
 double OpenClBackend::objective() {

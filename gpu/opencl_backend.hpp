@@ -39,6 +39,10 @@ class OpenClBackend final : public ComputeBackend {
                     int depth, const Eigen::VectorXd& w0) override;
     UpdateSample rpdStep(std::span<const int> delays, int stage, int batch, double stepSize,
                          bool sample) override;
+    // Momentum, Nesterov, Adam/AdamW and sgd with weight decay as CpuBackend applies them: the
+    // state (replicas x d, or d for RPD) lives on the device beside the weights, the blocks'
+    // step counts on the host (Adam's bias correction is computed in the kernels from them).
+    void setOptimizer(const OptimizerSpec& spec, double gradientScale) override;
     double objective() override;
     double gradientNormSquared() override;
     Eigen::VectorXd weights() override;
@@ -68,6 +72,10 @@ class OpenClBackend final : public ComputeBackend {
     void writeReals(const cl::Buffer& buffer, std::size_t offsetElems, const double* values,
                     std::size_t count);
     std::size_t realBytes() const;
+    // The optimizer's kind as the kernels number it (OPT_* in kernels/common.cl).
+    int optimizerKernelKind() const;
+    // The optimizer's step count of `replica`'s block `stage` after one more step.
+    int nextOptimizerStep(int replica, int stage);
 
     std::shared_ptr<OpenClContext> context_;
     OpenClBackendOptions options_;
@@ -87,6 +95,15 @@ class OpenClBackend final : public ComputeBackend {
     double l2_ = 0.0;
     int rowGroups_ = 1;  // work-groups over the rows
     int maxUpdatesPerGroup_ = 1;
+    // The optimizer of the run (unset: plain sgd). synchronous: a pipeline's steps sum into
+    // the pending buffer (gradientScale != 1); steps: per replica * S + stage.
+    struct Optimizer {
+        OptimizerSpec spec;
+        double gradientScale = 1.0;
+        bool synchronous = false;
+        std::vector<long long> steps;
+    };
+    std::optional<Optimizer> optimizer_;
     std::vector<double> blockSq_;  // ||w_avg block s||^2, kept on the host for the l2 term
     std::optional<double> cachedObjective_;
     long long updatesSinceResync_ = 0;

@@ -17,4 +17,10 @@ void ComputeBackend::setOptimizer(const OptimizerSpec& spec, double /*gradientSc
                       " backend: plain sgd only; use the CPU engine (backend = \"cpu\")");
 }
 
+void ComputeBackend::setCorrectors(const CorrectorSpec& spec) {
+    if (!spec.any()) return;
+    throw ConfigError("correctors (" + correctorSummary(spec) + ") are not supported by the " +
+                      name() + " backend: none; use the CPU engine (backend = \"cpu\")");
+}
+
 }  // namespace pipelens

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "compute/corrector.hpp"
 #include "compute/optimizer.hpp"
 #include "objective/linear_objective.hpp"
 #include "schedule/timeline.hpp"
@@ -25,6 +26,8 @@ class NumpyRandom;
 //            grad[actSlot] = dloss/da / b is computed as well.
 //  Backward: g = X_batch[:, block]^T grad[actSlot] + l2 * stash[stage][stashSlot];
 //            w_r(stage) -= stepSize * g (with an optimizer set: its update, see setOptimizer).
+// With correctors set (setCorrectors) the forward stashes w_r(stage) + readShift * d and the
+// backward's step size is stepSize * stepFactor; `applies` drives accumulation.
 struct PipelineOp {
     OpKind op = OpKind::Forward;
     int stage = 0;
@@ -35,6 +38,13 @@ struct PipelineOp {
     // Backward only, read only with a stateful optimizer on a synchronous step: false adds g to
     // the block's pending sum and leaves the weights; true applies the step (setOptimizer).
     bool endsStep = true;
+    // Correctors (setCorrectors; the replay takes them from its CorrectorPlan). Forward: the
+    // read moves to w + readShift * d (d: the block's last applied change). Backward: the step
+    // size is stepSize * stepFactor, and with accumulate the update takes effect only where
+    // `applies` (the gradient is summed either way).
+    double readShift = 0.0;
+    double stepFactor = 1.0;
+    bool applies = true;
 };
 
 // What a backend reports after each block update when asked.
@@ -86,6 +96,13 @@ class ComputeBackend {
     // step's last one applies the optimizer to gradientScale * (sum + g). The default refuses
     // a spec that is not plain() (ConfigError naming the backend).
     virtual void setOptimizer(const OptimizerSpec& spec, double gradientScale);
+    // The staleness correctors of the rest of the run (compute/corrector.hpp,
+    // docs/correctors.md), after prepare* and setOptimizer. The backend keeps each replica's
+    // and block's last applied change d (for readShift and lookahead) and accumulate's sums,
+    // and applies dc and lookahead; the replay supplies readShift, stepFactor and applies per
+    // op, and for RPD scales the step size (delay_adaptive). The default refuses a spec with
+    // any() (ConfigError naming the backend).
+    virtual void setCorrectors(const CorrectorSpec& spec);
 
     // Queries at the current point (replica average for pipelines, w_k for RPD).
     virtual double objective() = 0;

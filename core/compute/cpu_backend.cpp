@@ -21,6 +21,7 @@ void CpuBackend::preparePipeline(const LinearObjective& objective, const Pipelin
     rpdMode_ = false;
     noise_.reset();
     optimizer_.reset();
+    correctors_.reset();
     const int b = objective.batchSize();
     weights_ = w0.replicate(1, layout.replicas);
     average_ = w0;
@@ -54,34 +55,52 @@ double CpuBackend::sampleObjective() {
     return objective_->valueFromActivation(activationAll_, average_.squaredNorm(), scratchRows_);
 }
 
+void CpuBackend::forwardFromStash(const PipelineOp& op, int lastStage) {
+    const int b = objective_->batchSize();
+    const BlockRange& blk = blocks_[op.stage];
+    auto Xb =
+        objective_->X().block(static_cast<Eigen::Index>(op.batch) * b, blk.offset, b, blk.size);
+    auto stash = stash_[op.stage].col(op.stashSlot);
+    auto act = activation_.col(op.actSlot);
+    if (op.stage == 0) {
+        act.noalias() = Xb * stash;
+    } else {
+        act.noalias() += Xb * stash;
+    }
+    if (op.stage == lastStage) {
+        scratchA_ = act;
+        objective_->outputGradient(op.batch, scratchA_, scratchG_);
+        outputGrad_.col(op.actSlot) = scratchG_;
+    }
+}
+
+void CpuBackend::blockGradientAtStash(const PipelineOp& op, double l2) {
+    const int b = objective_->batchSize();
+    const BlockRange& blk = blocks_[op.stage];
+    auto Xb =
+        objective_->X().block(static_cast<Eigen::Index>(op.batch) * b, blk.offset, b, blk.size);
+    blockGrad_.noalias() = Xb.transpose() * outputGrad_.col(op.actSlot);
+    if (l2 != 0.0) blockGrad_ += l2 * stash_[op.stage].col(op.stashSlot);
+    if (noise_) noise_->addTo(blockGrad_);
+}
+
 void CpuBackend::runOps(std::span<const PipelineOp> ops, double stepSize, bool sample,
                         std::vector<UpdateSample>& samples) {
-    const int b = objective_->batchSize();
+    if (correctors_) {
+        runCorrectedOps(ops, stepSize, sample, samples);
+        return;
+    }
     const int lastStage = static_cast<int>(blocks_.size()) - 1;
     const double l2 = regularisation();
     const double replicaWeight = 1.0 / static_cast<double>(weights_.cols());
     for (const PipelineOp& op : ops) {
         const BlockRange& blk = blocks_[op.stage];
-        auto Xb =
-            objective_->X().block(static_cast<Eigen::Index>(op.batch) * b, blk.offset, b, blk.size);
-        auto stash = stash_[op.stage].col(op.stashSlot);
         if (op.op == OpKind::Forward) {
-            stash = weights_.col(op.replica).segment(blk.offset, blk.size);
-            auto act = activation_.col(op.actSlot);
-            if (op.stage == 0) {
-                act.noalias() = Xb * stash;
-            } else {
-                act.noalias() += Xb * stash;
-            }
-            if (op.stage == lastStage) {
-                scratchA_ = act;
-                objective_->outputGradient(op.batch, scratchA_, scratchG_);
-                outputGrad_.col(op.actSlot) = scratchG_;
-            }
+            stash_[op.stage].col(op.stashSlot) =
+                weights_.col(op.replica).segment(blk.offset, blk.size);
+            forwardFromStash(op, lastStage);
         } else {
-            blockGrad_.noalias() = Xb.transpose() * outputGrad_.col(op.actSlot);
-            if (l2 != 0.0) blockGrad_ += l2 * stash;
-            if (noise_) noise_->addTo(blockGrad_);
+            blockGradientAtStash(op, l2);
             if (!optimizer_) {
                 delta_.noalias() = -stepSize * blockGrad_;
             } else if (!optimizerDelta(op, stepSize)) {
@@ -93,6 +112,61 @@ void CpuBackend::runOps(std::span<const PipelineOp> ops, double stepSize, bool s
             applyBlockUpdate(op.stage, delta_, replicaWeight);
             samples.push_back({sample ? sampleObjective() : 0.0, blockGrad_.squaredNorm()});
         }
+    }
+}
+
+void CpuBackend::runCorrectedOps(std::span<const PipelineOp> ops, double stepSize, bool sample,
+                                 std::vector<UpdateSample>& samples) {
+    Correctors& c = *correctors_;
+    const CorrectorSpec& spec = c.spec;
+    const int lastStage = static_cast<int>(blocks_.size()) - 1;
+    const double l2 = regularisation();
+    const double replicaWeight = 1.0 / static_cast<double>(weights_.cols());
+    for (const PipelineOp& op : ops) {
+        const BlockRange& blk = blocks_[op.stage];
+        auto w = weights_.col(op.replica).segment(blk.offset, blk.size);
+        auto stash = stash_[op.stage].col(op.stashSlot);
+        if (op.op == OpKind::Forward) {
+            // Prediction or lookahead: the forward reads (and stashes) w + shift * d.
+            stash = w;
+            if (op.readShift != 0.0) {
+                stash += op.readShift * c.lastChange.col(op.replica).segment(blk.offset, blk.size);
+            }
+            forwardFromStash(op, lastStage);
+            continue;
+        }
+        blockGradientAtStash(op, l2);
+        if (spec.dc) {
+            // DC-ASGD: g + lambda g (.) g (.) (w_now - w_read), w_read the stash.
+            blockGrad_.array() += spec.lambda * blockGrad_.array().square() * (w - stash).array();
+        }
+        // Every backward reports its own gradient (as a synchronous step's partial one does).
+        const double gradNormSq = blockGrad_.squaredNorm();
+        if (spec.accumulate > 1) {
+            auto sum = c.gradSum.col(op.replica).segment(blk.offset, blk.size);
+            sum += blockGrad_;
+            if (!op.applies) {
+                samples.push_back({sample ? sampleObjective() : 0.0, gradNormSq});
+                continue;
+            }
+            blockGrad_ = sum / static_cast<double>(spec.accumulate);
+            sum.setZero();
+        }
+        const double step = stepSize * op.stepFactor;
+        if (optimizer_) {
+            optimizer_->step(op.replica, op.stage, w, blockGrad_, step, delta_);
+        } else {
+            delta_.noalias() = -step * blockGrad_;
+        }
+        if (c.keepLastChange) {
+            auto d = c.lastChange.col(op.replica).segment(blk.offset, blk.size);
+            // Lookahead (asynchronous Nesterov): delta = beta d - gamma_k g.
+            if (spec.lookahead) delta_ += spec.beta * d;
+            d = delta_;
+        }
+        w += delta_;
+        applyBlockUpdate(op.stage, delta_, replicaWeight);
+        samples.push_back({sample ? sampleObjective() : 0.0, gradNormSq});
     }
 }
 
@@ -128,6 +202,7 @@ void CpuBackend::prepareRpd(const LinearObjective& objective, const std::vector<
     rpdMode_ = true;
     noise_.reset();
     optimizer_.reset();
+    correctors_.reset();
     // Each block keeps at most depth versions: enough even if every one of the last depth
     // iterates updated it. Memory is depth * d, independent of the number of updates.
     rings_.assign(blocks.size(), {});
@@ -193,6 +268,11 @@ UpdateSample CpuBackend::rpdStep(std::span<const int> delays, int stage, int bat
     // w_{k+1}: block `stage` of w_k plus delta becomes the newest version of that block.
     BlockRing& r = rings_[stage];
     const int newest = (r.start + r.count - 1) % ringDepth_;
+    if (correctors_ && correctors_->spec.dc) {
+        // DC-ASGD: w_now is the block's newest version, w_read the version z_k holds.
+        blockGrad_.array() += correctors_->spec.lambda * blockGrad_.array().square() *
+                              (r.values.col(newest) - point_.segment(blk.offset, blk.size)).array();
+    }
     if (optimizer_) {
         optimizer_->step(0, stage, r.values.col(newest), blockGrad_, stepSize, delta_);
     } else {
@@ -233,6 +313,30 @@ void CpuBackend::setOptimizer(const OptimizerSpec& spec, double gradientScale) {
     if (!rpdMode_ && gradientScale != 1.0) {
         pending_ = Eigen::MatrixXd::Zero(weights_.rows(), weights_.cols());
     }
+}
+
+void CpuBackend::setCorrectors(const CorrectorSpec& spec) {
+    correctors_.reset();
+    if (!spec.any()) return;
+    if (rpdMode_ && (spec.prediction || spec.lookahead || spec.accumulate > 1)) {
+        // The config refuses these for RPD (requireCorrectorsFit); a guard for direct callers.
+        throw std::invalid_argument("RPD takes the correctors delay_adaptive and dc only, not " +
+                                    correctorSummary(spec));
+    }
+    if (pending_.size() != 0) {
+        // Synchronous steps (gradientScale != 1) read fresh weights; the replay refuses them too.
+        throw std::invalid_argument("correctors need every block update to be a step of its own");
+    }
+    Correctors c;
+    c.spec = spec;
+    if (!rpdMode_) {
+        c.keepLastChange = spec.prediction || spec.lookahead;
+        if (c.keepLastChange)
+            c.lastChange = Eigen::MatrixXd::Zero(weights_.rows(), weights_.cols());
+        if (spec.accumulate > 1)
+            c.gradSum = Eigen::MatrixXd::Zero(weights_.rows(), weights_.cols());
+    }
+    correctors_ = std::move(c);
 }
 
 double CpuBackend::objective() {

@@ -22,6 +22,7 @@ class CpuBackend final : public ComputeBackend {
                          bool sample) override;
     void setGradientNoise(double sigma, const NumpyRandom& stream) override;
     void setOptimizer(const OptimizerSpec& spec, double gradientScale) override;
+    void setCorrectors(const CorrectorSpec& spec) override;
     double objective() override;
     double gradientNormSquared() override;
     Eigen::VectorXd weights() override;
@@ -31,6 +32,13 @@ class CpuBackend final : public ComputeBackend {
     double sampleObjective();
     double regularisation() const;
     bool optimizerDelta(const PipelineOp& op, double stepSize);
+    // The ops' shared parts: the forward from the stash the caller filled, and the backward's
+    // block gradient at the stash (l2 and noise included) into blockGrad_.
+    void forwardFromStash(const PipelineOp& op, int lastStage);
+    void blockGradientAtStash(const PipelineOp& op, double l2);
+    // runOps with correctors set: the same ops plus the corrections (docs/correctors.md).
+    void runCorrectedOps(std::span<const PipelineOp> ops, double stepSize, bool sample,
+                         std::vector<UpdateSample>& samples);
 
     const LinearObjective* objective_ = nullptr;
     std::vector<BlockRange> blocks_;
@@ -63,6 +71,14 @@ class CpuBackend final : public ComputeBackend {
     double gradientScale_ = 1.0;
     Eigen::MatrixXd pending_;  // synchronous steps: the step's gradient sum so far, d x replicas
     Eigen::VectorXd stepGrad_;
+    // Set only when a corrector is on (the corrector-free path never looks further).
+    struct Correctors {
+        CorrectorSpec spec;
+        bool keepLastChange = false;  // prediction or lookahead read d
+        Eigen::MatrixXd lastChange;   // d: each block's last applied change, d x replicas
+        Eigen::MatrixXd gradSum;      // accumulate: the gradients summed so far, d x replicas
+    };
+    std::optional<Correctors> correctors_;
 };
 
 }  // namespace pipelens

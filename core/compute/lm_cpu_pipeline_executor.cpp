@@ -90,8 +90,17 @@ bool LmBlockOptimizer<Real>::update(int replica, int stage, const Real* from, co
 
 template <typename Real>
 template <typename G>
+void LmBlockOptimizer<Real>::correctedUpdate(int replica, int stage, const Real* from, const G* g,
+                                             double stepSize, Real* to, Real* change,
+                                             bool lookahead, double beta) {
+    apply(replica, stage, from, g, stepSize, to, change, lookahead, beta);
+}
+
+template <typename Real>
+template <typename G>
 void LmBlockOptimizer<Real>::apply(int replica, int stage, const Real* from, const G* g,
-                                   double stepSize, Real* to) {
+                                   double stepSize, Real* to, Real* change, bool lookahead,
+                                   double beta) {
     const long long offset = layout_->stage(stage).offset;
     const auto su = static_cast<std::size_t>(stage);
     for (int c = firstChunk_[su]; c < firstChunk_[su + 1]; ++c) {
@@ -99,6 +108,12 @@ void LmBlockOptimizer<Real>::apply(int replica, int stage, const Real* from, con
         const long long at = chunk.offset - offset;
         const Eigen::Ref<const Eigen::VectorXd> w = widened(from + at, chunk.size, weights_);
         state_.step(replica, c, w, widened(g + at, chunk.size, grad_), stepSize, delta_);
+        if (change != nullptr) {
+            auto d = Eigen::Map<Eigen::Matrix<Real, Eigen::Dynamic, 1>>(change + at, chunk.size);
+            // Lookahead (asynchronous Nesterov): delta = beta d + the optimizer's (sgd's) change.
+            if (lookahead) delta_ += beta * d.template cast<double>();
+            d = delta_.template cast<Real>();
+        }
         // Coefficient-wise, so `to` may be `from`; float rounds the new weights once.
         Eigen::Map<Eigen::Matrix<Real, Eigen::Dynamic, 1>>(to + at, chunk.size) =
             (w + delta_).template cast<Real>();
@@ -160,13 +175,39 @@ double LmCpuPipelineExecutor<Real>::meanLoss(const TokenBatches& batches) {
 }
 
 template <typename Real>
+void LmCpuPipelineExecutor<Real>::readBlock(const LmSlotOp& op, Real* stash) {
+    const auto& block = problem_->layout.stage(op.stage);
+    const auto r = static_cast<std::size_t>(op.replica);
+    const Real* current = replicas_[r].data() + block.offset;
+    if (op.readShift == 0.0 || change_.empty()) {
+        std::copy(current, current + block.size, stash);
+        return;
+    }
+    // Prediction or lookahead: the forward reads, and the backward differentiates at, w + s d.
+    const Real* d = change_[r].data() + block.offset;
+    const auto shift = static_cast<Real>(op.readShift);
+    for (long long i = 0; i < block.size; ++i) stash[i] = current[i] + shift * d[i];
+}
+
+template <typename Real>
 double LmCpuPipelineExecutor<Real>::forward(int m, int s, int replica, int batch) {
+    return forwardStep({true, m, s, replica, batch});
+}
+
+template <typename Real>
+double LmCpuPipelineExecutor<Real>::forwardOp(const LmSlotOp& op) {
+    return forwardStep(op);
+}
+
+template <typename Real>
+double LmCpuPipelineExecutor<Real>::forwardStep(const LmSlotOp& op) {
     const CharTransformerProblem& p = *problem_;
     const int S = p.layout.stages();
-    const auto& block = p.layout.stage(s);
-    const Real* current = replicas_[static_cast<std::size_t>(replica)].data() + block.offset;
+    const int m = op.microbatch;
+    const int s = op.stage;
+    const int batch = op.batch;
     Real* stash = stash_[static_cast<std::size_t>(s)].acquire(m);
-    std::copy(current, current + block.size, stash);
+    readBlock(op, stash);
     const Real* in = s == 0 ? nullptr : input_[static_cast<std::size_t>(s)].get(m);
     Real* out = s == S - 1 ? logits_.data() : input_[static_cast<std::size_t>(s) + 1].acquire(m);
     model_.stage(s).forward(stash, p.train.tokens(batch), in, out);
@@ -178,16 +219,21 @@ double LmCpuPipelineExecutor<Real>::forward(int m, int s, int replica, int batch
 
 template <typename Real>
 void LmCpuPipelineExecutor<Real>::backward(int m, int s, int replica, int batch, double stepSize) {
-    backwardStep(m, s, replica, batch, stepSize, true);
+    backwardStep({false, m, s, replica, batch}, stepSize);
 }
 
 template <typename Real>
 void LmCpuPipelineExecutor<Real>::backwardOp(const LmSlotOp& op, double stepSize) {
-    backwardStep(op.microbatch, op.stage, op.replica, op.batch, stepSize, op.endsStep);
+    backwardStep(op, stepSize);
 }
 
 template <typename Real>
-void LmCpuPipelineExecutor<Real>::applyUpdate(const LmSlotOp& op, const Real* g, double stepSize) {
+void LmCpuPipelineExecutor<Real>::applyUpdate(const LmSlotOp& op, Real* g, const Real* stash,
+                                              double stepSize) {
+    if (corrected_) {
+        correctedUpdate(op, g, stash, stepSize);
+        return;
+    }
     const auto& block = problem_->layout.stage(op.stage);
     Real* w = replicas_[static_cast<std::size_t>(op.replica)].data() + block.offset;
     if (optimizer_) {
@@ -199,8 +245,72 @@ void LmCpuPipelineExecutor<Real>::applyUpdate(const LmSlotOp& op, const Real* g,
 }
 
 template <typename Real>
-void LmCpuPipelineExecutor<Real>::backwardStep(int m, int s, int replica, int batch,
-                                               double stepSize, bool endsStep) {
+void LmCpuPipelineExecutor<Real>::correctedUpdate(const LmSlotOp& op, Real* g, const Real* stash,
+                                                  double stepSize) {
+    const auto& block = problem_->layout.stage(op.stage);
+    const Real* w = replicas_[static_cast<std::size_t>(op.replica)].data() + block.offset;
+    const long long n = block.size;
+    if (correctors_.dc) {
+        // DC-ASGD: g + lambda g (.) g (.) (w_now - w_read), w_read the stash.
+        const auto lambda = static_cast<Real>(correctors_.lambda);
+        for (long long i = 0; i < n; ++i) {
+            const Real gi = g[i];
+            g[i] = gi + lambda * (gi * gi) * (w[i] - stash[i]);
+        }
+    }
+    const double step = stepSize * op.stepFactor;
+    if (correctors_.accumulate <= 1) {
+        correctedStep(op, g, step);
+        return;
+    }
+    // Accumulate: the sum (in double) takes every gradient; the k-th applies their mean.
+    auto sum = gradSum_.col(op.replica).segment(block.offset, n);
+    sum += Eigen::Map<const Eigen::Matrix<Real, Eigen::Dynamic, 1>>(g, n).template cast<double>();
+    if (!op.applies) return;
+    meanGrad_ = sum / static_cast<double>(correctors_.accumulate);
+    sum.setZero();
+    correctedStep(op, meanGrad_.data(), step);
+}
+
+template <typename Real>
+template <typename G>
+void LmCpuPipelineExecutor<Real>::correctedStep(const LmSlotOp& op, const G* g, double stepSize) {
+    const auto& block = problem_->layout.stage(op.stage);
+    const auto r = static_cast<std::size_t>(op.replica);
+    Real* w = replicas_[r].data() + block.offset;
+    Real* d = change_.empty() ? nullptr : change_[r].data() + block.offset;
+    if (optimizer_) {
+        optimizer_->correctedUpdate(op.replica, op.stage, w, g, stepSize, w, d,
+                                    correctors_.lookahead, correctors_.beta);
+        return;
+    }
+    const auto step = static_cast<Real>(stepSize);
+    const long long n = block.size;
+    if (d == nullptr) {
+        for (long long i = 0; i < n; ++i) w[i] -= step * static_cast<Real>(g[i]);
+    } else if (correctors_.lookahead) {
+        // Lookahead (asynchronous Nesterov): delta = beta d - gamma_k g; d = delta.
+        const auto beta = static_cast<Real>(correctors_.beta);
+        for (long long i = 0; i < n; ++i) {
+            const Real delta = beta * d[i] - step * static_cast<Real>(g[i]);
+            w[i] += delta;
+            d[i] = delta;
+        }
+    } else {
+        // w + (-(step g)) is w - step g bit for bit: d records the change applied.
+        for (long long i = 0; i < n; ++i) {
+            const Real delta = -(step * static_cast<Real>(g[i]));
+            w[i] += delta;
+            d[i] = delta;
+        }
+    }
+}
+
+template <typename Real>
+void LmCpuPipelineExecutor<Real>::backwardStep(const LmSlotOp& op, double stepSize) {
+    const int m = op.microbatch;
+    const int s = op.stage;
+    const int batch = op.batch;
     const CharTransformerProblem& p = *problem_;
     const LmDims& d = p.layout.dims();
     const int S = p.layout.stages();
@@ -224,7 +334,7 @@ void LmCpuPipelineExecutor<Real>::backwardStep(int m, int s, int replica, int ba
     }
     Real* gradIn = s == 0 ? nullptr : gradOut_[su - 1].acquire(m);
     model_.stage(s).backward(stash, gradOut, gradW_.data(), gradIn);
-    applyUpdate({false, m, s, replica, batch, endsStep}, gradW_.data(), stepSize);
+    applyUpdate(op, gradW_.data(), stash, stepSize);
     stash_[su].release(m);
     if (s > 0) input_[su].release(m);
     if (s < S - 1) gradOut_[su].release(m);
@@ -303,10 +413,7 @@ bool LmCpuPipelineExecutor<Real>::runSlotSideBySide(const std::vector<LmSlotOp>&
         const auto su = static_cast<std::size_t>(e.stage);
         auto& stage = model_.stage(e.stage);
         if (e.forward) {
-            const auto& block = p.layout.stage(e.stage);
-            const Real* current =
-                replicas_[static_cast<std::size_t>(e.replica)].data() + block.offset;
-            std::copy(current, current + block.size, b.stash);
+            readBlock(e, b.stash);
             stage.forward(b.stash, p.train.tokens(e.batch), b.in, b.out);
             lastForward_[su] = e.microbatch;
             if (e.stage == S - 1) {
@@ -333,7 +440,8 @@ bool LmCpuPipelineExecutor<Real>::runSlotSideBySide(const std::vector<LmSlotOp>&
         if (e.forward) {
             if (e.stage == S - 1) loss = slotBuffers_[k].loss;
         } else {
-            applyUpdate(e, stageGradW_[static_cast<std::size_t>(e.stage)].data(), stepSize);
+            applyUpdate(e, stageGradW_[static_cast<std::size_t>(e.stage)].data(),
+                        slotBuffers_[k].stash, stepSize);
         }
         ok = done(k, loss);
     }
@@ -352,6 +460,25 @@ void LmCpuPipelineExecutor<Real>::setOptimizer(const OptimizerSpec& spec, double
                         gradientScale != 1.0);
 }
 
+template <typename Real>
+void LmCpuPipelineExecutor<Real>::setCorrectors(const CorrectorSpec& spec) {
+    corrected_ = spec.any();
+    correctors_ = spec;
+    change_.clear();
+    gradSum_.resize(0, 0);
+    if (!corrected_) return;
+    const std::size_t size = replicas_[0].size();
+    if (spec.prediction || spec.lookahead) {
+        change_.assign(replicas_.size(), std::vector<Real>(size, Real(0)));
+    }
+    if (spec.accumulate > 1) {
+        gradSum_ = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(size),
+                                         static_cast<Eigen::Index>(replicas_.size()));
+    }
+}
+
+// Averaging (LocalSGD) moves the weights, not a block update: each replica keeps its d and its
+// accumulate sums, as the linear engine does.
 template <typename Real>
 void LmCpuPipelineExecutor<Real>::averageReplicas() {
     if (optimizer_) optimizer_->averageReplicas();

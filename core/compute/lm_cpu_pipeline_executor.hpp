@@ -45,12 +45,21 @@ class LmBlockOptimizer {
     // op is part of a synchronous step that has not ended (endsStep false).
     bool update(int replica, int stage, const Real* from, const Real* g, double stepSize,
                 bool endsStep, Real* to);
+    // Asynchronous updates with correctors: as update() for one that ends its step, from a
+    // gradient in Real or double (accumulate's mean). `change` (the block's last applied change
+    // d, or null): lookahead adds beta * d to the optimizer's change first; the change applied
+    // is written back to it.
+    template <typename G>
+    void correctedUpdate(int replica, int stage, const Real* from, const G* g, double stepSize,
+                         Real* to, Real* change, bool lookahead, double beta);
     void averageReplicas() { state_.averageReplicas(); }
 
   private:
-    // The update of block `stage`, chunk by chunk, from gradient g (Real, or double: a sum).
+    // The update of block `stage`, chunk by chunk, from gradient g (Real, or double: a sum);
+    // `change` and `beta` as in correctedUpdate (beta 0 and a null change: the plain update).
     template <typename G>
-    void apply(int replica, int stage, const Real* from, const G* g, double stepSize, Real* to);
+    void apply(int replica, int stage, const Real* from, const G* g, double stepSize, Real* to,
+               Real* change = nullptr, bool lookahead = false, double beta = 0.0);
 
     const LmLayout* layout_ = nullptr;
     OptimizerState state_;  // its blocks are the chunks of the stages
@@ -72,6 +81,7 @@ class LmCpuPipelineExecutor final : public LmPipelineExecutor {
     bool runSlot(const std::vector<LmSlotOp>& ops, double stepSize, TaskTeam* team,
                  const LmSlotDone& done) override;
     void setOptimizer(const OptimizerSpec& spec, double gradientScale) override;
+    void setCorrectors(const CorrectorSpec& spec) override;
     void averageReplicas() override;
     double meanLoss(const TokenBatches& batches) override;
     Eigen::VectorXd weights() const override;
@@ -79,14 +89,22 @@ class LmCpuPipelineExecutor final : public LmPipelineExecutor {
     std::vector<int> peakKeptInputs() const override;
 
   protected:
+    double forwardOp(const LmSlotOp& op) override;
     void backwardOp(const LmSlotOp& op, double stepSize) override;
 
   private:
     const Real* currentPoint();  // the replica average (or the only replica)
-    // B's weight update of `op`'s block from the stage's gradient g.
-    void applyUpdate(const LmSlotOp& op, const Real* g, double stepSize);
-    // backward(), with the op's endsStep.
-    void backwardStep(int m, int s, int replica, int batch, double stepSize, bool endsStep);
+    // F's stash of `op`'s block: the replica's current weights, or w + readShift * d.
+    void readBlock(const LmSlotOp& op, Real* stash);
+    // B's weight update of `op`'s block from the stage's gradient g taken at `stash`.
+    void applyUpdate(const LmSlotOp& op, Real* g, const Real* stash, double stepSize);
+    // applyUpdate with correctors: dc changes g in place, accumulate sums it.
+    void correctedUpdate(const LmSlotOp& op, Real* g, const Real* stash, double stepSize);
+    template <typename G>
+    void correctedStep(const LmSlotOp& op, const G* g, double stepSize);
+    // forward() and backward() with the op's correctors and endsStep.
+    double forwardStep(const LmSlotOp& op);
+    void backwardStep(const LmSlotOp& op, double stepSize);
     bool runSlotSideBySide(const std::vector<LmSlotOp>& ops, double stepSize, TaskTeam& team,
                            const LmSlotDone& done);
 
@@ -106,6 +124,13 @@ class LmCpuPipelineExecutor final : public LmPipelineExecutor {
     std::vector<std::size_t> slotOrder_;                        // ops indices, costliest first
     std::vector<std::vector<Real>> stageGradW_, stageScratch_;  // per stage (made on first use)
     std::optional<LmBlockOptimizer<Real>> optimizer_;  // set only for one that is not plain()
+    // Correctors (setCorrectors), each replica's and block's own numbers, so the ops of a slot
+    // (one per block) never share them. Looked at only where corrected_.
+    bool corrected_ = false;
+    CorrectorSpec correctors_;
+    std::vector<std::vector<Real>> change_;  // per replica: d, prediction or lookahead (or empty)
+    Eigen::MatrixXd gradSum_;                // accumulate: the blocks' gradient sums, d x R
+    Eigen::VectorXd meanGrad_;               // accumulate: one block's mean gradient
 };
 
 // The CPU executor in the problem's precision.

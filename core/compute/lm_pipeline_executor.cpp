@@ -62,13 +62,17 @@ bool LmPipelineExecutor::runSlot(const std::vector<LmSlotOp>& ops, double stepSi
         const LmSlotOp& op = ops[k];
         double loss = std::numeric_limits<double>::quiet_NaN();
         if (op.forward) {
-            loss = forward(op.microbatch, op.stage, op.replica, op.batch);
+            loss = forwardOp(op);
         } else {
             backwardOp(op, stepSize);
         }
         if (!done(k, loss)) return false;
     }
     return true;
+}
+
+double LmPipelineExecutor::forwardOp(const LmSlotOp& op) {
+    return forward(op.microbatch, op.stage, op.replica, op.batch);
 }
 
 void LmPipelineExecutor::backwardOp(const LmSlotOp& op, double stepSize) {
@@ -79,12 +83,23 @@ void LmPipelineExecutor::setOptimizer(const OptimizerSpec& spec, double /*gradie
     refuseLmOptimizer(spec, describe());
 }
 
+void LmPipelineExecutor::setCorrectors(const CorrectorSpec& spec) {
+    refuseLmCorrectors(spec, describe());
+}
+
 void refuseLmOptimizer(const OptimizerSpec& spec, const std::string& executor) {
     if (spec.plain()) return;
     throw ConfigError("optimizer.kind = \"" + std::string(enumName(kOptimizerKinds, spec.kind)) +
                       "\" (or a weight_decay) is not supported by the language model's " +
                       executor +
                       " executor: plain sgd only; use the CPU engine (backend = \"cpu\")");
+}
+
+void refuseLmCorrectors(const CorrectorSpec& spec, const std::string& executor) {
+    if (!spec.any()) return;
+    throw ConfigError("correctors (" + correctorSummary(spec) +
+                      ") are not supported by the language model's " + executor +
+                      " executor: none; use the CPU engine (backend = \"cpu\")");
 }
 
 }  // namespace pipelens

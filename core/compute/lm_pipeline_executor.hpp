@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "compute/corrector.hpp"
 #include "compute/optimizer.hpp"
 #include "data/text_corpus.hpp"
 
@@ -31,6 +32,13 @@ struct LmSlotOp {
     // Backward only, read only with a stateful optimizer on a synchronous step: false adds the
     // gradient to the block's pending sum and leaves the weights (setOptimizer).
     bool endsStep = true;
+    // Correctors (setCorrectors; the replay takes them from its CorrectorPlan). Forward: the
+    // stash is w + readShift * d (d: the block's last applied change). Backward: the step size
+    // is stepSize * stepFactor, and under accumulate the update takes effect only where
+    // `applies` (the gradient joins the block's sum either way).
+    double readShift = 0.0;
+    double stepFactor = 1.0;
+    bool applies = true;
 };
 
 // Called for op `op` (an index into the slot's ops) in the slot's order once it has taken
@@ -87,6 +95,12 @@ class LmPipelineExecutor {
     // one applies the optimizer to gradientScale * (sum + g). The default refuses a spec that is
     // not plain() (ConfigError naming the executor).
     virtual void setOptimizer(const OptimizerSpec& spec, double gradientScale);
+    // The staleness correctors of the run (compute/corrector.hpp, docs/correctors.md), after
+    // setOptimizer and before the first op: the executor keeps each replica's and block's last
+    // applied change d and accumulate's sums, and applies dc and lookahead; the ops carry
+    // readShift, stepFactor and applies. The default refuses a spec with any() (ConfigError
+    // naming the executor).
+    virtual void setCorrectors(const CorrectorSpec& spec);
     // Every replica becomes the replicas' mean (LocalSGD), and so does the optimizer's state.
     virtual void averageReplicas() = 0;
     // Mean batch loss over `batches` at the replica average (the full or held-out objective).
@@ -98,12 +112,16 @@ class LmPipelineExecutor {
     virtual std::vector<int> peakKeptInputs() const = 0;
 
   protected:
-    // What runSlot's default does for a backward op: backward() (which has no endsStep).
+    // What runSlot's default does for an op: forward() (which has no readShift) and backward()
+    // (which has no endsStep, stepFactor or applies).
+    virtual double forwardOp(const LmSlotOp& op);
     virtual void backwardOp(const LmSlotOp& op, double stepSize);
 };
 
 // The ConfigError of an executor that applies plain SGD only, for a spec that is not plain().
 void refuseLmOptimizer(const OptimizerSpec& spec, const std::string& executor);
+// The ConfigError of an executor that applies no corrector, for a spec with any().
+void refuseLmCorrectors(const CorrectorSpec& spec, const std::string& executor);
 
 // Makes the executor of a run: the problem (its precision decides the executor's) and R.
 using LmExecutorFactory = std::function<std::unique_ptr<LmPipelineExecutor>(

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
 
 #include "compute/lm_cpu_pipeline_executor.hpp"
 #include "objective/lm/char_transformer.hpp"
@@ -11,6 +12,10 @@ namespace pipelens {
 
 void LmRpdExecutor::setOptimizer(const OptimizerSpec& spec) {
     refuseLmOptimizer(spec, describe());
+}
+
+void LmRpdExecutor::setCorrectors(const CorrectorSpec& spec) {
+    refuseLmCorrectors(spec, describe());
 }
 
 namespace {
@@ -51,6 +56,15 @@ class LmCpuRpdExecutor final : public LmRpdExecutor {
         std::vector<Real>& next = buffer(stage, to);  // may grow the list: before `old`
         const std::vector<Real>& old = buffer(stage, from);
         next.resize(old.size());
+        if (dc_) {
+            // DC-ASGD: g + lambda g (.) g (.) (w_now - w_read), w_now the newest version.
+            const std::vector<Real>& read = buffer(stage, point[static_cast<std::size_t>(stage)]);
+            const auto lambda = static_cast<Real>(lambda_);
+            for (std::size_t i = 0; i < old.size(); ++i) {
+                const Real gi = grad_[i];
+                grad_[i] = gi + lambda * (gi * gi) * (old[i] - read[i]);
+            }
+        }
         if (optimizer_) {
             optimizer_->update(0, stage, old.data(), grad_.data(), stepSize, true, next.data());
             return loss;
@@ -65,6 +79,17 @@ class LmCpuRpdExecutor final : public LmRpdExecutor {
         if (spec.plain()) return;
         optimizer_.emplace();
         optimizer_->prepare(spec, problem_->layout, 1, 1.0, false);
+    }
+
+    void setCorrectors(const CorrectorSpec& spec) override {
+        if (spec.prediction || spec.lookahead || spec.accumulate > 1) {
+            // The config refuses these for RPD (requireCorrectorsFit); a guard for direct callers.
+            throw std::invalid_argument(
+                "RPD takes the correctors delay_adaptive and dc only, not " +
+                correctorSummary(spec));
+        }
+        dc_ = spec.dc;
+        lambda_ = spec.lambda;
     }
 
     double meanLoss(const std::vector<int>& point, const TokenBatches& batches) override {
@@ -114,6 +139,8 @@ class LmCpuRpdExecutor final : public LmRpdExecutor {
     std::vector<const Real*> stageWeights_;
     std::vector<Real> grad_, flat_;
     std::optional<LmBlockOptimizer<Real>> optimizer_;  // set only for one that is not plain()
+    bool dc_ = false;                                  // the dc corrector, with lambda_
+    double lambda_ = 0.0;
 };
 
 }  // namespace

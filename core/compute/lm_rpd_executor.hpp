@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "compute/corrector.hpp"
 #include "compute/optimizer.hpp"
 #include "data/text_corpus.hpp"
 
@@ -35,6 +36,11 @@ class LmRpdExecutor {
     // makes buffer `to` buffer `from` plus the optimizer's update of the block's gradient, with
     // the block's state. The default refuses a spec that is not plain() (refuseLmOptimizer).
     virtual void setOptimizer(const OptimizerSpec& spec);
+    // The correctors of the run, before the first step (docs/correctors.md): RPD takes
+    // delay_adaptive (the replay scales stepSize) and dc, which step() applies with w_now the
+    // newest version of block `stage` (buffer `from`) and w_read the version `point` reads. The
+    // default refuses a spec with any() (refuseLmCorrectors).
+    virtual void setCorrectors(const CorrectorSpec& spec);
     // Mean batch loss over `batches` at `point` (the full or held-out objective).
     virtual double meanLoss(const std::vector<int>& point, const TokenBatches& batches) = 0;
     // The weights at `point` in double.

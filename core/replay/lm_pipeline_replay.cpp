@@ -10,6 +10,7 @@
 #include "compute/lm_cpu_pipeline_executor.hpp"
 #include "errors.hpp"
 #include "objective/lm/lm_threads.hpp"
+#include "replay/corrector_plan.hpp"
 #include "replay/replay_checks.hpp"
 #include "schedule/program_schedules.hpp"
 
@@ -44,6 +45,16 @@ LmPipelineReplay<Real>::LmPipelineReplay(std::shared_ptr<const CharTransformerPr
     if (!config_.optimizer.plain() && config_.stepScale != 1.0) {
         endsStep_ = synchronousStepEnds(events_, S, config_.replicas, config_.stepScale);
     }
+    std::optional<DelayTable> effectiveDelays;
+    if (config_.correctors.any()) {
+        requireCorrectorsRun(config_.correctors, config_.optimizer, config_.stepScale);
+        executor_->setCorrectors(config_.correctors);
+        CorrectorPlan plan = planCorrectors(events_, tl, config_.replicas, config_.correctors);
+        readShift_ = std::move(plan.readShift);
+        stepFactor_ = std::move(plan.stepFactor);
+        applies_ = std::move(plan.applies);
+        effectiveDelays = std::move(plan.effective);
+    }
     if (isProgramKind(tl.params.kind)) {
         if (auto bad = backpropOrderViolation(tl)) {
             throw ConfigError("the " + scheduleKindName(tl.params.kind) +
@@ -66,7 +77,10 @@ LmPipelineReplay<Real>::LmPipelineReplay(std::shared_ptr<const CharTransformerPr
     r.totalSlots = tl.totalSlots;
     r.timeline = tl;
     r.utilization = utilization(tl);
-    if (config_.replicas == 1) r.delays = DelayTable(tl);
+    if (config_.replicas == 1) {
+        r.delays = DelayTable(tl);
+        r.effectiveDelays = std::move(effectiveDelays);  // accumulate only
+    }
     r.objectivePerSlot.reserve(static_cast<std::size_t>(tl.totalSlots) + 1);
     r.objectivePerSlot.push_back(latestForwardLoss_);  // no forward loss before the first slot
     r.initialObjective = latestForwardLoss_;
@@ -139,6 +153,12 @@ long long LmPipelineReplay<Real>::advance(long long maxSlots) {
                                 e.microbatch % config_.replicas,
                                 config_.batchOf[static_cast<std::size_t>(e.microbatch)],
                                 endsStep_.empty() || endsStep_[nextEvent_] != 0});
+            if (!readShift_.empty()) {
+                LmSlotOp& op = slotOps_.back();
+                op.readShift = readShift_[nextEvent_];
+                op.stepFactor = stepFactor_[nextEvent_];
+                op.applies = applies_[nextEvent_] != 0;
+            }
         }
         // Ops side by side on the slot threads take the cores: no op splits itself as well.
         std::optional<lmk::ScopedThreads> serialOps;

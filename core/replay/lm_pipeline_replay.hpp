@@ -51,6 +51,10 @@ class LmPipelineReplay final : public LmReplayBase<Real> {
     // Stateful optimizer on a synchronous step: per event, whether a backward ends its block's
     // step (synchronousStepEnds). Empty otherwise.
     std::vector<char> endsStep_;
+    // Correctors (replay/corrector_plan.hpp), per event: the forward's read shift, the backward's
+    // step factor and whether its update takes effect. Empty without correctors.
+    std::vector<double> readShift_, stepFactor_;
+    std::vector<char> applies_;
     std::size_t nextEvent_ = 0;
     std::size_t nextAveraging_ = 0;
     int slot_ = 0;

@@ -1,9 +1,34 @@
 #include "replay/lm_replay.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
+
+#include "errors.hpp"
 
 namespace pipelens {
+
+void requireCorrectorsRun(const CorrectorSpec& spec, const OptimizerSpec& optimizer,
+                          double stepScale) {
+    if (!spec.any()) return;
+    if (stepScale != 1.0) {
+        // validate() refuses correctors on synchronous steps; a guard for direct callers.
+        throw std::logic_error(
+            "correctors need every block update to be a step of its own (stepScale = 1)");
+    }
+    if (spec.lookahead && optimizer.kind != OptimizerKind::Sgd) {
+        throw ConfigError("correctors: lookahead with optimizer.kind = \"" +
+                          std::string(enumName(kOptimizerKinds, optimizer.kind)) +
+                          "\" is not allowed: sgd only (lookahead is the momentum)");
+    }
+}
+
+double delayAdaptiveFactor(const CorrectorSpec& spec, int stages, long long tau) {
+    if (!spec.delayAdaptive) return 1.0;
+    const double ref = tauRefFor(spec, stages);
+    return ref / std::max(ref, static_cast<double>(tau));
+}
 
 template <typename Real>
 LmReplayBase<Real>::LmReplayBase(std::shared_ptr<const CharTransformerProblem> problem,

@@ -7,6 +7,8 @@
 #include <memory>
 #include <vector>
 
+#include "compute/corrector.hpp"
+#include "compute/optimizer.hpp"
 #include "objective/lm/char_transformer.hpp"
 #include "objective/lm/lm_model.hpp"
 #include "replay/replay.hpp"
@@ -49,6 +51,14 @@ struct LmRunOptions {
     // Divergence: a non-finite loss, or one above this factor times log(V) (uniform guessing).
     double blowUpFactor = 100.0;
 };
+
+// Correctors on the language model (docs/correctors.md): the guards of a run's settings that
+// validate() checks before (each block update a step of its own; lookahead only with sgd).
+void requireCorrectorsRun(const CorrectorSpec& spec, const OptimizerSpec& optimizer,
+                          double stepScale);
+// delay_adaptive's step-size factor tau_ref / max(tau_ref, tau) for an update of delay tau
+// (tau_ref = tauRefFor(spec, stages)), the ratio first so that tau <= tau_ref gives exactly 1.
+double delayAdaptiveFactor(const CorrectorSpec& spec, int stages, long long tau);
 
 // The non-template face of every LM replay.
 class LmReplay : public Replay {

@@ -31,6 +31,10 @@ LmRpdReplay<Real>::LmRpdReplay(std::shared_ptr<const CharTransformerProblem> pro
     }
     if (!executor_) executor_ = makeLmCpuRpdExecutor(this->problem_);
     executor_->setOptimizer(config_.optimizer);  // one optimizer step per update
+    if (config_.correctors.any()) {
+        requireCorrectorsRun(config_.correctors, config_.optimizer, 1.0);
+        executor_->setCorrectors(config_.correctors);  // dc; delay_adaptive is advance()'s
+    }
     // Buffer 0 of every block is w0's block (LmRpdExecutor).
     history_.assign(static_cast<std::size_t>(S), std::deque<Version>{{0, 0}});
     spare_.resize(static_cast<std::size_t>(S));
@@ -91,6 +95,7 @@ long long LmRpdReplay<Real>::advance(long long maxUpdates) {
             const auto idx = rng_.integers(static_cast<std::int64_t>(config_.batchOf.size()));
             batch = config_.batchOf[static_cast<std::size_t>(idx)];
         }
+        long long tau = 0;  // the largest drawn delay: delay_adaptive's tau_k
         for (int j = 0; j < S; ++j) {
             long long dj = 0;
             switch (config_.delayMode) {
@@ -108,6 +113,7 @@ long long LmRpdReplay<Real>::advance(long long maxUpdates) {
                     break;
             }
             point_[static_cast<std::size_t>(j)] = bufferAt(j, k_ - dj);
+            tau = std::max(tau, dj);
         }
         // w_{k+1}: block `stage` moves into a free buffer, the others keep their version.
         auto& h = history_[static_cast<std::size_t>(stage)];
@@ -119,8 +125,10 @@ long long LmRpdReplay<Real>::advance(long long maxUpdates) {
             to = spare.back();
             spare.pop_back();
         }
-        const double loss =
-            executor_->step(point_, stage, batch, h.back().buffer, to, config_.stepSize);
+        const double step = config_.correctors.delayAdaptive
+                                ? config_.stepSize * delayAdaptiveFactor(config_.correctors, S, tau)
+                                : config_.stepSize;
+        const double loss = executor_->step(point_, stage, batch, h.back().buffer, to, step);
         h.push_back({k_ + 1, to});
         // Later steps read iterates >= k + 1 - delta: older versions' buffers become free.
         const long long oldest = k_ + 1 - config_.maxDelay;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <stdexcept>
@@ -10,6 +11,7 @@
 #include "compute/optimizer.hpp"
 #include "errors.hpp"
 #include "random/numpy_random.hpp"
+#include "replay/corrector_plan.hpp"
 #include "replay/replay_checks.hpp"
 #include "replay/schedule_views.hpp"
 
@@ -44,6 +46,21 @@ PipelineReplay::PipelineReplay(std::shared_ptr<const LinearObjective> objective,
         // Where each block's synchronous step closes (optimizer.hpp, synchronousStepEnds).
         endsStep_ = synchronousStepEnds(events_, S, config_.replicas, config_.stepScale);
     }
+    std::optional<DelayTable> effectiveDelays;
+    if (config_.correctors.any()) {
+        if (config_.stepScale != 1.0) {
+            // validate() refuses correctors on synchronous steps; a guard for direct callers.
+            throw std::logic_error(
+                "correctors need every block update to be a step of its own "
+                "(stepScale = 1)");
+        }
+        backend_->setCorrectors(config_.correctors);
+        CorrectorPlan plan = planCorrectors(events_, tl, config_.replicas, config_.correctors);
+        readShift_ = std::move(plan.readShift);
+        stepFactor_ = std::move(plan.stepFactor);
+        applies_ = std::move(plan.applies);
+        effectiveDelays = std::move(plan.effective);
+    }
     blockVersion_.assign(static_cast<size_t>(config_.replicas) * S, 0);
     versionAtForward_.assign(static_cast<size_t>(N) * S, -1);
     stashOwner_.resize(S);
@@ -67,7 +84,9 @@ PipelineReplay::PipelineReplay(std::shared_ptr<const LinearObjective> objective,
     result_.blockGradNormSq.reserve(static_cast<size_t>(N) * S);
     if (sampling_.gradNormEvery > 0) recordGradNorm(*backend_, 0);
     // Delays and their statistics depend only on the schedule: known even if the run diverges.
-    fillScheduleViews(result_, tl, config_.replicas == 1 && config_.recordDelays);
+    const bool withDelays = config_.replicas == 1 && config_.recordDelays;
+    fillScheduleViews(result_, tl, withDelays);
+    if (withDelays && effectiveDelays) result_.effectiveDelays = std::move(effectiveDelays);
     if (!checkObjective(result_.initialObjective, 0, 0)) return;
 }
 
@@ -111,6 +130,12 @@ long long PipelineReplay::advance(long long maxSlots) {
             ops_.push_back({e.op, e.stage, config_.batchOf[static_cast<size_t>(e.microbatch)],
                             replica, stash, e.microbatch % activationSlots_,
                             endsStep_.empty() || endsStep_[nextEvent_] != 0});
+            if (!readShift_.empty()) {
+                PipelineOp& op = ops_.back();
+                op.readShift = readShift_[nextEvent_];
+                op.stepFactor = stepFactor_[nextEvent_];
+                op.applies = applies_[nextEvent_] != 0;
+            }
         }
         samples_.clear();
         const bool anyUpdate = std::any_of(ops_.begin(), ops_.end(),

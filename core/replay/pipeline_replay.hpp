@@ -44,6 +44,11 @@ class PipelineReplay final : public Replay {
     // Stateful optimizer on a synchronous step: per event, whether a backward is its block's
     // last before the block is read again (the step's end). Empty otherwise.
     std::vector<char> endsStep_;
+    // Correctors (CorrectorPlan, per event): the forward's read shift, the backward's step
+    // factor and whether its update takes effect. Empty without correctors.
+    std::vector<double> readShift_;
+    std::vector<double> stepFactor_;
+    std::vector<char> applies_;
     std::vector<PipelineOp> ops_;
     std::vector<UpdateSample> samples_;
 };

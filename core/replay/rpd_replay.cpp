@@ -133,6 +133,9 @@ RpdReplay::RpdReplay(std::shared_ptr<const LinearObjective> objective,
                          Eigen::VectorXd::Zero(objective_->dim()));
     startNoise(*backend_, config_.noise);
     backend_->setOptimizer(config_.optimizer, 1.0);
+    // dc runs in the backend's step; delay_adaptive scales the step size here (advance).
+    if (config_.correctors.any()) backend_->setCorrectors(config_.correctors);
+    if (config_.correctors.delayAdaptive) tauRef_ = tauRefFor(config_.correctors, S);
 
     result_.method = Method::RandomizedPipeDream;
     result_.label = config_.label.empty() ? methodName(result_.method) : config_.label;
@@ -159,8 +162,15 @@ long long RpdReplay::advance(long long maxUpdates) {
         }
         int batch = 0;
         const int stage = drawUpdate(config_, rng_, k_, batch, delays_);
-        const UpdateSample smp = backend_->rpdStep(delays_, stage, batch, config_.stepSize,
-                                                   sampling_.objectivePerUpdate);
+        double step = config_.stepSize;
+        if (tauRef_ > 0.0) {
+            // delay_adaptive: tau_k is the largest drawn delay; the ratio first, so that
+            // tau_ref >= tau_k multiplies by exactly 1.
+            const int tau = *std::max_element(delays_.begin(), delays_.end());
+            step = config_.stepSize * (tauRef_ / std::max(tauRef_, static_cast<double>(tau)));
+        }
+        const UpdateSample smp =
+            backend_->rpdStep(delays_, stage, batch, step, sampling_.objectivePerUpdate);
         ++k_;
         ++taken;
         result_.updates = k_;

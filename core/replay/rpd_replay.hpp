@@ -41,6 +41,7 @@ class RpdReplay final : public Replay {
     long long k_ = 0;
     NumpyRandom rng_;  // default_rng(seed), fresh per run: stage, batch index, delays
     std::vector<int> delays_;
+    double tauRef_ = 0.0;  // delay_adaptive's tau_ref (> 0) or 0 when it is off
 };
 
 }  // namespace pipelens

@@ -90,3 +90,37 @@ inline real output_gradient(real a, real y, int b, int logistic) {
 #define OP_OFFSET 5  // first coordinate of the stage's block
 #define OP_SIZE 6    // coordinates in the block
 #define OP_KIND 7    // 0 forward, 1 backward
+
+// Optimizers with state (core/compute/optimizer.cpp, docs/correctors.md "Optimizers"), one
+// coordinate at a time. OPT_SGD is sgd with a weight decay (plain sgd takes the engines'
+// original kernels).
+#define OPT_SGD 1
+#define OPT_MOMENTUM 2
+#define OPT_NESTEROV 3
+#define OPT_ADAM 4
+#define OPT_ADAMW 5
+
+// The change of one coordinate with current weight w for gradient g (objective l2 and a
+// synchronous step's scaled sum included), moving its state: first = v (momentum) or m (Adam),
+// second = s (Adam; not touched otherwise). c1 = 1 - beta1^t, c2 = 1 - beta2^t for the block's
+// step count t (this step included). The same expressions as OptimizerState::step.
+inline real optimizer_delta(int kind, real g, real w, real step, real beta, real beta1,
+                            real beta2, real eps, real wd, real c1, real c2,
+                            __global real* first, __global real* second) {
+    // Coupled decay (all but adamw) joins the gradient at the current weights.
+    if (wd != (real)0 && kind != OPT_ADAMW) g += wd * w;
+    if (kind == OPT_SGD) return -step * g;
+    if (kind == OPT_MOMENTUM || kind == OPT_NESTEROV) {
+        const real v = beta * *first + g;
+        *first = v;
+        return kind == OPT_MOMENTUM ? -step * v : -step * (g + beta * v);
+    }
+    const real m = beta1 * *first + ((real)1 - beta1) * g;
+    const real s = beta2 * *second + ((real)1 - beta2) * (g * g);
+    *first = m;
+    *second = s;
+    real delta = -step * ((m / c1) / (sqrt(s / c2) + eps));
+    // Decoupled decay (Loshchilov & Hutter) at the current weights.
+    if (kind == OPT_ADAMW && wd != (real)0) delta -= (step * wd) * w;
+    return delta;
+}

@@ -647,3 +647,31 @@ __kernel void lm_average(__global const real* replicas, int R, long P, __global 
     for (int r = 0; r < R; ++r) s += replicas[(long)r * P + id];
     avg[id] = s / (real)R;
 }
+
+// An optimizer with state on `count` weights of one block (LmOpenClOptimizer): w[woff + i] moves
+// by optimizer_delta (common.cl) for the gradient g[goff + i], with the state first, second and
+// the synchronous step's pending sum at soff + i. mode 0: g applies; 1: g only joins the pending
+// sum (the step has not ended); 2: the step's last backward: gradScale (pending + g) applies and
+// the sum restarts. c1, c2: Adam's bias corrections 1 - beta^t, from the host.
+__kernel void lm_optimizer(__global real* w, long woff, __global const real* g, long goff,
+                           __global real* first, __global real* second, __global real* pending,
+                           long soff, int count, int mode, int kind, real step, real beta,
+                           real beta1, real beta2, real eps, real wd, real c1, real c2,
+                           real gradScale) {
+    const int id = (int)get_global_id(0);
+    if (id >= count) return;
+    const long at = soff + id;
+    real grad = g[goff + id];
+    if (mode != 0) {
+        const real total = pending[at] + grad;
+        if (mode == 1) {
+            pending[at] = total;
+            return;
+        }
+        pending[at] = 0;
+        grad = gradScale * total;
+    }
+    const long wi = woff + id;
+    w[wi] += optimizer_delta(kind, grad, w[wi], step, beta, beta1, beta2, eps, wd, c1, c2,
+                             first + at, second + at);
+}

@@ -80,3 +80,81 @@ __kernel void broadcast_vector(__global const real* v, int d, int copies, __glob
     const real value = v[j];
     for (int k = 0; k < copies; ++k) out[(long)k * d + j] = value;
 }
+
+// pipeline_slot with an optimizer with state (OpenClBackend::setOptimizer). After the `count`
+// ops of the table come two ints per op: ends (0: a synchronous step's backward that only adds g
+// to the pending sum) and t (the block's step count after this op's step, for Adam's bias
+// correction, computed here). `synchronous`: the steps sum into `pending` (replicas x d) and the
+// step's last backward applies the optimizer to gradScale (pending + g). first, second: the
+// state, replicas x d like the weights.
+inline void backward_optimizer_op(__global const int* op, __global const int* info, int x,
+                                  __global const real* X, int d, int b, real l2, real step,
+                                  real avgWeight, __global real* weights,
+                                  __global const real* stash, __global const real* grad,
+                                  __global real* average, __global real* deltaAvg,
+                                  __global real* gradSq, int kind, real beta, real beta1,
+                                  real beta2, real eps, real wd, real gradScale, int synchronous,
+                                  __global real* first, __global real* second,
+                                  __global real* pending) {
+    if (x >= op[OP_SIZE]) return;
+    const int j = op[OP_OFFSET] + x;
+    const long at = (long)op[OP_REPLICA] * d + j;
+    __global const real* xcol = X + (long)op[OP_BATCH] * b * d + j;
+    __global const real* g = grad + op[OP_ACT] * b;
+    real sum = dot_strided(xcol, d, g, b);
+    if (l2 != (real)0) sum += l2 * stash[op[OP_STASH] + x];
+    gradSq[j] = sum * sum;
+    real applied = sum;
+    if (synchronous) {
+        const real total = pending[at] + sum;
+        if (info[0] == 0) {
+            // The weights wait for the step's end: nothing moves (the objective stays).
+            pending[at] = total;
+            deltaAvg[j] = 0;
+            return;
+        }
+        pending[at] = 0;
+        applied = gradScale * total;
+    }
+    const int t = info[1];
+    const real c1 = (real)1 - pown(beta1, t);
+    const real c2 = (real)1 - pown(beta2, t);
+    const real delta = optimizer_delta(kind, applied, weights[at], step, beta, beta1, beta2, eps,
+                                       wd, c1, c2, first + at, second + at);
+    weights[at] += delta;
+    const real moved = avgWeight * delta;
+    average[j] += moved;
+    deltaAvg[j] = moved;
+}
+
+__kernel void pipeline_slot_optimizer(
+    __global const real* X, __global const real* y, int d, int b, int lastStage, int logistic,
+    real l2, real step, real avgWeight, __global const int* ops, int count,
+    __global real* weights, __global real* stash, __global real* act, __global real* grad,
+    __global real* average, __global real* deltaAvg, __global real* gradSq, int kind, real beta,
+    real beta1, real beta2, real eps, real wd, real gradScale, int synchronous,
+    __global real* first, __global real* second, __global real* pending) {
+    const int u = (int)get_global_id(1);
+    __global const int* op = ops + OP_FIELDS * u;
+    const int x = (int)get_global_id(0);
+    if (op[OP_KIND] == 0) {
+        forward_op(op, x, (int)get_global_size(0), X, y, d, b, lastStage, logistic, weights,
+                   stash, act, grad);
+    } else {
+        backward_optimizer_op(op, ops + OP_FIELDS * count + 2 * u, x, X, d, b, l2, step,
+                              avgWeight, weights, stash, grad, average, deltaAvg, gradSq, kind,
+                              beta, beta1, beta2, eps, wd, gradScale, synchronous, first, second,
+                              pending);
+    }
+}
+
+// LocalSGD's averaging of the optimizer's state: each of the replicas' vectors (replicas x d)
+// becomes their mean, coordinate by coordinate.
+__kernel void average_in_place(__global real* v, int replicas, int d) {
+    const int j = (int)get_global_id(0);
+    if (j >= d) return;
+    real s = 0;
+    for (int r = 0; r < replicas; ++r) s += v[(long)r * d + j];
+    const real mean = s / (real)replicas;
+    for (int r = 0; r < replicas; ++r) v[(long)r * d + j] = mean;
+}

@@ -48,3 +48,25 @@ __kernel void rpd_advance(__global real* ring, int d, int cur, int next, int off
     }
     ring[(long)next * d + j] = v;
 }
+
+// rpd_backward with an optimizer with state: g at z_k as there, then the optimizer's change of
+// the newest version of the block (ring column `cur`, w_k) with the block's state (first,
+// second: d each). t: the block's step count after this step.
+__kernel void rpd_backward_optimizer(__global const real* X, int d, int b, int batch, int off,
+                                     int size, int col, int cur, __global const real* ring,
+                                     __global const real* grad, real l2, real step,
+                                     __global real* deltaAvg, __global real* gradSq, int kind,
+                                     real beta, real beta1, real beta2, real eps, real wd, int t,
+                                     __global real* first, __global real* second) {
+    const int c = (int)get_global_id(0);
+    if (c >= size) return;
+    const int j = off + c;
+    __global const real* x = X + (long)batch * b * d + j;
+    real sum = dot_strided(x, d, grad, b);
+    if (l2 != (real)0) sum += l2 * ring[(long)col * d + j];
+    const real c1 = (real)1 - pown(beta1, t);
+    const real c2 = (real)1 - pown(beta2, t);
+    deltaAvg[j] = optimizer_delta(kind, sum, ring[(long)cur * d + j], step, beta, beta1, beta2,
+                                  eps, wd, c1, c2, first + j, second + j);
+    gradSq[j] = sum * sum;
+}

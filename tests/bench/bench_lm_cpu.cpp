@@ -13,11 +13,18 @@
 //   build/tests/bench/bench_lm_cpu [--steps-small 60] [--steps-paper 6] [--threads 2]
 //       [--corpus FILE] [--precision float|double|both] [--write-w0 DIR] [--torch DIR]
 //       [--json FILE] [--optimizer sgd|momentum|nesterov|adam|adamw]
+//       [--corrector KIND[,KIND...]] [--repeat N]
 // (default corpus: ../shared/corpora/tinyshakespeare.txt, else the built-in text)
 // --optimizer KIND (not sgd) adds the PipeDream loops with that optimizer (defaults of
 // docs/config.md; step 0.003 for adam/adamw, 0.125 (1 - beta) for momentum/nesterov, as plain
 // SGD's 0.125 would blow them up) and prints their tokens/s over plain SGD's (issue #33: Adam
 // within 1.2x SGD's tokens/s). Threaded runs with the optimizer must be bit-identical too.
+// --corrector KINDS (delay_adaptive, prediction, dc, lookahead, accumulate; comma-separated) adds
+// the PipeDream loop with each corrector alone (delay_adaptive tau_ref = S, prediction exact s,
+// dc lambda = 0.5, lookahead beta = 0.9 with step 0.125 (1 - beta), accumulate k = 2) and prints
+// the time per token (so per block update) of PD + KIND over plain PD's, each the best of
+// --repeat N runs (default 3), alternating (issue #33: within 1.3x). Threaded runs with the
+// corrector must be bit-identical too.
 // --write-w0 DIR writes DIR/small_w0.npy and DIR/paper_w0.npy (float64, layout order) and stops;
 // --torch DIR reads DIR/{small,paper}_torch.csv (step,loss: PyTorch float32 sequential SGD from
 // that w0 on the same batches, scripts/compare_torch_lm.py) and fails unless the first steps'
@@ -36,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "compute/corrector.hpp"
 #include "compute/optimizer.hpp"
 #include "data/loaders.hpp"
 #include "objective/lm/char_transformer.hpp"
@@ -118,7 +126,8 @@ struct PdRun {
 // slotThreads: the stages of a slot side by side; opThreads: each op's products, heads and rows
 // split (lm_threads.hpp). One of the two is 1.
 PdRun pipeDream(const std::shared_ptr<const CharTransformerProblem>& p, int microbatches,
-                double step, int slotThreads, int opThreads, const OptimizerSpec& optimizer = {}) {
+                double step, int slotThreads, int opThreads, const OptimizerSpec& optimizer = {},
+                const CorrectorSpec& correctors = {}) {
     lmk::ScopedThreads team(opThreads);
     LmPipelineConfig cfg;
     cfg.timeline = buildTimeline(ScheduleParams{
@@ -126,6 +135,7 @@ PdRun pipeDream(const std::shared_ptr<const CharTransformerProblem>& p, int micr
     cfg.stepSize = step;
     cfg.slotThreads = slotThreads;
     cfg.optimizer = optimizer;
+    cfg.correctors = correctors;
     auto run = makeLmPipelineReplay(p, cfg);
     const auto start = Clock::now();
     const double cpu0 = processCpuSeconds();
@@ -250,6 +260,30 @@ bool checkTorch(const std::string& name, const std::vector<double>& ours,
     return ok;
 }
 
+// One corrector alone, with the bench's settings (the header comment).
+CorrectorSpec benchCorrector(CorrectorKind kind) {
+    CorrectorSpec c;
+    switch (kind) {
+        case CorrectorKind::DelayAdaptive:
+            c.delayAdaptive = true;
+            break;
+        case CorrectorKind::Prediction:
+            c.prediction = true;
+            break;
+        case CorrectorKind::DelayCompensation:
+            c.dc = true;
+            break;
+        case CorrectorKind::Lookahead:
+            c.lookahead = true;
+            c.beta = 0.9;
+            break;
+        case CorrectorKind::Accumulate:
+            c.accumulate = 2;
+            break;
+    }
+    return c;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -261,6 +295,8 @@ int main(int argc, char** argv) {
     std::string torchDir;
     std::string jsonPath;
     OptimizerSpec optimizer;
+    std::vector<CorrectorKind> correctorKinds;
+    int repeats = 3;
     std::string corpus =
         std::string(PIPELENS_SOURCE_DIR) + "/../shared/corpora/tinyshakespeare.txt";
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -290,6 +326,24 @@ int main(int argc, char** argv) {
                 return 2;
             }
             optimizer.kind = *kind;
+        } else if (a == "--corrector") {
+            std::stringstream list(v);
+            std::string name;
+            while (std::getline(list, name, ',')) {
+                const auto kind = parseEnum(kCorrectorKinds, name);
+                if (!kind) {
+                    std::fprintf(stderr, "--corrector %s is not allowed: one or more of %s\n",
+                                 name.c_str(), enumNameList(kCorrectorKinds).c_str());
+                    return 2;
+                }
+                correctorKinds.push_back(*kind);
+            }
+        } else if (a == "--repeat") {
+            repeats = std::atoi(v.c_str());
+            if (repeats < 1) {
+                std::fprintf(stderr, "--repeat %s is not allowed: at least 1\n", v.c_str());
+                return 2;
+            }
         } else {
             std::fprintf(stderr, "unknown option %s\n", a.c_str());
             return 2;
@@ -399,6 +453,58 @@ int main(int argc, char** argv) {
                            slots.measured, json["rows"]);
                     if (slots.weights != opt.weights) {
                         failures.push_back(std::string(c.key) + " " + pn + " PD + " + on +
+                                           ": slot threads not bit-identical to one thread");
+                    }
+                }
+            }
+            for (const CorrectorKind kind : correctorKinds) {
+                const CorrectorSpec spec = benchCorrector(kind);
+                const double cStep = spec.lookahead ? step * (1.0 - spec.beta) : step;
+                const std::string kn = std::string(enumName(kCorrectorKinds, kind));
+                // Alternating, the best of each: the machine's drift hits both alike.
+                // Wall and CPU seconds (one thread: the CPU time is the run's own, steadier on
+                // a shared machine).
+                double plainBest = one.measured.wallSeconds;
+                double plainCpu = one.measured.cpuSeconds;
+                PdRun corrected = pipeDream(problem, c.steps, cStep, 1, 1, {}, spec);
+                double correctedBest = corrected.measured.wallSeconds;
+                double correctedCpu = corrected.measured.cpuSeconds;
+                for (int r = 1; r < repeats; ++r) {
+                    const Measured plain = pipeDream(problem, c.steps, step, 1, 1).measured;
+                    plainBest = std::min(plainBest, plain.wallSeconds);
+                    plainCpu = std::min(plainCpu, plain.cpuSeconds);
+                    const PdRun again = pipeDream(problem, c.steps, cStep, 1, 1, {}, spec);
+                    correctedBest = std::min(correctedBest, again.measured.wallSeconds);
+                    correctedCpu = std::min(correctedCpu, again.measured.cpuSeconds);
+                    if (again.weights != corrected.weights) {
+                        failures.push_back(std::string(c.key) + " " + pn + " PD + " + kn +
+                                           ": a rerun gave other weights");
+                    }
+                }
+                corrected.measured.wallSeconds = correctedBest;
+                corrected.measured.cpuSeconds = correctedCpu;
+                if (!report(c.name, pn, "PD + " + kn + ", 1 thr", corrected.measured,
+                            json["rows"])) {
+                    failures.push_back(std::string(c.key) + " " + pn + " PD + " + kn +
+                                       ": loss did not fall");
+                }
+                const double ratio = correctedBest / plainBest;
+                const double cpuRatio = correctedCpu / plainCpu;
+                std::printf(
+                    "%s %s: PipeDream 1 thread, best of %d, time per block update of PD + %s / "
+                    "plain PD = %.3f wall (%.3f s / %.3f s), %.3f CPU (%.3f s / %.3f s)\n",
+                    c.key, pn, repeats, kn.c_str(), ratio, correctedBest, plainBest, cpuRatio,
+                    correctedCpu, plainCpu);
+                json["corrector_ratio"].push_back({{"config", c.key},
+                                                   {"real", pn},
+                                                   {"corrector", kn},
+                                                   {"repeats", repeats},
+                                                   {"corrected_over_plain", ratio},
+                                                   {"cpu_corrected_over_plain", cpuRatio}});
+                if (threads > 1) {
+                    const PdRun slots = pipeDream(problem, c.steps, cStep, threads, 1, {}, spec);
+                    if (slots.weights != corrected.weights) {
+                        failures.push_back(std::string(c.key) + " " + pn + " PD + " + kn +
                                            ": slot threads not bit-identical to one thread");
                     }
                 }

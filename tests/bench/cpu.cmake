@@ -4,7 +4,8 @@
 #   build-bench/tests/bench/bench_engine --reps 5
 #   build-bench/tests/bench/bench_rpd_memory
 #   build-bench/tests/bench/bench_setup --reps 7     (data, f* and L before the first slot)
-foreach(bench bench_engine bench_rpd_memory bench_setup)
+#   build-bench/tests/bench/bench_correctors --reps 5 (PD with each corrector vs plain PD)
+foreach(bench bench_engine bench_rpd_memory bench_setup bench_correctors)
   add_executable(${bench} ${CMAKE_CURRENT_SOURCE_DIR}/${bench}.cpp)
   target_link_libraries(${bench} PRIVATE pipelens_core pipelens_warnings)
   target_compile_options(${bench} PRIVATE -O3)

@@ -191,10 +191,16 @@ json baseConfig(const json& optimizer) {
 }
 
 // A backend that would run on a device: it forwards to the CPU engine but keeps the default
-// setOptimizer (plain SGD only), as the OpenCL backend does.
+// setOptimizer (plain SGD only), or with `optimizers` forwards that too (as the OpenCL backend
+// now applies them).
 class PlainOnlyBackend final : public ComputeBackend {
   public:
+    explicit PlainOnlyBackend(bool optimizers = false) : optimizers_(optimizers) {}
     std::string name() const override { return "plain-only"; }
+    void setOptimizer(const OptimizerSpec& spec, double gradientScale) override {
+        if (!optimizers_) return ComputeBackend::setOptimizer(spec, gradientScale);
+        inner_.setOptimizer(spec, gradientScale);
+    }
     void preparePipeline(const LinearObjective& o, const PipelineLayout& l,
                          const VectorXd& w0) override {
         inner_.preparePipeline(o, l, w0);
@@ -217,6 +223,7 @@ class PlainOnlyBackend final : public ComputeBackend {
     VectorXd weights() override { return inner_.weights(); }
 
   private:
+    bool optimizers_ = false;
     CpuBackend inner_;
 };
 
@@ -553,66 +560,41 @@ class TestOptimizers : public QObject {
             message);
     }
 
-    void openClIsRefused() {
+    void openClTakesOptimizers() {
+        // Optimizers with state run on every engine (docs/opencl.md): a config with backend
+        // "opencl" and one validates; only correctors stay on the CPU engine (tst_correctors).
         json j = baseConfig({{"kind", "adam"}});
         j["backend"] = "opencl";
         QCOMPARE(QString::fromStdString(configError([&] { ExperimentConfig::fromJson(j); })),
-                 QString(R"(methods[0].optimizer.kind = "adam" with backend = "opencl" is not )"
-                         R"(allowed: sgd without weight_decay (optimizers with state run on the )"
-                         R"(CPU engine only, for the linear objectives and the language model; )"
-                         R"(use backend "cpu" or "auto"))"));
-        // Plain sgd on OpenCL stays allowed; sgd with decay is an optimizer too.
-        j["methods"][0]["optimizer"] = {{"kind", "sgd"}};
-        ExperimentConfig::fromJson(j);
+                 QString());
         j["methods"][0]["optimizer"] = {{"kind", "sgd"}, {"weight_decay", 0.1}};
+        QCOMPARE(QString::fromStdString(configError([&] { ExperimentConfig::fromJson(j); })),
+                 QString());
+        ExperimentConfig c = ExperimentConfig::fromJson(baseConfig({{"kind", "momentum"}}));
+        QVERIFY(!cpuEngineOnly(c.methods[0]));
+        j["methods"][0]["correctors"] = json::array({{{"kind", "dc"}}});
         QVERIFY(configError([&] {
                     ExperimentConfig::fromJson(j);
-                }).starts_with("methods[0].optimizer.weight_decay = 0.1 with backend"));
-
-        // A --backend override after the file was read: runExperiment refuses it.
-        ExperimentConfig c = ExperimentConfig::fromJson(baseConfig({{"kind", "momentum"}}));
-        c.backend = BackendKind::OpenCl;
-        QVERIFY(configError([&] {
-                    runExperiment(c);
-                }).starts_with(R"(methods[0].optimizer.kind = "momentum" with backend)"));
-
-        // The language model takes them on the CPU (tst_lm_optimizers), not on OpenCL.
-        QFile file(QString(PIPELENS_SOURCE_DIR) + "/examples/lm-builtin.json");
-        QVERIFY(file.open(QIODevice::ReadOnly));
-        json lm = json::parse(file.readAll().toStdString());
-        lm["methods"][1]["optimizer"] = {{"kind", "adam"}};
-        ExperimentConfig::fromJson(lm);
-        lm["backend"] = "opencl";
-        QVERIFY(configError([&] {
-                    ExperimentConfig::fromJson(lm);
-                }).starts_with(R"(methods[1].optimizer.kind = "adam" with backend = "opencl")"));
+                }).starts_with(R"(methods[0].correctors[0].kind = "dc" with backend = "opencl")"));
     }
 
-    void autoOnADeviceRunsTheOptimizerOnTheCpuWithANotice() {
-        // The engine chosen is a device (backend name not "cpu"): a method with an optimizer runs
-        // on the CPU engine instead, and a notice says why; a plain method stays on the device.
+    void autoOnADeviceRunsTheOptimizerThere() {
+        // The engine chosen is a device (backend name not "cpu"): a method with an optimizer
+        // runs there, with no notice (the device backend is asked to apply it).
         ExperimentConfig c = ExperimentConfig::fromJson(baseConfig({{"kind", "adam"}}));
-        MethodSpec plainPd = c.methods[0];
-        plainPd.optimizer = OptimizerSpec{};
-        c.methods.push_back(plainPd);
         int deviceBackends = 0;
         RunOptions options;
         options.backendName = "opencl: a device";
         options.backend = [&deviceBackends]() -> std::unique_ptr<ComputeBackend> {
             ++deviceBackends;
-            return std::make_unique<PlainOnlyBackend>();
+            return std::make_unique<PlainOnlyBackend>(true);
         };
         options.threads = 1;
         const ExperimentResult r = runExperiment(c, options);
-        QCOMPARE(deviceBackends, 1);  // the plain method only
+        QCOMPARE(deviceBackends, 1);
         QVERIFY(r.methods[0].result.finished);
-        QCOMPARE(r.notices.size(), size_t{1});
-        QCOMPARE(QString::fromStdString(r.notices[0]),
-                 QString(R"(methods[0].optimizer.kind = "adam": this method runs on the CPU )"
-                         R"(engine (the OpenCL backend applies plain sgd only))"));
-        // The same run on the CPU engine: no notice, the same numbers.
+        QVERIFY(r.notices.empty());
         const ExperimentResult cpu = runExperiment(c);
-        QVERIFY(cpu.notices.empty());
         QVERIFY(cpu.methods[0].result.objectivePerUpdate == r.methods[0].result.objectivePerUpdate);
     }
 

@@ -168,7 +168,8 @@ json correctorsJson(const CorrectorSpec& c) {
     return list;
 }
 
-CorrectorSpec readCorrectors(const json& v, const std::string& path) {
+CorrectorSpec readCorrectors(const json& v, const std::string& path,
+                             std::vector<CorrectorKind>* order) {
     if (!v.is_array()) {
         throw ConfigError(path + " = " + show(v) +
                           " is not allowed: a list of correctors, each {\"kind\": one of " +
@@ -188,6 +189,7 @@ CorrectorSpec readCorrectors(const json& v, const std::string& path) {
                               " is not allowed: each corrector at most once per method");
         }
         seen.push_back(kind);
+        if (order != nullptr) order->push_back(kind);
         switch (kind) {
             case CorrectorKind::DelayAdaptive:
                 c.delayAdaptive = true;
@@ -217,6 +219,9 @@ CorrectorSpec readCorrectors(const json& v, const std::string& path) {
 }
 
 namespace {
+
+void checkCorrectorsFit(const MethodSpec& m, const std::string& path,
+                        const std::vector<CorrectorKind>& order);
 
 MethodSpec readMethod(const json& v, const std::string& path) {
     ObjectReader r(v, path);
@@ -260,7 +265,11 @@ MethodSpec readMethod(const json& v, const std::string& path) {
     }
     if (r.has("optimizer")) m.optimizer = readOptimizer(r.at("optimizer"), r.field("optimizer"));
     if (r.has("correctors")) {
-        m.correctors = readCorrectors(r.at("correctors"), r.field("correctors"));
+        // Checked against the method here, while the file's order of the list is known, so a
+        // message points at the entry the file has there (validate() checks again).
+        std::vector<CorrectorKind> order;
+        m.correctors = readCorrectors(r.at("correctors"), r.field("correctors"), &order);
+        checkCorrectorsFit(m, path, order);
     }
     r.rejectUnknown();
     return m;
@@ -710,33 +719,31 @@ void checkProgramMethods(const ExperimentConfig& c) {
 
 }  // namespace
 
-std::string optimizerSetting(const MethodSpec& m, size_t index) {
-    const std::string path = "methods[" + std::to_string(index) + "].optimizer";
-    if (m.optimizer.kind == OptimizerKind::Sgd) {
-        return path + ".weight_decay = " + show(json(m.optimizer.weightDecay));
-    }
-    return path + ".kind = " + show(json(enumName(kOptimizerKinds, m.optimizer.kind)));
-}
-
 namespace {
 
-// methods[index].correctors[j] for the entry of `kind` (its place in correctorsJson's list).
-std::string correctorPath(const MethodSpec& m, size_t index, CorrectorKind kind) {
-    const json list = correctorsJson(m.correctors);
-    size_t j = 0;
-    while (j < list.size() && list[j]["kind"] != enumName(kCorrectorKinds, kind)) ++j;
-    return "methods[" + std::to_string(index) + "].correctors[" + std::to_string(j) + "]";
+// methods[i].correctors[j] for the entry of `kind`: j its place in `order`, the list as the
+// file gave it (at parse time) or as correctorsJson writes it.
+std::string correctorPath(const std::string& path, const std::vector<CorrectorKind>& order,
+                          CorrectorKind kind) {
+    const auto at = std::find(order.begin(), order.end(), kind) - order.begin();
+    return path + ".correctors[" + std::to_string(at) + "]";
 }
 
-}  // namespace
+std::vector<CorrectorKind> listedOrder(const CorrectorSpec& k) {
+    std::vector<CorrectorKind> order;
+    for (const json& entry : correctorsJson(k)) {
+        order.push_back(*parseEnum(kCorrectorKinds, entry["kind"].get<std::string>()));
+    }
+    return order;
+}
 
-void requireCorrectorsFit(const MethodSpec& m, size_t index) {
+// requireCorrectorsFit's rules, with the paths of `order`.
+void checkCorrectorsFit(const MethodSpec& m, const std::string& path,
+                        const std::vector<CorrectorKind>& order) {
     const CorrectorSpec& k = m.correctors;
-    if (!k.any()) return;
-    const json list = correctorsJson(k);
-    const CorrectorKind first = *parseEnum(kCorrectorKinds, list[0]["kind"].get<std::string>());
-    const std::string firstKind =
-        correctorPath(m, index, first) + ".kind = " + show(list[0]["kind"]);
+    if (!k.any() || order.empty()) return;
+    const std::string firstKind = correctorPath(path, order, order[0]) +
+                                  ".kind = " + show(json(enumName(kCorrectorKinds, order[0])));
     const bool synchronousSteps = m.method == Method::FillDrain || m.method == Method::OneFOneB ||
                                   m.method == Method::ZeroBubbleH1 ||
                                   m.method == Method::Interleaved || m.method == Method::TwoBw ||
@@ -754,12 +761,12 @@ void requireCorrectorsFit(const MethodSpec& m, size_t index) {
                             : kind == CorrectorKind::Lookahead ? k.lookahead
                                                                : k.accumulate > 1;
             if (!on) continue;
-            throw ConfigError(correctorPath(m, index, kind) + ".kind = \"" +
+            throw ConfigError(correctorPath(path, order, kind) + ".kind = \"" +
                               std::string(enumName(kCorrectorKinds, kind)) +
                               "\" is not allowed with method \"rpd\": delay_adaptive or dc (RPD "
                               "draws its delays and has no forward pass to move)");
         }
-        const std::string at = correctorPath(m, index, CorrectorKind::DelayAdaptive);
+        const std::string at = correctorPath(path, order, CorrectorKind::DelayAdaptive);
         if (k.delayAdaptive && k.perBlock) {
             throw ConfigError(at +
                               ".per_block = true is not allowed with method \"rpd\": false "
@@ -772,16 +779,22 @@ void requireCorrectorsFit(const MethodSpec& m, size_t index) {
         }
     }
     if (k.prediction && k.lookahead) {
-        throw ConfigError(correctorPath(m, index, CorrectorKind::Lookahead) +
+        throw ConfigError(correctorPath(path, order, CorrectorKind::Lookahead) +
                           ".kind = \"lookahead\" is not allowed together with prediction: one "
                           "of them (both move the point a forward reads)");
     }
     if (k.lookahead && m.optimizer.kind != OptimizerKind::Sgd) {
-        throw ConfigError(correctorPath(m, index, CorrectorKind::Lookahead) +
+        throw ConfigError(correctorPath(path, order, CorrectorKind::Lookahead) +
                           ".kind = \"lookahead\" is not allowed with optimizer.kind = " +
                           show(json(enumName(kOptimizerKinds, m.optimizer.kind))) +
                           ": optimizer sgd (lookahead is Nesterov momentum itself)");
     }
+}
+
+}  // namespace
+
+void requireCorrectorsFit(const MethodSpec& m, size_t index) {
+    checkCorrectorsFit(m, "methods[" + std::to_string(index) + "]", listedOrder(m.correctors));
 }
 
 OptimizerSpec readOptimizerOrKind(const json& v, const std::string& path) {
@@ -817,36 +830,32 @@ int setCorrectorsWhereAllowed(ExperimentConfig& c, const CorrectorSpec& correcto
 }
 
 bool cpuEngineOnly(const MethodSpec& m) {
-    return !m.optimizer.plain() || m.correctors.any();
+    return m.correctors.any();
 }
 
-void requireOptimizerEngine(const ExperimentConfig& c) {
+void requireCorrectorEngine(const ExperimentConfig& c) {
     for (size_t i = 0; i < c.methods.size(); ++i) {
         const MethodSpec& m = c.methods[i];
         requireCorrectorsFit(m, i);
         if (m.correctors.any() && c.backend == BackendKind::OpenCl) {
+            // One entry: its place is 0 whatever the file's order; several: the whole list.
             const json list = correctorsJson(m.correctors);
-            throw ConfigError("methods[" + std::to_string(i) +
-                              "].correctors[0].kind = " + show(list[0]["kind"]) +
+            const std::string what = list.size() == 1
+                                         ? ".correctors[0].kind = " + show(list[0]["kind"])
+                                         : ".correctors = " + show(list);
+            throw ConfigError("methods[" + std::to_string(i) + "]" + what +
                               " with backend = \"opencl\" is not allowed: no correctors "
                               "(correctors run on the CPU engine only; use backend \"cpu\" or "
                               "\"auto\")");
         }
-        if (m.optimizer.plain()) continue;
-        if (c.backend == BackendKind::OpenCl) {
-            throw ConfigError(optimizerSetting(m, i) +
-                              " with backend = \"opencl\" is not allowed: sgd without "
-                              "weight_decay (optimizers with state run on the CPU engine only, "
-                              "for the linear objectives and the language model; use backend "
-                              "\"cpu\" or \"auto\")");
-        }
+        // Optimizers with state run on every engine (the OpenCL backend and executors too).
     }
 }
 
 void ExperimentConfig::validate() const {
     checkCommonFields(*this);
     checkProgramMethods(*this);
-    requireOptimizerEngine(*this);
+    requireCorrectorEngine(*this);
     if (languageModel()) {
         validateLanguageModel(*this);
         checkBudgetSet();

@@ -195,14 +195,13 @@ std::string defaultMethodLabel(const MethodSpec& m, int stages);
 // reader: a ConfigError names the key under `path`, the value and what is allowed.
 nlohmann::json optimizerJson(const OptimizerSpec& o);
 OptimizerSpec readOptimizer(const nlohmann::json& v, const std::string& path);
-// Optimizers other than plain SGD run on the CPU engine only (linear objectives and the language
-// model): a ConfigError for one with backend = opencl, naming the method's optimizer field, its
-// value and what is allowed. validate() calls it; so does runExperiment,
-// after a --backend override. (backend = auto runs such a method on the CPU engine.)
-void requireOptimizerEngine(const ExperimentConfig& config);
-// "methods[i].optimizer.kind = \"adam\"" (or, for sgd with decay, its weight_decay): the setting
-// that makes method i's optimizer not plain, for messages.
-std::string optimizerSetting(const MethodSpec& m, size_t index);
+// Every method's correctors against its method (requireCorrectorsFit) and the engine:
+// correctors run on the CPU engine only (linear objectives and the language model), so a
+// ConfigError names methods[i].correctors (its one entry's kind, or the list) with backend =
+// opencl, and what is allowed.
+// validate() calls it; so does runExperiment, after a --backend override. (backend = auto runs
+// such a method on the CPU engine.) Optimizers run on every engine.
+void requireCorrectorEngine(const ExperimentConfig& config);
 // The method's parameters with the rest at their defaults (see ExperimentConfig::normalize).
 MethodSpec normalizedMethod(const MethodSpec& m);
 
@@ -212,7 +211,9 @@ MethodSpec normalizedMethod(const MethodSpec& m);
 // each entry's own keys and ranges and that no kind is given twice; which methods take which
 // correctors is validate()'s (requireCorrectorsFit).
 nlohmann::json correctorsJson(const CorrectorSpec& c);
-CorrectorSpec readCorrectors(const nlohmann::json& v, const std::string& path);
+// `order`, when given, receives the kinds in the list's order (for messages).
+CorrectorSpec readCorrectors(const nlohmann::json& v, const std::string& path,
+                             std::vector<CorrectorKind>* order = nullptr);
 // Which correctors method `m` (methods[index]) may use, as docs/correctors.md says: none on the
 // synchronous step schedules (fill-drain, 1f1b, zb-h1, interleaved, 2bw, imported sync, whose
 // steps read fresh weights); RPD only delay_adaptive (unit block_updates, not per_block) and
@@ -226,8 +227,8 @@ CorrectorSpec readCorrectorsOrKind(const nlohmann::json& v, const std::string& p
 // Every method that can take `correctors` (requireCorrectorsFit) gets them; the others get
 // none (synchronous schedules; rpd for a kind it refuses). Returns how many got them.
 int setCorrectorsWhereAllowed(ExperimentConfig& config, const CorrectorSpec& correctors);
-// The methods that must run on the CPU engine: an optimizer with state or any corrector (the
-// OpenCL backend applies neither). runMethod and the language model's replays ask this.
+// The methods that must run on the CPU engine: those with a corrector (the OpenCL engines apply
+// the optimizers but no corrector). runMethod and the language model's replays ask this.
 bool cpuEngineOnly(const MethodSpec& m);
 
 // The parameters whose 0 (or -1) means "from S", resolved for `stages`: one place for the rule.

@@ -474,8 +474,7 @@ MethodRun runMethod(const ExperimentConfig& c, const MethodRun& planned,
                     size_t method) {
     MethodRun out = planned;
     out.noiseStarts.clear();  // the plan's, not the result's
-    // Optimizers with state and correctors run on the CPU engine only (runExperiment's notice
-    // says so).
+    // Correctors run on the CPU engine only (runExperiment's notice says so).
     BackendProvider backend =
         options.backend && !cpuEngineOnly(planned.spec) ? options.backend : cpuBackendProvider();
     const StepSpec& step = planned.spec.step;
@@ -638,7 +637,7 @@ std::unique_ptr<ObjectiveRun> linearModelRun(const ExperimentConfig& config,
 
 ExperimentResult runExperiment(const ExperimentConfig& c, const RunOptions& options) {
     // Again here: a --backend override comes after the file's validate().
-    requireOptimizerEngine(c);
+    requireCorrectorEngine(c);
     const std::unique_ptr<ObjectiveRun> objective =
         c.languageModel() ? languageModelRun(c, options) : linearModelRun(c, options);
     ExperimentResult res;
@@ -648,12 +647,9 @@ ExperimentResult runExperiment(const ExperimentConfig& c, const RunOptions& opti
     if (options.backendName != "cpu") {
         for (size_t i = 0; i < c.methods.size(); ++i) {
             if (!cpuEngineOnly(c.methods[i])) continue;
-            const std::string setting = c.methods[i].optimizer.plain()
-                                            ? "methods[" + std::to_string(i) + "].correctors"
-                                            : optimizerSetting(c.methods[i], i);
-            res.notices.push_back(setting +
-                                  ": this method runs on the CPU engine (the OpenCL backend "
-                                  "applies plain sgd without correctors only)");
+            res.notices.push_back("methods[" + std::to_string(i) +
+                                  "].correctors: this method runs on the CPU engine (the OpenCL "
+                                  "backend applies no correctors)");
         }
     }
     ExperimentPlan plan = objective->prepare(res);

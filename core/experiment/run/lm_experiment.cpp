@@ -44,8 +44,7 @@ std::unique_ptr<LmReplay> makeLmReplay(const ExperimentConfig& c, const MethodRu
                                        double stepSize, const Problem& problem,
                                        const LmExecutorFactory& executor,
                                        const LmRpdExecutorFactory& rpdExecutor) {
-    // Optimizers with state and correctors run on the CPU executors only (runExperiment's
-    // notice says so).
+    // Correctors run on the CPU executors only (runExperiment's notice says so).
     const bool cpuOnly = cpuEngineOnly(plan.spec);
     if (plan.pipeline()) {
         LmPipelineConfig cfg;
@@ -277,7 +276,7 @@ class LanguageModelRun final : public ObjectiveRun {
         std::vector<std::string> out;
         if (options_.lmExecutor) {
             for (const MethodRun& run : res.methods) {
-                // A method with an optimizer has runExperiment's notice already.
+                // A method with correctors has runExperiment's notice already.
                 if (!run.pipeline() && !options_.lmRpdExecutor && !cpuEngineOnly(run.spec)) {
                     out.push_back(run.label +
                                   ": RPD on the language model runs on the CPU "
