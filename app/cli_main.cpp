@@ -1,4 +1,4 @@
-// pipelens-cli: the engine without a window. All commands live in cli/; `reproduce` and
+// pipelens-cli: the engine without a window. All commands live in cli/; `reproduce`, `study` and
 // `animate` (which draw with the app's charts, UI builds only) run in the sibling binary
 // pipelens-reproduce and a `sweep` started by mpirun in pipelens-cli-mpi, so that no other
 // command loads Qt or Open MPI.
@@ -62,6 +62,9 @@ int main(int argc, char** argv) {
                          return execSibling("pipelens-reproduce", args, err);
                      }});
     extra.push_back({"animate", [](int, char** args, std::ostream&, std::ostream& err) {
+                         return execSibling("pipelens-reproduce", args, err);
+                     }});
+    extra.push_back({"study", [](int, char** args, std::ostream&, std::ostream& err) {
                          return execSibling("pipelens-reproduce", args, err);
                      }});
 #endif

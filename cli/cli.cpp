@@ -70,6 +70,8 @@ Commands:
   devices    list the OpenCL platforms and devices runs can use
   reproduce  run the paper's experiments E1-E5 and draw their figures (UI builds only)
   animate    an experiment's Gantt playback as a GIF, MP4 or PNG frames (UI builds only)
+  study      `study staleness`: PD, its correctors, RPD, LocalSGD and 1F1B over S, as a table
+             and figures (docs/correctors.md, "Study"; UI builds only)
   help       this text; `pipelens-cli COMMAND --help` (or `help COMMAND`) describes one command
 
 Options: --name VALUE or --name=VALUE; a flag is --name alone (--quiet, never --quiet=0).
@@ -187,7 +189,8 @@ Options:
 const char* kSweepHelp = R"(Usage: pipelens-cli sweep SWEEP.json --out DIR [--resume] [options]
 
 Runs the sweep's experiment once per value of its axis (stages, delta, local_steps, replicas,
-noam, gradient_noise, step_size, rows or dim), each method's step size chosen by its rule
+noam, gradient_noise, step_size, rows, dim, schedule, optimizer or corrector), each method's
+step size chosen by its rule
 (best_final or stable with its thresholds) over the seeds. Points run in parallel; each finished point is written
 at once to DIR/points/point-NNNN.json, and DIR/summary.csv and DIR/summary.json list the chosen
 step and the final values (mean and sd over seeds) per point and method (see docs/sweeps.md).
@@ -933,6 +936,11 @@ int dispatch(int argc, char** argv, std::ostream& out, std::ostream& err,
                    "this build has none: configure with -DPIPELENS_BUILD_UI=ON (Qt 6 Charts)\n";
             return 1;
         }
+        if (cmd == "study") {
+            err << "pipelens-cli: study draws its figures with the desktop app's charts, and "
+                   "this build has none: configure with -DPIPELENS_BUILD_UI=ON (Qt 6 Charts)\n";
+            return 1;
+        }
         if (cmd == "animate") {
             err << "pipelens-cli: animate draws the frames with the desktop app's charts, and "
                    "this build has none: configure with -DPIPELENS_BUILD_UI=ON (Qt 6 Charts)\n";
@@ -940,7 +948,7 @@ int dispatch(int argc, char** argv, std::ostream& out, std::ostream& err,
         }
         err << "pipelens-cli: unknown command \"" << shown(cmd)
             << "\" (allowed: schedule, delays, run, sweep, example, devices, reproduce, "
-               "animate, help)\n";
+               "animate, study, help)\n";
         return 1;
     } catch (...) {
         return reportCliError(std::current_exception(), err);

@@ -18,6 +18,7 @@
 #include "experiment/run/lm_experiment.hpp"
 #include "experiment/sweep/sweep.hpp"
 #include "experiment/sweep/sweep_folder.hpp"
+#include "experiment/sweep/sweep_plot.hpp"
 
 using namespace pipelens;
 using nlohmann::json;
@@ -162,6 +163,222 @@ class TestSweep : public QObject {
         s.schedules = {"pd", "1f1b"};
         s.values = {0, 1, 2};
         QVERIFY(errorOf([&] { s.validate(); }).find("one key per point") != std::string::npos);
+    }
+
+    // The optimizer axis: an optimizer object or a bare kind per point; every method of the
+    // point gets it, the names are short, and the normalised form reads back the same sweep.
+    void optimizerAxisParsesAndBuildsPoints() {
+        json j = smallSweep();
+        j["axis"] = {{"name", "optimizer"},
+                     {"values",
+                      {"sgd",
+                       "momentum",
+                       {{"kind", "adam"}, {"beta1", 0.8}},
+                       {{"kind", "adamw"}, {"weight_decay", 0.01}}}}};
+        const SweepSpec spec = SweepSpec::fromJson(j);
+        QCOMPARE(spec.axis, SweepAxis::Optimizer);
+        QCOMPARE(spec.points(), std::size_t(4));
+        QCOMPARE(spec.values, (std::vector<double>{0, 1, 2, 3}));
+        QCOMPARE(spec.valueText(0), std::string("sgd"));
+        QCOMPARE(spec.valueText(1), std::string("momentum"));
+        QCOMPARE(spec.valueText(2), std::string("adam (beta1=0.8)"));
+        QCOMPARE(spec.valueText(3), std::string("adamw"));  // 0.01 is adamw's default decay
+        const std::vector<OptimizerKind> kinds{OptimizerKind::Sgd, OptimizerKind::Momentum,
+                                               OptimizerKind::Adam, OptimizerKind::AdamW};
+        for (std::size_t i = 0; i < spec.points(); ++i) {
+            const ExperimentConfig c = spec.pointConfig(i);
+            QCOMPARE(c.methods.size(), std::size_t(2));
+            for (const MethodSpec& m : c.methods) {
+                QCOMPARE(m.optimizer.kind, kinds[i]);
+                QCOMPARE(m.optimizer, spec.optimizers[i]);
+            }
+        }
+        QCOMPARE(spec.pointConfig(2).methods[1].optimizer.beta1, 0.8);
+        const json out = spec.toJson();
+        QCOMPARE(out["axis"]["values"][1]["kind"].get<std::string>(), std::string("momentum"));
+        QCOMPARE(out["axis"]["values"][1]["beta"].get<double>(), 0.9);
+        QVERIFY(SweepSpec::fromJson(out) == spec);
+        QVERIFY(SweepSpec::fromJson(out).toJson() == out);
+        // The chart is categorical: the points named, one series per method of the base.
+        const SweepPlot plot = sweepPlot(spec, {}, SweepMetric::FinalGap);
+        QCOMPARE(plot.xLabels,
+                 (std::vector<std::string>{"sgd", "momentum", "adam (beta1=0.8)", "adamw"}));
+        QVERIFY(!plot.logX);
+        QCOMPARE(plot.series.size(), std::size_t(2));
+        QCOMPARE(plot.series[0].method, std::string("pd"));
+    }
+
+    void optimizerAxisRefusesBadValues() {
+        json j = smallSweep();
+        j["axis"] = {{"name", "optimizer"}, {"values", {"sgd", "rmsprop"}}};
+        std::string e = errorOf([&] { SweepSpec::fromJson(j); });
+        QVERIFY2(e.find("axis.values[1].kind = \"rmsprop\"") != std::string::npos &&
+                     e.find("sgd, momentum, nesterov, adam, adamw") != std::string::npos,
+                 e.c_str());
+        j["axis"]["values"] = {4};
+        e = errorOf([&] { SweepSpec::fromJson(j); });
+        QVERIFY2(e.find("axis.values[0] = 4") != std::string::npos &&
+                     e.find("optimizer object") != std::string::npos,
+                 e.c_str());
+        j["axis"]["values"] = {{{"kind", "adam"}, {"beta1", 1.5}}};
+        e = errorOf([&] { SweepSpec::fromJson(j); });
+        QVERIFY2(e.find("axis.values[0].beta1 = 1.5") != std::string::npos, e.c_str());
+        j["axis"]["values"] = {{{"kind", "momentum"}, {"beta1", 0.5}}};
+        e = errorOf([&] { SweepSpec::fromJson(j); });
+        QVERIFY2(
+            e.find("axis.values[0]") != std::string::npos && e.find("beta1") != std::string::npos,
+            e.c_str());
+        j["axis"]["values"] = json::array();
+        e = errorOf([&] { SweepSpec::fromJson(j); });
+        QVERIFY2(e.find("axis.values is missing") != std::string::npos &&
+                     e.find("optimizer object") != std::string::npos,
+                 e.c_str());
+        // A point that does not validate names the point and the key: lookahead needs sgd.
+        j["axis"]["values"] = {"sgd", "adam"};
+        j["experiment"]["methods"][0]["correctors"] = {{{"kind", "lookahead"}}};
+        e = errorOf([&] { SweepSpec::fromJson(j); });
+        QVERIFY2(e.find("point 1 (optimizer = adam)") != std::string::npos &&
+                     e.find("methods[0].correctors[0].kind = \"lookahead\"") != std::string::npos &&
+                     e.find("adam") != std::string::npos,
+                 e.c_str());
+        // Lists in step with the values, and none of another axis's.
+        SweepSpec s = SweepSpec::fromJson(smallSweep());
+        s.axis = SweepAxis::Optimizer;
+        s.optimizers = {OptimizerSpec{}};
+        s.values = {0, 1};
+        e = errorOf([&] { s.validate(); });
+        QVERIFY2(e.find("one optimizer per point") != std::string::npos, e.c_str());
+        s.axis = SweepAxis::Delta;
+        s.values = {0, 1};
+        e = errorOf([&] { s.validate(); });
+        QVERIFY2(e.find("use axis.name = \"optimizer\"") != std::string::npos, e.c_str());
+    }
+
+    // The corrector axis: a list per point (or a bare kind, or "none"); the asynchronous methods
+    // get it, RPD where it takes every kind of it, the synchronous schedules none.
+    void correctorAxisParsesAndBuildsPoints() {
+        json j = smallSweep();
+        j["experiment"]["methods"].push_back(
+            {{"method", "1f1b"}, {"step_size", {{"grid", {-5, -2}}}}});
+        j["axis"] = {{"name", "corrector"},
+                     {"values",
+                      {"none", "dc", json::array({{{"kind", "prediction"}, {"s", "pipeoptim"}}}),
+                       json::array({{{"kind", "prediction"}}, {{"kind", "dc"}, {"lambda", 0.2}}}),
+                       "accumulate", json::array()}}};
+        const SweepSpec spec = SweepSpec::fromJson(j);
+        QCOMPARE(spec.axis, SweepAxis::Corrector);
+        QCOMPARE(spec.points(), std::size_t(6));
+        const std::vector<std::string> names{"none",
+                                             "dc",
+                                             "prediction (pipeoptim)",
+                                             "prediction + dc (lambda=0.2)",
+                                             "accumulate (k=2)",
+                                             "none"};
+        for (std::size_t i = 0; i < names.size(); ++i) QCOMPARE(spec.valueText(i), names[i]);
+        // methods: 0 pd, 1 rpd, 2 1f1b
+        const ExperimentConfig none = spec.pointConfig(0);
+        for (const MethodSpec& m : none.methods) QVERIFY(!m.correctors.any());
+        const ExperimentConfig dc = spec.pointConfig(1);
+        QVERIFY(dc.methods[0].correctors.dc && dc.methods[1].correctors.dc);
+        QVERIFY(!dc.methods[2].correctors.any());
+        const ExperimentConfig pred = spec.pointConfig(2);
+        QVERIFY(pred.methods[0].correctors.prediction);
+        QCOMPARE(pred.methods[0].correctors.steps, PredictionSteps::PipeOptim);
+        QVERIFY(!pred.methods[1].correctors.any());  // RPD refuses prediction: none
+        QVERIFY(!pred.methods[2].correctors.any());
+        const ExperimentConfig both = spec.pointConfig(3);
+        QVERIFY(both.methods[0].correctors.prediction && both.methods[0].correctors.dc);
+        QCOMPARE(both.methods[0].correctors.lambda, 0.2);
+        QVERIFY(!both.methods[1].correctors.any());  // not a part of the list: all or none
+        QCOMPARE(spec.pointConfig(4).methods[0].correctors.accumulate, 2);
+        const json out = spec.toJson();
+        QCOMPARE(out["axis"]["values"][0], json::array());
+        QCOMPARE(out["axis"]["values"][1][0]["kind"].get<std::string>(), std::string("dc"));
+        QVERIFY(SweepSpec::fromJson(out) == spec);
+        QVERIFY(SweepSpec::fromJson(out).toJson() == out);
+        const SweepPlot plot = sweepPlot(spec, {}, SweepMetric::FinalGap);
+        QCOMPARE(plot.xLabels, names);
+        QCOMPARE(plot.series.size(), std::size_t(3));
+        QCOMPARE(plot.series[2].method, std::string("1f1b"));
+        // A base method's own correctors are replaced, not added to.
+        j["experiment"]["methods"][0]["correctors"] = {{{"kind", "dc"}}};
+        QVERIFY(!SweepSpec::fromJson(j).pointConfig(0).methods[0].correctors.any());
+    }
+
+    void correctorAxisRefusesBadValues() {
+        json j = smallSweep();
+        j["axis"] = {{"name", "corrector"}, {"values", {"dc", "momentum"}}};
+        std::string e = errorOf([&] { SweepSpec::fromJson(j); });
+        QVERIFY2(e.find("axis.values[1] = \"momentum\"") != std::string::npos &&
+                     e.find("delay_adaptive, prediction, dc, lookahead, accumulate") !=
+                         std::string::npos,
+                 e.c_str());
+        j["axis"]["values"] = {json::array({{{"kind", "dc"}, {"lambda", -1}}})};
+        e = errorOf([&] { SweepSpec::fromJson(j); });
+        QVERIFY2(e.find("axis.values[0][0].lambda = -1") != std::string::npos, e.c_str());
+        j["axis"]["values"] = {{{"kind", "dc"}}};  // an object, not a list
+        e = errorOf([&] { SweepSpec::fromJson(j); });
+        QVERIFY2(e.find("axis.values[0]") != std::string::npos &&
+                     e.find("corrector list") != std::string::npos,
+                 e.c_str());
+        // Lookahead on a PD with Adam: PD cannot take it (nor RPD), so no method does.
+        j["axis"]["values"] = {"none", "lookahead"};
+        j["experiment"]["methods"][0]["optimizer"] = {{"kind", "adam"}};
+        e = errorOf([&] { SweepSpec::fromJson(j); });
+        QVERIFY2(e.find("point 1 (corrector = lookahead)") != std::string::npos &&
+                     e.find("no method of the experiment takes it") != std::string::npos &&
+                     e.find("optimizer sgd") != std::string::npos,
+                 e.c_str());
+        // A list no method takes is a mistake, not a run without it.
+        json sync = smallSweep();
+        sync["experiment"]["methods"] = {{{"method", "1f1b"}, {"step_size", 0.1}}};
+        sync["axis"] = {{"name", "corrector"}, {"values", {"none", "dc"}}};
+        e = errorOf([&] { SweepSpec::fromJson(sync); });
+        QVERIFY2(e.find("point 1 (corrector = dc)") != std::string::npos &&
+                     e.find("no method of the experiment takes it") != std::string::npos,
+                 e.c_str());
+    }
+
+    // A tiny sweep over each new axis runs every point, and its files name the points.
+    void optimizerAndCorrectorSweepsRun() {
+        json j = smallSweep();
+        j["seeds"] = 1;
+        j["axis"] = {{"name", "optimizer"},
+                     {"values", {"sgd", {{"kind", "momentum"}, {"beta", 0.5}}}}};
+        SweepSpec spec = SweepSpec::fromJson(j);
+        QTemporaryDir tmp;
+        const std::string dir = tmp.filePath("o").toStdString();
+        writeSweepTo(dir, spec, false, nullptr);
+        SweepFolder folder = SweepFolder::open(dir, spec, true);
+        const SweepPoints& points = folder.finished();
+        QCOMPARE(points.size(), std::size_t(2));
+        for (const auto& p : points) {
+            QVERIFY(p.has_value());
+            for (const MethodPoint& m : p->methods) QVERIFY(std::isfinite(m.finalGap.mean));
+        }
+        // Momentum changes the run (the engines apply optimizers).
+        QVERIFY(points[0]->methods[0].curveMean != points[1]->methods[0].curveMean);
+        std::string csv = readFile(fs::path(dir) / "summary.csv");
+        QVERIFY2(csv.find("point,optimizer,method,") == 0, csv.c_str());
+        QVERIFY2(csv.find("\n1,momentum (beta=0.5),pd,") != std::string::npos, csv.c_str());
+        QCOMPARE(json::parse(readFile(fs::path(dir) / "summary.json"))["values"][1],
+                 json("momentum (beta=0.5)"));
+
+        j["axis"] = {{"name", "corrector"}, {"values", {"none", "dc"}}};
+        spec = SweepSpec::fromJson(j);
+        const std::string cdir = tmp.filePath("c").toStdString();
+        writeSweepTo(cdir, spec, false, nullptr);
+        SweepFolder cfolder = SweepFolder::open(cdir, spec, true);
+        for (const auto& p : cfolder.finished()) {
+            QVERIFY(p.has_value());
+            QCOMPARE(p->methods.size(), std::size_t(2));
+            for (const MethodPoint& m : p->methods) QVERIFY(std::isfinite(m.finalGap.mean));
+        }
+        csv = readFile(fs::path(cdir) / "summary.csv");
+        QVERIFY2(csv.find("point,corrector,method,") == 0, csv.c_str());
+        QVERIFY2(csv.find("\n1,dc,rpd,") != std::string::npos, csv.c_str());
+        QVERIFY2(csv.find("+ DC") != std::string::npos || csv.find("+ dc") != std::string::npos,
+                 csv.c_str());
     }
 
     // A schedule sweep's folder: the summary names each point's schedule and adds the

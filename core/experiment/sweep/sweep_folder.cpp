@@ -200,8 +200,9 @@ std::string sweepSummaryCsv(const SweepSpec& spec, const SweepPoints& points) {
         if (!p) continue;
         for (const MethodPoint& m : p->methods) {
             s.integer(p->index);
-            if (schedule) {
-                s.text(p->index < spec.schedules.size() ? spec.schedules[p->index] : m.method);
+            if (categoricalSweepAxis(spec.axis)) {
+                // The schedule's key, the optimizer's or the corrector list's short name.
+                s.text(p->index < spec.points() ? spec.valueText(p->index) : m.method);
             } else {
                 shortest(p->value);
             }
@@ -250,6 +251,11 @@ json sweepSummaryJson(const SweepSpec& spec, const SweepPoints& points) {
         j["values"] = spec.schedules;
         const double target = scheduleSweepTarget(points);
         j["target"] = std::isfinite(target) ? json(target) : json();
+    } else if (categoricalSweepAxis(spec.axis)) {
+        // The names the summary.csv and the chart show; the settings are in sweep.json.
+        json names = json::array();
+        for (std::size_t i = 0; i < spec.points(); ++i) names.push_back(spec.valueText(i));
+        j["values"] = names;
     } else {
         j["values"] = spec.values;
     }

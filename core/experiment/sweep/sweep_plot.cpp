@@ -133,6 +133,10 @@ std::string sweepAxisSymbol(SweepAxis axis) {
             return "d";
         case SweepAxis::Schedule:
             return "schedule";
+        case SweepAxis::Optimizer:
+            return "optimizer";
+        case SweepAxis::Corrector:
+            return "corrector";
     }
     return "";
 }
@@ -159,6 +163,10 @@ std::string sweepAxisTitle(SweepAxis axis) {
             return "dimension d";
         case SweepAxis::Schedule:
             return "schedule";
+        case SweepAxis::Optimizer:
+            return "optimizer (every method)";
+        case SweepAxis::Corrector:
+            return "correctors (methods that take them)";
     }
     return "";
 }
@@ -232,6 +240,20 @@ SweepPlot sweepPlot(const SweepSpec& spec, const SweepPoints& points, SweepMetri
         for (std::size_t m = 0; m < planned.size(); ++m) {
             const MethodSpec& ms = c.methods[m];
             planned[m].push_back(ms.label.empty() ? defaultMethodLabel(ms, c.stages) : ms.label);
+        }
+    }
+    if (categoricalSweepAxis(spec.axis)) {
+        // Categorical: x is the point's position, named by xLabels; a series is one method of
+        // the base across the points, named as the base names it without the swept setting.
+        plot.xLabels.clear();
+        for (std::size_t i = 0; i < spec.points(); ++i) plot.xLabels.push_back(spec.valueText(i));
+        plot.logX = false;
+        for (std::size_t m = 0; m < planned.size(); ++m) {
+            MethodSpec base = spec.experiment.methods[m];
+            if (spec.axis == SweepAxis::Optimizer) base.optimizer = {};
+            if (spec.axis == SweepAxis::Corrector) base.correctors = {};
+            planned[m] = {base.label.empty() ? defaultMethodLabel(base, spec.experiment.stages)
+                                             : base.label};
         }
     }
     for (std::size_t m = 0; m < plot.series.size(); ++m) {

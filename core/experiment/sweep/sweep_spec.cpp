@@ -10,6 +10,7 @@
 #include "errors.hpp"
 #include "experiment/config/object_reader.hpp"
 #include "method.hpp"
+#include "util/format_number.hpp"
 #include "util/input_file.hpp"
 
 namespace pipelens {
@@ -37,7 +38,7 @@ struct AxisInfo {
     double min;    // smallest allowed value
 };
 
-constexpr std::array<AxisInfo, 10> kAxes{{
+constexpr std::array<AxisInfo, 12> kAxes{{
     {SweepAxis::Stages, "stages", true, 1},
     {SweepAxis::Delta, "delta", true, 0},
     {SweepAxis::LocalSteps, "local_steps", true, 1},
@@ -49,6 +50,9 @@ constexpr std::array<AxisInfo, 10> kAxes{{
     {SweepAxis::Dim, "dim", true, 1},
     // Its values are the points' positions; the keys are in SweepSpec::schedules.
     {SweepAxis::Schedule, "schedule", true, 0},
+    // Positions too: the optimizers and corrector lists are in optimizers and correctors.
+    {SweepAxis::Optimizer, "optimizer", true, 0},
+    {SweepAxis::Corrector, "corrector", true, 0},
 }};
 
 const AxisInfo& axisInfo(SweepAxis axis) {
@@ -113,7 +117,9 @@ void applyAxis(ExperimentConfig& c, SweepAxis axis, double v) {
             c.data.dim = n;
             break;
         case SweepAxis::Schedule:
-            break;  // pointConfig replaces the methods (the key is not a number)
+        case SweepAxis::Optimizer:
+        case SweepAxis::Corrector:
+            break;  // pointConfig sets them (the value is not a number)
     }
     if ((axis == SweepAxis::Rows || axis == SweepAxis::Dim) &&
         c.data.source != DataSource::Synthetic) {
@@ -157,7 +163,105 @@ Method scheduleMethod(const std::string& key, std::size_t i) {
     return *m;
 }
 
+std::string categoricalValueHelp(SweepAxis axis) {
+    if (axis == SweepAxis::Schedule) return "a method key, one of " + sweepScheduleKeyList();
+    if (axis == SweepAxis::Optimizer) {
+        return "an optimizer object {\"kind\": ..., ...} as methods[i].optimizer, or a kind: " +
+               enumNameList(kOptimizerKinds);
+    }
+    return "a corrector list [{\"kind\": ...}, ...] as methods[i].correctors ([] for none), or "
+           "one kind alone: " +
+           enumNameList(kCorrectorKinds) + ", none";
+}
+
+// axis.values[i] of the optimizer axis: {"kind": ...} as a method's optimizer, or a bare kind
+// ("momentum" = its defaults).
+OptimizerSpec optimizerValue(const json& v, std::size_t i) {
+    const std::string field = "axis.values[" + std::to_string(i) + "]";
+    if (v.is_object() || v.is_string()) return readOptimizerOrKind(v, field);
+    throw ConfigError(field + " = " + show(v) + " is not allowed for axis optimizer: " +
+                      categoricalValueHelp(SweepAxis::Optimizer));
+}
+
+// axis.values[i] of the corrector axis: a list as a method's correctors, or a bare kind with
+// its defaults ("dc" = [{"kind": "dc"}], "none" = []).
+CorrectorSpec correctorValue(const json& v, std::size_t i) {
+    const std::string field = "axis.values[" + std::to_string(i) + "]";
+    if (v.is_array() || v.is_string()) return readCorrectorsOrKind(v, field);
+    throw ConfigError(field + " = " + show(v) + " is not allowed for axis corrector: " +
+                      categoricalValueHelp(SweepAxis::Corrector));
+}
+
+// The parameters of one kind that differ from their defaults, as "(a=1, b=2)", or "".
+std::string settings(const std::vector<std::pair<std::string, std::string>>& differing) {
+    std::string s;
+    for (const auto& [key, value] : differing) s += (s.empty() ? "" : ", ") + key + "=" + value;
+    return s.empty() ? s : " (" + s + ")";
+}
+
+// The corrector axis's rule for one point (setCorrectorsWhereAllowed, as `run --correctors`):
+// every method that can take the list gets it, the others none; a list no method takes is a
+// mistake, not a run without it.
+void setCorrectors(ExperimentConfig& c, const CorrectorSpec& value, std::size_t index) {
+    if (setCorrectorsWhereAllowed(c, value) == 0 && value.any()) {
+        throw ConfigError("axis.values[" + std::to_string(index) +
+                          "] = " + correctorsJson(value).dump() +
+                          " is not allowed for axis corrector here: no method of the experiment "
+                          "takes it (correctors apply to pd, localsgd, sgd, imported with update "
+                          "\"async\", and rpd for delay_adaptive and dc; lookahead needs "
+                          "optimizer sgd)");
+    }
+}
+
 }  // namespace
+
+bool categoricalSweepAxis(SweepAxis axis) {
+    return axis == SweepAxis::Schedule || axis == SweepAxis::Optimizer ||
+           axis == SweepAxis::Corrector;
+}
+
+std::string optimizerShortName(const OptimizerSpec& o) {
+    OptimizerSpec d;
+    d.kind = o.kind;
+    d.weightDecay = defaultWeightDecay(o.kind);
+    std::vector<std::pair<std::string, std::string>> differing;
+    const bool momentum = o.kind == OptimizerKind::Momentum || o.kind == OptimizerKind::Nesterov;
+    const bool adam = o.kind == OptimizerKind::Adam || o.kind == OptimizerKind::AdamW;
+    if (momentum && o.beta != d.beta) differing.emplace_back("beta", formatNumber(o.beta));
+    if (adam && o.beta1 != d.beta1) differing.emplace_back("beta1", formatNumber(o.beta1));
+    if (adam && o.beta2 != d.beta2) differing.emplace_back("beta2", formatNumber(o.beta2));
+    if (adam && o.eps != d.eps) differing.emplace_back("eps", formatNumber(o.eps));
+    if (o.weightDecay != d.weightDecay)
+        differing.emplace_back("weight_decay", formatNumber(o.weightDecay));
+    return std::string(enumName(kOptimizerKinds, o.kind)) + settings(differing);
+}
+
+std::string correctorsShortName(const CorrectorSpec& c) {
+    const CorrectorSpec d;
+    std::vector<std::string> parts;
+    if (c.delayAdaptive) {
+        std::vector<std::pair<std::string, std::string>> differing;
+        if (c.tauRef != d.tauRef) differing.emplace_back("tau_ref", formatNumber(c.tauRef));
+        if (c.perBlock) differing.emplace_back("per_block", "true");
+        if (c.unit != d.unit)
+            differing.emplace_back("unit", std::string(enumName(kDelayUnits, c.unit)));
+        parts.push_back("delay_adaptive" + settings(differing));
+    }
+    if (c.prediction) {
+        parts.push_back(c.steps == PredictionSteps::PipeOptim ? "prediction (pipeoptim)"
+                                                              : "prediction");
+    }
+    // One parameter, shown only where it is not the default.
+    const auto param = [](bool differs, const char* key, double v) {
+        return differs ? settings({{key, formatNumber(v)}}) : std::string();
+    };
+    if (c.dc) parts.push_back("dc" + param(c.lambda != d.lambda, "lambda", c.lambda));
+    if (c.lookahead) parts.push_back("lookahead" + param(c.beta != d.beta, "beta", c.beta));
+    if (c.accumulate > 1) parts.push_back("accumulate (k=" + std::to_string(c.accumulate) + ")");
+    std::string s;
+    for (const std::string& p : parts) s += (s.empty() ? "" : " + ") + p;
+    return s.empty() ? "none" : s;
+}
 
 std::string sweepScheduleKeyList() {
     std::string s;
@@ -233,7 +337,18 @@ SweepSpec SweepSpec::fromJson(const json& j, const std::string& baseDir) {
         throw ConfigError(s.axis == SweepAxis::Schedule
                               ? "axis.values is missing: a non-empty list of method keys (" +
                                     sweepScheduleKeyList() + ")"
+                          : categoricalSweepAxis(s.axis)
+                              ? "axis.values is missing: a non-empty list, each " +
+                                    categoricalValueHelp(s.axis)
                               : "axis.values is missing: a non-empty list of numbers");
+    }
+    for (size_t i = 0; s.axis == SweepAxis::Optimizer && i < a["values"].size(); ++i) {
+        s.optimizers.push_back(optimizerValue(a["values"][i], i));
+        s.values.push_back(static_cast<double>(i));
+    }
+    for (size_t i = 0; s.axis == SweepAxis::Corrector && i < a["values"].size(); ++i) {
+        s.correctors.push_back(correctorValue(a["values"][i], i));
+        s.values.push_back(static_cast<double>(i));
     }
     for (size_t i = 0; s.axis == SweepAxis::Schedule && i < a["values"].size(); ++i) {
         const json& v = a["values"][i];
@@ -246,7 +361,7 @@ SweepSpec SweepSpec::fromJson(const json& j, const std::string& baseDir) {
         s.schedules.push_back(v.get<std::string>());
         s.values.push_back(static_cast<double>(i));
     }
-    for (size_t i = 0; s.axis != SweepAxis::Schedule && i < a["values"].size(); ++i) {
+    for (size_t i = 0; !categoricalSweepAxis(s.axis) && i < a["values"].size(); ++i) {
         const json& v = a["values"][i];
         if (!v.is_number() || !validAxisValue(s.axis, v.get<double>())) {
             throw ConfigError(valueError(s.axis, i, v));
@@ -274,24 +389,36 @@ void SweepSpec::validate() const {
         if (!validAxisValue(axis, values[i]))
             throw ConfigError(valueError(axis, i, json(values[i])));
     }
-    if (axis == SweepAxis::Schedule) {
-        // values are the positions 0, 1, ... of the keys (what fromJson makes).
-        if (schedules.size() != values.size()) {
-            throw ConfigError("axis.values: " + std::to_string(schedules.size()) +
-                              " schedule keys for " + std::to_string(values.size()) +
-                              " points; a schedule sweep has one key per point");
+    // The categorical axes' lists: one entry per point on their own axis, none on another.
+    struct List {
+        SweepAxis axis;
+        std::size_t size;
+        const char* entry;
+    };
+    const std::array<List, 3> lists{{{SweepAxis::Schedule, schedules.size(), "key"},
+                                     {SweepAxis::Optimizer, optimizers.size(), "optimizer"},
+                                     {SweepAxis::Corrector, correctors.size(), "corrector list"}}};
+    for (const auto& [listAxis, size, entry] : lists) {
+        if (listAxis == axis && size != values.size()) {
+            throw ConfigError("axis.values: " + std::to_string(size) + " " + entry + "s for " +
+                              std::to_string(values.size()) + " points; the " +
+                              sweepAxisName(listAxis) + " axis has one " + entry + " per point");
         }
-        for (size_t i = 0; i < values.size(); ++i) {
-            if (values[i] != static_cast<double>(i)) {
-                throw ConfigError(
-                    "axis.values[" + std::to_string(i) + "] = " + json(values[i]).dump() +
-                    " is not allowed for axis schedule: the point's position " + std::to_string(i));
-            }
-            scheduleMethod(schedules[i], i);
+        if (listAxis != axis && size != 0) {
+            throw ConfigError("axis.name = \"" + sweepAxisName(axis) + "\" takes " +
+                              (categoricalSweepAxis(axis) ? "its own values" : "numbers") +
+                              ", not " + sweepAxisName(listAxis) + " values: use axis.name = \"" +
+                              sweepAxisName(listAxis) + "\"");
         }
-    } else if (!schedules.empty()) {
-        throw ConfigError("axis.name = \"" + sweepAxisName(axis) +
-                          "\" takes numbers, not schedule keys: use axis.name = \"schedule\"");
+    }
+    for (size_t i = 0; categoricalSweepAxis(axis) && i < values.size(); ++i) {
+        // values are the positions 0, 1, ... of the entries (what fromJson makes).
+        if (values[i] != static_cast<double>(i)) {
+            throw ConfigError("axis.values[" + std::to_string(i) + "] = " + json(values[i]).dump() +
+                              " is not allowed for axis " + sweepAxisName(axis) +
+                              ": the point's position " + std::to_string(i));
+        }
+        if (axis == SweepAxis::Schedule) scheduleMethod(schedules[i], i);
     }
     requireWithin("seeds", static_cast<long long>(seeds), limits::kSeeds);
     if (stepRule) validateStepRule(*stepRule, "step_rule");
@@ -334,6 +461,14 @@ json SweepSpec::toJson() const {
     }
     if (axis == SweepAxis::Schedule) {
         j["axis"] = {{"name", sweepAxisName(axis)}, {"values", schedules}};
+    } else if (axis == SweepAxis::Optimizer) {
+        json list = json::array();
+        for (const OptimizerSpec& o : optimizers) list.push_back(optimizerJson(o));
+        j["axis"] = {{"name", sweepAxisName(axis)}, {"values", list}};
+    } else if (axis == SweepAxis::Corrector) {
+        json list = json::array();
+        for (const CorrectorSpec& k : correctors) list.push_back(correctorsJson(k));
+        j["axis"] = {{"name", sweepAxisName(axis)}, {"values", list}};
     } else {
         j["axis"] = {{"name", sweepAxisName(axis)}, {"values", values}};
     }
@@ -344,6 +479,8 @@ json SweepSpec::toJson() const {
 
 std::string SweepSpec::valueText(std::size_t index) const {
     if (axis == SweepAxis::Schedule) return schedules.at(index);
+    if (axis == SweepAxis::Optimizer) return optimizerShortName(optimizers.at(index));
+    if (axis == SweepAxis::Corrector) return correctorsShortName(correctors.at(index));
     const double v = values.at(index);
     return axisInfo(axis).integer ? std::to_string(static_cast<long long>(v)) : json(v).dump();
 }
@@ -363,6 +500,10 @@ ExperimentConfig SweepSpec::pointConfig(std::size_t index) const {
         one.step = c.methods.front().step;
         c.methods = {one};
     }
+    if (axis == SweepAxis::Optimizer) {
+        for (MethodSpec& m : c.methods) m.optimizer = optimizers.at(index);
+    }
+    if (axis == SweepAxis::Corrector) setCorrectors(c, correctors.at(index), index);
     applyAxis(c, axis, values.at(index));
     c.seeds = seeds;
     if (stepRule) {

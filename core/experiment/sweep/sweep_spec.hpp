@@ -24,6 +24,8 @@ enum class SweepAxis {
     Rows,           // rows: n of the synthetic data
     Dim,            // dim: d of the synthetic data
     Schedule,       // schedule: the experiment's methods replaced by one method of each key
+    Optimizer,      // optimizer: every method's optimizer (methods[i].optimizer)
+    Corrector,      // corrector: the correctors of every method that takes them
 };
 
 SweepAxis parseSweepAxis(const std::string& text);  // ConfigError naming the allowed names
@@ -32,6 +34,13 @@ std::string sweepAxisList();  // "stages, delta, ..." for messages and help
 // The method keys the schedule axis accepts, for messages: every method but "imported" (which
 // needs a schedule_file a bare key cannot give).
 std::string sweepScheduleKeyList();
+// The axes whose values are not numbers (schedule, optimizer, corrector): their `values` are the
+// points' positions and the chart names each position (SweepPlot::xLabels).
+bool categoricalSweepAxis(SweepAxis axis);
+// A short name of an optimizer or a corrector list, as the chart and the summary show a point:
+// "adam", "momentum (beta=0.5)", "prediction + dc", "accumulate (k=2)", "none".
+std::string optimizerShortName(const OptimizerSpec& optimizer);
+std::string correctorsShortName(const CorrectorSpec& correctors);
 
 struct SweepSpec {
     std::string name = "sweep";
@@ -42,6 +51,10 @@ struct SweepSpec {
     // are then the points' positions 0, 1, 2, ... so that every numeric use of them (point
     // files, ordering, resume) keeps working. Empty for the numeric axes.
     std::vector<std::string> schedules;
+    // The optimizer axis only: each point's optimizer (positions in `values`, as above).
+    std::vector<OptimizerSpec> optimizers;
+    // The corrector axis only: each point's corrector list ({} = none).
+    std::vector<CorrectorSpec> correctors;
     int seeds = 1;  // runs per grid step, averaged (overrides experiment.seeds)
     std::optional<StepRuleSpec> stepRule;  // overrides every method's rule when set
 
@@ -62,11 +75,17 @@ struct SweepSpec {
     nlohmann::json toJson() const;
 
     std::size_t points() const { return values.size(); }
-    // Point `index`'s value as a person reads it: "8", "0.05", or the schedule's key.
+    // Point `index`'s value as a person reads it: "8", "0.05", the schedule's key, or the
+    // optimizer's or corrector list's short name.
     std::string valueText(std::size_t index) const;
     // The experiment of point `index`: the base with the axis set to values[index]. On the
     // schedule axis: the base with its methods replaced by ONE method of key schedules[index]
     // that keeps the base's first method's step-size spec and every other parameter's default.
+    // On the optimizer axis: every method's optimizer is optimizers[index]. On the corrector
+    // axis: every method that can take correctors[index] (requireCorrectorsFit: the
+    // asynchronous methods, rpd for the kinds it takes, lookahead only with optimizer sgd) gets
+    // it, the others (the synchronous step schedules) none; a list no method takes is a
+    // ConfigError (setCorrectorsWhereAllowed, as `run --correctors`).
     ExperimentConfig pointConfig(std::size_t index) const;
     // A sweep over δ as one run, the way the paper draws E2: the first point's methods with
     // every RPD method once per δ of the axis (each a method of its own, under the sweep's
