@@ -1,6 +1,7 @@
 #include "main_window.hpp"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
@@ -34,6 +35,7 @@
 #include "controllers/presets.hpp"
 #include "controllers/sweep_controller.hpp"
 #include "controls/controls_panel.hpp"
+#include "controls/eliding_combo_box.hpp"
 #include "controls/eliding_label.hpp"
 #include "controls/fitting_scroll_area.hpp"
 #include "controls/playback_bar.hpp"
@@ -143,10 +145,12 @@ void MainWindow::buildCentral() {
     gantt_->setToolTip(
         tr("Pipeline Gantt chart: stages by slots. Wheel zooms, drag pans; hover "
            "a cell for its operation, microbatch and weight version."));
-    ganttMethod_ = new QComboBox;
-    ganttMethod_->setToolTip(tr("The pipeline method whose timeline (and delays) are shown"));
-    ganttMethod_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-    // Its method's name whole: the hint beside it is what gives way in a narrow window.
+    // Its method's name whole up to 26 characters (a name with its correctors may be longer:
+    // then elided, whole in the tooltip): the hint beside it is what gives way in a narrow
+    // window.
+    auto* ganttMethod = new ElidingComboBox(26);
+    ganttMethod->setBaseToolTip(tr("The pipeline method whose timeline (and delays) are shown"));
+    ganttMethod_ = ganttMethod;
     ganttMethod_->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
     heatmap_ = new StalenessHeatmap;
     heatmap_->setToolTip(
@@ -169,8 +173,18 @@ void MainWindow::buildCentral() {
     besideLoss_->setObjectName("besideLoss");
     besideLoss_->setTabBarAutoHide(true);
     besideLoss_->setDocumentMode(true);
-    besideLoss_->addTab(titled(tr("<b>Staleness</b>"), heatmap_, nullptr, &heatmapTitle_),
+    afterCorrection_ = new QCheckBox(tr("after correction"));
+    afterCorrection_->setObjectName("heatmapAfterCorrection");
+    afterCorrection_->setToolTip(
+        tr("Show the effective delays: counted in the updates that took effect (a method that "
+           "accumulates k gradients per update); unticked, the schedule's delays"));
+    afterCorrection_->hide();
+    connect(afterCorrection_, &QCheckBox::toggled, this, [this] { showGanttMethod(); });
+    besideLoss_->addTab(titled(tr("<b>Staleness</b>"), heatmap_, afterCorrection_, &heatmapTitle_),
                         tr("Staleness"));
+    // A method named with its optimizer and correctors can be long: the title wraps rather
+    // than widen the window.
+    heatmapTitle_->setWordWrap(true);
     // Schedules on equal terms: final value, time to target, bubble, peak memory per method.
     schedules_ = new ScheduleComparisonView;
     schedules_->setObjectName("scheduleComparison");
@@ -495,6 +509,7 @@ void MainWindow::showGanttMethod() {
     if (snapshot_ && snapshot_->planOnly) {
         // The delays are known, but the heatmap is the run's: it follows when the run ends.
         heatmap_->setComputing();
+        afterCorrection_->hide();
         heatmapTitle_->setText(tr("<b>Staleness</b> — computing…"));
         applyCursor(playback_->cursor());
         return;
@@ -508,18 +523,28 @@ void MainWindow::showGanttMethod() {
             }
         }
     }
-    const auto* shownTimeline =
-        heatmapMethod_ >= 0 ? &snapshot_->result(static_cast<size_t>(heatmapMethod_)).timeline
-                            : nullptr;
-    heatmap_->setDelays(
-        heatmapMethod_ >= 0 ? delaysOf(snapshot_, static_cast<size_t>(heatmapMethod_)) : nullptr,
-        shownTimeline && *shownTimeline && pipeDreamFormulaApplies((*shownTimeline)->params));
-    heatmap_->setExportTitle(
-        heatmapMethod_ >= 0 ? snapshot_->label(static_cast<size_t>(heatmapMethod_)) : QString());
+    const auto shown = static_cast<size_t>(std::max(heatmapMethod_, 0));
+    const RunResult* shownResult = heatmapMethod_ >= 0 ? &snapshot_->result(shown) : nullptr;
+    // Effective delays (after correction) only where a corrector changed which updates land.
+    const bool hasEffective = shownResult && shownResult->effectiveDelays;
+    const bool effective = hasEffective && afterCorrection_->isChecked();
+    afterCorrection_->setVisible(hasEffective);
+    const auto* shownTimeline = shownResult ? &shownResult->timeline : nullptr;
+    heatmap_->setDelays(heatmapMethod_ < 0 ? nullptr
+                        : effective        ? effectiveDelaysOf(snapshot_, shown)
+                                           : delaysOf(snapshot_, shown),
+                        !effective && shownTimeline && *shownTimeline &&
+                            pipeDreamFormulaApplies((*shownTimeline)->params));
+    const QString which = !hasEffective ? QString()
+                          : effective   ? tr("after correction")
+                                        : tr("before correction");
+    heatmap_->setExportTitle(heatmapMethod_ < 0 ? QString()
+                             : which.isEmpty()  ? snapshot_->label(shown)
+                                                : snapshot_->label(shown) + " — " + which);
     QString title = tr("<b>Staleness</b>");
     if (heatmapMethod_ >= 0) {
-        title += QStringLiteral(" — ") +
-                 snapshot_->label(static_cast<size_t>(heatmapMethod_)).toHtmlEscaped();
+        title += QStringLiteral(" — ") + snapshot_->label(shown).toHtmlEscaped();
+        if (!which.isEmpty()) title += QStringLiteral(" — ") + which;
     } else if (snapshot_) {
         title += tr(" — no delay table (LocalSGD replicas are never stale; RPD draws its delays)");
     }

@@ -14,6 +14,7 @@
 #include "models/run_snapshot.hpp"
 
 class QAction;
+class QCheckBox;
 class QComboBox;
 class QDockWidget;
 class QLabel;
@@ -57,6 +58,10 @@ class MainWindow : public QMainWindow {
     bool comparing() const;
     void setComparing(bool on);
     StalenessHeatmap* heatmap() const { return heatmap_; }
+    // "after correction", beside the heatmap's title: shown only where the heatmap's method has
+    // effective delays (RunResult::effectiveDelays, a corrector that accumulates); ticked, the
+    // heatmap shows them instead of the schedule's delays, and its title says which.
+    QCheckBox* afterCorrectionBox() const { return afterCorrection_; }
     // Memory per stage (or device) of the Gantt chart's method, beside the Gantt chart, with
     // the memory budget.
     MemoryChart* memoryChart() const { return memory_; }
@@ -200,6 +205,7 @@ class MainWindow : public QMainWindow {
     ExperimentConfig pendingViewConfig_;
     bool resultsShowSavedView_ = false;  // the latest results are shown at a file's saved cursor
     QLabel* heatmapTitle_ = nullptr;
+    QCheckBox* afterCorrection_ = nullptr;
     QTextBrowser* lesson_ = nullptr;
     QSplitter* vertical_ = nullptr;
     QSplitter* middle_ = nullptr;

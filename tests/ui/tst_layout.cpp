@@ -1,6 +1,6 @@
 // The window at 1024 × 700 and at 1600 × 1000 in every state a person meets (the default run, a
 // LocalSGD or an RPD entry selected, each preset, S = 64 and 128, a diverged run, the language
-// model chosen in the panel) hides nothing:
+// model chosen in the panel, the optimizer and corrector picker filled in) hides nothing:
 // every visible widget lies inside its parent (only a scroll area's content may scroll), no field
 // is squeezed below its minimum, every label's text fits (or is elided on purpose with the whole
 // text as tooltip), no chart cuts a title, legend name, axis label or statistics line short, and
@@ -246,8 +246,9 @@ class TestLayout : public QObject {
         QTest::addColumn<QString>("state");
         for (const QSize size : {QSize(1024, 700), QSize(1600, 1000)}) {
             const QString at = QStringLiteral("%1x%2 ").arg(size.width()).arg(size.height());
-            for (const char* state : {"default", "localsgd selected", "rpd selected", "S=64",
-                                      "S=128", "diverged", "theorem chart", "language model"}) {
+            for (const char* state :
+                 {"default", "localsgd selected", "rpd selected", "S=64", "S=128", "diverged",
+                  "theorem chart", "language model", "correctors"}) {
                 QTest::newRow(qPrintable(at + state))
                     << size << QString("default") << QString(state);
             }
@@ -271,6 +272,22 @@ class TestLayout : public QObject {
                 if (specs[i].method == m) methods->list()->setCurrentRow(static_cast<int>(i));
         };
         if (state == "localsgd selected") select(Method::LocalSgd);
+        if (state == "correctors") {
+            // The picker with Adam's keys and three correctors on (each with its parameter): a
+            // long name everywhere, the heatmap's "after correction" (accumulation) and the
+            // uncorrected twin beside it (four methods, three with delays).
+            const QString refused = w.controller()->tryModify([](ExperimentConfig& c) {
+                c.methods[0].optimizer.kind = OptimizerKind::Adam;
+                c.methods[0].correctors.prediction = true;
+                c.methods[0].correctors.delayAdaptive = true;
+                c.methods[0].correctors.accumulate = 2;
+            });
+            QVERIFY2(refused.isEmpty(), qPrintable(refused));
+            select(Method::PipeDream);
+            QVERIFY(methods->compareWithUncorrected());  // and its twin, dashed
+            QVERIFY2(w.waitForResults(test::timeout(120000), &error), qPrintable(error));
+            QCOMPARE(methods->list()->currentRow(), 0);  // the corrected method's picker
+        }
         if (state == "rpd selected") select(Method::RandomizedPipeDream);
         auto modify = [&](const std::function<void(ExperimentConfig&)>& change) {
             const QString refused = w.controller()->tryModify(change);

@@ -550,6 +550,66 @@ class TestPresetLessons : public QObject {
         }
     }
 
+    // "Can prediction fix PipeDream?" (the whole preset, S = 8, momentum, one gamma): PD with
+    // prediction (exact s and PipeOptim's) more than 10^4 times below PD, below 1F1B, the two
+    // within 5 % of each other; with SGD instead of momentum both above PD. Every quoted number
+    // is checked. An engine that ignored the correctors would run PD three times and fail here.
+    void predictionFixesPipeDream() {
+        const Preset p = loadPreset("prediction");
+        QVERIFY(!p.sweep);
+        const QString lesson = p.lesson.simplified();
+        auto has = [&](const QString& text) { return lesson.contains(text); };
+        const ExperimentConfig& c = p.config;
+        QCOMPARE(c.stages, 8);
+        QCOMPARE(c.methods.size(), std::size_t(4));
+        for (const MethodSpec& m : c.methods) {
+            QCOMPARE(m.step.value, 0.01);
+            QCOMPARE(m.optimizer.kind, OptimizerKind::Momentum);
+            QCOMPARE(m.optimizer.beta, 0.9);
+        }
+        QVERIFY(has("heavy-ball momentum (β = 0.9) at one step size, **γ = 0.01**"));
+        QCOMPARE(c.methods[1].correctors.steps, PredictionSteps::Exact);
+        QCOMPARE(c.methods[2].correctors.steps, PredictionSteps::PipeOptim);
+        QCOMPARE(c.methods[3].method, Method::OneFOneB);
+        const ExperimentResult r = runExperiment(c);
+        for (const MethodRun& m : r.methods) QVERIFY(!m.result.divergence.diverged);
+        QCOMPARE(r.methods[0].result.updates, 2400LL);
+        QCOMPARE(r.methods[0].schedule.microbatches, 300);
+        QVERIFY(has("(300 microbatches, 2400 block updates)"));
+        const double pd = finalGap(r, 0), exact = finalGap(r, 1), pipeOptim = finalGap(r, 2),
+                     oneF = finalGap(r, 3);
+        QVERIFY2(exact * 1e4 < pd, describe("PD vs prediction (exact s)", pd, exact));
+        QVERIFY2(pipeOptim * 1e4 < pd, describe("PD vs prediction (PipeOptim s)", pd, pipeOptim));
+        QVERIFY2(exact < oneF && pipeOptim < oneF, describe("prediction vs 1F1B", exact, oneF));
+        QVERIFY2(std::abs(pipeOptim / exact - 1) < 0.05,
+                 describe("exact vs PipeOptim", exact, pipeOptim));
+        QVERIFY(has("more than 10 000 times lower") && has("within 5 % of each other"));
+        const QString values =
+            QStringLiteral(
+                "PipeDream ends at f − f* ≈ %1. With prediction it ends at f − f* ≈ %2 "
+                "(exact s) and %3 (PipeOptim's s), more than 10 000 times lower, and "
+                "below 1F1B's %4.")
+                .arg(pd, 0, 'g', 3)
+                .arg(exact, 0, 'e', 1)
+                .arg(pipeOptim, 0, 'e', 1)
+                .arg(oneF, 0, 'g', 3);
+        QVERIFY2(has(values), lacks(values));
+        // Without momentum (every method's optimizer SGD, the same gamma): both above PD.
+        ExperimentConfig sgd = c;
+        for (MethodSpec& m : sgd.methods) m.optimizer = OptimizerSpec{};
+        const ExperimentResult q = runExperiment(sgd);
+        const double pdSgd = finalGap(q, 0);
+        QVERIFY2(finalGap(q, 1) > pdSgd, describe("SGD: exact vs PD", finalGap(q, 1), pdSgd));
+        QVERIFY2(finalGap(q, 2) > pdSgd, describe("SGD: PipeOptim vs PD", finalGap(q, 2), pdSgd));
+        const QString sgdValues = QStringLiteral("ends slightly above PipeDream (%1 against %2)")
+                                      .arg(finalGap(q, 1), 0, 'g', 3)
+                                      .arg(pdSgd, 0, 'g', 3);
+        QVERIFY2(has(sgdValues), lacks(sgdValues));
+        QVERIFY2(std::abs(finalGap(q, 2) / finalGap(q, 1) - 1) < 0.005,
+                 describe("SGD: PipeOptim as exact", finalGap(q, 2), finalGap(q, 1)));
+        QVERIFY2(finalGap(q, 1) < 1.2 * pdSgd, describe("slightly above", finalGap(q, 1), pdSgd));
+    }
+
     // The paper presets are the protocols `pipelens-cli reproduce` runs (paper_protocols.cpp
     // reports each config in its summary). E3 full; E2 and E4 from their quick protocols, which
     // differ from the full ones only in size (E2: n = 500, d = 128, b = 25, set back to the

@@ -71,8 +71,41 @@ QFont smallFont(const QFont& base) {
     return f;
 }
 
+// The optimizer in a few letters ("SGD", "mom", "Adam"), for names that must stay short.
+QString optimizerTag(const OptimizerSpec& o) {
+    switch (o.kind) {
+        case OptimizerKind::Momentum:
+            return QStringLiteral("mom");
+        case OptimizerKind::Nesterov:
+            return QStringLiteral("Nest");
+        case OptimizerKind::Adam:
+            return QStringLiteral("Adam");
+        case OptimizerKind::AdamW:
+            return QStringLiteral("AdamW");
+        case OptimizerKind::Sgd:
+            break;
+    }
+    return QStringLiteral("SGD");
+}
+
+// The corrector in a few letters ("pred", "pred(PO)", "k=2"; "plain" for none); "" for several
+// (their letters would not fit a bar's label: the name falls back to "#k").
+QString correctorTag(const CorrectorSpec& c) {
+    QStringList tags;
+    if (c.prediction)
+        tags << (c.steps == PredictionSteps::Exact ? QStringLiteral("pred")
+                                                   : QStringLiteral("pred(PO)"));
+    if (c.lookahead) tags << QStringLiteral("LA");
+    if (c.dc) tags << QStringLiteral("DC");
+    if (c.accumulate > 1) tags << QStringLiteral("k=%1").arg(c.accumulate);
+    if (c.delayAdaptive) tags << QStringLiteral("DA");
+    if (tags.size() > 1) return {};
+    return tags.isEmpty() ? QStringLiteral("plain") : tags.front();
+}
+
 // A method's compact name; where the experiment has several of one method, the parameter that
-// tells them apart ("LSGD H=2", "LSGD R=4 H=2", "RPD δ=60"), with "#k" only as a last resort.
+// tells them apart ("LSGD H=2", "LSGD R=4 H=2", "RPD δ=60", "PD pred", "PD plain"), with "#k"
+// only as a last resort.
 QString shortName(const RunSnapshot& s, size_t i) {
     const MethodSpec& spec = s.runs()[i].spec;
     const int stages = s.experiment.config.stages;
@@ -101,6 +134,11 @@ QString shortName(const RunSnapshot& s, size_t i) {
         if (m.method == Method::RandomizedPipeDream && differ(d))
             parts << QStringLiteral("δ=%1").arg(d(m));
         if (m.method == Method::FillDrain && differ(g)) parts << QStringLiteral("G=%1").arg(g(m));
+        const auto opt = [](const MethodSpec& o) { return normalizedOptimizer(o.optimizer); };
+        if (differ(opt)) parts << optimizerTag(m.optimizer);
+        const auto fix = [](const MethodSpec& o) { return normalizedCorrectors(o.correctors); };
+        if (differ(fix) && !correctorTag(m.correctors).isEmpty())
+            parts << correctorTag(m.correctors);
         return parts.join(' ');
     };
     const QString mine = partsOf(spec);
@@ -338,7 +376,13 @@ void FigureStrip::fillDelays(const RunSnapshot& s) {
     double top = 1.0;
     int withDelays = 0;
     for (size_t i = 0; i < s.runs().size(); ++i) withDelays += s.result(i).delayStats ? 1 : 0;
-    const bool compact = withDelays > 3;
+    // Three methods or more, or long names ("PD pred(PO)"): one bar each (a max and a mean bar
+    // each, "PD pred(PO) mean", would make the figure wider than a small screen's tab).
+    bool longNames = false;
+    for (size_t i = 0; i < s.runs().size(); ++i) {
+        if (s.result(i).delayStats && withDelays > 1) longNames |= shortName(s, i).size() > 6;
+    }
+    const bool compact = withDelays > 2 || longNames;
     // Each method beside its own closed form: PipeDream's S² − S/2 and S²/2 are drawn as marks
     // over its bars; fill-drain and sequential SGD have none here, so they get none.
     std::vector<QLineSeries*> marks;
@@ -357,7 +401,7 @@ void FigureStrip::fillDelays(const RunSnapshot& s) {
         const auto& d = s.result(i).delayStats;
         if (!d) continue;
         const QString name = withDelays > 1 ? shortName(s, i) + ' ' : QString();
-        // Many methods (the schedule family): one bar each, its largest delay, so the figure
+        // Several methods (the schedule family): one bar each, its largest delay, so the figure
         // stays narrow enough for a small screen; the means stay in the numbers table and CSV.
         if (compact) {
             categories << shortName(s, i);

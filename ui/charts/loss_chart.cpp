@@ -28,6 +28,7 @@
 #include "charts/method_colours.hpp"
 #include "charts/widget_export.hpp"
 #include "experiment/run/run_warnings.hpp"
+#include "models/uncorrected_twin.hpp"
 #include "util/csv_writer.hpp"
 
 namespace pipelens::ui {
@@ -42,6 +43,14 @@ QList<qreal> pinDashes(int number) {
     static const QList<QList<qreal>> patterns{
         {4, 3}, {1, 2}, {6, 2, 1, 2}, {8, 4}, {2, 4}, {6, 2, 1, 2, 1, 2}, {12, 3}, {3, 2, 3, 6}};
     return patterns[static_cast<qsizetype>(number - 1) % patterns.size()];
+}
+
+// Whether runs[i] is another run's uncorrected twin.
+bool isTwin(const std::vector<MethodRun>& runs, size_t i) {
+    std::vector<MethodSpec> specs;
+    specs.reserve(runs.size());
+    for (const MethodRun& r : runs) specs.push_back(r.spec);
+    return i < specs.size() && uncorrectedPartners(specs)[i] >= 0;
 }
 
 QString shortNumber(double v) {
@@ -59,7 +68,29 @@ double niceStep(double raw) {
 }
 
 // Short legend entries ("RPD δ=60"): the full labels do not fit side by side.
+QString shortName(const MethodRun& plan);
+
+// What the default label adds for the optimizer and the correctors (" + Adam + prediction
+// (exact s)"), so that two runs of one method that differ only there have different names.
+QString trainingSuffix(const MethodRun& plan) {
+    MethodSpec bare = plan.spec;
+    bare.label.clear();
+    bare.optimizer = OptimizerSpec{};
+    bare.correctors = CorrectorSpec{};
+    MethodSpec full = plan.spec;
+    full.label.clear();
+    const std::string base = defaultMethodLabel(bare, plan.schedule.stages);
+    const std::string all = defaultMethodLabel(full, plan.schedule.stages);
+    if (all.size() <= base.size() || all.compare(0, base.size(), base) != 0) return {};
+    return QString::fromStdString(all.substr(base.size()));
+}
+
 QString legendName(const MethodRun& plan) {
+    if (!plan.spec.label.empty()) return QString::fromStdString(plan.spec.label);
+    return shortName(plan) + trainingSuffix(plan);
+}
+
+QString shortName(const MethodRun& plan) {
     const MethodSpec& m = plan.spec;
     if (!m.label.empty()) return QString::fromStdString(m.label);
     switch (m.method) {
@@ -96,8 +127,12 @@ QString legendName(const MethodRun& plan) {
             return QStringLiteral("Interleaved v=%1 M=%2")
                 .arg(plan.schedule.virtualStages)
                 .arg(plan.schedule.flushGroup);
-        case Method::Imported:
-            return QString::fromStdString(defaultMethodLabel(m, plan.schedule.stages));
+        case Method::Imported: {
+            MethodSpec bare = m;  // the optimizer and correctors come from trainingSuffix
+            bare.optimizer = OptimizerSpec{};
+            bare.correctors = CorrectorSpec{};
+            return QString::fromStdString(defaultMethodLabel(bare, plan.schedule.stages));
+        }
         case Method::Sgd:
             break;
     }
@@ -452,6 +487,7 @@ void LossChart::setLive(const std::vector<LiveCurve>& curves, double totalSlots,
         }
         c.method = live.method;
         c.colour = plan_ ? methodColour(plan_->runs(), index) : QColor(0x66, 0x66, 0x66);
+        c.twin = plan_ && isTwin(plan_->runs(), index);
         c.points = std::make_shared<const CurvePoints>(CurvePoints{live.bySlot, live.byUpdate});
         smoothCurve(c);
         if (sameSeries && methodSeries_[static_cast<qsizetype>(curves_.size())]->name() != c.name)
@@ -509,6 +545,7 @@ void LossChart::rebuildData() {
         Curve c;
         c.method = static_cast<int>(i);
         c.colour = methodColour(s.runs(), i);
+        c.twin = isTwin(s.runs(), i);
         c.name = curveName(s.experiment.methods[i], r.stepSize);
         if (r.divergence.diverged)
             c.name += tr(" — diverged at update %1").arg(r.divergence.update);
@@ -575,6 +612,10 @@ void LossChart::rebuildSeries() {
     for (const Curve& curve : curves_) {
         QPen pen(curve.colour);
         pen.setWidthF(2.0);
+        if (curve.twin) {
+            pen.setCapStyle(Qt::FlatCap);
+            pen.setDashPattern({5, 3});
+        }
         methodSeries_ << add(curve.name, pen);
     }
     uniformGuess_ = nullptr;

@@ -152,7 +152,8 @@ class LossChart : public QWidget {
     QWidget* plot() const { return plot_; }
     LineLegend* legend() const { return legend_; }
     QChart* chart() const;
-    // One line per method (in config order).
+    // One line per method (in config order). An uncorrected twin's line (the same method
+    // without its correctors, models/uncorrected_twin.hpp) is dashed, in its partner's colour.
     QList<QLineSeries*> methodSeries() const { return methodSeries_; }
     // The language model's reference line: a uniform guess's loss log V (dashed, grey), once a
     // run's corpus is known; nullptr otherwise.
@@ -184,6 +185,8 @@ class LossChart : public QWidget {
         std::shared_ptr<const CurvePoints> smoothed;  // while smoothing is on
         int method = 0;
         QColor colour;  // the method's family colour (charts/method_colours.hpp)
+        // An uncorrected twin (models/uncorrected_twin.hpp): dashed, in its partner's colour.
+        bool twin = false;
     };
     struct Pin {
         int number = 0;

@@ -1,8 +1,7 @@
 #include "charts/method_colours.hpp"
 
-#include <algorithm>
-
 #include "experiment/run/experiment.hpp"
+#include "models/uncorrected_twin.hpp"
 
 namespace pipelens::ui {
 
@@ -47,10 +46,19 @@ QColor methodColour(Method family, int variant) {
 
 QColor methodColour(const std::vector<MethodRun>& runs, std::size_t i) {
     if (i >= runs.size()) return QColor(0x66, 0x66, 0x66);
+    std::vector<MethodSpec> specs;
+    specs.reserve(runs.size());
+    for (const MethodRun& r : runs) specs.push_back(r.spec);
+    // An uncorrected twin is drawn in its corrected partner's colour (the loss chart dashes
+    // it), and takes no shade of its own from the methods after it.
+    const std::vector<int> partner = uncorrectedPartners(specs);
+    if (partner[i] >= 0) i = static_cast<std::size_t>(partner[i]);
     const Method family = runs[i].spec.method;
-    const auto before = std::count_if(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(i),
-                                      [&](const MethodRun& r) { return r.spec.method == family; });
-    return methodColour(family, static_cast<int>(before));
+    int before = 0;
+    for (std::size_t j = 0; j < i; ++j) {
+        if (runs[j].spec.method == family && partner[j] < 0) ++before;
+    }
+    return methodColour(family, before);
 }
 
 }  // namespace pipelens::ui

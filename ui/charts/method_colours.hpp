@@ -21,6 +21,7 @@ QColor familyColour(Method family);
 // darker and lighter shades in turn, distinct from one another and from the other families).
 QColor methodColour(Method family, int variant);
 // The colour of runs[i]: its family's, shaded by how many runs of that family come before it.
+// (An uncorrected twin, models/uncorrected_twin.hpp, takes its corrected partner's colour.)
 QColor methodColour(const std::vector<MethodRun>& runs, std::size_t i);
 
 }  // namespace pipelens::ui

@@ -80,6 +80,10 @@ struct StalenessHeatmap::Impl {
     void rebuild();
     void updateStats();
     Layout layout(const QSizeF& size, const QFontMetricsF& fm) const;
+    // An export names the method before the axis title; a name too long for that line (one
+    // with its optimizer and correctors) goes on lines of its own under it, word-wrapped
+    // rather than cut: their count (0 when it shares the title's line or there is none).
+    int nameLines(const QFontMetricsF& fm, double width) const;
     double xOf(const Layout& l, double k) const {
         return l.plot.left() + (k - range.first) / range.span() * l.plot.width();
     }
@@ -179,6 +183,15 @@ QString StalenessHeatmap::Impl::statsRest() const {
         .arg(shownUpdates());
 }
 
+int StalenessHeatmap::Impl::nameLines(const QFontMetricsF& fm, double width) const {
+    if (!exporting || methodName.isEmpty()) return 0;
+    const double available = std::max(1.0, width - 4);
+    if (fm.horizontalAdvance(methodName + QStringLiteral(": block update k")) <= available)
+        return 0;
+    const QRectF box = fm.boundingRect(QRectF(0, 0, available, 1e6), Qt::TextWordWrap, methodName);
+    return std::max(1, static_cast<int>(std::ceil(box.height() / fm.height() - 0.01)));
+}
+
 Layout StalenessHeatmap::Impl::layout(const QSizeF& size, const QFontMetricsF& fm) const {
     const double line = fm.height();
     const double left =
@@ -187,7 +200,7 @@ Layout StalenessHeatmap::Impl::layout(const QSizeF& size, const QFontMetricsF& f
         fm.horizontalAdvance(QString::number(std::max<long long>(largest, 100))) + 8;
     // The bar, its tick labels and its title (written upwards, one line wide).
     const double right = 10 + 14 + 4 + barLabels + std::ceil(line) + 4;
-    const double bottom = 2 * line + 10;
+    const double bottom = (2 + nameLines(fm, size.width())) * line + 10;
     // Whole logical pixels, so the cell image maps 1:1 onto device pixels.
     Layout l;
     l.width = size.width();
@@ -429,8 +442,10 @@ void StalenessHeatmap::Impl::paintAxes(QPainter& p, const Layout& l,
                 << QStringLiteral("update k (1 px \u2248 %1)").arg(perPixel);
         }
         wordings << QStringLiteral("block update k");
-        // An export names the method (the window shows it in the title above the chart).
-        if (exporting && !methodName.isEmpty()) {
+        // An export names the method (the window shows it in the title above the chart): before
+        // the title, or on lines of its own under it when it is too long for that.
+        const int ownLines = nameLines(fm, widgetWidth);
+        if (exporting && !methodName.isEmpty() && ownLines == 0) {
             for (QString& w : wordings) w = methodName + QStringLiteral(": ") + w;
         }
         QString title = wordings.back();
@@ -446,6 +461,11 @@ void StalenessHeatmap::Impl::paintAxes(QPainter& p, const Layout& l,
         const double x = std::clamp(centre - width / 2, 2.0, std::max(2.0, widgetWidth - width));
         p.drawText(QRectF(x, l.plot.bottom() + 4 + fm.height(), width, fm.height() + 2),
                    Qt::AlignLeft | Qt::AlignTop, title);
+        if (ownLines > 0) {
+            p.drawText(QRectF(2, l.plot.bottom() + 6 + 2 * fm.height(), available,
+                              ownLines * fm.height() + 2),
+                       Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, methodName);
+        }
     }
     const double rowHeight = l.plot.height() / blocks;
     for (const int j : labelledBlocks(blocks, rowHeight, fm.height())) {

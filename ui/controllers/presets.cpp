@@ -28,6 +28,7 @@ constexpr Entry kPresets[] = {
      SweepMetric::FinalObjective},
     {"e5-language-model", "E5: a character language model, PD vs LocalSGD vs RPD (S = 4)"},
     {"schedules", "Which schedule wins? PD, GPipe, 1F1B, ZB-H1, 2BW (S = 4)"},
+    {"prediction", "Can prediction fix PipeDream? PD with weight prediction, S = 8"},
 };
 
 QByteArray readResource(const QString& path) {

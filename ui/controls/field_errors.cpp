@@ -19,6 +19,25 @@ void FieldErrors::addRow(QFormLayout* form, const QString& label, QWidget* field
     field->setMinimumHeight(field->sizeHint().height());
     form->addRow(label, field);
     if (auto* l = qobject_cast<QLabel*>(form->labelForField(field))) l->setToolTip(tooltip);
+    addErrorRow(form, field);
+}
+
+void FieldErrors::addRow(QFormLayout* form, QWidget* label, QWidget* field,
+                         const QString& tooltip) {
+    field->setToolTip(tooltip);
+    field->setMinimumHeight(field->sizeHint().height());
+    form->addRow(label, field);
+    addErrorRow(form, field);
+}
+
+void FieldErrors::addSpanningRow(QFormLayout* form, QWidget* field, const QString& tooltip) {
+    field->setToolTip(tooltip);
+    field->setMinimumHeight(field->sizeHint().height());
+    form->addRow(field);
+    addErrorRow(form, field);
+}
+
+void FieldErrors::addErrorRow(QFormLayout* form, QWidget* field) {
     if (area_) {
         rows_.insert(field, {form, nullptr, {}});
         return;

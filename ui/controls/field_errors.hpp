@@ -20,6 +20,10 @@ class FieldErrors {
   public:
     // Adds `label: field` to `form` with a hidden error row below it, and the tooltip to both.
     void addRow(QFormLayout* form, const QString& label, QWidget* field, const QString& tooltip);
+    // The same with a widget in the label's place (a corrector's check box beside its parameter).
+    void addRow(QFormLayout* form, QWidget* label, QWidget* field, const QString& tooltip);
+    // `field` alone on a row across both columns (a button as wide as the form).
+    void addSpanningRow(QFormLayout* form, QWidget* field, const QString& tooltip);
     // From now on messages show in `area` (a label whose place and height are reserved) instead
     // of rows under the fields; the rows added so far are removed. Several FieldErrors may share
     // one area: it shows the latest message.
@@ -38,6 +42,8 @@ class FieldErrors {
         QString message;
     };
     void showInArea(const QString& replaced, const QString& message);
+    // The hidden row under `field` for its message (none with a message area).
+    void addErrorRow(QFormLayout* form, QWidget* field);
 
     QHash<QWidget*, Row> rows_;
     QLabel* area_ = nullptr;

@@ -18,7 +18,9 @@
 #include <cmath>
 
 #include "controllers/experiment_controller.hpp"
+#include "controls/corrector_picker.hpp"
 #include "controls/log_slider.hpp"
+#include "models/uncorrected_twin.hpp"
 
 namespace pipelens::ui {
 namespace {
@@ -145,6 +147,19 @@ MethodListEditor::MethodListEditor(ExperimentController* controller, QWidget* pa
                    tr("Imported: sync applies the mean gradient once per program, as PyTorch "
                       "does; async updates a block at each of its backwards, with weight "
                       "stashing as PipeDream"));
+    picker_ = new CorrectorPicker(
+        form_, editor_, errors_,
+        [this](QWidget* field, const std::function<void(MethodSpec&)>& change) {
+            editCurrent(field, change);
+        },
+        [this]() -> const MethodSpec* {
+            const int row = list_->currentRow();
+            return row >= 0 && row < static_cast<int>(specs_.size())
+                       ? &specs_[static_cast<size_t>(row)]
+                       : nullptr;
+        });
+    connect(picker_, &CorrectorPicker::compareRequested, this,
+            [this] { compareWithUncorrected(); });
 
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(add_);
@@ -376,6 +391,49 @@ void MethodListEditor::setScheduleFile(const QString& path) {
     showCurrent();
 }
 
+bool MethodListEditor::compareWithUncorrected() {
+    const int row = list_->currentRow();
+    if (updating_ || row < 0) return false;
+    const MethodSpec corrected = specs_[static_cast<size_t>(row)];
+    QWidget* button = picker_->compareButton();
+    if (!corrected.correctors.any()) {
+        errors_.show(button, tr("%1 has no correctors: tick one first")
+                                 .arg(methodTitle(corrected, controller_->config().stages)));
+        return false;
+    }
+    // Listed already: check it if it is not.
+    for (int i = 0; i < list_->count(); ++i) {
+        if (!isUncorrectedTwin(specs_[static_cast<size_t>(i)], corrected)) continue;
+        if (list_->item(i)->checkState() != Qt::Checked) {
+            list_->item(i)->setCheckState(Qt::Checked);  // commits (onItemChanged)
+            if (list_->item(i)->checkState() != Qt::Checked) return false;
+        }
+        errors_.clearAll();
+        return true;
+    }
+    const MethodSpec twin = uncorrectedTwin(corrected, controller_->config().stages);
+    updating_ = true;
+    specs_.insert(specs_.begin() + row + 1, twin);
+    auto* item = new QListWidgetItem(methodTitle(twin, controller_->config().stages));
+    item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+    item->setCheckState(Qt::Checked);
+    list_->insertItem(row + 1, item);
+    list_->setCurrentRow(row);
+    updating_ = false;
+    const QString error = commit(checkedSpecs());
+    if (!error.isEmpty()) {
+        updating_ = true;
+        specs_.erase(specs_.begin() + row + 1);
+        delete list_->takeItem(row + 1);
+        list_->setCurrentRow(row);
+        updating_ = false;
+        errors_.show(button, tr("Cannot add the uncorrected method: %1").arg(error));
+        return false;
+    }
+    errors_.clearAll();
+    return true;
+}
+
 bool MethodListEditor::rowShown(QWidget* field) const {
     for (QWidget* w = field; w; w = w->parentWidget()) {
         if (w->parentWidget() == editor_) return form_->isRowVisible(w);
@@ -465,6 +523,7 @@ void MethodListEditor::showCurrent() {
     form_->setRowVisible(accumulation_, m.method == Method::TwoBw);
     form_->setRowVisible(scheduleFile_->parentWidget(), m.method == Method::Imported);
     form_->setRowVisible(update_, m.method == Method::Imported);
+    picker_->show(m);
     fitEditorHeight();
     updating_ = wasUpdating;
 }

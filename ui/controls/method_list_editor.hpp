@@ -2,7 +2,8 @@
 // The methods to compare: a checkable list (checked = in the experiment, in list order) and an
 // editor for the selected method's parameters (step size gamma on a log slider, NOAM, RPD's
 // delay mode and delta, LocalSGD's R and H, the flush group M of fill-drain, 1F1B and ZB-H1,
-// 2BW's accumulation m, an imported schedule's CSV file and update rule). Unchecked methods are
+// 2BW's accumulation m, an imported schedule's CSV file and update rule, the optimizer and the
+// staleness correctors: CorrectorPicker). Unchecked methods are
 // remembered here so they can be switched back on; the config only holds the checked ones.
 #include <QWidget>
 #include <functional>
@@ -23,6 +24,7 @@ class QSpinBox;
 
 namespace pipelens::ui {
 
+class CorrectorPicker;
 class ExperimentController;
 class LogSlider;
 
@@ -49,6 +51,8 @@ class MethodListEditor : public QWidget {
     QLineEdit* scheduleFileField() const { return scheduleFile_; }
     QPushButton* scheduleBrowseButton() const { return browseSchedule_; }
     QComboBox* updateField() const { return update_; }
+    // The selected method's optimizer and correctors.
+    CorrectorPicker* correctors() const { return picker_; }
     // Whether `field`'s form row is shown for the selected method.
     bool rowShown(QWidget* field) const;
     const FieldErrors& errors() const { return errors_; }
@@ -61,6 +65,11 @@ class MethodListEditor : public QWidget {
     // Sets the selected imported method's schedule CSV; an unchecked one is checked (run) if the
     // engine accepts the file. What the line edit and "Browse…" do.
     void setScheduleFile(const QString& path);
+    // "Compare with uncorrected": puts the selected method's uncorrected twin (the same method
+    // without its correctors, models/uncorrected_twin.hpp) right after it, checked, or checks
+    // the twin already listed. The selection stays on the corrected method. False (with the
+    // reason shown) when the method has no correctors or the config refuses the twin.
+    bool compareWithUncorrected();
 
   protected:
     void resizeEvent(QResizeEvent* event) override;
@@ -101,6 +110,7 @@ class MethodListEditor : public QWidget {
     QLineEdit* scheduleFile_;
     QPushButton* browseSchedule_;
     QComboBox* update_;
+    CorrectorPicker* picker_;
     FieldErrors errors_;
     std::vector<MethodSpec> specs_;  // parallel to the list rows
     bool updating_ = false;

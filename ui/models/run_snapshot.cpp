@@ -18,6 +18,13 @@ std::shared_ptr<const DelayTable> delaysOf(const SnapshotPtr& snapshot, size_t m
     return std::shared_ptr<const DelayTable>(snapshot, &*r.delays);
 }
 
+std::shared_ptr<const DelayTable> effectiveDelaysOf(const SnapshotPtr& snapshot, size_t method) {
+    if (!snapshot || method >= snapshot->experiment.methods.size()) return nullptr;
+    const RunResult& r = snapshot->result(method);
+    if (!r.effectiveDelays) return nullptr;
+    return std::shared_ptr<const DelayTable>(snapshot, &*r.effectiveDelays);
+}
+
 void deriveRunViews(RunSnapshot& s) {
     placeUpdates(s.experiment);
     s.totalSlots = s.experiment.budget.slotBudget;

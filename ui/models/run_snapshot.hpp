@@ -59,6 +59,8 @@ struct LiveCurve {
 // Views into a snapshot that keep it alive (aliasing shared pointers); null when absent.
 std::shared_ptr<const Timeline> timelineOf(const SnapshotPtr& snapshot, size_t method);
 std::shared_ptr<const DelayTable> delaysOf(const SnapshotPtr& snapshot, size_t method);
+// The delays after correction (RunResult::effectiveDelays: a corrector that accumulates).
+std::shared_ptr<const DelayTable> effectiveDelaysOf(const SnapshotPtr& snapshot, size_t method);
 
 // Places each method's updates in slots, sets `totalSlots` and derives `curves` (called on the
 // worker thread).

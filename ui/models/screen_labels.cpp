@@ -79,6 +79,24 @@ const QHash<QString, QString>& methodLabels() {
         {"schedule_file", tr("Schedule file")},
         {"update", tr("Update")},
         {"virtual_stages", tr("Virtual stages v")},
+        // The optimizer and the correctors (controls/corrector_picker.hpp); a corrector's
+        // index in the list (correctors[1]) is left out: each has its own row.
+        {"optimizer", tr("Optimizer")},
+        {"optimizer.kind", tr("Optimizer")},
+        {"optimizer.beta", tr("Momentum β")},
+        {"optimizer.beta1", tr("β1")},
+        {"optimizer.beta2", tr("β2")},
+        {"optimizer.eps", tr("ε")},
+        {"optimizer.weight_decay", tr("Weight decay")},
+        {"correctors", tr("Correctors")},
+        {"correctors.kind", tr("Correctors")},
+        {"correctors.tau_ref", tr("delay-adaptive γ τ_ref")},
+        {"correctors.per_block", tr("per block")},
+        {"correctors.unit", tr("delay-adaptive γ unit")},
+        {"correctors.s", tr("prediction s")},
+        {"correctors.lambda", tr("DC λ")},
+        {"correctors.beta", tr("look-ahead β")},
+        {"correctors.k", tr("accumulate k")},
     };
     return labels;
 }
@@ -97,7 +115,7 @@ QString withScreenLabels(const QString& message, const ExperimentConfig& config)
     // A key: words joined by dots, or methods[i] with an optional field; not part of a longer
     // word or path.
     static const QRegularExpression key(QStringLiteral(
-        R"((?<![\w.\[\]])(?:methods\[(\d+)\](?:\.([a-z_]+(?:\.[a-z_]+)*))?|([a-z_]+(?:\.[a-z_]+)*))(?![\w\[]))"));
+        R"((?<![\w.\[\]])(?:methods\[(\d+)\](?:\.([a-z_]+(?:\[\d+\])?(?:\.[a-z_]+[0-9]?)*))?|([a-z_]+(?:\.[a-z_]+)*))(?![\w\[]))"));
     // What follows a plain word that names a value.
     static const QRegularExpression namesValue(QStringLiteral(R"(^\s*(?:=|is\b))"));
     QString out;
@@ -108,7 +126,8 @@ QString withScreenLabels(const QString& message, const ExperimentConfig& config)
         QString label;
         if (m.capturedStart(1) >= 0) {
             const QString title = methodTitle(config, m.captured(1).toInt());
-            const QString field = m.captured(2);
+            static const QRegularExpression index(QStringLiteral(R"(\[\d+\])"));
+            const QString field = m.captured(2).remove(index);
             if (field.isEmpty())
                 label = title;
             else if (methodLabels().contains(field))
