@@ -48,22 +48,6 @@ Options:
   --quiet        print nothing but errors
 )";
 
-// The command's options, by the rules of every pipelens-cli command (cmdline/args.hpp).
-const cmdline::CommandSpec& studySpec() {
-    static const cmdline::CommandSpec spec{"study",
-                                           {{"out", true, false, {}},
-                                            {"quick", false, false, {}},
-                                            {"seeds", true, true, {}},
-                                            {"threads", true, true, {}},
-                                            {"quiet", false, false, {}}},
-                                           1,
-                                           "one study: staleness",
-                                           "",
-                                           "study",
-                                           {"staleness"}};
-    return spec;
-}
-
 struct Options {
     std::string out;
     StudyInputs inputs;
@@ -72,7 +56,7 @@ struct Options {
 };
 
 Options parse(int argc, char** argv) {
-    const cmdline::ParsedArgs a = cmdline::parseArgs(studySpec(), argc, argv, 2);
+    const cmdline::ParsedArgs a = cmdline::parseArgs(cmdline::commandSpec("study"), argc, argv, 2);
     if (a.positional().empty()) throw ConfigError("study needs one study: staleness (see --help)");
     if (a.positional()[0] != "staleness") {
         throw ConfigError("study = \"" + cmdline::shownValue(a.positional()[0]) +
