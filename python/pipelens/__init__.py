@@ -359,6 +359,14 @@ class MethodResult:
         return None if d is None else d["delays"]
 
     @property
+    def effective_delays(self) -> Optional[np.ndarray]:
+        """With the ``accumulate`` corrector (k > 1): :attr:`delays` counted in the block updates
+        that took effect, up to the update that applied each gradient (docs/correctors.md);
+        None otherwise."""
+        d = self._delay_table()
+        return None if d is None else d.get("effective_delays")
+
+    @property
     def delay_updates(self) -> Optional[np.ndarray]:
         """Per block update k: updated_stage (from 1), microbatch and slot (int32 columns)."""
         d = self._delay_table()

@@ -216,6 +216,16 @@ py::object methodDelays(const ExperimentResult& r, std::size_t i) {
     }
     py::dict out;
     out["delays"] = delays;
+    if (res.effectiveDelays) {
+        // Accumulation's delays counted in the updates that took effect (docs/correctors.md).
+        py::array_t<std::int64_t> effective({k, s});
+        auto ev = effective.mutable_unchecked<2>();
+        for (py::ssize_t u = 0; u < k; ++u) {
+            for (py::ssize_t j = 0; j < s; ++j)
+                ev(u, j) = res.effectiveDelays->delay(u, static_cast<int>(j));
+        }
+        out["effective_delays"] = effective;
+    }
     out["updated_stage"] = stage;
     out["microbatch"] = microbatch;
     out["slot"] = slot;

@@ -285,3 +285,27 @@ def test_progress_true_without_tqdm(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)
     pipelens.run(small_config(), progress=True)
     assert "pipelens: 100.0 %" in capsys.readouterr().err
+
+
+def test_optimizers_and_correctors() -> None:
+    """The optimizer and the correctors are config keys; they change the run, label it, and
+    accumulation's effective delays come back beside the schedule's."""
+    methods = [
+        {"method": "pd", "step_size": 0.05},
+        {"method": "pd", "step_size": 0.05, "optimizer": {"kind": "momentum", "beta": 0.5},
+         "correctors": [{"kind": "prediction"}, {"kind": "accumulate", "k": 2}]},
+    ]
+    plain, corrected = pipelens.run(small_config(methods=methods)).methods
+    assert corrected.label == "PipeDream + momentum (beta=0.5) + prediction (exact s) + " \
+                              "accumulate (k=2)"
+    assert not np.array_equal(plain.objective_per_slot, corrected.objective_per_slot)
+    assert plain.effective_delays is None
+    eff = corrected.effective_delays
+    assert eff is not None and eff.shape == corrected.delays.shape
+    # About half the updates take effect, so reads cross fewer of them on the whole (a gradient
+    # that waits for its group can cross more than the schedule's count, so not cell by cell).
+    assert eff.mean() < 0.75 * corrected.delays.mean()
+    assert not np.array_equal(eff, corrected.delays)
+    with pytest.raises(ValueError, match=r"correctors\[0\]\.k = 0 is not allowed"):
+        pipelens.run(small_config(methods=[{"method": "pd", "step_size": 0.05,
+                                            "correctors": [{"kind": "accumulate", "k": 0}]}]))
