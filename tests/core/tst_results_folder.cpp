@@ -205,6 +205,46 @@ class TestResultsFolder : public QObject {
     }
 
     // A run killed while writing left DIR.tmp-PID forever.
+    // accumulate's effective delays are written beside the schedule's, in the same columns;
+    // a method without it has no such file.
+    void effectiveDelaysWritten() {
+        nlohmann::json j = {
+            {"stages", 3},
+            {"batch_size", 5},
+            {"data", {{"rows", 30}, {"dim", 6}}},
+            {"budget", {{"microbatches", 12}}},
+            {"methods",
+             nlohmann::json::array({{{"method", "pd"}, {"step_size", 0.05}},
+                                    {{"method", "pd"},
+                                     {"step_size", 0.05},
+                                     {"correctors", {{{"kind", "accumulate"}, {"k", 2}}}}}})}};
+        RunOptions o;
+        o.threads = 1;
+        const ExperimentResult r = runExperiment(ExperimentConfig::fromJson(j), o);
+        const fs::path out = dir() / "effective";
+        QVERIFY(writeResults(r, out.string()).empty());
+        QVERIFY(!fs::exists(out / "effective_delays_0.csv"));
+        const RunResult& acc = r.methods[1].result;
+        QVERIFY(acc.effectiveDelays && acc.delays);
+        std::istringstream csv(read(out / "effective_delays_1.csv"));
+        std::string line;
+        std::getline(csv, line);
+        QCOMPARE(line, std::string("method,block_update,updated_stage,microbatch,slot,"
+                                   "delay_block1,delay_block2,delay_block3"));
+        long long k = 0;
+        bool differs = false;
+        for (; std::getline(csv, line); ++k) {
+            const auto cs = cellsOf(line);
+            for (int b = 0; b < 3; ++b) {
+                const long long v = std::stoll(cs[static_cast<size_t>(5 + b)]);
+                QCOMPARE(v, acc.effectiveDelays->delay(k, b));
+                differs = differs || v != acc.delays->delay(k, b);
+            }
+        }
+        QCOMPARE(k, acc.delays->updates());
+        QVERIFY(differs);
+    }
+
     void staleTemporariesOfDeadRunsRemoved() {
         const fs::path out = dir() / "stale";
         const fs::path dead = dir() / "stale.tmp-999999999";

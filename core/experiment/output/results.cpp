@@ -695,6 +695,10 @@ std::vector<std::string> writeResults(const ExperimentResult& r, const std::stri
                     put(tmp / ("delay_units_" + std::to_string(i) + ".csv"),
                         delayUnitsCsv(*res.delays, o.label));
                 }
+                if (res.effectiveDelays) {
+                    put(tmp / ("effective_delays_" + std::to_string(i) + ".csv"),
+                        delayTableCsv(*res.effectiveDelays, o.label));
+                }
             }
             if (anyTheorem) put(tmp / "theorem.csv", th.take());
             if (anySweep) put(tmp / "sweep.csv", sw.take());
