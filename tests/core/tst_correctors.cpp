@@ -39,24 +39,7 @@ std::shared_ptr<LinearObjective> makeObjective(LossKind loss) {
     return test::smallObjective(loss, 40, 7);
 }
 
-// Block `blk` of the gradient of batch `batch`'s loss at z, from the model's definition.
-VectorXd refBlockGradient(const LinearObjective& obj, int batch, const VectorXd& z,
-                          const BlockRange& blk) {
-    const int b = obj.batchSize();
-    VectorXd g = VectorXd::Zero(blk.size);
-    for (int i = 0; i < b; ++i) {
-        const int row = batch * b + i;
-        double a = 0.0;
-        for (int c = 0; c < z.size(); ++c) a += obj.X()(row, c) * z[c];
-        const double out = obj.loss() == LossKind::Logistic ? 1.0 / (1.0 + std::exp(-a)) : a;
-        const double r = (out - obj.y()[row]) / b;
-        for (int c = 0; c < blk.size; ++c) g[c] += obj.X()(row, blk.offset + c) * r;
-    }
-    if (obj.loss() == LossKind::Logistic) {
-        for (int c = 0; c < blk.size; ++c) g[c] += obj.l2() * z[blk.offset + c];
-    }
-    return g;
-}
+using test::refBlockGradient;
 
 // What the reference counts over the schedule's events, by brute force.
 struct RefSchedule {

@@ -18,6 +18,7 @@
 #include "experiment/config/config.hpp"
 #include "experiment/run/experiment.hpp"
 #include "experiment/run/lm_experiment.hpp"
+#include "lm_tiny_problem.hpp"
 #include "ref_optimizer.hpp"
 #include "replay/lm_pipeline_replay.hpp"
 #include "replay/lm_rpd_replay.hpp"
@@ -33,53 +34,22 @@ namespace {
 
 using Problem = std::shared_ptr<const CharTransformerProblem>;
 
-// The smallest model the sizes allow that still has a transformer block (S = 3) or two.
-Problem tinyProblem(int stages, LmPrecision precision = LmPrecision::Double, int width = 4) {
-    CharTransformerParams p;
-    p.stages = stages;
-    p.width = width;
-    p.heads = 2;
-    p.context = 4;
-    p.batch = 2;
-    p.builtInCharacters = 600;
-    p.initSeed = 3;
-    p.precision = precision;
-    return std::make_shared<const CharTransformerProblem>(makeCharTransformerProblem(p));
-}
-
-std::vector<int> batchesOf(const CharTransformerProblem& p, int microbatches) {
-    std::vector<int> out(static_cast<size_t>(microbatches));
-    for (int m = 0; m < microbatches; ++m) out[static_cast<size_t>(m)] = m % p.train.batches();
-    return out;
-}
-
-// The gradient of block `stage` of `batch`'s loss at the point whose block j is `point`'s
-// block j: the model's forward through every stage and backward down to `stage`.
-VectorXd stageGradient(const CharTransformerProblem& p, const VectorXd& point, int stage,
-                       int batch) {
-    CharTransformer<double> model(p.layout);
-    std::vector<const double*> blocks;
-    blocks.reserve(static_cast<size_t>(p.layout.stages()));
-    for (int j = 0; j < p.layout.stages(); ++j)
-        blocks.push_back(point.data() + p.layout.stage(j).offset);
-    VectorXd g(p.layout.stage(stage).size);
-    model.lossAndStageGradient(blocks, p.train.tokens(batch), p.train.targets(batch), stage,
-                               g.data());
-    return g;
-}
+using test::lmBatchesOf;
+using test::lmStageGradient;
+using test::tinyLmProblem;
 
 using test::RefOptimizer;
 
 // The schedule's reference run (test::refPipelineWalk) on the model from its initial weights.
 VectorXd refPipeline(const CharTransformerProblem& p, const Timeline& tl, int replicas,
                      double gamma, const OptimizerSpec& spec, int stepGroup) {
-    const auto batchOf = batchesOf(p, tl.params.microbatches);
+    const auto batchOf = lmBatchesOf(p, tl.params.microbatches);
     std::vector<std::pair<Eigen::Index, Eigen::Index>> blocks;
     blocks.reserve(static_cast<size_t>(p.layout.stages()));
     for (int j = 0; j < p.layout.stages(); ++j)
         blocks.emplace_back(p.layout.stage(j).offset, p.layout.stage(j).size);
     const auto gradient = [&](const VectorXd& point, int stage, int microbatch) {
-        return stageGradient(p, point, stage, batchOf[static_cast<size_t>(microbatch)]);
+        return lmStageGradient(p, point, stage, batchOf[static_cast<size_t>(microbatch)]);
     };
     return test::refPipelineWalk(tl, replicas, p.w0, blocks, gradient, gamma, spec, stepGroup);
 }
@@ -94,7 +64,7 @@ std::unique_ptr<LmReplay> enginePipeline(const Problem& p, const Timeline& tl, M
     cfg.stepSize = gamma;
     cfg.stepScale = stepScale;
     cfg.optimizer = spec;
-    cfg.batchOf = batchesOf(*p, tl.params.microbatches);
+    cfg.batchOf = lmBatchesOf(*p, tl.params.microbatches);
     cfg.slotThreads = slotThreads;
     auto run = makeLmPipelineReplay(p, cfg);
     run->runToEnd();
@@ -205,7 +175,7 @@ class TestLmOptimizers : public QObject {
         QFETCH(double, gamma);
         const OptimizerSpec spec = optimizer(static_cast<OptimizerKind>(kind), decay);
         for (int S : {3, 4}) {
-            const Problem p = tinyProblem(S);
+            const Problem p = tinyLmProblem(S);
             const Timeline tl = buildTimeline(schedule(ScheduleKind::PipeDream, S, 10));
             const VectorXd ref = refPipeline(*p, tl, 1, gamma, spec, 1);
             const auto run = enginePipeline(p, tl, Method::PipeDream, 1, gamma, spec, 1.0);
@@ -226,7 +196,7 @@ class TestLmOptimizers : public QObject {
         QFETCH(double, decay);
         QFETCH(double, gamma);
         const OptimizerSpec spec = optimizer(static_cast<OptimizerKind>(kind), decay);
-        const Problem p = tinyProblem(3);
+        const Problem p = tinyLmProblem(3);
         ScheduleParams seq = schedule(ScheduleKind::LocalSgd, 3, 6);
         seq.replicas = 1;
         seq.localSteps = 1 << 29;
@@ -252,7 +222,7 @@ class TestLmOptimizers : public QObject {
         QFETCH(double, decay);
         QFETCH(double, gamma);
         const OptimizerSpec spec = optimizer(static_cast<OptimizerKind>(kind), decay);
-        const Problem p = tinyProblem(3);
+        const Problem p = tinyLmProblem(3);
         ScheduleParams fd = schedule(ScheduleKind::FillDrain, 3, 8);
         fd.flushGroup = 4;
         ScheduleParams ofob = schedule(ScheduleKind::OneFOneB, 3, 8);
@@ -276,7 +246,7 @@ class TestLmOptimizers : public QObject {
         QFETCH(double, gamma);
         const OptimizerSpec spec = optimizer(static_cast<OptimizerKind>(kind), decay);
         const int S = 3;
-        const Problem p = tinyProblem(S);
+        const Problem p = tinyLmProblem(S);
         const auto table = std::make_shared<const DelayTable>(
             buildTimeline(schedule(ScheduleKind::PipeDream, S, 8)));
         const long long K = table->updates();
@@ -287,7 +257,7 @@ class TestLmOptimizers : public QObject {
         cfg.order = StageOrder::PipeDream;
         cfg.pipeDream = table;
         cfg.maxDelay = table->maxDelay();
-        cfg.batchOf = batchesOf(*p, 8);
+        cfg.batchOf = lmBatchesOf(*p, 8);
         cfg.optimizer = spec;
         auto run = makeLmRpdReplay(p, cfg);
         run->runToEnd();
@@ -303,7 +273,7 @@ class TestLmOptimizers : public QObject {
                     hist[static_cast<size_t>(k - table->delay(k, j))].segment(b.offset, b.size);
             }
             const BlockUpdateInfo& u = table->update(k);
-            const VectorXd g = stageGradient(*p, z, u.stage, cfg.batchOf[u.microbatch]);
+            const VectorXd g = lmStageGradient(*p, z, u.stage, cfg.batchOf[u.microbatch]);
             VectorXd next = hist.back();
             const auto& b = p->layout.stage(u.stage);
             opt[u.stage].apply(next.segment(b.offset, b.size), g, gamma);
@@ -317,7 +287,7 @@ class TestLmOptimizers : public QObject {
     // A transformer block of C = 32 (12,672 parameters) is updated in several chunks (the
     // executor's cache-sized pieces): still the whole block's update.
     void chunkedBlocksMatchTheRecursion() {
-        const Problem p = tinyProblem(3, LmPrecision::Double, 32);
+        const Problem p = tinyLmProblem(3, LmPrecision::Double, 32);
         QVERIFY(p->layout.stage(1).size > 3 * 4096);
         for (OptimizerKind kind : {OptimizerKind::Nesterov, OptimizerKind::AdamW}) {
             const OptimizerSpec spec = optimizer(kind, 0.05);
@@ -339,7 +309,7 @@ class TestLmOptimizers : public QObject {
     // Adam on sequential SGD is the textbook Adam loop on the whole vector: g = the full
     // gradient at w, one step per microbatch (every block's count is the microbatch's).
     void adamOnSequentialSgdIsTextbookAdam() {
-        const Problem p = tinyProblem(4);
+        const Problem p = tinyLmProblem(4);
         const OptimizerSpec spec = optimizer(OptimizerKind::Adam);
         const double gamma = 0.01;
         const int N = 7;
@@ -352,7 +322,7 @@ class TestLmOptimizers : public QObject {
         VectorXd m = VectorXd::Zero(w.size());
         VectorXd v = VectorXd::Zero(w.size());
         VectorXd g(w.size());
-        const auto batchOf = batchesOf(*p, N);
+        const auto batchOf = lmBatchesOf(*p, N);
         for (int t = 1; t <= N; ++t) {
             const int batch = batchOf[static_cast<size_t>(t - 1)];
             model.lossAndGradient(w.data(), p->train.tokens(batch), p->train.targets(batch),
@@ -374,7 +344,7 @@ class TestLmOptimizers : public QObject {
         OptimizerSpec zero = optimizer(OptimizerKind::Momentum);
         zero.beta = 0.0;
         for (int S : {3, 4}) {
-            const Problem p = tinyProblem(S);
+            const Problem p = tinyLmProblem(S);
             const Timeline tl = buildTimeline(schedule(ScheduleKind::PipeDream, S, 10));
             const auto plain = enginePipeline(p, tl, Method::PipeDream, 1, 0.1, {}, 1.0);
             const auto momentum = enginePipeline(p, tl, Method::PipeDream, 1, 0.1, zero, 1.0);
@@ -387,9 +357,9 @@ class TestLmOptimizers : public QObject {
     void floatFollowsDouble() {
         const OptimizerSpec spec = optimizer(OptimizerKind::AdamW, 0.05);
         const Timeline tl = buildTimeline(schedule(ScheduleKind::PipeDream, 3, 10));
-        const auto d = enginePipeline(tinyProblem(3), tl, Method::PipeDream, 1, 0.01, spec, 1.0);
-        const auto f = enginePipeline(tinyProblem(3, LmPrecision::Float), tl, Method::PipeDream, 1,
-                                      0.01, spec, 1.0);
+        const auto d = enginePipeline(tinyLmProblem(3), tl, Method::PipeDream, 1, 0.01, spec, 1.0);
+        const auto f = enginePipeline(tinyLmProblem(3, LmPrecision::Float), tl, Method::PipeDream,
+                                      1, 0.01, spec, 1.0);
         const double err = relError(f->weights(), d->weights());
         qInfo("float vs double: %.2g", err);
         QVERIFY(err <= 1e-4);
@@ -397,7 +367,7 @@ class TestLmOptimizers : public QObject {
 
     // An executor other than the CPU's (OpenCL) refuses a stateful optimizer by name.
     void otherExecutorsRefuseAnOptimizer() {
-        const Problem p = tinyProblem(3);
+        const Problem p = tinyLmProblem(3);
         LmPipelineConfig cfg;
         cfg.timeline = buildTimeline(schedule(ScheduleKind::PipeDream, 3, 4));
         cfg.stepSize = 0.01;

@@ -36,26 +36,7 @@ std::shared_ptr<LinearObjective> makeObjective(LossKind loss) {
     return test::smallObjective(loss, 40, 7);
 }
 
-// Block `blk` of the gradient of batch `batch`'s loss at z, from the model's definition:
-// (1/b) X_b^T (X_b z - y_b) for least squares, (1/b) X_b^T (sigmoid(X_b z) - y_b) + l2 z for
-// logistic regression.
-VectorXd refBlockGradient(const LinearObjective& obj, int batch, const VectorXd& z,
-                          const BlockRange& blk) {
-    const int b = obj.batchSize();
-    VectorXd g = VectorXd::Zero(blk.size);
-    for (int i = 0; i < b; ++i) {
-        const int row = batch * b + i;
-        double a = 0.0;
-        for (int c = 0; c < z.size(); ++c) a += obj.X()(row, c) * z[c];
-        const double out = obj.loss() == LossKind::Logistic ? 1.0 / (1.0 + std::exp(-a)) : a;
-        const double r = (out - obj.y()[row]) / b;
-        for (int c = 0; c < blk.size; ++c) g[c] += obj.X()(row, blk.offset + c) * r;
-    }
-    if (obj.loss() == LossKind::Logistic) {
-        for (int c = 0; c < blk.size; ++c) g[c] += obj.l2() * z[blk.offset + c];
-    }
-    return g;
-}
+using test::refBlockGradient;
 
 using test::RefOptimizer;
 
@@ -562,7 +543,7 @@ class TestOptimizers : public QObject {
 
     void openClTakesOptimizers() {
         // Optimizers with state run on every engine (docs/opencl.md): a config with backend
-        // "opencl" and one validates; only correctors stay on the CPU engine (tst_correctors).
+        // "opencl" and one validates, and so does one with correctors (tst_correctors).
         json j = baseConfig({{"kind", "adam"}});
         j["backend"] = "opencl";
         QCOMPARE(QString::fromStdString(configError([&] { ExperimentConfig::fromJson(j); })),
@@ -573,9 +554,8 @@ class TestOptimizers : public QObject {
         ExperimentConfig c = ExperimentConfig::fromJson(baseConfig({{"kind", "momentum"}}));
         QVERIFY(!cpuEngineOnly(c.methods[0]));
         j["methods"][0]["correctors"] = json::array({{{"kind", "dc"}}});
-        QVERIFY(configError([&] {
-                    ExperimentConfig::fromJson(j);
-                }).starts_with(R"(methods[0].correctors[0].kind = "dc" with backend = "opencl")"));
+        QCOMPARE(QString::fromStdString(configError([&] { ExperimentConfig::fromJson(j); })),
+                 QString());
     }
 
     void autoOnADeviceRunsTheOptimizerThere() {
