@@ -8,12 +8,17 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
 
 #include "charts/schedule_comparison_view.hpp"
 #include "charts/sweep_chart.hpp"
 #include "charts/widget_export.hpp"
 #include "controllers/experiment_controller.hpp"
 #include "controllers/sweep_controller.hpp"
+#include "errors.hpp"
 #include "experiment/config/field_limits.hpp"
 #include "experiment/sweep/sweep_folder.hpp"
 #include "models/screen_labels.hpp"
@@ -38,16 +43,98 @@ constexpr AxisChoice kAxes[] = {
     {"rows", "100, 300, 1000"},
     {"dim", "16, 64, 256"},
     {"schedule", "pd, 1f1b, zb-h1, 2bw, fill-drain"},
+    // The kinds, each with its defaults; a kind's settings go in parentheses, correctors
+    // combine with " + " (the names the chart shows read back: "prediction (pipeoptim) + dc").
+    {"optimizer", "sgd, momentum, nesterov, adam, adamw"},
+    {"corrector", "none, delay_adaptive, prediction, dc, lookahead, accumulate"},
 };
+
+// The text of one optimizer or corrector-list point as the chart and summary name it.
+std::string categoricalName(const SweepSpec& spec, std::size_t i) {
+    return spec.axis == SweepAxis::Optimizer ? optimizerShortName(spec.optimizers.at(i))
+                                             : correctorsShortName(spec.correctors.at(i));
+}
 
 QString valuesText(const SweepSpec& spec) {
     QStringList parts;
     if (spec.axis == SweepAxis::Schedule) {
         for (const std::string& key : spec.schedules) parts << QString::fromStdString(key);
+    } else if (categoricalSweepAxis(spec.axis)) {
+        // By name, never by position (the values are the positions).
+        for (std::size_t i = 0; i < spec.points(); ++i) {
+            parts << QString::fromStdString(categoricalName(spec, i));
+        }
     } else {
         for (double v : spec.values) parts << QString::fromStdString(formatNumber(v));
     }
     return parts.join(", ");
+}
+
+std::string trimmed(const std::string& text) {
+    const auto first = text.find_first_not_of(" \t");
+    if (first == std::string::npos) return {};
+    return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+
+// `text` cut at `separator` outside parentheses (a name's settings may hold commas).
+std::vector<std::string> splitOutsideParens(const std::string& text, char separator) {
+    std::vector<std::string> parts(1);
+    int depth = 0;
+    for (char ch : text) {
+        if (ch == '(') ++depth;
+        if (ch == ')') depth = std::max(0, depth - 1);
+        if (ch == separator && depth == 0) {
+            parts.emplace_back();
+        } else {
+            parts.back() += ch;
+        }
+    }
+    for (std::string& part : parts) part = trimmed(part);
+    return parts;
+}
+
+// One setting's value as JSON: true/false, a number (an integer where it is one), else text.
+nlohmann::json settingValue(const std::string& text) {
+    if (text == "true" || text == "false") return text == "true";
+    try {
+        std::size_t used = 0;
+        const double v = std::stod(text, &used);
+        if (used == text.size()) {
+            const bool whole = text.find_first_of(".eE") == std::string::npos &&
+                               std::abs(v) < 1e15 && v == std::floor(v);
+            return whole ? nlohmann::json(static_cast<long long>(v)) : nlohmann::json(v);
+        }
+    } catch (const std::exception&) {
+        // Not a number: the value is text (a unit, a prediction's s).
+    }
+    return text;
+}
+
+// "kind" or "kind (key=value, ...)" as the names read: the kind alone (a string) or an object
+// with the keys; prediction's bare "(pipeoptim)" is its s. Core validates the result.
+nlohmann::json namedKind(const std::string& text, const std::string& field) {
+    const auto open = text.find('(');
+    if (open == std::string::npos) return trimmed(text);
+    if (text.back() != ')') {
+        throw ConfigError(field + " = \"" + text +
+                          "\" is not allowed: a kind, or a kind with its settings in "
+                          "parentheses, e.g. adam (beta1=0.8) or dc (lambda=0.2)");
+    }
+    nlohmann::json object{{"kind", trimmed(text.substr(0, open))}};
+    for (const std::string& setting :
+         splitOutsideParens(text.substr(open + 1, text.size() - open - 2), ',')) {
+        if (setting.empty()) continue;
+        const auto eq = setting.find('=');
+        if (eq == std::string::npos && object["kind"] == "prediction") {
+            object["s"] = setting;
+        } else if (eq == std::string::npos) {
+            throw ConfigError(field + " = \"" + text + "\" is not allowed: the setting \"" +
+                              setting + "\" needs a key=value form, e.g. beta=0.5");
+        } else {
+            object[trimmed(setting.substr(0, eq))] = settingValue(trimmed(setting.substr(eq + 1)));
+        }
+    }
+    return object;
 }
 
 }  // namespace
@@ -68,7 +155,11 @@ SweepView::SweepView(ExperimentController* experiment, QWidget* parent)
     values_ = new QLineEdit(QString::fromLatin1(kAxes[0].values));
     values_->setToolTip(
         tr("One point per value: numbers separated by commas or spaces (the schedule axis: "
-           "method keys, e.g. pd, 1f1b, zb-h1, 2bw, fill-drain)"));
+           "method keys, e.g. pd, 1f1b, zb-h1, 2bw, fill-drain; the optimizer axis: kinds "
+           "separated by commas, e.g. sgd, momentum, nesterov, adam, adamw, settings in "
+           "parentheses as in adam (beta1=0.8); the corrector axis: none, delay_adaptive, "
+           "prediction, dc, lookahead, accumulate, combined with +, as in prediction "
+           "(pipeoptim) + dc (lambda=0.2))"));
     seeds_ = new QSpinBox;
     seeds_->setRange(static_cast<int>(limits::kSeeds.lo), static_cast<int>(limits::kSeeds.hi));
     seeds_->setPrefix(tr("seeds "));
@@ -178,6 +269,43 @@ void SweepView::openSweep(const SweepSpec& spec, SweepMetric metric, bool start)
     }
 }
 
+void SweepView::parseNamedValues(SweepSpec& s) const {
+    std::size_t i = 0;
+    for (const std::string& token : splitOutsideParens(values_->text().toStdString(), ',')) {
+        if (token.empty()) continue;
+        const std::string field = "axis.values[" + std::to_string(i) + "]";
+        // A name of the sweep opened or run last stands for its value in full (a setting the
+        // short name leaves out, such as a default written out, is kept).
+        bool known = false;
+        for (std::size_t j = 0; base_ && base_->axis == s.axis && j < base_->points(); ++j) {
+            if (categoricalName(*base_, j) != token) continue;
+            if (s.axis == SweepAxis::Optimizer) s.optimizers.push_back(base_->optimizers[j]);
+            if (s.axis == SweepAxis::Corrector) s.correctors.push_back(base_->correctors[j]);
+            known = true;
+            break;
+        }
+        if (!known && s.axis == SweepAxis::Optimizer) {
+            s.optimizers.push_back(readOptimizerOrKind(namedKind(token, field), field));
+        } else if (!known) {
+            const std::vector<std::string> parts = splitOutsideParens(token, '+');
+            nlohmann::json list = nlohmann::json::array();
+            for (const std::string& part : parts) {
+                nlohmann::json kind = namedKind(part, field);
+                list.push_back(kind.is_string() ? nlohmann::json{{"kind", kind}} : kind);
+            }
+            // A kind alone ("dc", "none") reads as the config's bare kind.
+            s.correctors.push_back(readCorrectorsOrKind(
+                parts.size() == 1 && list[0].size() == 1 ? list[0]["kind"] : list, field));
+        }
+        s.values.push_back(static_cast<double>(i++));
+    }
+    if (i == 0) {
+        throw ConfigError("axis.values = \"" + values_->text().toStdString() +
+                          "\" is not allowed: at least one " + sweepAxisName(s.axis) +
+                          " name, separated by commas");
+    }
+}
+
 ExperimentConfig SweepView::baseExperiment() const {
     const ExperimentConfig& current = experiment_->config();
     if (base_) {
@@ -202,6 +330,8 @@ std::optional<SweepSpec> SweepView::pendingSpec(QString* error) const {
             for (std::size_t i = 0; i < s.schedules.size(); ++i) {
                 s.values.push_back(static_cast<double>(i));
             }
+        } else if (s.axis == SweepAxis::Optimizer || s.axis == SweepAxis::Corrector) {
+            parseNamedValues(s);
         } else {
             s.values = parseAxisValues(values_->text().toStdString());
         }

@@ -63,6 +63,9 @@ class SweepView : public QWidget {
     // The experiment the next sweep starts from: the one of the sweep shown while the
     // controller holds one of its experiments (a point opened from it), else the controller's.
     ExperimentConfig baseExperiment() const;
+    // The optimizer or corrector axis: the values field's names (comma separated, as the chart
+    // shows them) into `s`'s optimizers or correctors and their positions as values.
+    void parseNamedValues(SweepSpec& s) const;
 
     ExperimentController* experiment_;
     SweepController* sweep_;

@@ -132,6 +132,125 @@ class TestSweepView : public QObject {
         QVERIFY(view.chart()->plot().xLabels.empty());
     }
 
+    // A corrector sweep file opens with its points named, never numbered: the values field
+    // reads the names back as the same sweep, and the chart's categorical x axis names them.
+    void aCorrectorSweepOpensWithItsNames() {
+        ExperimentController experiment;
+        SweepView view(&experiment);
+        experiment.setConfig(smallExperiment());
+        const SweepSpec spec = SweepSpec::fromJson(
+            {{"name", "correctors"},
+             {"experiment", smallExperiment().toJson()},
+             {"axis",
+              {{"name", "corrector"},
+               {"values", json::array({"none",
+                                       json::array({{{"kind", "prediction"}, {"s", "pipeoptim"}},
+                                                    {{"kind", "dc"}}}),
+                                       json::array({{{"kind", "accumulate"}, {"k", 4}}})})}}}});
+        view.openSweep(spec, SweepMetric::FinalGap, false);
+        QCOMPARE(view.axisField()->currentData().toString(), QString("corrector"));
+        QCOMPARE(view.valuesField()->text(),
+                 QString("none, prediction (pipeoptim) + dc, accumulate (k=4)"));
+        QString error;
+        const auto pending = view.pendingSpec(&error);
+        QVERIFY2(pending, qPrintable(error));
+        QVERIFY2(pending->toJson() == spec.toJson(),
+                 qPrintable(
+                     QString::fromStdString(json::diff(spec.toJson(), pending->toJson()).dump())));
+        view.run();
+        QVERIFY(waitForSweep(view));
+        QCOMPARE(view.controller()->pointsDone(), std::size_t(3));
+        QVERIFY(view.upToDate());
+        QCOMPARE(
+            view.chart()->plot().xLabels,
+            (std::vector<std::string>{"none", "prediction (pipeoptim) + dc", "accumulate (k=4)"}));
+        // The optimizer axis the same way: "adam", not "2".
+        const SweepSpec optimizers = SweepSpec::fromJson(
+            {{"experiment", smallExperiment().toJson()},
+             {"axis",
+              {{"name", "optimizer"},
+               {"values", json::array({"sgd", {{"kind", "adam"}, {"beta1", 0.8}}, "adam"})}}}});
+        view.openSweep(optimizers, SweepMetric::FinalGap, false);
+        QCOMPARE(view.valuesField()->text(), QString("sgd, adam (beta1=0.8), adam"));
+        const auto again = view.pendingSpec(&error);
+        QVERIFY2(again, qPrintable(error));
+        QVERIFY(again->toJson() == optimizers.toJson());
+    }
+
+    // Built in the app as the schedule axis is: pick the axis, its kinds are offered (each at
+    // its defaults), edit the list; the spec is the one a sweep file with those values gives.
+    void optimizerAndCorrectorSweepsAreBuiltInTheApp() {
+        ExperimentController experiment;
+        SweepView view(&experiment);
+        experiment.setConfig(smallExperiment());
+        const auto pick = [&](const char* axis) {
+            const int i = view.axisField()->findData(QString::fromLatin1(axis));
+            QVERIFY(i >= 0);
+            view.axisField()->setCurrentIndex(i);
+            emit view.axisField()->activated(i);
+        };
+        const auto fileSpec = [&](const char* axis, const json& values) {
+            return SweepSpec::fromJson({{"name", "small"},
+                                        {"experiment", smallExperiment().toJson()},
+                                        {"axis", {{"name", axis}, {"values", values}}}});
+        };
+        QString error;
+        pick("optimizer");
+        QCOMPARE(view.valuesField()->text(), QString("sgd, momentum, nesterov, adam, adamw"));
+        auto pending = view.pendingSpec(&error);
+        QVERIFY2(pending, qPrintable(error));
+        QCOMPARE(pending->axis, SweepAxis::Optimizer);
+        QVERIFY(pending->toJson() ==
+                fileSpec("optimizer", {"sgd", "momentum", "nesterov", "adam", "adamw"}).toJson());
+        view.valuesField()->setText("adam (beta1=0.8, weight_decay=0.1), momentum (beta=0.5)");
+        pending = view.pendingSpec(&error);
+        QVERIFY2(pending, qPrintable(error));
+        QVERIFY(pending->toJson() ==
+                fileSpec("optimizer", {{{"kind", "adam"}, {"beta1", 0.8}, {"weight_decay", 0.1}},
+                                       {{"kind", "momentum"}, {"beta", 0.5}}})
+                    .toJson());
+        view.valuesField()->setText("adam, rmsprop");
+        QVERIFY(!view.pendingSpec(&error));
+        QVERIFY2(error.contains("axis.values[1]") && error.contains("rmsprop") &&
+                     error.contains("adamw"),
+                 qPrintable(error));
+        QVERIFY(!view.runButton()->isEnabled());
+
+        pick("corrector");
+        QCOMPARE(view.valuesField()->text(),
+                 QString("none, delay_adaptive, prediction, dc, lookahead, accumulate"));
+        pending = view.pendingSpec(&error);
+        QVERIFY2(pending, qPrintable(error));
+        QVERIFY(pending->toJson() == fileSpec("corrector", {"none", "delay_adaptive", "prediction",
+                                                            "dc", "lookahead", "accumulate"})
+                                         .toJson());
+        QCOMPARE(pending->correctors[5].accumulate, 2);
+        view.valuesField()->setText(
+            "prediction (pipeoptim) + dc (lambda=0.2), delay_adaptive (unit=slots, per_block=true)"
+            ", accumulate (k=4)");
+        pending = view.pendingSpec(&error);
+        QVERIFY2(pending, qPrintable(error));
+        QVERIFY(
+            pending->toJson() ==
+            fileSpec("corrector",
+                     {json::array({{{"kind", "prediction"}, {"s", "pipeoptim"}},
+                                   {{"kind", "dc"}, {"lambda", 0.2}}}),
+                      json::array(
+                          {{{"kind", "delay_adaptive"}, {"unit", "slots"}, {"per_block", true}}}),
+                      json::array({{{"kind", "accumulate"}, {"k", 4}}})})
+                .toJson());
+        QCOMPARE(pending->valueText(0), std::string("prediction (pipeoptim) + dc (lambda=0.2)"));
+        view.valuesField()->setText("dc (lambda=-1)");
+        QVERIFY(!view.pendingSpec(&error));
+        QVERIFY2(error.contains("lambda") && error.contains("-1"), qPrintable(error));
+        view.valuesField()->setText("none, dc");
+        QVERIFY(view.runButton()->isEnabled());
+        view.run();
+        QVERIFY(waitForSweep(view));
+        QCOMPARE(view.controller()->pointsDone(), std::size_t(2));
+        QCOMPARE(view.chart()->plot().xLabels, (std::vector<std::string>{"none", "dc"}));
+    }
+
     // The comparison widget on a run's methods (what the main window shows for an experiment
     // with several methods): one row per method in config order, the planned run's schedule
     // columns at once and the results when the run ends.

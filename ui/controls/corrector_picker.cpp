@@ -15,6 +15,7 @@
 
 #include "controls/number_text.hpp"
 #include "errors.hpp"
+#include "schedule/delays.hpp"
 
 namespace pipelens::ui {
 namespace {
@@ -92,7 +93,26 @@ CorrectorPicker::CorrectorPicker(QFormLayout* form, QWidget* parent, FieldErrors
     tauRef_ = numberField(parent, tr("S"));
     rows_[kindIndex(CorrectorKind::DelayAdaptive)] = row(caption(tr("τ_ref")), tauRef_);
     perBlock_ = new QCheckBox(tr("per block"), parent);
-    perBlockRow_ = row(perBlock_);
+    // The unit τ_k and τ_ref count in (docs/correctors.md): beside per block, on the same row.
+    unit_ = new QComboBox(parent);
+    const std::pair<DelayUnit, QString> units[] = {
+        {DelayUnit::BlockUpdates,
+         tr("block updates: the updates of all blocks between the read and the apply (the "
+            "paper's k − h(m, j′), the default)")},
+        {DelayUnit::OptimizerSteps,
+         tr("optimizer steps: the updates of the block itself between the read and the apply")},
+        {DelayUnit::Slots, tr("slots: the time slots between the read and the apply")},
+    };
+    for (const auto& [unit, tip] : units) {
+        unit_->addItem(QString::fromLatin1(delayUnitWords(unit)),
+                       QString::fromStdString(std::string(enumName(kDelayUnits, unit))));
+        unit_->setItemData(unit_->count() - 1, tip, Qt::ToolTipRole);
+    }
+    unit_->setToolTip(
+        tr("The unit of the delays τ_k and τ_ref: block updates (all blocks' updates in "
+           "between, the default), optimizer steps (the block's own updates in between) or "
+           "slots (time slots in between)"));
+    perBlockRow_ = row(perBlock_, caption(tr("unit")), unit_);
     steps_ = new QComboBox(parent);
     steps_->addItem(tr("exact"), "exact");
     steps_->addItem(tr("PipeOptim"), "pipeoptim");
@@ -177,6 +197,13 @@ CorrectorPicker::CorrectorPicker(QFormLayout* form, QWidget* parent, FieldErrors
     connect(perBlock_, &QCheckBox::toggled, this, [this](bool on) {
         if (updating_) return;
         edit_(perBlockRow_, [on](MethodSpec& m) { m.correctors.perBlock = on; });
+        refresh();
+    });
+    connect(unit_, &QComboBox::currentIndexChanged, this, [this] {
+        if (updating_) return;
+        const auto unit = parseEnum(kDelayUnits, unit_->currentData().toString().toStdString());
+        if (!unit) return;
+        edit_(perBlockRow_, [unit](MethodSpec& m) { m.correctors.unit = *unit; });
         refresh();
     });
     connect(tauRef_, &QLineEdit::editingFinished, this, [this] {
@@ -330,6 +357,9 @@ void CorrectorPicker::show(const MethodSpec& m) {
     perBlock_->setEnabled(c.delayAdaptive && perBlockWhy.isEmpty());
     perBlock_->setToolTip(perBlockWhy.isEmpty() ? perBlockRow_->toolTip()
                                                 : tr("Not available: %1").arg(perBlockWhy));
+    unit_->setCurrentIndex(
+        unit_->findData(QString::fromStdString(std::string(enumName(kDelayUnits, c.unit)))));
+    unit_->setEnabled(c.delayAdaptive);
     steps_->setCurrentIndex(
         steps_->findData(QString::fromStdString(std::string(enumName(kPredictionSteps, c.steps)))));
     lambda_->setText(formatNumber(c.lambda));

@@ -2,8 +2,8 @@
 // The selected method's optimizer and staleness correctors (docs/correctors.md), as rows of the
 // method editor's form: the optimizer's kind and its keys (momentum's β; Adam's β1, β2, ε; weight
 // decay), then one checkable row per corrector with its parameter (delay-adaptive γ with τ_ref and
-// per block, prediction with its s, DC with λ, look-ahead with β, accumulation with k) and
-// "Compare with uncorrected". A corrector the method cannot take (requireCorrectorsFit, the
+// per block and its unit, prediction with its s, DC with λ, look-ahead with β, accumulation with k)
+// and "Compare with uncorrected". A corrector the method cannot take (requireCorrectorsFit, the
 // config's own rule) is disabled, its tooltip saying why; a parameter is editable only while its
 // corrector is on (the config keeps no parameter of a corrector that is off). Every edit goes
 // through the editor's `edit` (validated; a refusal is shown at the row, the value kept on screen).
@@ -51,6 +51,8 @@ class CorrectorPicker : public QObject {
     QCheckBox* correctorBox(CorrectorKind kind) const;
     QCheckBox* perBlockBox() const { return perBlock_; }
     QLineEdit* tauRefField() const { return tauRef_; }
+    // delay_adaptive's unit of τ: block_updates, optimizer_steps or slots.
+    QComboBox* unitField() const { return unit_; }
     QComboBox* predictionStepsField() const { return steps_; }
     QLineEdit* lambdaField() const { return lambda_; }
     QLineEdit* lookaheadBetaField() const { return lookaheadBeta_; }
@@ -95,6 +97,7 @@ class CorrectorPicker : public QObject {
     QLineEdit* tauRef_;
     QWidget* perBlockRow_;
     QCheckBox* perBlock_;
+    QComboBox* unit_;
     QComboBox* steps_;
     QLineEdit* lambda_;
     QLineEdit* lookaheadBeta_;
