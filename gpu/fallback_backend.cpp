@@ -41,6 +41,7 @@ void FallbackBackend::switchToFallback(const std::exception& why) {
         active_->prepareRpd(*objective_, blocks_, depth_, w0_);
     }
     if (optimizer_) active_->setOptimizer(optimizer_->first, optimizer_->second);
+    if (correctors_) active_->setCorrectors(*correctors_);
     for (const Call& c : log_) {
         switch (c.kind) {
             case Call::Ops:
@@ -67,6 +68,7 @@ void FallbackBackend::preparePipeline(const LinearObjective& objective,
     w0_ = w0;
     log_.clear();
     optimizer_.reset();
+    correctors_.reset();
     // The log replays from this state; a failure here replays nothing.
     mode_ = Mode::None;
     guarded([&](ComputeBackend& b) { b.preparePipeline(objective, layout, w0); });
@@ -103,6 +105,7 @@ void FallbackBackend::prepareRpd(const LinearObjective& objective,
     w0_ = w0;
     log_.clear();
     optimizer_.reset();
+    correctors_.reset();
     mode_ = Mode::None;
     guarded([&](ComputeBackend& b) { b.prepareRpd(objective, blocks, depth, w0); });
     mode_ = Mode::Rpd;
@@ -127,6 +130,11 @@ UpdateSample FallbackBackend::rpdStep(std::span<const int> delays, int stage, in
 void FallbackBackend::setOptimizer(const OptimizerSpec& spec, double gradientScale) {
     guarded([&](ComputeBackend& b) { b.setOptimizer(spec, gradientScale); });
     if (!fellBack_) optimizer_.emplace(spec, gradientScale);
+}
+
+void FallbackBackend::setCorrectors(const CorrectorSpec& spec) {
+    guarded([&](ComputeBackend& b) { b.setCorrectors(spec); });
+    if (!fellBack_) correctors_ = spec;
 }
 
 double FallbackBackend::objective() {

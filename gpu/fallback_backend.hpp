@@ -33,6 +33,8 @@ class FallbackBackend final : public ComputeBackend {
                          bool sample) override;
     // Forwarded, and set again on the fallback after its prepare call when it takes over.
     void setOptimizer(const OptimizerSpec& spec, double gradientScale) override;
+    // Forwarded, and set again on the fallback after setOptimizer when it takes over.
+    void setCorrectors(const CorrectorSpec& spec) override;
     double objective() override;
     double gradientNormSquared() override;
     Eigen::VectorXd weights() override;
@@ -64,6 +66,7 @@ class FallbackBackend final : public ComputeBackend {
     int depth_ = 1;
     Eigen::VectorXd w0_;
     std::optional<std::pair<OptimizerSpec, double>> optimizer_;  // spec, gradientScale
+    std::optional<CorrectorSpec> correctors_;
     std::vector<Call> log_;
 };
 

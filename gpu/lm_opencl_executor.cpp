@@ -102,6 +102,19 @@ DeviceRef LmOpenClExecutor<Real>::currentPoint() {
 
 template <typename Real>
 double LmOpenClExecutor<Real>::forward(int m, int s, int replica, int batch) {
+    return forwardStep({true, m, s, replica, batch});
+}
+
+template <typename Real>
+double LmOpenClExecutor<Real>::forwardOp(const LmSlotOp& op) {
+    return forwardStep(op);
+}
+
+template <typename Real>
+double LmOpenClExecutor<Real>::forwardStep(const LmSlotOp& op) {
+    const int m = op.microbatch;
+    const int s = op.stage;
+    const int batch = op.batch;
     const LmLayout& layout = problem_->layout;
     const int S = layout.stages();
     const auto su = toSize(s);
@@ -114,7 +127,15 @@ double LmOpenClExecutor<Real>::forward(int m, int s, int replica, int batch) {
         waitForOp(forwardDone_[su - 1], m);
     }
     const DeviceRef out = s == S - 1 ? model_.logits() : acquire(input_[su + 1], m);
-    ops_.copy(replicaBlock(replica, s), stash, toSize(layout.stage(s).size));
+    if (op.readShift == 0.0 || !change_()) {
+        ops_.copy(replicaBlock(op.replica, s), stash, toSize(layout.stage(s).size));
+    } else {
+        // Prediction or lookahead: the forward reads, and the backward differentiates at,
+        // w + shift d (d on this stage's queue, like the block's weights).
+        ops_.readShift(replicaBlock(op.replica, s),
+                       {&change_, op.replica * size_ + layout.stage(s).offset}, stash,
+                       layout.stage(s).size, op.readShift);
+    }
     model_.stage(s).forward(stash, model_.tokens(problem_->train, batch, 0), in, out);
     lastForward_[su] = m;
     if (s != S - 1) {
@@ -128,12 +149,12 @@ double LmOpenClExecutor<Real>::forward(int m, int s, int replica, int batch) {
 
 template <typename Real>
 void LmOpenClExecutor<Real>::backward(int m, int s, int replica, int batch, double stepSize) {
-    backwardStep(m, s, replica, batch, stepSize, true);
+    backwardStep({false, m, s, replica, batch}, stepSize);
 }
 
 template <typename Real>
 void LmOpenClExecutor<Real>::backwardOp(const LmSlotOp& op, double stepSize) {
-    backwardStep(op.microbatch, op.stage, op.replica, op.batch, stepSize, op.endsStep);
+    backwardStep(op, stepSize);
 }
 
 template <typename Real>
@@ -147,8 +168,33 @@ void LmOpenClExecutor<Real>::setOptimizer(const OptimizerSpec& spec, double grad
 }
 
 template <typename Real>
-void LmOpenClExecutor<Real>::backwardStep(int m, int s, int replica, int batch, double stepSize,
-                                          bool endsStep) {
+void LmOpenClExecutor<Real>::setCorrectors(const CorrectorSpec& spec) {
+    correctors_.reset();
+    change_ = cl::Buffer();
+    gradSum_ = cl::Buffer();
+    if (!spec.any()) return;
+    joinQueues();
+    const std::size_t full = toSize(replicas_) * toSize(size_);
+    auto zeroed = [&](std::size_t count, const std::string& what) {
+        cl::Buffer b = ops_.reals(count, what);
+        ops_.fill({&b, 0}, count, Real{0});
+        return b;
+    };
+    if (spec.prediction || spec.lookahead) {
+        change_ = zeroed(full, "language model blocks' last changes (prediction, lookahead)");
+    }
+    if (spec.accumulate > 1) gradSum_ = zeroed(full, "language model accumulated gradients");
+    standIn_ = zeroed(1, "language model corrector stand-in");
+    ops_.finish();
+    correctors_ = spec;
+}
+
+template <typename Real>
+void LmOpenClExecutor<Real>::backwardStep(const LmSlotOp& op, double stepSize) {
+    const int m = op.microbatch;
+    const int s = op.stage;
+    const int replica = op.replica;
+    const int batch = op.batch;
     const LmLayout& layout = problem_->layout;
     const LmDims& d = layout.dims();
     const int S = layout.stages();
@@ -177,10 +223,34 @@ void LmOpenClExecutor<Real>::backwardStep(int m, int s, int replica, int batch, 
         gradOut = get(gradOut_[su], m);
     }
     model_.stage(s).backward(stash, gradOut, {&gradW_[su], 0}, gradIn);
-    if (optimizer_) {
+    if (correctors_) {
+        // On this stage's queue, as d, the sums and the optimizer's state of this block.
+        const CorrectorSpec& c = *correctors_;
+        typename LmOpenClOps<Real>::CorrectorArgs a;
+        typename LmOpenClOps<Real>::CorrectorBuffers bufs;
+        bufs.last = change_() ? &change_ : &standIn_;
+        bufs.gradSum = gradSum_() ? &gradSum_ : &standIn_;
+        bufs.first = &standIn_;
+        bufs.second = &standIn_;
+        const double step = stepSize * op.stepFactor;
+        a.optimizer.step = step;
+        if (optimizer_) {
+            a.plain = false;
+            optimizer_->correctedArgs(replica, s, step, op.applies, a.optimizer, bufs);
+        }
+        a.dc = c.dc;
+        a.lambda = c.lambda;
+        a.accumulate = c.accumulate;
+        a.applies = op.applies;
+        a.keepLast = change_() != nullptr;
+        a.lookahead = c.lookahead;
+        a.lookBeta = c.beta;
+        ops_.correctedStep(replicaBlock(replica, s), {&gradW_[su], 0}, stash, layout.stage(s).size,
+                           bufs, replica * size_ + layout.stage(s).offset, a);
+    } else if (optimizer_) {
         // On this stage's queue: the block's state is touched by this stage's ops only.
         optimizer_->update(replica, s, replicaBlock(replica, s), {&gradW_[su], 0}, stepSize,
-                           endsStep);
+                           op.endsStep);
     } else {
         ops_.sgd(replicaBlock(replica, s), {&gradW_[su], 0}, layout.stage(s).size, stepSize);
     }

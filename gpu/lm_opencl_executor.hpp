@@ -15,6 +15,7 @@
 // on one queue (for comparison; the results are the same bit for bit).
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "compute/lm_pipeline_executor.hpp"
@@ -37,6 +38,9 @@ class LmOpenClExecutor final : public LmPipelineExecutor {
     void backward(int m, int s, int replica, int batch, double stepSize) override;
     // Optimizers with state as the CPU executor applies them (LmOpenClOptimizer).
     void setOptimizer(const OptimizerSpec& spec, double gradientScale) override;
+    // Every corrector as the CPU executor applies it: each replica's and block's last applied
+    // change d and accumulate's sums live on the device beside the weights.
+    void setCorrectors(const CorrectorSpec& spec) override;
     void averageReplicas() override;
     double meanLoss(const TokenBatches& batches) override;
     Eigen::VectorXd weights() const override;
@@ -48,11 +52,15 @@ class LmOpenClExecutor final : public LmPipelineExecutor {
     int queues() const { return model_.ops().queues(); }
 
   protected:
+    double forwardOp(const LmSlotOp& op) override;
     void backwardOp(const LmSlotOp& op, double stepSize) override;
 
   private:
-    // backward() with the op's endsStep (a synchronous step's partial backward only sums).
-    void backwardStep(int m, int s, int replica, int batch, double stepSize, bool endsStep);
+    // forward() reading w + op.readShift * d where a corrector moves the read.
+    double forwardStep(const LmSlotOp& op);
+    // backward() with the op's endsStep (a synchronous step's partial backward only sums),
+    // stepFactor and applies.
+    void backwardStep(const LmSlotOp& op, double stepSize);
     // Equal-size device buffers owned by microbatch keys; per buffer, the end of the op that
     // read it last before it was released (null where that op ran on the queue that writes it
     // next, whose order suffices).
@@ -92,6 +100,10 @@ class LmOpenClExecutor final : public LmPipelineExecutor {
     // B(m, s) until B(m, s-1) has.
     std::vector<std::map<int, cl::Event>> forwardDone_, backwardDone_;
     std::unique_ptr<LmOpenClOptimizer<Real>> optimizer_;  // set only for one that is not plain()
+    // Correctors (setCorrectors; unset: the original update): d (prediction, lookahead),
+    // accumulate's sums, and a one-element stand-in for the buffers a run does not use.
+    std::optional<CorrectorSpec> correctors_;
+    cl::Buffer change_, gradSum_, standIn_;
 };
 
 // An executor factory for makeLmPipelineReplay on `context` (the problem's precision).

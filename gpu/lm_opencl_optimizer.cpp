@@ -34,8 +34,24 @@ bool LmOpenClOptimizer<Real>::update(int replica, int stage, DeviceRef w, Device
                                      double stepSize, bool endsStep) {
     const auto& block = layout_.stage(stage);
     typename LmOpenClOps<Real>::OptimizerArgs a;
+    fill(a, stepSize);
     a.mode = synchronous_ ? (endsStep ? 2 : 1) : 0;
     a.gradScale = gradientScale_;
+    if (a.mode != 1) {
+        // The step count moves only when the weights do; the bias corrections in double here,
+        // as OptimizerState computes them.
+        const long long t = ++steps_[toSize(replica) * toSize(layout_.stages()) + toSize(stage)];
+        a.c1 = 1.0 - std::pow(spec_.beta1, static_cast<double>(t));
+        a.c2 = 1.0 - std::pow(spec_.beta2, static_cast<double>(t));
+    }
+    ops_.optimizerStep(w, g, block.size, first_, second_, pending_,
+                       replica * layout_.size() + block.offset, a);
+    return a.mode != 1;
+}
+
+template <typename Real>
+void LmOpenClOptimizer<Real>::fill(typename LmOpenClOps<Real>::OptimizerArgs& a,
+                                   double stepSize) const {
     a.step = stepSize;
     a.beta = spec_.beta;
     a.beta1 = spec_.beta1;
@@ -59,16 +75,20 @@ bool LmOpenClOptimizer<Real>::update(int replica, int stage, DeviceRef w, Device
             a.kind = 5;
             break;
     }
-    if (a.mode != 1) {
-        // The step count moves only when the weights do; the bias corrections in double here,
-        // as OptimizerState computes them.
+}
+
+template <typename Real>
+void LmOpenClOptimizer<Real>::correctedArgs(int replica, int stage, double stepSize, bool applies,
+                                            typename LmOpenClOps<Real>::OptimizerArgs& a,
+                                            typename LmOpenClOps<Real>::CorrectorBuffers& c) {
+    fill(a, stepSize);
+    if (applies) {
         const long long t = ++steps_[toSize(replica) * toSize(layout_.stages()) + toSize(stage)];
         a.c1 = 1.0 - std::pow(spec_.beta1, static_cast<double>(t));
         a.c2 = 1.0 - std::pow(spec_.beta2, static_cast<double>(t));
     }
-    ops_.optimizerStep(w, g, block.size, first_, second_, pending_,
-                       replica * layout_.size() + block.offset, a);
-    return a.mode != 1;
+    c.first = &first_;
+    c.second = &second_;
 }
 
 template <typename Real>

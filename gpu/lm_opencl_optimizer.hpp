@@ -24,11 +24,19 @@ class LmOpenClOptimizer {
     // with step size stepSize. false (w untouched): the op is part of a synchronous step that
     // has not ended (endsStep false) and its gradient only joined the step's sum.
     bool update(int replica, int stage, DeviceRef w, DeviceRef g, double stepSize, bool endsStep);
+    // The optimizer's part of an update with correctors (LmOpenClOps::correctedStep): its kind,
+    // settings and step size, Adam's bias corrections for the block's next step (counted only
+    // where the update applies, as the weights move only there) and the state buffers.
+    void correctedArgs(int replica, int stage, double stepSize, bool applies,
+                       typename LmOpenClOps<Real>::OptimizerArgs& a,
+                       typename LmOpenClOps<Real>::CorrectorBuffers& c);
     // LocalSGD: every replica's state becomes the replicas' mean (the step counts stay);
     // `scratch` holds P reals. On the selected queue, after every other queue's work.
     void averageReplicas(const cl::Buffer& scratch);
 
   private:
+    // a's kind and settings from the spec.
+    void fill(typename LmOpenClOps<Real>::OptimizerArgs& a, double stepSize) const;
     LmOpenClOps<Real>& ops_;
     OptimizerSpec spec_;
     const LmLayout& layout_;

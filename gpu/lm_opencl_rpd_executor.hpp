@@ -27,6 +27,9 @@ class LmOpenClRpdExecutor final : public LmRpdExecutor {
                 double stepSize) override;
     // Optimizers with state (LmOpenClOptimizer): one step per update, on buffer `from`'s copy.
     void setOptimizer(const OptimizerSpec& spec) override;
+    // delay_adaptive (the replay scales stepSize) and dc, with w_now buffer `from` (the block's
+    // newest version) and w_read the version the step read.
+    void setCorrectors(const CorrectorSpec& spec) override;
     double meanLoss(const std::vector<int>& point, const TokenBatches& batches) override;
     Eigen::VectorXd weights(const std::vector<int>& point) const override;
 
@@ -38,6 +41,9 @@ class LmOpenClRpdExecutor final : public LmRpdExecutor {
     std::vector<std::deque<cl::Buffer>> versions_;  // block, buffer index (stable references)
     cl::Buffer gradW_;
     std::unique_ptr<LmOpenClOptimizer<Real>> optimizer_;  // set only for one that is not plain()
+    bool dc_ = false;                                     // the dc corrector, with lambda_
+    double lambda_ = 0.0;
+    cl::Buffer standIn_;  // lm_corrected_update's unused buffers
 };
 
 // An executor factory for makeLmRpdReplay on `context` (the problem's precision).

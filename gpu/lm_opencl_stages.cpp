@@ -48,10 +48,12 @@ struct LmOpenClOps<Real>::Kernels {
           crossEntropy(makeKernel(p, "lm_cross_entropy")),
           sgd(makeKernel(p, "lm_sgd")),
           average(makeKernel(p, "lm_average")),
-          optimizer(makeKernel(p, "lm_optimizer")) {}
+          optimizer(makeKernel(p, "lm_optimizer")),
+          readShift(makeKernel(p, "lm_read_shift")),
+          correctedUpdate(makeKernel(p, "lm_corrected_update")) {}
     cl::Kernel embedForward, embedBackward, lnForward, lnBackward, biasAdd, biasResidual,
         biasGeluForward, transposeSum, transpose, transposeFour, attnForward, attnBackwardRows,
-        attnBackwardColumns, crossEntropy, sgd, average, optimizer;
+        attnBackwardColumns, crossEntropy, sgd, average, optimizer, readShift, correctedUpdate;
 };
 
 template <typename Real>
@@ -564,6 +566,30 @@ void LmOpenClOps<Real>::optimizerStep(DeviceRef w, DeviceRef g, long long count,
         RealArg{a.step})(RealArg{a.beta})(RealArg{a.beta1})(RealArg{a.beta2})(RealArg{a.eps})(
         RealArg{a.wd})(RealArg{a.c1})(RealArg{a.c2})(RealArg{a.gradScale});
     launch(k_->optimizer, count, "lm_optimizer");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::readShift(DeviceRef w, DeviceRef d, DeviceRef stash, long long count,
+                                  double shift) {
+    KernelArgs(k_->readShift, "lm_read_shift",
+               precision()) (*w.buffer)(cl_long{w.offset}) (*d.buffer)(cl_long{d.offset}) (
+        *stash.buffer)(cl_long{stash.offset})(static_cast<int>(count))(RealArg{shift});
+    launch(k_->readShift, count, "lm_read_shift");
+}
+
+template <typename Real>
+void LmOpenClOps<Real>::correctedStep(DeviceRef w, DeviceRef g, DeviceRef stash, long long count,
+                                      const CorrectorBuffers& c, long long stateOffset,
+                                      const CorrectorArgs& a) {
+    const OptimizerArgs& o = a.optimizer;
+    KernelArgs(k_->correctedUpdate, "lm_corrected_update", precision()) (*w.buffer)(
+        cl_long{w.offset}) (*g.buffer)(cl_long{g.offset}) (*stash.buffer)(cl_long{stash.offset}) (
+        *c.last) (*c.gradSum) (*c.first) (*c.second)(cl_long{stateOffset})(static_cast<int>(count))(
+        a.dc ? 1 : 0)(RealArg{a.lambda})(a.accumulate)(a.applies ? 1 : 0)(a.keepLast ? 1 : 0)(
+        a.lookahead ? 1 : 0)(RealArg{a.lookBeta})(a.plain ? 0 : o.kind)(RealArg{o.step})(
+        RealArg{o.beta})(RealArg{o.beta1})(RealArg{o.beta2})(RealArg{o.eps})(RealArg{o.wd})(
+        RealArg{o.c1})(RealArg{o.c2});
+    launch(k_->correctedUpdate, count, "lm_corrected_update");
 }
 
 template <typename Real>

@@ -145,6 +145,28 @@ class LmOpenClOps {
     void optimizerStep(DeviceRef w, DeviceRef g, long long count, const cl::Buffer& first,
                        const cl::Buffer& second, const cl::Buffer& pending, long long stateOffset,
                        const OptimizerArgs& a);
+    // Prediction or lookahead's read: stash = w + shift d (count reals each).
+    void readShift(DeviceRef w, DeviceRef d, DeviceRef stash, long long count, double shift);
+    // The buffers of lm_corrected_update (kernels/lm.cl): d, accumulate's sums and the
+    // optimizer's state, each laid out like the replicas' weights or a one-element stand-in.
+    struct CorrectorBuffers {
+        const cl::Buffer* last = nullptr;
+        const cl::Buffer* gradSum = nullptr;
+        const cl::Buffer* first = nullptr;
+        const cl::Buffer* second = nullptr;
+    };
+    // Its arguments: the correctors and, unless plain, the optimizer (mode unused; step is
+    // stepSize * stepFactor).
+    struct CorrectorArgs {
+        bool dc = false, applies = true, keepLast = false, lookahead = false, plain = true;
+        double lambda = 0.0, lookBeta = 0.0;
+        int accumulate = 1;
+        OptimizerArgs optimizer;
+    };
+    // One block's update with correctors: w (count reals, in place) from the gradient g at the
+    // stash; the buffers of `c` at stateOffset.
+    void correctedStep(DeviceRef w, DeviceRef g, DeviceRef stash, long long count,
+                       const CorrectorBuffers& c, long long stateOffset, const CorrectorArgs& a);
     // avg = mean of R replicas stored one after the other (R P reals) in `replicas`.
     void average(const cl::Buffer& replicas, int R, long long P, const cl::Buffer& avg);
 

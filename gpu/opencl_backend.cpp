@@ -37,7 +37,7 @@ std::string mib(std::uint64_t bytes) {
 struct OpenClBackend::Kernels {
     cl::Kernel slot, average, broadcast, sample, finish, matvec, lossPartials, reduce, blockSquares,
         residuals, gradientPartials, gradientSquares, rpdForward, rpdBackward, rpdAdvance,
-        slotOptimizer, rpdBackwardOptimizer, averageInPlace;
+        slotOptimizer, rpdBackwardOptimizer, averageInPlace, slotCorrector, rpdBackwardCorrector;
 };
 
 struct OpenClBackend::Buffers {
@@ -48,6 +48,9 @@ struct OpenClBackend::Buffers {
     // The optimizer's state (v or m; s) and a synchronous step's pending sum, laid out like the
     // weights (replicas x d; d for RPD); a one-element stand-in where the optimizer has none.
     cl::Buffer first, second, pending;
+    // Correctors: each block's last applied change d, accumulate's sums (replicas x d, or a
+    // one-element stand-in) and the ops' reals (readShift, step size).
+    cl::Buffer last, gradSum, opReals;
 };
 
 OpenClBackend::OpenClBackend(std::shared_ptr<OpenClContext> context, OpenClBackendOptions options)
@@ -79,6 +82,8 @@ OpenClBackend::OpenClBackend(std::shared_ptr<OpenClContext> context, OpenClBacke
     k.slotOptimizer = makeKernel(program, "pipeline_slot_optimizer");
     k.rpdBackwardOptimizer = makeKernel(program, "rpd_backward_optimizer");
     k.averageInPlace = makeKernel(program, "average_in_place");
+    k.slotCorrector = makeKernel(program, "pipeline_slot_corrector");
+    k.rpdBackwardCorrector = makeKernel(program, "rpd_backward_corrector");
     buffers_ = std::make_unique<Buffers>();
 }
 
@@ -283,6 +288,7 @@ void OpenClBackend::prepareCommon(const LinearObjective& objective,
     Buffers& b = *buffers_;
     b = Buffers{};
     optimizer_.reset();  // as CpuBackend: a prepare starts plain, setOptimizer follows
+    correctors_.reset();
     auto make = [&](std::uint64_t bytes, const std::string& what) {
         return context_->buffer(bytes, what);
     };
@@ -450,11 +456,23 @@ void OpenClBackend::runGroup(std::span<const PipelineOp> ops, double stepSize, b
         }
     }
     // Backwards first (in order: the objective samples follow it), then forwards.
-    table_.assign(ops.size() * (optimizer_ ? kOpTableFields : kOpFields), 0);
+    const bool extended = optimizer_ || correctors_;
+    table_.assign(ops.size() * (extended ? kOpTableFields : kOpFields), 0);
+    if (correctors_) opReals_.assign(ops.size() * 2, 0.0);
     int next[2] = {0, backwards};
     for (const PipelineOp& op : ops) {
         const int row = next[op.op == OpKind::Forward ? 1 : 0]++;
-        if (optimizer_ && op.op == OpKind::Backward) {
+        if (correctors_) {
+            // The step size in double on the host, as CpuBackend forms it.
+            opReals_[static_cast<size_t>(row) * 2] = op.readShift;
+            opReals_[static_cast<size_t>(row) * 2 + 1] = stepSize * op.stepFactor;
+            if (op.op == OpKind::Backward) {
+                // Only a backward that applies its (accumulated) gradient steps the optimizer.
+                int* info = &table_[ops.size() * kOpFields + static_cast<size_t>(row) * 2];
+                info[0] = op.applies ? 1 : 0;
+                info[1] = optimizer_ && op.applies ? nextOptimizerStep(op.replica, op.stage) : 0;
+            }
+        } else if (optimizer_ && op.op == OpKind::Backward) {
             // A synchronous step's partial backward only adds to the sum: no step is counted.
             const bool ends = !optimizer_->synchronous || op.endsStep;
             int* info = &table_[ops.size() * kOpFields + static_cast<size_t>(row) * 2];
@@ -477,7 +495,19 @@ void OpenClBackend::runGroup(std::span<const PipelineOp> ops, double stepSize, b
     const int logistic = logistic_ ? 1 : 0;
     const auto width =
         static_cast<std::size_t>(std::max(forwards > 0 ? batchSize_ : 1, widestBackward));
-    if (optimizer_) {
+    if (correctors_) {
+        const CorrectorSpec& c = *correctors_;
+        const OptimizerSpec o = optimizer_ ? optimizer_->spec : OptimizerSpec{};
+        writeReals(b.opReals, 0, opReals_.data(), opReals_.size());
+        KernelArgs(k.slotCorrector, "pipeline_slot_corrector", options_.precision)(b.X)(b.y)(
+            dim_)(batchSize_)(S - 1)(logistic)(Real{l2_})(Real{1.0 / replicas_})(b.ops)(b.opReals)(
+            static_cast<int>(ops.size()))(b.weights)(b.stash)(b.act)(b.grad)(b.average)(b.deltaAvg)(
+            b.gradSq)(optimizer_ ? optimizerKernelKind() : 0)(Real{o.beta})(Real{o.beta1})(
+            Real{o.beta2})(Real{o.eps})(Real{o.weightDecay})(b.first)(b.second)(b.last)(b.gradSum)(
+            c.dc ? 1 : 0)(Real{c.lambda})(c.lookahead ? 1 : 0)(Real{c.beta})(
+            c.prediction || c.lookahead ? 1 : 0)(c.accumulate);
+        enqueue(k.slotCorrector, width, ops.size(), "pipeline_slot_corrector");
+    } else if (optimizer_) {
         const OptimizerSpec& o = optimizer_->spec;
         KernelArgs(k.slotOptimizer, "pipeline_slot_optimizer", options_.precision)(b.X)(b.y)(
             dim_)(batchSize_)(S - 1)(logistic)(Real{l2_})(Real{stepSize})(Real{1.0 / replicas_})(
@@ -595,7 +625,18 @@ UpdateSample OpenClBackend::rpdStep(std::span<const int> delays, int stage, int 
     KernelArgs(k.rpdForward, "rpd_forward", options_.precision)(b.X)(b.y)(
         dim_)(batchSize_)(batch)(S)(b.blocks)(b.ops)(b.weights)(logistic)(b.grad);
     enqueue(k.rpdForward, static_cast<std::size_t>(batchSize_), 1, "rpd_forward");
-    if (optimizer_) {
+    if (correctors_) {
+        // dc against the newest version of the block (w_k's); delay_adaptive is in stepSize.
+        const OptimizerSpec o = optimizer_ ? optimizer_->spec : OptimizerSpec{};
+        KernelArgs(k.rpdBackwardCorrector, "rpd_backward_corrector",
+                   options_.precision)(b.X)(dim_)(batchSize_)(batch)(blk.offset)(blk.size)(
+            col)(cur)(b.weights)(b.grad)(Real{l2_})(Real{stepSize})(b.deltaAvg)(b.gradSq)(
+            optimizer_ ? optimizerKernelKind() : 0)(Real{o.beta})(Real{o.beta1})(Real{o.beta2})(
+            Real{o.eps})(Real{o.weightDecay})(optimizer_ ? nextOptimizerStep(0, stage) : 0)(
+            b.first)(b.second)(correctors_->dc ? 1 : 0)(Real{correctors_->lambda});
+        enqueue(k.rpdBackwardCorrector, static_cast<std::size_t>(blk.size), 1,
+                "rpd_backward_corrector");
+    } else if (optimizer_) {
         // One optimizer step per update, on the newest version of the block (w_k's).
         const OptimizerSpec& o = optimizer_->spec;
         KernelArgs(k.rpdBackwardOptimizer, "rpd_backward_optimizer",
@@ -679,6 +720,41 @@ void OpenClBackend::setOptimizer(const OptimizerSpec& spec, double gradientScale
     b.pending = zeroed(o.synchronous, "the synchronous steps' gradient sums");
     checkCl(queue_.finish(), "clFinish", "preparing the optimizer state");
     optimizer_ = std::move(o);
+}
+
+void OpenClBackend::setCorrectors(const CorrectorSpec& spec) {
+    if (!objective_) throw std::logic_error("setCorrectors before a prepare call");
+    correctors_.reset();
+    if (!spec.any()) return;
+    if (rpdMode_ && (spec.prediction || spec.lookahead || spec.accumulate > 1)) {
+        // The config refuses these for RPD (requireCorrectorsFit); a guard for direct callers.
+        throw std::invalid_argument("RPD takes the correctors delay_adaptive and dc only, not " +
+                                    correctorSummary(spec));
+    }
+    if (optimizer_ && optimizer_->synchronous) {
+        // Synchronous steps read fresh weights; the replay refuses them too (CpuBackend).
+        throw std::invalid_argument("correctors need every block update to be a step of its own");
+    }
+    const std::size_t full = static_cast<std::size_t>(replicas_) * dim_ * realBytes();
+    Buffers& b = *buffers_;
+    auto zeroed = [&](bool needed, const std::string& what) {
+        const std::size_t bytes = needed ? full : realBytes();
+        cl::Buffer buffer = context_->buffer(bytes, what);
+        checkCl(queue_.enqueueFillBuffer(buffer, cl_uchar{0}, 0, bytes), "clEnqueueFillBuffer");
+        return buffer;
+    };
+    b.last = zeroed(!rpdMode_ && (spec.prediction || spec.lookahead),
+                    "the blocks' last changes (prediction, lookahead)");
+    b.gradSum = zeroed(!rpdMode_ && spec.accumulate > 1, "accumulate's gradient sums");
+    b.opReals = context_->buffer(std::max<std::size_t>(1, 2 * blocks_.size()) * realBytes(),
+                                 "the ops' read shifts and steps");
+    if (!optimizer_) {
+        // The kernels take the optimizer's state buffers either way.
+        b.first = zeroed(false, "the optimizer state stand-in");
+        b.second = zeroed(false, "the optimizer state stand-in");
+    }
+    checkCl(queue_.finish(), "clFinish", "preparing the correctors' state");
+    correctors_ = spec;
 }
 
 double OpenClBackend::objective() {

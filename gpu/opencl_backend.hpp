@@ -43,6 +43,10 @@ class OpenClBackend final : public ComputeBackend {
     // state (replicas x d, or d for RPD) lives on the device beside the weights, the blocks'
     // step counts on the host (Adam's bias correction is computed in the kernels from them).
     void setOptimizer(const OptimizerSpec& spec, double gradientScale) override;
+    // Every corrector as CpuBackend applies it: d and accumulate's sums live on the device
+    // (replicas x d), the per-op read shifts and step sizes travel with the op table, and a run
+    // with correctors takes the corrector kernels (plain runs keep the original ones).
+    void setCorrectors(const CorrectorSpec& spec) override;
     double objective() override;
     double gradientNormSquared() override;
     Eigen::VectorXd weights() override;
@@ -104,6 +108,8 @@ class OpenClBackend final : public ComputeBackend {
         std::vector<long long> steps;
     };
     std::optional<Optimizer> optimizer_;
+    std::optional<CorrectorSpec> correctors_;  // unset: the original kernels
+    std::vector<double> opReals_;              // per op: readShift, stepSize * stepFactor
     std::vector<double> blockSq_;  // ||w_avg block s||^2, kept on the host for the l2 term
     std::optional<double> cachedObjective_;
     long long updatesSinceResync_ = 0;

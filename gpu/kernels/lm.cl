@@ -675,3 +675,54 @@ __kernel void lm_optimizer(__global real* w, long woff, __global const real* g, 
     w[wi] += optimizer_delta(kind, grad, w[wi], step, beta, beta1, beta2, eps, wd, c1, c2,
                              first + at, second + at);
 }
+
+// Prediction or lookahead's read (LmOpenClExecutor with correctors): stash[i] = w[i] + shift d[i],
+// d the block's last applied change.
+__kernel void lm_read_shift(__global const real* w, long woff, __global const real* d, long doff,
+                            __global real* stash, long soff, int count, real shift) {
+    const int id = (int)get_global_id(0);
+    if (id >= count) return;
+    stash[soff + id] = w[woff + id] + shift * d[doff + id];
+}
+
+// One block's update with staleness correctors (docs/correctors.md, "Correctors"): dc
+// (g + lambda g g (w_now - w_read), w_read the stash), accumulate (the sum at aoff + i takes g; only
+// where `applies` does the mean of k move the weights), then plain sgd (kind 0) or the
+// optimizer's change with step size `step` (stepSize * stepFactor), lookahead's beta d added;
+// d (last, at aoff + i) records the change applied where keepLast. first, second: the
+// optimizer's state at aoff + i; last, gsum, first, second: one-element stand-ins where unused.
+__kernel void lm_corrected_update(
+    __global real* w, long woff, __global const real* g, long goff, __global const real* stash,
+    long soff, __global real* last, __global real* gsum, __global real* first,
+    __global real* second, long aoff, int count, int dc, real lambda, int accumulate,
+    int applies, int keepLast, int lookahead, real lookBeta, int kind, real step, real beta,
+    real beta1, real beta2, real eps, real wd, real c1, real c2) {
+    const int id = (int)get_global_id(0);
+    if (id >= count) return;
+    const long wi = woff + id;
+    const long at = aoff + id;
+    real grad = g[goff + id];
+    if (dc) grad = grad + lambda * (grad * grad) * (w[wi] - stash[soff + id]);
+    if (accumulate > 1) {
+        const real total = gsum[at] + grad;
+        if (!applies) {
+            gsum[at] = total;
+            return;
+        }
+        gsum[at] = 0;
+        grad = total / (real)accumulate;
+    }
+    real delta;
+    if (kind == 0) {
+        delta = -(step * grad);
+    } else {
+        delta = optimizer_delta(kind, grad, w[wi], step, beta, beta1, beta2, eps, wd, c1, c2,
+                                first + at, second + at);
+    }
+    if (keepLast) {
+        // Lookahead (asynchronous Nesterov): delta = beta d - gamma_k g.
+        if (lookahead) delta = lookBeta * last[at] + delta;
+        last[at] = delta;
+    }
+    w[wi] += delta;
+}

@@ -158,3 +158,97 @@ __kernel void average_in_place(__global real* v, int replicas, int d) {
     const real mean = s / (real)replicas;
     for (int r = 0; r < replicas; ++r) v[(long)r * d + j] = mean;
 }
+
+// pipeline_slot with staleness correctors (OpenClBackend::setCorrectors, docs/correctors.md
+// "Correctors"); plain runs keep the kernels above. Per op, `reals` holds (readShift, step size
+// times stepFactor) and after the `count` ops of the table come two ints per op: applies (0: an
+// accumulated backward that leaves the weights) and t (the optimizer's step count, Adam's bias
+// correction). kind 0: plain sgd. last: each block's last applied change d (replicas x d),
+// gsum: accumulate's sums (replicas x d); one-element stand-ins where unused.
+__kernel void pipeline_slot_corrector(
+    __global const real* X, __global const real* y, int d, int b, int lastStage, int logistic,
+    real l2, real avgWeight, __global const int* ops, __global const real* reals, int count,
+    __global real* weights, __global real* stash, __global real* act, __global real* grad,
+    __global real* average, __global real* deltaAvg, __global real* gradSq, int kind, real beta,
+    real beta1, real beta2, real eps, real wd, __global real* first, __global real* second,
+    __global real* last, __global real* gsum, int dc, real lambda, int lookahead,
+    real lookBeta, int keepLast, int accumulate) {
+    const int u = (int)get_global_id(1);
+    __global const int* op = ops + OP_FIELDS * u;
+    const int x = (int)get_global_id(0);
+    const long base = (long)op[OP_REPLICA] * d + op[OP_OFFSET];
+    __global real* w = weights + base;
+    const int size = op[OP_SIZE];
+    if (op[OP_KIND] == 0) {
+        const real shift = reals[2 * u];
+        if (shift == (real)0) {
+            forward_op(op, x, (int)get_global_size(0), X, y, d, b, lastStage, logistic, weights,
+                       stash, act, grad);
+            return;
+        }
+        // Prediction or lookahead: read (and stash) w + shift * d.
+        __global const real* dl = last + base;
+        const int width = (int)get_global_size(0);
+        for (int c = x; c < size; c += width) stash[op[OP_STASH] + c] = w[c] + shift * dl[c];
+        if (x >= b) return;
+        const long row = (long)op[OP_BATCH] * b + x;
+        __global const real* xrow = X + row * d + op[OP_OFFSET];
+        real s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        int c = 0;
+        for (; c + 4 <= size; c += 4) {
+            s0 += xrow[c] * (w[c] + shift * dl[c]);
+            s1 += xrow[c + 1] * (w[c + 1] + shift * dl[c + 1]);
+            s2 += xrow[c + 2] * (w[c + 2] + shift * dl[c + 2]);
+            s3 += xrow[c + 3] * (w[c + 3] + shift * dl[c + 3]);
+        }
+        for (; c < size; ++c) s0 += xrow[c] * (w[c] + shift * dl[c]);
+        const real s = (s0 + s1) + (s2 + s3);
+        const int a = op[OP_ACT] * b + x;
+        const real value = op[OP_STAGE] == 0 ? s : act[a] + s;
+        act[a] = value;
+        if (op[OP_STAGE] == lastStage) grad[a] = output_gradient(value, y[row], b, logistic);
+        return;
+    }
+    if (x >= size) return;
+    const int j = op[OP_OFFSET] + x;
+    const long at = base + x;
+    __global const real* xcol = X + (long)op[OP_BATCH] * b * d + j;
+    __global const real* g = grad + op[OP_ACT] * b;
+    const real read = stash[op[OP_STASH] + x];
+    real sum = dot_strided(xcol, d, g, b);
+    if (l2 != (real)0) sum += l2 * read;
+    // DC-ASGD: g + lambda g (.) g (.) (w_now - w_read).
+    if (dc) sum += lambda * (sum * sum) * (weights[at] - read);
+    gradSq[j] = sum * sum;
+    __global const int* info = ops + OP_FIELDS * count + 2 * u;
+    if (accumulate > 1) {
+        const real total = gsum[at] + sum;
+        if (info[0] == 0) {
+            gsum[at] = total;
+            deltaAvg[j] = 0;
+            return;
+        }
+        gsum[at] = 0;
+        sum = total / (real)accumulate;
+    }
+    const real step = reals[2 * u + 1];
+    real delta;
+    if (kind == 0) {
+        delta = -step * sum;
+    } else {
+        const int t = info[1];
+        const real c1 = (real)1 - pown(beta1, t);
+        const real c2 = (real)1 - pown(beta2, t);
+        delta = optimizer_delta(kind, sum, weights[at], step, beta, beta1, beta2, eps, wd, c1, c2,
+                                first + at, second + at);
+    }
+    if (keepLast) {
+        // Lookahead (asynchronous Nesterov): delta = beta d - gamma_k g.
+        if (lookahead) delta += lookBeta * last[at];
+        last[at] = delta;
+    }
+    weights[at] += delta;
+    const real moved = avgWeight * delta;
+    average[j] += moved;
+    deltaAvg[j] = moved;
+}

@@ -70,3 +70,33 @@ __kernel void rpd_backward_optimizer(__global const real* X, int d, int b, int b
                                   eps, wd, c1, c2, first + j, second + j);
     gradSq[j] = sum * sum;
 }
+
+// rpd_backward(_optimizer) with dc (OpenClBackend::setCorrectors): g at z_k, then
+// g + lambda g (.) g (.) (w_now - w_read) with w_now the newest version of the block (ring
+// column `cur`) and w_read the version z_k holds (column `col`). kind 0: plain sgd.
+__kernel void rpd_backward_corrector(__global const real* X, int d, int b, int batch, int off,
+                                     int size, int col, int cur, __global const real* ring,
+                                     __global const real* grad, real l2, real step,
+                                     __global real* deltaAvg, __global real* gradSq, int kind,
+                                     real beta, real beta1, real beta2, real eps, real wd, int t,
+                                     __global real* first, __global real* second, int dc,
+                                     real lambda) {
+    const int c = (int)get_global_id(0);
+    if (c >= size) return;
+    const int j = off + c;
+    __global const real* x = X + (long)batch * b * d + j;
+    const real read = ring[(long)col * d + j];
+    const real now = ring[(long)cur * d + j];
+    real sum = dot_strided(x, d, grad, b);
+    if (l2 != (real)0) sum += l2 * read;
+    if (dc) sum += lambda * (sum * sum) * (now - read);
+    if (kind == 0) {
+        deltaAvg[j] = -step * sum;
+    } else {
+        const real c1 = (real)1 - pown(beta1, t);
+        const real c2 = (real)1 - pown(beta2, t);
+        deltaAvg[j] = optimizer_delta(kind, sum, now, step, beta, beta1, beta2, eps, wd, c1, c2,
+                                      first + j, second + j);
+    }
+    gradSq[j] = sum * sum;
+}

@@ -831,18 +831,25 @@ class TestCorrectors : public QObject {
             message);
     }
 
-    void openClRefusesCorrectors() {
+    void openClTakesCorrectors() {
+        // Every engine applies every corrector (docs/opencl.md): backend "opencl" validates.
         json j = baseConfig({{"method", "pd"}, {"correctors", {{{"kind", "prediction"}}}}});
         j["backend"] = "opencl";
         QCOMPARE(QString::fromStdString(configError([&] { ExperimentConfig::fromJson(j); })),
-                 QString(R"(methods[0].correctors[0].kind = "prediction" with backend = )"
-                         R"("opencl" is not allowed: no correctors (correctors run on the CPU )"
-                         R"(engine only; use backend "cpu" or "auto"))"));
+                 QString());
+        // What the method refuses is still refused, with the method's message.
+        j["methods"][0] = {{"method", "pd"},
+                           {"step_size", 0.01},
+                           {"optimizer", {{"kind", "adam"}}},
+                           {"correctors", {{{"kind", "lookahead"}}}}};
+        QVERIFY(configError([&] {
+                    ExperimentConfig::fromJson(j);
+                }).starts_with(R"(methods[0].correctors[0].kind = "lookahead" is not allowed)"));
     }
 
-    void autoOnADeviceRunsCorrectorsOnTheCpuWithANotice() {
-        // The engine chosen is a device (backend name not "cpu"): the corrected method runs on
-        // the CPU engine, with a notice; the plain one stays on the device.
+    void autoOnADeviceRunsCorrectorsThere() {
+        // The engine chosen is a device (backend name not "cpu"): the corrected method runs
+        // there too, with no notice (the device backend is asked to apply the correctors).
         ExperimentConfig c = ExperimentConfig::fromJson(
             baseConfig({{"method", "pd"}, {"correctors", {{{"kind", "dc"}}}}}));
         MethodSpec plainPd = c.methods[0];
@@ -853,16 +860,13 @@ class TestCorrectors : public QObject {
         options.backendName = "opencl: a device";
         options.backend = [&deviceBackends]() -> std::unique_ptr<ComputeBackend> {
             ++deviceBackends;
-            return std::make_unique<NoCorrectorBackend>();
+            return std::make_unique<CpuBackend>();
         };
         options.threads = 1;
         const ExperimentResult r = runExperiment(c, options);
-        QCOMPARE(deviceBackends, 1);  // the plain method only
+        QCOMPARE(deviceBackends, 2);  // both methods
         QVERIFY(r.methods[0].result.finished);
-        QCOMPARE(r.notices.size(), size_t{1});
-        QCOMPARE(QString::fromStdString(r.notices[0]),
-                 QString("methods[0].correctors: this method runs on the CPU engine (the OpenCL "
-                         "backend applies no correctors)"));
+        QVERIFY(r.notices.empty());
         const ExperimentResult cpu = runExperiment(c);
         QVERIFY(cpu.notices.empty());
         QVERIFY(cpu.methods[0].result.objectivePerUpdate == r.methods[0].result.objectivePerUpdate);

@@ -173,6 +173,41 @@ class TestCorrectorsUi : public QObject {
         QCOMPARE(w.controller()->latest()->runs()[0].spec.correctors, spec());
     }
 
+    // delay_adaptive's unit sits beside per block: editable only while delay-adaptive γ is on,
+    // each unit's tooltip saying what it counts, and picking one edits correctors.unit.
+    void pickerEditsTheDelayUnit() {
+        ExperimentController c;
+        ControlsPanel panel(&c);
+        MethodListEditor* methods = panel.methods();
+        CorrectorPicker* picker = methods->correctors();
+        selectMethod(methods, Method::PipeDream);
+        QComboBox* unit = picker->unitField();
+        QVERIFY(unit != nullptr);
+        QCOMPARE(unit->count(), 3);
+        QVERIFY(!unit->isEnabled());  // delay-adaptive γ is off
+        QVERIFY(picker->perBlockRow()->isAncestorOf(unit));
+        const QString tips[3] = {unit->itemData(0, Qt::ToolTipRole).toString(),
+                                 unit->itemData(1, Qt::ToolTipRole).toString(),
+                                 unit->itemData(2, Qt::ToolTipRole).toString()};
+        QVERIFY2(tips[0].contains("updates of all blocks"), qPrintable(tips[0]));
+        QVERIFY2(tips[1].contains("the block itself"), qPrintable(tips[1]));
+        QVERIFY2(tips[2].contains("time slots"), qPrintable(tips[2]));
+        const auto spec = [&] { return c.config().methods[0].correctors; };
+        picker->correctorBox(CorrectorKind::DelayAdaptive)->setChecked(true);
+        QVERIFY(unit->isEnabled());
+        QCOMPARE(unit->currentData().toString(), QString("block_updates"));
+        unit->setCurrentIndex(unit->findData("optimizer_steps"));
+        QCOMPARE(spec().unit, DelayUnit::OptimizerSteps);
+        unit->setCurrentIndex(unit->findData("slots"));
+        QCOMPARE(spec().unit, DelayUnit::Slots);
+        QVERIFY2(methods->list()->item(0)->text().contains("delay"),
+                 qPrintable(methods->list()->item(0)->text()));
+        // Off again: the field is off and the config keeps the default unit.
+        picker->correctorBox(CorrectorKind::DelayAdaptive)->setChecked(false);
+        QVERIFY(!unit->isEnabled());
+        QCOMPARE(spec().unit, DelayUnit::BlockUpdates);
+    }
+
     // requireCorrectorsFit's rules, shown: RPD takes only delay-adaptive γ (not per block) and
     // DC; a synchronous schedule none; prediction and look-ahead exclude each other; look-ahead
     // needs SGD. Each refused one is disabled with the reason in its tooltip.
@@ -230,9 +265,9 @@ class TestCorrectorsUi : public QObject {
                  qPrintable(box(CorrectorKind::Lookahead)->toolTip()));
     }
 
-    // What the picker cannot foresee is refused with the config's message, never ignored: the
-    // OpenCL backend runs no correctors.
-    void anEditTheConfigRefusesIsShown() {
+    // The OpenCL backend applies every corrector (docs/opencl.md): on Device = opencl a
+    // corrector is taken, with no message.
+    void openClTakesCorrectors() {
         ExperimentController c;
         ControlsPanel panel(&c);
         QVERIFY(
@@ -242,16 +277,14 @@ class TestCorrectorsUi : public QObject {
         selectMethod(methods, Method::PipeDream);
         QCheckBox* dc = picker->correctorBox(CorrectorKind::DelayCompensation);
         dc->setChecked(true);
-        QVERIFY(!c.config().methods[0].correctors.dc);
-        QVERIFY(!dc->isChecked());  // the box shows what the method has
-        const QString refused =
-            methods->errors().message(picker->correctorRow(CorrectorKind::DelayCompensation));
-        QVERIFY2(refused.contains(
-                     "Correctors = \"dc\" with Device = \"opencl\" is not allowed: no correctors"),
-                 qPrintable(refused));
-        QCOMPARE(panel.messageArea()->text(), refused);
-        // The screen labels of every corrector key.
-        const ExperimentConfig config = c.config();
+        QVERIFY(c.config().methods[0].correctors.dc);
+        QCOMPARE(c.config().backend, BackendKind::OpenCl);
+        QVERIFY(dc->isChecked());
+        QCOMPARE(methods->errors().message(picker->correctorRow(CorrectorKind::DelayCompensation)),
+                 QString());
+        // The screen labels of every corrector key (on the method without its dc, for short).
+        ExperimentConfig config = c.config();
+        config.methods[0].correctors = {};
         QCOMPARE(withScreenLabels("methods[0].correctors[1].lambda = -1 is not allowed", config),
                  QString("PipeDream: DC λ = -1 is not allowed"));
         QCOMPARE(withScreenLabels("methods[0].optimizer.beta2 = 2 is not allowed", config),

@@ -829,33 +829,10 @@ int setCorrectorsWhereAllowed(ExperimentConfig& c, const CorrectorSpec& correcto
     return set;
 }
 
-bool cpuEngineOnly(const MethodSpec& m) {
-    return m.correctors.any();
-}
-
-void requireCorrectorEngine(const ExperimentConfig& c) {
-    for (size_t i = 0; i < c.methods.size(); ++i) {
-        const MethodSpec& m = c.methods[i];
-        requireCorrectorsFit(m, i);
-        if (m.correctors.any() && c.backend == BackendKind::OpenCl) {
-            // One entry: its place is 0 whatever the file's order; several: the whole list.
-            const json list = correctorsJson(m.correctors);
-            const std::string what = list.size() == 1
-                                         ? ".correctors[0].kind = " + show(list[0]["kind"])
-                                         : ".correctors = " + show(list);
-            throw ConfigError("methods[" + std::to_string(i) + "]" + what +
-                              " with backend = \"opencl\" is not allowed: no correctors "
-                              "(correctors run on the CPU engine only; use backend \"cpu\" or "
-                              "\"auto\")");
-        }
-        // Optimizers with state run on every engine (the OpenCL backend and executors too).
-    }
-}
-
 void ExperimentConfig::validate() const {
     checkCommonFields(*this);
     checkProgramMethods(*this);
-    requireCorrectorEngine(*this);
+    for (size_t i = 0; i < methods.size(); ++i) requireCorrectorsFit(methods[i], i);
     if (languageModel()) {
         validateLanguageModel(*this);
         checkBudgetSet();

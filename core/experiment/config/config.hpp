@@ -195,13 +195,6 @@ std::string defaultMethodLabel(const MethodSpec& m, int stages);
 // reader: a ConfigError names the key under `path`, the value and what is allowed.
 nlohmann::json optimizerJson(const OptimizerSpec& o);
 OptimizerSpec readOptimizer(const nlohmann::json& v, const std::string& path);
-// Every method's correctors against its method (requireCorrectorsFit) and the engine:
-// correctors run on the CPU engine only (linear objectives and the language model), so a
-// ConfigError names methods[i].correctors (its one entry's kind, or the list) with backend =
-// opencl, and what is allowed.
-// validate() calls it; so does runExperiment, after a --backend override. (backend = auto runs
-// such a method on the CPU engine.) Optimizers run on every engine.
-void requireCorrectorEngine(const ExperimentConfig& config);
 // The method's parameters with the rest at their defaults (see ExperimentConfig::normalize).
 MethodSpec normalizedMethod(const MethodSpec& m);
 
@@ -227,9 +220,6 @@ CorrectorSpec readCorrectorsOrKind(const nlohmann::json& v, const std::string& p
 // Every method that can take `correctors` (requireCorrectorsFit) gets them; the others get
 // none (synchronous schedules; rpd for a kind it refuses). Returns how many got them.
 int setCorrectorsWhereAllowed(ExperimentConfig& config, const CorrectorSpec& correctors);
-// The methods that must run on the CPU engine: those with a corrector (the OpenCL engines apply
-// the optimizers but no corrector). runMethod and the language model's replays ask this.
-bool cpuEngineOnly(const MethodSpec& m);
 
 // The parameters whose 0 (or -1) means "from S", resolved for `stages`: one place for the rule.
 int replicasFor(const MethodSpec& m, int stages);      // LocalSGD's R (0: S)

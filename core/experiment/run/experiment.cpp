@@ -474,9 +474,7 @@ MethodRun runMethod(const ExperimentConfig& c, const MethodRun& planned,
                     size_t method) {
     MethodRun out = planned;
     out.noiseStarts.clear();  // the plan's, not the result's
-    // Correctors run on the CPU engine only (runExperiment's notice says so).
-    BackendProvider backend =
-        options.backend && !cpuEngineOnly(planned.spec) ? options.backend : cpuBackendProvider();
+    BackendProvider backend = options.backend ? options.backend : cpuBackendProvider();
     const StepSpec& step = planned.spec.step;
     const std::vector<double> steps = stepSizesOf(step);
     const int seeds = std::max(1, c.seeds);
@@ -636,22 +634,12 @@ std::unique_ptr<ObjectiveRun> linearModelRun(const ExperimentConfig& config,
 }
 
 ExperimentResult runExperiment(const ExperimentConfig& c, const RunOptions& options) {
-    // Again here: a --backend override comes after the file's validate().
-    requireCorrectorEngine(c);
     const std::unique_ptr<ObjectiveRun> objective =
         c.languageModel() ? languageModelRun(c, options) : linearModelRun(c, options);
     ExperimentResult res;
     res.config = c;
     res.backendName = options.backendName;
     res.engine = options.engine;
-    if (options.backendName != "cpu") {
-        for (size_t i = 0; i < c.methods.size(); ++i) {
-            if (!cpuEngineOnly(c.methods[i])) continue;
-            res.notices.push_back("methods[" + std::to_string(i) +
-                                  "].correctors: this method runs on the CPU engine (the OpenCL "
-                                  "backend applies no correctors)");
-        }
-    }
     ExperimentPlan plan = objective->prepare(res);
     res.budget = plan.budget;
     res.methods = std::move(plan.runs);

@@ -44,19 +44,16 @@ std::unique_ptr<LmReplay> makeLmReplay(const ExperimentConfig& c, const MethodRu
                                        double stepSize, const Problem& problem,
                                        const LmExecutorFactory& executor,
                                        const LmRpdExecutorFactory& rpdExecutor) {
-    // Correctors run on the CPU executors only (runExperiment's notice says so).
-    const bool cpuOnly = cpuEngineOnly(plan.spec);
     if (plan.pipeline()) {
         LmPipelineConfig cfg;
         fillPipelineConfig(cfg, plan, stepSize);
         cfg.options = lmRunOptions(c, plan);
-        return makeLmPipelineReplay(problem, std::move(cfg),
-                                    cpuOnly ? LmExecutorFactory{} : executor);
+        return makeLmPipelineReplay(problem, std::move(cfg), executor);
     }
     LmRpdConfig cfg;
     fillRpdConfig(cfg, c, plan, stepSize);
     cfg.options = lmRunOptions(c, plan);
-    return makeLmRpdReplay(problem, std::move(cfg), cpuOnly ? LmRpdExecutorFactory{} : rpdExecutor);
+    return makeLmRpdReplay(problem, std::move(cfg), rpdExecutor);
 }
 
 LmRunOutcome runLmOnce(const ExperimentConfig& c, const MethodRun& plan, double stepSize,
@@ -276,8 +273,7 @@ class LanguageModelRun final : public ObjectiveRun {
         std::vector<std::string> out;
         if (options_.lmExecutor) {
             for (const MethodRun& run : res.methods) {
-                // A method with correctors has runExperiment's notice already.
-                if (!run.pipeline() && !options_.lmRpdExecutor && !cpuEngineOnly(run.spec)) {
+                if (!run.pipeline() && !options_.lmRpdExecutor) {
                     out.push_back(run.label +
                                   ": RPD on the language model runs on the CPU "
                                   "engine (PD and LocalSGD run on " +
