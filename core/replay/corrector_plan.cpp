@@ -66,6 +66,8 @@ CorrectorPlan planCorrectors(const std::vector<ReplayEvent>& events, const Timel
     std::vector<long long> takenAtRead(static_cast<size_t>(N) * S, 0);
     std::vector<long long> taken(cells, 0);  // per replica and block
     std::vector<std::vector<int>> waiting(cells);
+    // Forwards whose backward has not come (yet): a run a budget cuts ends with some.
+    std::vector<char> read(static_cast<size_t>(N) * S, 0);
     const bool exactS = spec.prediction && spec.steps == PredictionSteps::Exact;
     for (size_t e = 0; e < E; ++e) {
         const ReplayEvent& ev = events[e];
@@ -74,8 +76,10 @@ CorrectorPlan planCorrectors(const std::vector<ReplayEvent>& events, const Timel
         if (ev.op == OpKind::Forward) {
             forwardEvent[mi] = e;
             takenAtRead[mi] = taken[cell];
+            read[mi] = 1;
             continue;
         }
+        read[mi] = 0;  // its backward came: the groups below account for it
         const auto u = static_cast<long long>(closing.size());
         closing.push_back(-1);
         group[cell].push_back(u);
@@ -99,14 +103,19 @@ CorrectorPlan planCorrectors(const std::vector<ReplayEvent>& events, const Timel
         ++taken[cell];
     }
     if (exactS) {
-        // Gradients never applied (an unfinished group at the run's end): s counts the block's
-        // updates to the end of the run.
+        // Gradients never applied (an unfinished group at the run's end, or a forward whose
+        // backward the run's end cut off): s counts the block's updates to the end of the run.
         for (size_t cell = 0; cell < cells; ++cell) {
             for (const int m : waiting[cell]) {
                 const size_t wi = static_cast<size_t>(m) * S + static_cast<int>(cell % S);
                 plan.readShift[forwardEvent[wi]] =
                     static_cast<double>(taken[cell] - takenAtRead[wi]);
             }
+        }
+        for (size_t mi = 0; mi < read.size(); ++mi) {
+            if (read[mi] == 0) continue;
+            const size_t cell = (mi / S % static_cast<size_t>(replicas)) * S + mi % S;
+            plan.readShift[forwardEvent[mi]] = static_cast<double>(taken[cell] - takenAtRead[mi]);
         }
     }
     if (spec.prediction || spec.lookahead) {

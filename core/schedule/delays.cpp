@@ -149,7 +149,11 @@ DelayTable DelayTable::effective(const std::vector<char>& applies,
     std::vector<long long> before(K + 1, 0);
     for (size_t t = 0; t < K; ++t) before[t + 1] = before[t] + (applies[t] != 0 ? 1 : 0);
     DelayTable out = *this;
-    for (long long& h : out.h_) h = before[static_cast<size_t>(h)];
+    // A cell the run never read (h = -1: a microbatch the timeline lists but the run stopped
+    // before, as when a slot budget ends it) stays unread.
+    for (long long& h : out.h_) {
+        if (h >= 0) h = before[static_cast<size_t>(h)];
+    }
     out.appliedAt_.resize(K);
     for (size_t k = 0; k < K; ++k) {
         out.appliedAt_[k] = closing[k] < 0 ? before[K] : before[static_cast<size_t>(closing[k])];

@@ -20,6 +20,7 @@
 #include "errors.hpp"
 #include "expect_error.hpp"
 #include "experiment/config/config.hpp"
+#include "experiment/run/budget.hpp"
 #include "experiment/run/experiment.hpp"
 #include "ref_optimizer.hpp"
 #include "replay/corrector_plan.hpp"
@@ -109,7 +110,8 @@ RefSchedule refSchedule(const Timeline& tl, int replicas, int accumulate) {
         for (long long u = 0; u < K; ++u) {
             if (r.update(u).microbatch == f.microbatch && r.update(u).stage == f.stage) own = u;
         }
-        const long long until = r.closing[own] < 0 ? K : r.closing[own];
+        // No backward (the run's end cut it off), or never applied: to the run's end.
+        const long long until = own < 0 || r.closing[own] < 0 ? K : r.closing[own];
         long long n = 0;
         for (long long u = 0; u < until; ++u) {
             n += r.updateEvent[u] > e && r.applies[u] && r.cell(r.update(u)) == r.cell(f);
@@ -485,6 +487,7 @@ class TestCorrectors : public QObject {
         QTest::addColumn<QString>("name");
         QTest::addColumn<int>("loss");
         QTest::addColumn<int>("stages");
+        QTest::addColumn<bool>("cut");
         const char* cases[] = {"delay_adaptive",
                                "delay_adaptive_per_block",
                                "delay_adaptive_steps",
@@ -506,8 +509,10 @@ class TestCorrectors : public QObject {
             for (LossKind loss : {LossKind::Quadratic, LossKind::Logistic}) {
                 for (int S : {2, 3}) {
                     QTest::addRow("%s-%s-S%d", name, lossKindName(loss).c_str(), S)
-                        << QString(name) << static_cast<int>(loss) << S;
+                        << QString(name) << static_cast<int>(loss) << S << false;
                 }
+                QTest::addRow("%s-%s-S3-cut", name, lossKindName(loss).c_str())
+                    << QString(name) << static_cast<int>(loss) << 3 << true;
             }
         }
     }
@@ -516,10 +521,14 @@ class TestCorrectors : public QObject {
         QFETCH(QString, name);
         QFETCH(int, loss);
         QFETCH(int, stages);
+        QFETCH(bool, cut);
         auto obj = makeObjective(static_cast<LossKind>(loss));
         const Case c = caseNamed(name);
-        // N = 13: with accumulate a group is left unfinished at the end (never applied).
-        const Timeline tl = buildTimeline(pdParams(stages, 13));
+        // N = 13: with accumulate a group is left unfinished at the end (never applied). Cut: a
+        // truncate budget's run, which ends with forwards whose backwards never came and
+        // microbatches never read.
+        const Timeline tl =
+            cut ? truncatedTimeline(pdParams(stages, 13), 40) : buildTimeline(pdParams(stages, 13));
         const double gamma = 0.05;
         const VectorXd want = refCorrectedPipeline(*obj, tl, 1, gamma, c.optimizer, c.correctors);
         const EngineRun got = enginePipeline(obj, tl, 1, gamma, c.optimizer, c.correctors);
@@ -768,6 +777,37 @@ class TestCorrectors : public QObject {
         CorrectorSpec dc;
         dc.dc = true;
         QVERIFY(!enginePipeline(obj, tl, 1, 0.05, OptimizerSpec{}, dc).result.effectiveDelays);
+    }
+
+    void effectiveDelaysOnTruncatedRun() {
+        // A truncate budget (the study's rule) stops the run inside a longer timeline: its last
+        // microbatches are never read (DelayTable's h = -1), and the effective table keeps them
+        // unread. CI's AddressSanitizer caught the former read of before[-1] here.
+        auto obj = makeObjective(LossKind::Quadratic);
+        const Timeline tl = truncatedTimeline(pdParams(3, 8), 40);
+        const DelayTable table(tl);
+        bool unread = false;
+        for (int m = 0; m < table.microbatches() && !unread; ++m) {
+            for (int j = 0; j < 3; ++j) unread = unread || table.forwardIndex(m, j) < 0;
+        }
+        QVERIFY2(unread, "the cut timeline should list microbatches the run never read");
+        CorrectorSpec c;
+        c.accumulate = 2;
+        const EngineRun run = enginePipeline(obj, tl, 1, 0.05, OptimizerSpec{}, c);
+        QVERIFY(run.result.effectiveDelays.has_value());
+        const DelayTable& eff = *run.result.effectiveDelays;
+        const auto ref = refEffectiveDelays(refSchedule(tl, 1, 2));
+        QCOMPARE(eff.updates(), static_cast<long long>(ref.size()));
+        for (long long k = 0; k < eff.updates(); ++k) {
+            for (int j = 0; j < 3; ++j) {
+                QCOMPARE(eff.delay(k, j), ref[static_cast<size_t>(k)][static_cast<size_t>(j)]);
+            }
+        }
+        for (int m = 0; m < table.microbatches(); ++m) {
+            for (int j = 0; j < 3; ++j) {
+                if (table.forwardIndex(m, j) < 0) QCOMPARE(eff.forwardIndex(m, j), -1LL);
+            }
+        }
     }
 
     void configMessages_data() {

@@ -19,6 +19,7 @@
 #include "errors.hpp"
 #include "expect_error.hpp"
 #include "experiment/config/config.hpp"
+#include "experiment/run/budget.hpp"
 #include "experiment/run/experiment.hpp"
 #include "experiment/run/lm_experiment.hpp"
 #include "lm_tiny_problem.hpp"
@@ -79,9 +80,10 @@ RefRun refCorrected(const CharTransformerProblem& p, const Timeline& tl, int R, 
     // Pass 1, counting. Which backwards take effect: every kA-th of its replica and block.
     std::vector<char> applies(E, 0);
     std::vector<int> inGroup(static_cast<size_t>(R * S), 0);
-    std::vector<size_t> forwardEvent(static_cast<size_t>(N * S)), backwardEvent(forwardEvent);
-    std::vector<size_t> updateEvent;             // update k's event
-    std::vector<long long> before(E + 1, 0);     // backwards before event e
+    std::vector<size_t> forwardEvent(static_cast<size_t>(N * S));
+    std::vector<size_t> backwardEvent(static_cast<size_t>(N * S), E);  // E: none (a cut run)
+    std::vector<size_t> updateEvent;                                   // update k's event
+    std::vector<long long> before(E + 1, 0);                           // backwards before event e
     std::vector<long long> effBefore(E + 1, 0);  // backwards that take effect before event e
     for (size_t e = 0; e < E; ++e) {
         before[e + 1] = before[e];
@@ -135,9 +137,11 @@ RefRun refCorrected(const CharTransformerProblem& p, const Timeline& tl, int R, 
         }
     }
     // prediction's exact s of F(m, j): the updates of its replica's block that take effect
-    // after the read and before the one that applies m's gradient (to the end if none does).
+    // after the read and before the one that applies m's gradient (to the end if none does, or
+    // if the run's end cut off the backward).
     const auto exactS = [&](size_t f) {
-        const size_t close = closing[backwardEvent[mj(ev[f].microbatch, ev[f].stage)]];
+        const size_t b = backwardEvent[mj(ev[f].microbatch, ev[f].stage)];
+        const size_t close = b == E ? E : closing[b];
         long long s = 0;
         for (size_t e = f + 1; e < close; ++e) {
             s += ev[e].op == OpKind::Backward && applies[e] != 0 && cellOf(ev[e]) == cellOf(ev[f]);
@@ -483,7 +487,10 @@ class TestLmCorrectors : public QObject {
         const std::vector<Case> cases = {
             {3, 1, buildTimeline(schedule(ScheduleKind::PipeDream, 3, 10))},
             {4, 1, buildTimeline(schedule(ScheduleKind::PipeDream, 4, 10))},
-            {3, 2, localSgd(3, 12)}};
+            {3, 2, localSgd(3, 12)},
+            // A truncate budget's run: forwards whose backwards never came, microbatches
+            // never read.
+            {3, 1, truncatedTimeline(schedule(ScheduleKind::PipeDream, 3, 10), 30)}};
         for (const Case& k : cases) {
             const Problem p = tinyLmProblem(k.stages);
             const RefRun ref = refCorrected(*p, k.tl, k.replicas, r.gamma, r.opt, r.c);
