@@ -1,5 +1,6 @@
 #include "compute/corrector.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace pipelens {
@@ -34,6 +35,26 @@ std::string correctorSummary(const CorrectorSpec& spec) {
         add(t.str());
     }
     return s.str();
+}
+
+void switchOn(CorrectorSpec& spec, CorrectorKind kind) {
+    switch (kind) {
+        case CorrectorKind::DelayAdaptive:
+            spec.delayAdaptive = true;
+            break;
+        case CorrectorKind::Prediction:
+            spec.prediction = true;
+            break;
+        case CorrectorKind::DelayCompensation:
+            spec.dc = true;
+            break;
+        case CorrectorKind::Lookahead:
+            spec.lookahead = true;
+            break;
+        case CorrectorKind::Accumulate:
+            spec.accumulate = std::max(2, spec.accumulate);
+            break;
+    }
 }
 
 CorrectorSpec normalizedCorrectors(const CorrectorSpec& spec) {

@@ -68,6 +68,8 @@ struct CorrectorSpec {
 std::string correctorSummary(const CorrectorSpec& spec);
 // The spec with the fields of the kinds that are off reset to their defaults.
 CorrectorSpec normalizedCorrectors(const CorrectorSpec& spec);
+// `spec` with `kind` turned on, its parameters kept where set (accumulate: k at least 2).
+void switchOn(CorrectorSpec& spec, CorrectorKind kind);
 // tau_ref with 0 resolved to S.
 double tauRefFor(const CorrectorSpec& spec, int stages);
 

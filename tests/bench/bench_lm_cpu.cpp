@@ -263,24 +263,8 @@ bool checkTorch(const std::string& name, const std::vector<double>& ours,
 // One corrector alone, with the bench's settings (the header comment).
 CorrectorSpec benchCorrector(CorrectorKind kind) {
     CorrectorSpec c;
-    switch (kind) {
-        case CorrectorKind::DelayAdaptive:
-            c.delayAdaptive = true;
-            break;
-        case CorrectorKind::Prediction:
-            c.prediction = true;
-            break;
-        case CorrectorKind::DelayCompensation:
-            c.dc = true;
-            break;
-        case CorrectorKind::Lookahead:
-            c.lookahead = true;
-            c.beta = 0.9;
-            break;
-        case CorrectorKind::Accumulate:
-            c.accumulate = 2;
-            break;
-    }
+    switchOn(c, kind);
+    if (kind == CorrectorKind::Lookahead) c.beta = 0.9;
     return c;
 }
 

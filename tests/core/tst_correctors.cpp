@@ -810,6 +810,30 @@ class TestCorrectors : public QObject {
         }
     }
 
+    void switchOnTurnsOneKindOn() {
+        for (const auto& entry : kCorrectorKinds) {
+            CorrectorSpec c;
+            switchOn(c, entry.value);
+            const bool on[] = {c.delayAdaptive, c.prediction, c.dc, c.lookahead, c.accumulate == 2};
+            // Exactly the kind's own switch (the table's order is the struct's).
+            for (size_t i = 0; i < std::size(on); ++i) {
+                QCOMPARE(on[i], i == static_cast<size_t>(&entry - kCorrectorKinds.data()));
+            }
+            CorrectorSpec off = c;
+            off.accumulate = 1;
+            off.delayAdaptive = off.prediction = off.dc = off.lookahead = false;
+            QVERIFY(off == CorrectorSpec{});  // nothing else was touched
+        }
+        CorrectorSpec c;
+        c.accumulate = 3;
+        c.beta = 0.5;
+        switchOn(c, CorrectorKind::Accumulate);
+        switchOn(c, CorrectorKind::Lookahead);
+        QCOMPARE(c.accumulate, 3);  // a k already set is kept
+        QCOMPARE(c.beta, 0.5);
+        QVERIFY(c.lookahead);
+    }
+
     void configMessages_data() {
         QTest::addColumn<QString>("method");
         QTest::addColumn<QString>("message");

@@ -281,24 +281,8 @@ void CorrectorPicker::editNumber(QLineEdit* field, QWidget* row, const QString& 
 QString CorrectorPicker::refusal(const MethodSpec& m, CorrectorKind kind, bool perBlock) {
     MethodSpec trial = m;
     CorrectorSpec& c = trial.correctors;
-    switch (kind) {
-        case CorrectorKind::DelayAdaptive:
-            c.delayAdaptive = true;
-            c.perBlock = c.perBlock || perBlock;
-            break;
-        case CorrectorKind::Prediction:
-            c.prediction = true;
-            break;
-        case CorrectorKind::DelayCompensation:
-            c.dc = true;
-            break;
-        case CorrectorKind::Lookahead:
-            c.lookahead = true;
-            break;
-        case CorrectorKind::Accumulate:
-            c.accumulate = std::max(2, c.accumulate);
-            break;
-    }
+    switchOn(c, kind);
+    if (kind == CorrectorKind::DelayAdaptive) c.perBlock = c.perBlock || perBlock;
     try {
         requireCorrectorsFit(trial, 0);
     } catch (const ConfigError& e) {
