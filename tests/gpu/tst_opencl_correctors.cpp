@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compute/cpu_backend.hpp"
+#include "core/expect_error.hpp"
 #include "core/lm_builtin_problem.hpp"
 #include "core/lm_golden_case.hpp"
 #include "errors.hpp"
@@ -19,6 +20,7 @@
 #include "lm_opencl_executor.hpp"
 #include "lm_opencl_rpd_executor.hpp"
 #include "opencl_backend.hpp"
+#include "opencl_run_compare.hpp"
 #include "opencl_test_support.hpp"
 #include "replay/lm_pipeline_replay.hpp"
 #include "replay/lm_rpd_replay.hpp"
@@ -26,28 +28,13 @@
 
 using namespace pipelens;
 using DevicePrecision = pipelens::gpu::Precision;
+using opencl_test::baseConfig;
+using opencl_test::compareRunCurves;
+using opencl_test::compareSeries;
+using opencl_test::openCl;
+using opencl_test::runOn;
 
 namespace {
-
-// Whole float runs: |f_ocl - f_cpu| <= 1e-4 |f_cpu| + 1e-5 f(w0) (docs/opencl.md).
-constexpr double kFloatRunRel = 1e-4;
-constexpr double kFloatRunAbsOfInitial = 1e-5;
-
-ExperimentConfig baseConfig(bool logistic) {
-    ExperimentConfig c;
-    c.name = "opencl-correctors";
-    c.data.kind = logistic ? "logistic" : "random";
-    c.data.rows = 264;  // 33 batches of 8
-    c.data.dim = 44;    // blocks of 15, 15 and 14 for S = 3
-    c.data.seed = 5;
-    c.objective.loss = logistic ? LossKind::Logistic : LossKind::Quadratic;
-    c.objective.l2 = logistic ? 1e-3 : 0.0;
-    c.stages = 3;
-    c.batchSize = 8;
-    c.budget.microbatches = 48;
-    c.sampling.gradNormEvery = 17;
-    return c;
-}
 
 // The corrector sets under test, with settings that make each one change the run.
 CorrectorSpec correctorsOf(const std::string& name) {
@@ -100,42 +87,9 @@ MethodSpec methodFor(const std::string& method, const std::string& set, bool log
     return m;
 }
 
-BackendProvider openCl(DevicePrecision p) {
-    return [p]() -> std::unique_ptr<ComputeBackend> {
-        gpu::OpenClBackendOptions o;
-        o.precision = p;
-        return std::make_unique<gpu::OpenClBackend>(opencl_test::context(), o);
-    };
-}
-
-void compareSeries(const std::vector<double>& got, const std::vector<double>& want, double rel,
-                   double abs, const char* what) {
-    QCOMPARE(got.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i) {
-        if (!opencl_test::close(got[i], want[i], rel, abs)) {
-            QFAIL(qPrintable(QString("%1 row %2: OpenCL %3, CPU %4")
-                                 .arg(what)
-                                 .arg(i)
-                                 .arg(got[i], 0, 'g', 17)
-                                 .arg(want[i], 0, 'g', 17)));
-        }
-    }
-}
-
 void compareRuns(const RunResult& ocl, const RunResult& cpu, DevicePrecision p) {
-    QVERIFY(cpu.finished);
-    QVERIFY(ocl.finished);
-    QCOMPARE(ocl.updates, cpu.updates);
-    QVERIFY(cpu.updates > 0);
-    const double f0 = std::abs(cpu.initialObjective);
-    const bool dbl = p == DevicePrecision::Double;
-    const double rel = dbl ? 1e-9 : kFloatRunRel;
-    const double abs = dbl ? 0.0 : kFloatRunAbsOfInitial * f0;
-    compareSeries(ocl.objectivePerSlot, cpu.objectivePerSlot, rel, abs, "objective_per_slot");
-    compareSeries(ocl.objectivePerUpdate, cpu.objectivePerUpdate, rel, abs, "objective_per_update");
-    const double gmax = *std::max_element(cpu.blockGradNormSq.begin(), cpu.blockGradNormSq.end());
-    compareSeries(ocl.blockGradNormSq, cpu.blockGradNormSq, dbl ? 1e-8 : 1e-2,
-                  dbl ? 1e-14 * gmax : 1e-3 * gmax, "block_grad_norm_sq");
+    compareRunCurves(ocl, cpu, p);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(ocl.effectiveDelays.has_value(), cpu.effectiveDelays.has_value());
     if (cpu.effectiveDelays) {
         const DelayTable& a = *ocl.effectiveDelays;
@@ -146,14 +100,6 @@ void compareRuns(const RunResult& ocl, const RunResult& cpu, DevicePrecision p) 
         }
     }
     QVERIFY(cpu.objectivePerUpdate.back() < cpu.initialObjective);
-}
-
-RunResult runOn(const ExperimentConfig& c, const MethodSpec& m, const BackendProvider& backend) {
-    ExperimentConfig cc = c;
-    cc.methods = {m};
-    auto objective = buildObjective(cc);
-    ExperimentPlan plan = planExperiment(cc, *objective);
-    return runOne(cc, plan.runs.front(), m.step.value, objective, backend);
 }
 
 // The language model's PD (S = the problem's stages) with `correctors` and executor `executor`
@@ -200,15 +146,7 @@ double curveError(const std::vector<double>& got, const std::vector<double>& wan
 }
 
 // The message of the ConfigError `f` throws ("" if none).
-template <typename F>
-std::string configError(F&& f) {
-    try {
-        f();
-    } catch (const ConfigError& e) {
-        return e.what();
-    }
-    return "";
-}
+constexpr auto configError = &errorMessageOf<ConfigError>;
 
 }  // namespace
 

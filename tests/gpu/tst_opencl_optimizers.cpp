@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compute/cpu_backend.hpp"
+#include "core/expect_error.hpp"
 #include "core/lm_builtin_problem.hpp"
 #include "core/lm_golden_case.hpp"
 #include "errors.hpp"
@@ -18,6 +19,7 @@
 #include "lm_opencl_executor.hpp"
 #include "lm_opencl_rpd_executor.hpp"
 #include "opencl_backend.hpp"
+#include "opencl_run_compare.hpp"
 #include "opencl_test_support.hpp"
 #include "replay/lm_pipeline_replay.hpp"
 #include "replay/lm_rpd_replay.hpp"
@@ -25,28 +27,13 @@
 
 using namespace pipelens;
 using DevicePrecision = pipelens::gpu::Precision;
+using opencl_test::baseConfig;
+using opencl_test::compareRunCurves;
+using opencl_test::compareSeries;
+using opencl_test::openCl;
+using opencl_test::runOn;
 
 namespace {
-
-// Whole float runs: |f_ocl - f_cpu| <= 1e-4 |f_cpu| + 1e-5 f(w0) (docs/opencl.md).
-constexpr double kFloatRunRel = 1e-4;
-constexpr double kFloatRunAbsOfInitial = 1e-5;
-
-ExperimentConfig baseConfig(bool logistic) {
-    ExperimentConfig c;
-    c.name = "opencl-optimizers";
-    c.data.kind = logistic ? "logistic" : "random";
-    c.data.rows = 264;  // 33 batches of 8
-    c.data.dim = 45;    // blocks of 8 and 7 for S = 6
-    c.data.seed = 5;
-    c.objective.loss = logistic ? LossKind::Logistic : LossKind::Quadratic;
-    c.objective.l2 = logistic ? 1e-3 : 0.0;
-    c.stages = 6;
-    c.batchSize = 8;
-    c.budget.microbatches = 40;
-    c.sampling.gradNormEvery = 17;
-    return c;
-}
 
 // Every kind with settings away from the defaults, so that each field reaches the kernels.
 OptimizerSpec optimizerOf(const std::string& kind) {
@@ -74,42 +61,9 @@ double stepFor(const std::string& kind, bool logistic) {
     return logistic ? 0.3 : 0.02;
 }
 
-BackendProvider openCl(DevicePrecision p) {
-    return [p]() -> std::unique_ptr<ComputeBackend> {
-        gpu::OpenClBackendOptions o;
-        o.precision = p;
-        return std::make_unique<gpu::OpenClBackend>(opencl_test::context(), o);
-    };
-}
-
-void compareSeries(const std::vector<double>& got, const std::vector<double>& want, double rel,
-                   double abs, const char* what) {
-    QCOMPARE(got.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i) {
-        if (!opencl_test::close(got[i], want[i], rel, abs)) {
-            QFAIL(qPrintable(QString("%1 row %2: OpenCL %3, CPU %4")
-                                 .arg(what)
-                                 .arg(i)
-                                 .arg(got[i], 0, 'g', 17)
-                                 .arg(want[i], 0, 'g', 17)));
-        }
-    }
-}
-
 void compareRuns(const RunResult& ocl, const RunResult& cpu, DevicePrecision p) {
-    QVERIFY(cpu.finished);
-    QVERIFY(ocl.finished);
-    QCOMPARE(ocl.updates, cpu.updates);
-    QVERIFY(cpu.updates > 0);
-    const double f0 = std::abs(cpu.initialObjective);
-    const bool dbl = p == DevicePrecision::Double;
-    const double rel = dbl ? 1e-9 : kFloatRunRel;
-    const double abs = dbl ? 0.0 : kFloatRunAbsOfInitial * f0;
-    compareSeries(ocl.objectivePerSlot, cpu.objectivePerSlot, rel, abs, "objective_per_slot");
-    compareSeries(ocl.objectivePerUpdate, cpu.objectivePerUpdate, rel, abs, "objective_per_update");
-    const double gmax = *std::max_element(cpu.blockGradNormSq.begin(), cpu.blockGradNormSq.end());
-    compareSeries(ocl.blockGradNormSq, cpu.blockGradNormSq, dbl ? 1e-8 : 1e-2,
-                  dbl ? 1e-14 * gmax : 1e-3 * gmax, "block_grad_norm_sq");
+    compareRunCurves(ocl, cpu, p);
+    if (QTest::currentTestFailed()) return;
     // The optimizer moved the objective: a run that ignored the updates would not pass.
     QVERIFY(cpu.objectivePerUpdate.back() < cpu.initialObjective);
 }
@@ -133,14 +87,6 @@ MethodSpec methodFor(const std::string& method, const std::string& kind, bool lo
     }
     if (method == "1f1b" || method == "fill-drain") m.flushGroup = 4;
     return m;
-}
-
-RunResult runOn(const ExperimentConfig& c, const MethodSpec& m, const BackendProvider& backend) {
-    ExperimentConfig cc = c;
-    cc.methods = {m};
-    auto objective = buildObjective(cc);
-    ExperimentPlan plan = planExperiment(cc, *objective);
-    return runOne(cc, plan.runs.front(), m.step.value, objective, backend);
 }
 
 // The language model's PD / LocalSGD / 1F1B run with `executor` (null: the CPU's).
@@ -196,15 +142,7 @@ double curveError(const std::vector<double>& got, const std::vector<double>& wan
 }
 
 // The message of the ConfigError `f` throws ("" if none).
-template <typename F>
-std::string configError(F&& f) {
-    try {
-        f();
-    } catch (const ConfigError& e) {
-        return e.what();
-    }
-    return "";
-}
+constexpr auto configError = &errorMessageOf<ConfigError>;
 
 }  // namespace
 

@@ -13,34 +13,19 @@
 #include "experiment/config/config.hpp"
 #include "experiment/run/experiment.hpp"
 #include "opencl_backend.hpp"
+#include "opencl_run_compare.hpp"
 #include "opencl_test_support.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "replay/rpd_replay.hpp"
 
 using namespace pipelens;
 using DevicePrecision = pipelens::gpu::Precision;
+using opencl_test::baseConfig;
+using opencl_test::compareRunCurves;
+using opencl_test::compareSeries;
+using opencl_test::openCl;
 
 namespace {
-
-// Whole float runs: |f_ocl - f_cpu| <= 1e-4 |f_cpu| + 1e-5 f(w0) (docs/opencl.md).
-constexpr double kFloatRunRel = 1e-4;
-constexpr double kFloatRunAbsOfInitial = 1e-5;
-
-ExperimentConfig baseConfig(bool logistic) {
-    ExperimentConfig c;
-    c.name = "opencl-vs-cpu";
-    c.data.kind = logistic ? "logistic" : "random";
-    c.data.rows = 264;  // 33 batches of 8
-    c.data.dim = 45;    // blocks of 8 and 7 for S = 6
-    c.data.seed = 5;
-    c.objective.loss = logistic ? LossKind::Logistic : LossKind::Quadratic;
-    c.objective.l2 = logistic ? 1e-3 : 0.0;
-    c.stages = 6;
-    c.batchSize = 8;
-    c.budget.microbatches = 40;
-    c.sampling.gradNormEvery = 17;
-    return c;
-}
 
 MethodSpec methodSpec(const std::string& name, double step) {
     MethodSpec m;
@@ -49,43 +34,10 @@ MethodSpec methodSpec(const std::string& name, double step) {
     return m;
 }
 
-BackendProvider openCl(DevicePrecision p) {
-    return [p]() -> std::unique_ptr<ComputeBackend> {
-        gpu::OpenClBackendOptions o;
-        o.precision = p;
-        return std::make_unique<gpu::OpenClBackend>(opencl_test::context(), o);
-    };
-}
-
-void compareSeries(const std::vector<double>& got, const std::vector<double>& want, double rel,
-                   double abs, const char* what) {
-    QCOMPARE(got.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i) {
-        if (!opencl_test::close(got[i], want[i], rel, abs)) {
-            QFAIL(qPrintable(QString("%1 row %2: OpenCL %3, CPU %4")
-                                 .arg(what)
-                                 .arg(i)
-                                 .arg(got[i], 0, 'g', 17)
-                                 .arg(want[i], 0, 'g', 17)));
-        }
-    }
-}
-
 void compareRuns(const RunResult& ocl, const RunResult& cpu, DevicePrecision p) {
-    QVERIFY(cpu.finished);
-    QVERIFY(ocl.finished);
-    QCOMPARE(ocl.updates, cpu.updates);
-    QVERIFY(cpu.updates > 0);
-    const double f0 = std::abs(cpu.initialObjective);
+    compareRunCurves(ocl, cpu, p);
+    if (QTest::currentTestFailed()) return;
     const bool dbl = p == DevicePrecision::Double;
-    const double rel = dbl ? 1e-9 : kFloatRunRel;
-    const double abs = dbl ? 0.0 : kFloatRunAbsOfInitial * f0;
-    compareSeries(ocl.objectivePerSlot, cpu.objectivePerSlot, rel, abs, "objective_per_slot");
-    compareSeries(ocl.objectivePerUpdate, cpu.objectivePerUpdate, rel, abs, "objective_per_update");
-    // Gradient norms are differences of nearly equal sums: float gets a looser margin.
-    const double gmax = *std::max_element(cpu.blockGradNormSq.begin(), cpu.blockGradNormSq.end());
-    compareSeries(ocl.blockGradNormSq, cpu.blockGradNormSq, dbl ? 1e-8 : 1e-2,
-                  dbl ? 1e-14 * gmax : 1e-3 * gmax, "block_grad_norm_sq");
     QCOMPARE(ocl.gradNormUpdates, cpu.gradNormUpdates);
     compareSeries(ocl.gradNormSq, cpu.gradNormSq, dbl ? 1e-8 : 1e-2,
                   dbl ? 1e-14 * cpu.gradNormSq.front() : 1e-3 * cpu.gradNormSq.front(),
