@@ -22,6 +22,7 @@
 #include "experiment/config/config.hpp"
 #include "experiment/run/budget.hpp"
 #include "experiment/run/experiment.hpp"
+#include "forwarding_backend.hpp"
 #include "ref_optimizer.hpp"
 #include "replay/corrector_plan.hpp"
 #include "replay/pipeline_replay.hpp"
@@ -448,33 +449,10 @@ json baseConfig(json method) {
             {"methods", json::array({method})}};
 }
 
-// A backend that keeps ComputeBackend's default setCorrectors, as the OpenCL backend does.
-class NoCorrectorBackend final : public ComputeBackend {
+// A backend that keeps ComputeBackend's default setCorrectors.
+class NoCorrectorBackend final : public test::ForwardingCpuBackend {
   public:
-    std::string name() const override { return "no-corrector"; }
-    void preparePipeline(const LinearObjective& o, const PipelineLayout& l,
-                         const VectorXd& w0) override {
-        inner_.preparePipeline(o, l, w0);
-    }
-    void runOps(std::span<const PipelineOp> ops, double step, bool sample,
-                std::vector<UpdateSample>& samples) override {
-        inner_.runOps(ops, step, sample, samples);
-    }
-    void averageReplicas() override { inner_.averageReplicas(); }
-    void prepareRpd(const LinearObjective& o, const std::vector<BlockRange>& b, int depth,
-                    const VectorXd& w0) override {
-        inner_.prepareRpd(o, b, depth, w0);
-    }
-    UpdateSample rpdStep(std::span<const int> d, int stage, int batch, double step,
-                         bool sample) override {
-        return inner_.rpdStep(d, stage, batch, step, sample);
-    }
-    double objective() override { return inner_.objective(); }
-    double gradientNormSquared() override { return inner_.gradientNormSquared(); }
-    VectorXd weights() override { return inner_.weights(); }
-
-  private:
-    CpuBackend inner_;
+    NoCorrectorBackend() : ForwardingCpuBackend("no-corrector") {}
 };
 
 }  // namespace

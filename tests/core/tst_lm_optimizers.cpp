@@ -36,6 +36,8 @@ using Problem = std::shared_ptr<const CharTransformerProblem>;
 
 using test::lmBatchesOf;
 using test::lmStageGradient;
+using test::relError;
+using test::sameBits;
 using test::tinyLmProblem;
 
 using test::RefOptimizer;
@@ -64,22 +66,8 @@ std::unique_ptr<LmReplay> enginePipeline(const Problem& p, const Timeline& tl, M
     cfg.stepSize = gamma;
     cfg.stepScale = stepScale;
     cfg.optimizer = spec;
-    cfg.batchOf = lmBatchesOf(*p, tl.params.microbatches);
     cfg.slotThreads = slotThreads;
-    auto run = makeLmPipelineReplay(p, cfg);
-    run->runToEnd();
-    if (!run->result().finished) throw std::runtime_error("the engine's run did not finish");
-    return run;
-}
-
-// max |a - b| / max(1, max |b|).
-double relError(const VectorXd& a, const VectorXd& b) {
-    return (a - b).cwiseAbs().maxCoeff() / std::max(1.0, b.cwiseAbs().maxCoeff());
-}
-
-bool sameBits(const VectorXd& a, const VectorXd& b) {
-    return a.size() == b.size() &&
-           std::memcmp(a.data(), b.data(), static_cast<size_t>(a.size()) * sizeof(double)) == 0;
+    return test::runTinyLmPipeline(p, cfg);
 }
 
 OptimizerSpec optimizer(OptimizerKind kind, double weightDecay = 0.0) {
@@ -149,13 +137,7 @@ json lmConfig(const json& optimizerJson, const std::string& method) {
               {"stages", 3},
               {"batch_size", 2},
               {"backend", "cpu"},
-              {"objective",
-               {{"kind", "char_transformer"},
-                {"width", 4},
-                {"heads", 2},
-                {"context", 4},
-                {"corpus_characters", 1000},
-                {"sample_lines", 0}}},
+              {"objective", test::tinyLmObjectiveJson()},
               {"budget", {{"slots", 40}}},
               {"methods", json::array({{{"method", method}, {"step_size", 0.01}}})}};
     if (!optimizerJson.is_null()) j["methods"][0]["optimizer"] = optimizerJson;

@@ -16,6 +16,7 @@
 #include "expect_error.hpp"
 #include "experiment/config/config.hpp"
 #include "experiment/run/experiment.hpp"
+#include "forwarding_backend.hpp"
 #include "ref_optimizer.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "replay/rpd_replay.hpp"
@@ -174,38 +175,17 @@ json baseConfig(const json& optimizer) {
 // A backend that would run on a device: it forwards to the CPU engine but keeps the default
 // setOptimizer (plain SGD only), or with `optimizers` forwards that too (as the OpenCL backend
 // now applies them).
-class PlainOnlyBackend final : public ComputeBackend {
+class PlainOnlyBackend final : public test::ForwardingCpuBackend {
   public:
-    explicit PlainOnlyBackend(bool optimizers = false) : optimizers_(optimizers) {}
-    std::string name() const override { return "plain-only"; }
+    explicit PlainOnlyBackend(bool optimizers = false)
+        : ForwardingCpuBackend("plain-only"), optimizers_(optimizers) {}
     void setOptimizer(const OptimizerSpec& spec, double gradientScale) override {
         if (!optimizers_) return ComputeBackend::setOptimizer(spec, gradientScale);
-        inner_.setOptimizer(spec, gradientScale);
+        inner().setOptimizer(spec, gradientScale);
     }
-    void preparePipeline(const LinearObjective& o, const PipelineLayout& l,
-                         const VectorXd& w0) override {
-        inner_.preparePipeline(o, l, w0);
-    }
-    void runOps(std::span<const PipelineOp> ops, double step, bool sample,
-                std::vector<UpdateSample>& samples) override {
-        inner_.runOps(ops, step, sample, samples);
-    }
-    void averageReplicas() override { inner_.averageReplicas(); }
-    void prepareRpd(const LinearObjective& o, const std::vector<BlockRange>& b, int depth,
-                    const VectorXd& w0) override {
-        inner_.prepareRpd(o, b, depth, w0);
-    }
-    UpdateSample rpdStep(std::span<const int> d, int stage, int batch, double step,
-                         bool sample) override {
-        return inner_.rpdStep(d, stage, batch, step, sample);
-    }
-    double objective() override { return inner_.objective(); }
-    double gradientNormSquared() override { return inner_.gradientNormSquared(); }
-    VectorXd weights() override { return inner_.weights(); }
 
   private:
     bool optimizers_ = false;
-    CpuBackend inner_;
 };
 
 const std::vector<OptimizerKind> kStateful{OptimizerKind::Momentum, OptimizerKind::Nesterov,

@@ -13,6 +13,7 @@
 #include "core/expect_error.hpp"
 #include "core/lm_builtin_problem.hpp"
 #include "core/lm_golden_case.hpp"
+#include "core/lm_tiny_problem.hpp"
 #include "errors.hpp"
 #include "experiment/config/config.hpp"
 #include "experiment/run/experiment.hpp"
@@ -375,13 +376,7 @@ class TestOpenClCorrectors : public QObject {
                              {"backend", "opencl"},
                              {"stages", 3},
                              {"batch_size", 2},
-                             {"objective",
-                              {{"kind", "char_transformer"},
-                               {"width", 4},
-                               {"heads", 2},
-                               {"context", 4},
-                               {"corpus_characters", 1000},
-                               {"sample_lines", 0}}},
+                             {"objective", pipelens::test::tinyLmObjectiveJson()},
                              {"budget", {{"slots", 20}}},
                              {"methods",
                               {{{"method", "pd"},
