@@ -263,6 +263,47 @@ class TestChromeTrace : public QObject {
 
     // Costs above one slot: dur spans the op, staleness follows the replay order in which a
     // backward acts in its last slot; fill-drain beside it gets pid 2 and tids S + 1 … 2S.
+    // ZB-H1 splits each backward into I (input gradient) and W (weight gradient): the slices
+    // carry INTEROP.md's letters and their own categories, one per cell, and only W, where the
+    // block's update lands, has a staleness (the delay table's, as B's on other schedules).
+    void zeroBubbleSlicesAreInputAndWeight() {
+        ScheduleParams p;
+        p.kind = ScheduleKind::ZeroBubbleH1;
+        p.stages = 3;
+        p.microbatches = 6;
+        p.flushGroup = 3;
+        const Timeline tl = buildTimeline(p);
+        const DelayTable d(tl);
+        const Tracks t = readTrace(chromeTraceJson({{"ZB-H1", &tl, &d, nullptr}}));
+        QCOMPARE(t.complete.size(), tl.cells.size());
+        std::map<std::tuple<int, int, int>, OpKind> opAt;  // (microbatch, stage, start) -> op
+        for (const TimelineCell& c : tl.cells) opAt[{c.microbatch, c.stage, c.startSlot}] = c.op;
+        std::map<std::string, int> perCategory;
+        for (const json& e : t.complete) {
+            const json& a = e.at("args");
+            const int m = a.at("microbatch").get<int>();
+            const int s = a.at("stage").get<int>() - 1;
+            const int start = static_cast<int>(e.at("ts").get<long long>() / 1000);
+            const OpKind op = opAt.at({m, s, start});
+            const char* want[] = {"F ", "B ", "I ", "W "};
+            const char* cat[] = {"forward", "backward", "input_grad", "weight_grad"};
+            const auto i = static_cast<std::size_t>(op);
+            QCOMPARE(e.at("name").get<std::string>(), want[i] + std::to_string(m));
+            QCOMPARE(e.at("cat").get<std::string>(), std::string(cat[i]));
+            ++perCategory[cat[i]];
+            QCOMPARE(a.contains("staleness"), op == OpKind::WeightGrad);
+            if (op == OpKind::WeightGrad) {
+                long long k = 0;
+                while (!(d.update(k).microbatch == m && d.update(k).stage == s)) ++k;
+                QCOMPARE(a.at("staleness").get<long long>(), d.delay(k, s));
+            }
+        }
+        QCOMPARE(perCategory["forward"], 18);
+        QCOMPARE(perCategory["input_grad"], 18);
+        QCOMPARE(perCategory["weight_grad"], 18);
+        QCOMPARE(perCategory.count("backward"), std::size_t(0));
+    }
+
     void costsAndTwoMethods() {
         ScheduleParams p;
         p.kind = ScheduleKind::PipeDream;

@@ -519,8 +519,9 @@ class TestExport : public QObject {
             const auto& timeline = snapshot->result(i).timeline;
             if (!timeline) continue;
             for (const TimelineCell& c : timeline->cells) {
-                const std::string name =
-                    (c.op == OpKind::Forward ? "F " : "B ") + std::to_string(c.microbatch);
+                // F, B, and the split backward's I and W (results.md, "Traces for Perfetto").
+                const std::string name = std::string(1, "FBIW"[static_cast<int>(c.op)]) + " " +
+                                         std::to_string(c.microbatch);
                 ++want[key(name, c.startSlot * 1000LL, (c.endSlot - c.startSlot + 1) * 1000LL,
                            c.stage + 1)];
                 ++cells;

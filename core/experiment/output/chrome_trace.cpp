@@ -187,17 +187,34 @@ class TraceWriter {
 
     void cell(const TimelineCell& c, const TraceProcess& proc, const DelayTable* delays,
               const std::vector<long long>& updateOf) {
-        const bool forward = c.op == OpKind::Forward;
-        begin();
-        if (forward) {
-            text_.raw("{\"ph\":\"X\",\"name\":\"F ")
-                .integer(c.microbatch)
-                .raw("\",\"cat\":\"forward\",\"ts\":");
-        } else {
-            text_.raw("{\"ph\":\"X\",\"name\":\"B ")
-                .integer(c.microbatch)
-                .raw("\",\"cat\":\"backward\",\"ts\":");
+        // INTEROP.md's letters: F forward, B full backward, and the zero-bubble split into I
+        // (input gradient) and W (weight gradient, where the block's update lands).
+        const char* letter = "F ";
+        const char* category = "forward";
+        switch (c.op) {
+            case OpKind::Forward:
+                break;
+            case OpKind::Backward:
+                letter = "B ";
+                category = "backward";
+                break;
+            case OpKind::InputGrad:
+                letter = "I ";
+                category = "input_grad";
+                break;
+            case OpKind::WeightGrad:
+                letter = "W ";
+                category = "weight_grad";
+                break;
         }
+        const bool updates = c.op == OpKind::Backward || c.op == OpKind::WeightGrad;
+        begin();
+        text_.raw("{\"ph\":\"X\",\"name\":\"")
+            .raw(letter)
+            .integer(c.microbatch)
+            .raw("\",\"cat\":\"")
+            .raw(category)
+            .raw("\",\"ts\":");
         text_.integer(static_cast<long long>(c.startSlot) * kMicrosPerSlot)
             .raw(",\"dur\":")
             .integer(static_cast<long long>(c.endSlot - c.startSlot + 1) * kMicrosPerSlot)
@@ -212,7 +229,7 @@ class TraceWriter {
         if (delays != nullptr && c.microbatch >= 0 && c.microbatch < delays->microbatches() &&
             c.stage < delays->stages()) {
             text_.raw(",\"version_read\":").integer(delays->versionRead(c.microbatch, c.stage));
-            if (!forward) {
+            if (updates) {
                 const long long k =
                     updateOf[static_cast<std::size_t>(c.microbatch) * delays->stages() + c.stage];
                 if (k >= 0) text_.raw(",\"staleness\":").integer(delays->delay(k, c.stage));
