@@ -333,14 +333,14 @@ const std::vector<CommandSpec>& commandSpecs() {
                      "",
                      "experiment",
                      {"E1", "E2", "E3", "E4", "E5", "all"}});
-        s.push_back(
-            {"study",
-             {value("out"), flag("quick"), numeric("seeds"), numeric("threads"), flag("quiet")},
-             1,
-             "one study: staleness",
-             "",
-             "study",
-             {"staleness"}});
+        s.push_back({"study",
+                     {value("out"), flag("quick"), numeric("seeds"), value("problem"),
+                      numeric("threads"), flag("quiet")},
+                     1,
+                     "one study: staleness",
+                     "",
+                     "study",
+                     {"staleness"}});
         s.push_back({"animate",
                      {value("out"), flag("default"), value("method"), value("slots"),
                       numeric("fps"), value("size"), value("panels"), value("budget-rule"),

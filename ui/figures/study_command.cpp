@@ -24,7 +24,8 @@ namespace pipelens::ui {
 namespace {
 
 const char* kHelp =
-    R"(Usage: pipelens-cli study staleness --out DIR [--quick] [--seeds N] [--threads N] [--quiet]
+    R"(Usage: pipelens-cli study staleness --out DIR [--quick] [--seeds N] [--problem P]
+                                 [--threads N] [--quiet]
 
 Can a corrector undo PipeDream's staleness? For S = 4, 8, 16, 32 and two problems (the paper's
 logistic E4 setting and the character language model), runs on equal time PD, PD with each
@@ -44,6 +45,8 @@ Options:
   --out DIR      results folder (required)
   --quick        S = 4, 8, smaller problems, short grids, 1 or 2 seeds (CI: a few minutes)
   --seeds N      seeds per problem (1 ... 16; default: logistic 3, language model 1; quick 2, 1)
+  --problem P    only these problems: logistic, language_model, or both comma-separated
+                 (default: both)
   --threads N    worker threads (default: one per core)
   --quiet        print nothing but errors
 )";
@@ -67,6 +70,15 @@ Options parse(int argc, char** argv) {
     o.out = prepareResultsFolder(a.get("out"));
     o.inputs.quick = a.has("quick");
     o.inputs.seeds = a.integer("seeds", 0, 1, kMaxStudySeeds);
+    if (a.has("problem")) {
+        std::string list = a.get("problem");
+        for (std::size_t start = 0;;) {
+            const std::size_t comma = list.find(',', start);
+            o.inputs.problems.push_back(list.substr(start, comma - start));
+            if (comma == std::string::npos) break;
+            start = comma + 1;
+        }
+    }
     o.quiet = a.has("quiet");
     o.threads = a.integer("threads", 0, 0, 256);
     return o;

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "cmdline/args.hpp"
 #include "errors.hpp"
 #include "experiment/step_size/seed_stats.hpp"
 #include "util/csv_writer.hpp"
@@ -381,10 +382,29 @@ StalenessStudy runStalenessStudy(const StudyInputs& inputs, const RunOptions& op
         throw ConfigError("--seeds = " + std::to_string(inputs.seeds) + " is not allowed: 1 ... " +
                           std::to_string(kMaxStudySeeds));
     }
+    const std::vector<std::string> known = studyProblems();
+    for (const std::string& key : inputs.problems) {
+        if (std::find(known.begin(), known.end(), key) == known.end()) {
+            throw ConfigError("--problem = \"" + cmdline::shownValue(key) +
+                              "\" is not allowed: logistic or language_model");
+        }
+        if (std::count(inputs.problems.begin(), inputs.problems.end(), key) > 1) {
+            throw ConfigError("--problem = \"" + cmdline::shownValue(key) +
+                              "\" is given twice: name each problem once");
+        }
+    }
+    const auto wanted = [&](const std::string& key) {
+        return inputs.problems.empty() || std::find(inputs.problems.begin(), inputs.problems.end(),
+                                                    key) != inputs.problems.end();
+    };
+    std::vector<Problem> selected;
+    for (const Problem& p : {logisticProblem(inputs), languageModelProblem(inputs)}) {
+        if (wanted(p.key)) selected.push_back(p);
+    }
     StalenessStudy study;
     const std::vector<int> stages = studyStages(inputs.quick);
     json problems = json::array();
-    for (const Problem& p : {logisticProblem(inputs), languageModelProblem(inputs)}) {
+    for (const Problem& p : selected) {
         const std::vector<StudyMethod> methods = studyMethods(p.languageModel);
         const bool logY = !p.languageModel;
         FigurePanel finals{"final_loss_" + p.key,

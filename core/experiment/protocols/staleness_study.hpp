@@ -17,6 +17,9 @@ namespace pipelens {
 struct StudyInputs {
     bool quick = false;
     int seeds = 0;  // 0: the default of each problem (logistic 3, language model 1; quick 2, 1)
+    // The problems to run, by key ("logistic", "language_model"); empty: every one. They run
+    // in studyProblems()'s order whatever the order here.
+    std::vector<std::string> problems;
 };
 inline constexpr int kMaxStudySeeds = 16;
 
