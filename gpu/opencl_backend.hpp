@@ -73,6 +73,8 @@ class OpenClBackend final : public ComputeBackend {
                  int localSize = 0);  // 0: groups of the reduction width WG
     void readReals(const cl::Buffer& buffer, std::size_t count, std::vector<double>& out);
     void writeInts(const cl::Buffer& buffer, const std::vector<int>& values);
+    // `values` into `buffer` without blocking (the per-slot op reals), from alternating copies.
+    void writeRealsAsync(const cl::Buffer& buffer, const std::vector<double>& values);
     void writeReals(const cl::Buffer& buffer, std::size_t offsetElems, const double* values,
                     std::size_t count);
     std::size_t realBytes() const;
@@ -126,6 +128,15 @@ class OpenClBackend final : public ComputeBackend {
     };
     Staging staging_[2];  // host copies that uploads read from
     int nextStaging_ = 0;
+    // The same for the correctors' per-op reals (in the device's precision).
+    struct RealStaging {
+        std::vector<double> doubles;
+        std::vector<float> floats;
+        cl::Event written;
+        bool pending = false;
+    };
+    RealStaging realStaging_[2];
+    int nextRealStaging_ = 0;
     int rowsPerItem_ = 1;          // sample_updates: rows per work-item
     int rowItems_ = 1;             // sample_updates: work-items (partials per update)
     std::vector<double> scratch_;  // staging for reads

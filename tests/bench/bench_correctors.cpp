@@ -8,15 +8,21 @@
 // over all n rows, for the objective) smaller and the correctors' share larger.
 // Every run must finish without diverging, and every repetition of a variant must end at the
 // same objective as its first (the engine is deterministic); plain PD's must also be below
-// f(w0).
+// f(w0). On OpenCL each variant's final objective must also agree with the CPU engine's (one
+// untimed CPU run per variant; double: relative 1e-9, float: the run tolerance of
+// docs/opencl.md).
 //
 // Usage: bench_correctors [--reps N (default 5)] [--rows n] [--microbatches N] [--per-update]
+//                         [--backend cpu|opencl] [--precision double|float]
 //   --per-update: the objective after every update (as the app's charts), not per slot.
+//   --backend opencl: the OpenCL backend on the first device (a build with OpenCL only), in
+//   --precision (default double).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -30,6 +36,10 @@
 #include "objective/linear_objective.hpp"
 #include "replay/pipeline_replay.hpp"
 #include "schedule/timeline.hpp"
+#if PIPELENS_BENCH_OPENCL
+#include "opencl_backend.hpp"
+#include "opencl_context.hpp"
+#endif
 
 namespace {
 
@@ -90,6 +100,8 @@ int runMain(int argc, char** argv) {
     int microbatches = 500;
     int rows = 20000;
     bool perUpdate = false;
+    std::string backendName = "cpu";
+    std::string precision = "double";
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--reps" && i + 1 < argc) {
@@ -100,15 +112,45 @@ int runMain(int argc, char** argv) {
             microbatches = std::atoi(argv[++i]);
         } else if (arg == "--per-update") {
             perUpdate = true;
+        } else if (arg == "--backend" && i + 1 < argc) {
+            backendName = argv[++i];
+        } else if (arg == "--precision" && i + 1 < argc) {
+            precision = argv[++i];
         } else {
             std::cerr << "usage: bench_correctors [--reps N (>= 1)] [--rows n (>= 10)] "
-                         "[--microbatches N (>= 1)] [--per-update]\n";
+                         "[--microbatches N (>= 1)] [--per-update] [--backend cpu|opencl] "
+                         "[--precision double|float]\n";
             return 2;
         }
     }
     if (reps < 1 || microbatches < 1 || rows < 10) {
         std::cerr << "--reps and --microbatches must be >= 1, --rows >= 10\n";
         return 2;
+    }
+    if (backendName != "cpu" && backendName != "opencl") {
+        std::cerr << "--backend = " << backendName << " is not allowed: cpu or opencl\n";
+        return 2;
+    }
+    if (precision != "double" && precision != "float") {
+        std::cerr << "--precision = " << precision << " is not allowed: double or float\n";
+        return 2;
+    }
+    const bool openCl = backendName == "opencl";
+    std::function<std::unique_ptr<ComputeBackend>()> makeBackend = [] {
+        return std::make_unique<CpuBackend>();
+    };
+    std::string device = "CpuBackend";
+    if (openCl) {
+#if PIPELENS_BENCH_OPENCL
+        auto context = std::make_shared<gpu::OpenClContext>();
+        gpu::OpenClBackendOptions o;
+        o.precision = precision == "float" ? gpu::Precision::Float : gpu::Precision::Double;
+        device = "OpenCL (" + precision + ") on " + context->info().name;
+        makeBackend = [context, o] { return std::make_unique<gpu::OpenClBackend>(context, o); };
+#else
+        std::cerr << "--backend opencl: this build has no OpenCL backend\n";
+        return 2;
+#endif
     }
 
     SyntheticSpec spec;
@@ -141,7 +183,7 @@ int runMain(int argc, char** argv) {
             cfg.sampling.objectivePerUpdate = perUpdate;
             const double c0 = cpuSeconds();
             const auto t0 = Clock::now();
-            PipelineReplay replay(shared, std::make_unique<CpuBackend>(), std::move(cfg));
+            PipelineReplay replay(shared, makeBackend(), std::move(cfg));
             replay.runToEnd();
             const double took = std::chrono::duration<double>(Clock::now() - t0).count();
             const double cpu = cpuSeconds() - c0;
@@ -164,12 +206,31 @@ int runMain(int argc, char** argv) {
         }
     }
     require(all[0].finalObjective < initial, "plain PD lowered the objective");
+    if (openCl) {
+        // The device's runs against the CPU engine's, untimed (docs/opencl.md's tolerances).
+        const bool dbl = precision == "double";
+        for (const Variant& v : all) {
+            PipelineReplayConfig cfg;
+            cfg.method = Method::PipeDream;
+            cfg.timeline = timeline;
+            cfg.stepSize = kStepSize;
+            cfg.correctors = v.correctors;
+            cfg.sampling.objectivePerUpdate = perUpdate;
+            PipelineReplay cpu(shared, std::make_unique<CpuBackend>(), std::move(cfg));
+            cpu.runToEnd();
+            const double want = cpu.result().finalObjective();
+            const double tol = dbl ? 1e-9 * std::abs(want) : 1e-4 * std::abs(want) + 1e-5 * initial;
+            require(std::abs(v.finalObjective - want) <= tol,
+                    v.name + " ended at the CPU engine's objective (" +
+                        std::to_string(v.finalObjective) + " vs " + std::to_string(want) + ")");
+        }
+    }
 
     std::cout << "# Correctors on PipeDream: cost per block update\n\n"
               << "logistic n = " << rows << ", d = 512, b = 10, S = " << kStages
               << ", N = " << microbatches << " (" << updates << " block updates), step "
               << kStepSize << ", objective " << (perUpdate ? "after every update" : "once per slot")
-              << "; " << reps << " interleaved repetitions, min (median)\n"
+              << ", " << device << "; " << reps << " interleaved repetitions, min (median)\n"
               << "load average at end: " << loadAverage() << "\n\n"
               << "| variant | wall ns/update, min (median) | wall min / plain's | CPU ns/update, "
                  "min (median) | CPU min / plain's | final f |\n|---|---|---|---|---|---|\n";
