@@ -170,20 +170,24 @@ int runMain(int argc, char** argv) {
     const Timeline timeline = buildTimeline(p);
     const long long updates = static_cast<long long>(kStages) * microbatches;
 
+    // One variant's run: PD on `timeline`, the variant's correctors.
+    const auto configOf = [&](const Variant& v) {
+        PipelineReplayConfig cfg;
+        cfg.method = Method::PipeDream;
+        cfg.timeline = timeline;
+        cfg.stepSize = kStepSize;
+        cfg.correctors = v.correctors;
+        cfg.sampling.objectivePerUpdate = perUpdate;
+        return cfg;
+    };
     std::vector<Variant> all = variants();
     double initial = 0.0;
     for (int r = -1; r < reps; ++r) {
         for (Variant& v : all) {
             if (r < 0 && &v != &all[0]) continue;  // the warm-up: plain PD once, untimed
-            PipelineReplayConfig cfg;
-            cfg.method = Method::PipeDream;
-            cfg.timeline = timeline;
-            cfg.stepSize = kStepSize;
-            cfg.correctors = v.correctors;
-            cfg.sampling.objectivePerUpdate = perUpdate;
             const double c0 = cpuSeconds();
             const auto t0 = Clock::now();
-            PipelineReplay replay(shared, makeBackend(), std::move(cfg));
+            PipelineReplay replay(shared, makeBackend(), configOf(v));
             replay.runToEnd();
             const double took = std::chrono::duration<double>(Clock::now() - t0).count();
             const double cpu = cpuSeconds() - c0;
@@ -210,13 +214,7 @@ int runMain(int argc, char** argv) {
         // The device's runs against the CPU engine's, untimed (docs/opencl.md's tolerances).
         const bool dbl = precision == "double";
         for (const Variant& v : all) {
-            PipelineReplayConfig cfg;
-            cfg.method = Method::PipeDream;
-            cfg.timeline = timeline;
-            cfg.stepSize = kStepSize;
-            cfg.correctors = v.correctors;
-            cfg.sampling.objectivePerUpdate = perUpdate;
-            PipelineReplay cpu(shared, std::make_unique<CpuBackend>(), std::move(cfg));
+            PipelineReplay cpu(shared, std::make_unique<CpuBackend>(), configOf(v));
             cpu.runToEnd();
             const double want = cpu.result().finalObjective();
             const double tol = dbl ? 1e-9 * std::abs(want) : 1e-4 * std::abs(want) + 1e-5 * initial;
