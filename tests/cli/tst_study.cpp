@@ -148,6 +148,10 @@ class TestStudy : public QObject {
                              what.c_str());
                     const std::string d = r.at(column_.at("diverged"));
                     QVERIFY2(d == "yes" || d == "no", what.c_str());
+                    // Every header column is filled (the last, step_at_grid_edge, was missing).
+                    QCOMPARE(r.size(), column_.size());
+                    const std::string edge = r.at(column_.at("step_at_grid_edge"));
+                    QVERIFY2(edge == "yes" || edge == "no", what.c_str());
                     QCOMPARE(r.at(column_.at("seeds")),
                              std::string(problem == "logistic" ? "2" : "1"));
                 }

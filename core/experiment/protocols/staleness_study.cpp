@@ -510,7 +510,8 @@ std::string studyCsv(const StalenessStudy& study) {
         s.text(r.diverged ? "yes" : "no")
             .label(r.divergedAt)
             .integer(r.updates)
-            .integer(r.runSlots);
+            .integer(r.runSlots)
+            .text(r.atGridEdge ? "yes" : "no");
         s.endRow();
     }
     return s.take();
