@@ -1,19 +1,22 @@
 #pragma once
-// Shared by the suites that run whole linear-model experiments on OpenCL and on the CPU engine
-// and compare them (tst_opencl_runs, tst_opencl_optimizers, tst_opencl_correctors): the small
-// problem they run, the OpenCL backend provider, and the comparison of two runs' curves at the
-// documented tolerances (docs/opencl.md).
+// Shared by the suites that run whole experiments on OpenCL and on the CPU engine and compare
+// them (tst_opencl_runs, tst_opencl_optimizers, tst_opencl_correctors): the small linear problem
+// they run, the OpenCL backend provider, the comparison of two runs' curves at the documented
+// tolerances (docs/opencl.md), and the language model's RPD run and curve error.
 #include <QtTest>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <vector>
 
+#include "core/lm_golden_case.hpp"
 #include "experiment/config/config.hpp"
 #include "experiment/run/experiment.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_test_support.hpp"
+#include "replay/lm_rpd_replay.hpp"
 
 namespace opencl_test {
 
@@ -89,6 +92,32 @@ inline void compareRunCurves(const pipelens::RunResult& ocl, const pipelens::Run
     const double gmax = *std::max_element(cpu.blockGradNormSq.begin(), cpu.blockGradNormSq.end());
     compareSeries(ocl.blockGradNormSq, cpu.blockGradNormSq, dbl ? 1e-8 : 1e-2,
                   dbl ? 1e-14 * gmax : 1e-3 * gmax, "block_grad_norm_sq");
+}
+
+// The language model's RPD: 40 updates, uniform delays up to 5 (seed 7), on `executor` (null:
+// the CPU's), with `optimizer` and `correctors`.
+inline std::unique_ptr<pipelens::LmReplay> lmRpd(
+    const std::shared_ptr<const pipelens::CharTransformerProblem>& p,
+    const pipelens::OptimizerSpec& optimizer, const pipelens::CorrectorSpec& correctors,
+    double gamma, const pipelens::LmRpdExecutorFactory& executor) {
+    pipelens::LmRpdConfig cfg;
+    cfg.updates = 40;
+    cfg.stepSize = gamma;
+    cfg.maxDelay = 5;
+    cfg.delayMode = pipelens::DelayMode::Uniform;
+    cfg.seed = 7;
+    cfg.optimizer = optimizer;
+    cfg.correctors = correctors;
+    cfg.options.fullObjectivePerUpdate = true;
+    auto run = pipelens::makeLmRpdReplay(p, cfg, executor);
+    run->runToEnd();
+    return run;
+}
+
+// The golden cases' curve error; infinite for curves of different lengths or none.
+inline double curveError(const std::vector<double>& got, const std::vector<double>& want) {
+    if (got.size() != want.size() || got.empty()) return std::numeric_limits<double>::infinity();
+    return golden_lm::curveRelError(got, want);
 }
 
 }  // namespace opencl_test

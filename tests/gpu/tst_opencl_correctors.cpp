@@ -32,6 +32,8 @@ using DevicePrecision = pipelens::gpu::Precision;
 using opencl_test::baseConfig;
 using opencl_test::compareRunCurves;
 using opencl_test::compareSeries;
+using opencl_test::curveError;
+using opencl_test::lmRpd;
 using opencl_test::openCl;
 using opencl_test::runOn;
 
@@ -123,27 +125,6 @@ std::unique_ptr<LmReplay> lmPd(const std::shared_ptr<const CharTransformerProble
     auto run = makeLmPipelineReplay(p, cfg, executor);
     run->runToEnd();
     return run;
-}
-
-std::unique_ptr<LmReplay> lmRpd(const std::shared_ptr<const CharTransformerProblem>& p,
-                                const CorrectorSpec& correctors, double gamma,
-                                const LmRpdExecutorFactory& executor) {
-    LmRpdConfig cfg;
-    cfg.updates = 40;
-    cfg.stepSize = gamma;
-    cfg.maxDelay = 5;
-    cfg.delayMode = DelayMode::Uniform;
-    cfg.seed = 7;
-    cfg.correctors = correctors;
-    cfg.options.fullObjectivePerUpdate = true;
-    auto run = makeLmRpdReplay(p, cfg, executor);
-    run->runToEnd();
-    return run;
-}
-
-double curveError(const std::vector<double>& got, const std::vector<double>& want) {
-    if (got.size() != want.size() || got.empty()) return std::numeric_limits<double>::infinity();
-    return golden_lm::curveRelError(got, want);
 }
 
 // The message of the ConfigError `f` throws ("" if none).
@@ -294,9 +275,10 @@ class TestOpenClCorrectors : public QObject {
             c.lambda = 2.0;
             c.delayAdaptive = true;
             c.tauRef = 2.0;
-            cpu = lmRpd(problem, c, gamma, {});
-            cl = lmRpd(problem, c, gamma, gpu::lmOpenClRpdExecutorFactory(opencl_test::context()));
-            plain = lmRpd(problem, {}, gamma, {});
+            cpu = lmRpd(problem, {}, c, gamma, {});
+            cl = lmRpd(problem, {}, c, gamma,
+                       gpu::lmOpenClRpdExecutorFactory(opencl_test::context()));
+            plain = lmRpd(problem, {}, {}, gamma, {});
         } else {
             c = correctorsOf(set.toStdString());
             if (c.lookahead) c.beta = 0.5;

@@ -31,6 +31,8 @@ using DevicePrecision = pipelens::gpu::Precision;
 using opencl_test::baseConfig;
 using opencl_test::compareRunCurves;
 using opencl_test::compareSeries;
+using opencl_test::curveError;
+using opencl_test::lmRpd;
 using opencl_test::openCl;
 using opencl_test::runOn;
 
@@ -119,27 +121,6 @@ std::unique_ptr<LmReplay> lmPipeline(const std::shared_ptr<const CharTransformer
     auto run = makeLmPipelineReplay(p, cfg, executor);
     run->runToEnd();
     return run;
-}
-
-std::unique_ptr<LmReplay> lmRpd(const std::shared_ptr<const CharTransformerProblem>& p,
-                                const OptimizerSpec& spec, double gamma,
-                                const LmRpdExecutorFactory& executor) {
-    LmRpdConfig cfg;
-    cfg.updates = 40;
-    cfg.stepSize = gamma;
-    cfg.maxDelay = 5;
-    cfg.delayMode = DelayMode::Uniform;
-    cfg.seed = 7;
-    cfg.optimizer = spec;
-    cfg.options.fullObjectivePerUpdate = true;
-    auto run = makeLmRpdReplay(p, cfg, executor);
-    run->runToEnd();
-    return run;
-}
-
-double curveError(const std::vector<double>& got, const std::vector<double>& want) {
-    if (got.size() != want.size() || got.empty()) return std::numeric_limits<double>::infinity();
-    return golden_lm::curveRelError(got, want);
 }
 
 // The message of the ConfigError `f` throws ("" if none).
@@ -295,8 +276,8 @@ class TestOpenClOptimizers : public QObject {
         const double gamma = kind == "adam" ? 0.01 : 0.2;
         std::unique_ptr<LmReplay> cpu, cl;
         if (method == "rpd") {
-            cpu = lmRpd(problem, spec, gamma, {});
-            cl = lmRpd(problem, spec, gamma,
+            cpu = lmRpd(problem, spec, {}, gamma, {});
+            cl = lmRpd(problem, spec, {}, gamma,
                        gpu::lmOpenClRpdExecutorFactory(opencl_test::context()));
         } else {
             const ScheduleKind k = method == "pd"         ? ScheduleKind::PipeDream
@@ -317,7 +298,7 @@ class TestOpenClOptimizers : public QObject {
         QVERIFY(w <= tolerance);
         // Plain sgd at the same step size ends elsewhere: the optimizer was applied.
         const auto plain = method == "rpd"
-                               ? lmRpd(problem, {}, gamma, {})
+                               ? lmRpd(problem, {}, {}, gamma, {})
                                : lmPipeline(problem,
                                             method == "pd"         ? ScheduleKind::PipeDream
                                             : method == "localsgd" ? ScheduleKind::LocalSgd
